@@ -1,0 +1,155 @@
+// Package app holds labctl's cobra commands: each translates flags and
+// configuration into a call into provision/, sandbox/, checks/, images/ or
+// lab/, and nothing more.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+)
+
+// Version is stamped at build time with -ldflags "-X .../app.Version=...".
+var Version = "dev"
+
+// Streams are the command's standard streams, injected so tests can drive it.
+type Streams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// globals are the flags and settings every command shares.
+type globals struct {
+	streams Streams
+	cfg     *viper.Viper
+}
+
+// labPath is the lab file named by --lab, LABCTL_LAB or the config file, or
+// "" for ./lab.yaml when present, else the embedded default lab.
+func (g *globals) labPath() string { return g.cfg.GetString("lab") }
+
+func (g *globals) verbose() bool { return g.cfg.GetBool("verbose") }
+func (g *globals) quiet() bool   { return g.cfg.GetBool("quiet") }
+func (g *globals) noColor() bool {
+	_, set := os.LookupEnv("NO_COLOR")
+	return set || g.cfg.GetBool("no-color")
+}
+
+// ExitError carries a specific exit code (a failed check, a learner shell's
+// own code). Its message, if any, is printed once by Main.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Main runs labctl with args and returns the process exit code. It is the one
+// place that maps errors to exit codes and prints them.
+func Main(in io.Reader, out, errOut io.Writer, args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, Streams{In: in, Out: out, Err: errOut}, args)
+}
+
+// Run is Main with a caller-supplied context.
+func Run(ctx context.Context, s Streams, args []string) int {
+	root := newRootCommand(s)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var exit *ExitError
+	if errors.As(err, &exit) {
+		if exit.Err != nil {
+			fmt.Fprintf(s.Err, "labctl: %v\n", exit.Err)
+		}
+		return exit.Code
+	}
+	fmt.Fprintf(s.Err, "labctl: %v\n", err)
+	return 1
+}
+
+func newRootCommand(s Streams) *cobra.Command {
+	g := &globals{streams: s, cfg: viper.New()}
+	cmd := &cobra.Command{
+		Use:           "labctl",
+		Short:         "Hands-on Kubernetes labs on your own machine, graded honestly",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return loadConfig(g.cfg, cmd)
+		},
+	}
+	cmd.SetIn(s.In)
+	cmd.SetOut(s.Out)
+	cmd.SetErr(s.Err)
+	fl := cmd.PersistentFlags()
+	fl.StringP("lab", "f", "", "lab file (default ./lab.yaml if present, else the built-in GitOps lab)")
+	fl.BoolP("verbose", "v", false, "print more detail")
+	fl.BoolP("quiet", "q", false, "print only results and errors")
+	fl.Bool("no-color", false, "never use colour (NO_COLOR is honoured too)")
+
+	cmd.AddCommand(
+		newVersionCommand(g),
+	)
+	return cmd
+}
+
+// loadConfig binds, in order of precedence: flags, LABCTL_* environment
+// variables, the config file (labctl/config.yaml in the user's config
+// directory, or LABCTL_CONFIG), and defaults.
+func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
+	v.SetEnvPrefix("LABCTL")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	if err := v.BindPFlags(cmd.Flags()); err != nil {
+		return err
+	}
+	file := os.Getenv("LABCTL_CONFIG")
+	if file == "" {
+		dir, err := os.UserConfigDir()
+		if err != nil {
+			return nil
+		}
+		file = filepath.Join(dir, "labctl", "config.yaml")
+		if _, err := os.Stat(file); err != nil {
+			return nil
+		}
+	}
+	v.SetConfigFile(file)
+	if err := v.ReadInConfig(); err != nil {
+		return fmt.Errorf("reading config file %s: %w (fix or remove it)", file, err)
+	}
+	return nil
+}
+
+func newVersionCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print labctl's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(g.streams.Out, "labctl %s\n", Version)
+			return err
+		},
+	}
+}

@@ -1,0 +1,267 @@
+// Package lab owns the lab file: its Go types (the labctl.dev/v1alpha1 API),
+// strict loading with positions, defaults and validation.
+package lab
+
+// APIVersion is the only lab file API version this labctl reads.
+const APIVersion = "labctl.dev/v1alpha1"
+
+// Kind is the only kind of document a lab file holds.
+const Kind = "Lab"
+
+// Lab is one hands-on lab: where it runs and the ordered steps the learner
+// works through.
+type Lab struct {
+	APIVersion string   `yaml:"apiVersion" json:"apiVersion" jsonschema:"enum=labctl.dev/v1alpha1"`
+	Kind       string   `yaml:"kind" json:"kind" jsonschema:"enum=Lab"`
+	Metadata   Metadata `yaml:"metadata" json:"metadata"`
+	Cluster    Cluster  `yaml:"cluster" json:"cluster,omitempty"`
+	Sandbox    Sandbox  `yaml:"sandbox" json:"sandbox,omitempty"`
+	Access     Access   `yaml:"access" json:"access,omitempty"`
+	Steps      []Step   `yaml:"steps" json:"steps"`
+}
+
+// Metadata names and describes a lab.
+type Metadata struct {
+	// Name is a DNS label; cluster, container and volume names derive from it.
+	Name string `yaml:"name" json:"name"`
+	// Title is shown to the learner.
+	Title string `yaml:"title" json:"title,omitempty"`
+	// Language is the BCP 47 tag of the lab's texts, e.g. "ja" or "en".
+	Language string `yaml:"language" json:"language,omitempty"`
+	// Version of the lab's content, recorded in grade reports.
+	Version string `yaml:"version" json:"version,omitempty"`
+	// Goal says in a few sentences what the learner will be able to do.
+	Goal string `yaml:"goal" json:"goal,omitempty"`
+}
+
+// Cluster describes the Kubernetes cluster the lab runs against.
+type Cluster struct {
+	// Provider is the only supported cluster provider, "kind".
+	Provider string `yaml:"provider" json:"provider,omitempty" jsonschema:"enum=kind"`
+	// NodeImage overrides the kind node image; empty means labctl's default.
+	NodeImage string `yaml:"nodeImage" json:"nodeImage,omitempty"`
+	// Namespaces are created by up and recreated by reset.
+	Namespaces []string `yaml:"namespaces" json:"namespaces,omitempty"`
+}
+
+// Sandbox describes the learner's container.
+type Sandbox struct {
+	// Image overrides the sandbox image; empty means labctl's default.
+	Image string `yaml:"image" json:"image,omitempty"`
+	// WorkDir is the learner's starting directory (absolute).
+	WorkDir string `yaml:"workDir" json:"workDir,omitempty"`
+	// Fixtures is where the lab's fixtures/ directory is mounted read-only (absolute).
+	Fixtures string `yaml:"fixtures" json:"fixtures,omitempty"`
+}
+
+// Access is the learner's Kubernetes identity. With no rules, the learner is
+// admin of the lab's namespaces and has nothing cluster-wide.
+type Access struct {
+	// Rules are RBAC policy rules granted in each of the lab's namespaces.
+	Rules []PolicyRule `yaml:"rules" json:"rules,omitempty"`
+	// ClusterRules are RBAC policy rules granted cluster-wide.
+	ClusterRules []PolicyRule `yaml:"clusterRules" json:"clusterRules,omitempty"`
+}
+
+// PolicyRule mirrors rbac/v1 PolicyRule.
+type PolicyRule struct {
+	APIGroups []string `yaml:"apiGroups" json:"apiGroups,omitempty"`
+	Resources []string `yaml:"resources" json:"resources,omitempty"`
+	Verbs     []string `yaml:"verbs" json:"verbs"`
+}
+
+// Step is one unit of the learner's work, with the checks that say it is done.
+type Step struct {
+	// ID is unique within the lab ([a-z0-9-]); mistakes and --to name steps by it.
+	ID    string `yaml:"id" json:"id"`
+	Title string `yaml:"title" json:"title"`
+	// Instructions are Markdown shown to the learner.
+	Instructions string `yaml:"instructions" json:"instructions"`
+	// Why explains why the step matters (Markdown, optional).
+	Why string `yaml:"why" json:"why,omitempty"`
+	// Setup is a bash script run in the sandbox, as root, before the step starts.
+	Setup string `yaml:"setup" json:"setup,omitempty"`
+	// Hints are shown one at a time, on request.
+	Hints []string `yaml:"hints" json:"hints,omitempty"`
+	// PassesInitially declares that the step's checks pass before its solve
+	// script runs (labctl test then does not expect them to fail first).
+	PassesInitially bool `yaml:"passesInitially" json:"passesInitially,omitempty"`
+	// Checks must all pass for the step to be complete.
+	Checks []Check `yaml:"checks" json:"checks"`
+	// Solve is a bash script doing what a correct learner does, run in the
+	// sandbox as the learner (login shell, cwd = sandbox workDir).
+	Solve string `yaml:"solve" json:"solve"`
+	// Mistakes are known wrong solutions and the checks that must catch them.
+	Mistakes []Mistake `yaml:"mistakes" json:"mistakes,omitempty"`
+}
+
+// Mistake is a known wrong solution of a step. Run from the state at the
+// start of its step, its script must make exactly the named checks fail.
+type Mistake struct {
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description" json:"description,omitempty"`
+	// Script runs in the sandbox like Step.Solve.
+	Script string `yaml:"script" json:"script"`
+	// Fails names checks of the same step that must fail after Script.
+	Fails []string `yaml:"fails" json:"fails"`
+}
+
+// Check is one typed assertion. Exactly one of File, Git, Kube and Command is set.
+type Check struct {
+	// Name is unique within its step ([a-z0-9-]).
+	Name string `yaml:"name" json:"name"`
+	// Description says in the lab's language what is checked.
+	Description string `yaml:"description" json:"description,omitempty"`
+	// Timeout bounds the check, e.g. "10s"; default 10s.
+	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
+	// Points this check is worth in a grade; default 1.
+	Points int `yaml:"points" json:"points,omitempty"`
+	// Optional checks are reported but not required to pass.
+	Optional bool `yaml:"optional" json:"optional,omitempty"`
+
+	File    *FileCheck    `yaml:"file" json:"file,omitempty"`
+	Git     *GitCheck     `yaml:"git" json:"git,omitempty"`
+	Kube    *KubeCheck    `yaml:"kube" json:"kube,omitempty"`
+	Command *CommandCheck `yaml:"command" json:"command,omitempty"`
+}
+
+// FileCheck asserts things about one path in the sandbox. Every set field
+// must hold.
+type FileCheck struct {
+	// Path is absolute.
+	Path string `yaml:"path" json:"path"`
+	// Exists: true (default) requires the path, false requires its absence.
+	Exists *bool `yaml:"exists" json:"exists,omitempty"`
+	// Type is "file" (regular file) or "dir".
+	Type string `yaml:"type" json:"type,omitempty" jsonschema:"enum=file,enum=dir"`
+	// Executable requires (true) or forbids (false) an executable bit.
+	Executable *bool `yaml:"executable" json:"executable,omitempty"`
+	// Equals compares the content with surrounding white space trimmed.
+	Equals *Value `yaml:"equals" json:"equals,omitempty"`
+	// Contains requires each of these substrings.
+	Contains []string `yaml:"contains" json:"contains,omitempty"`
+	// Matches requires each of these regular expressions (RE2, multi-line mode).
+	Matches []string `yaml:"matches" json:"matches,omitempty"`
+	// NotMatches forbids each of these regular expressions.
+	NotMatches []string `yaml:"notMatches" json:"notMatches,omitempty"`
+	// Lines bounds the number of non-empty lines.
+	Lines *Range `yaml:"lines" json:"lines,omitempty"`
+	// Script requires a share of the letters to be in a Unicode script.
+	Script *ScriptShare `yaml:"script" json:"script,omitempty"`
+	// Field asserts on a field of the file parsed as JSON or YAML.
+	Field *FieldAssert `yaml:"field" json:"field,omitempty"`
+	// NotInside requires the path (symbolic links resolved) to lie outside this directory.
+	NotInside string `yaml:"notInside" json:"notInside,omitempty"`
+}
+
+// Range bounds a count; a nil end is open.
+type Range struct {
+	Min *int `yaml:"min" json:"min,omitempty"`
+	Max *int `yaml:"max" json:"max,omitempty"`
+}
+
+// ScriptShare requires at least Min (0..1) of a text's letters to be in the
+// Unicode script named by Name (e.g. "Hangul", "Han", "Latin").
+type ScriptShare struct {
+	Name string  `yaml:"name" json:"name"`
+	Min  float64 `yaml:"min" json:"min"`
+}
+
+// FieldAssert selects values by Path from a parsed document and asserts on
+// each of them. Path is dotted with [N], [*] and ["key"] segments, e.g.
+// spec.template.spec.containers[*].image or metadata.labels["app.kubernetes.io/name"].
+// A path that selects nothing fails, unless Exists is false.
+type FieldAssert struct {
+	Path string `yaml:"path" json:"path"`
+	// Format is "json" or "yaml"; default from the file name (.json is JSON, else YAML).
+	Format string `yaml:"format" json:"format,omitempty" jsonschema:"enum=json,enum=yaml"`
+	Assert `yaml:",inline" json:",inline"`
+}
+
+// Assert is the comparison applied to one or more values. Every set field must hold.
+type Assert struct {
+	// Exists: true (default) requires the field, false requires its absence.
+	Exists *bool `yaml:"exists" json:"exists,omitempty"`
+	// Equals compares values exactly (types matter: 3 is not "3").
+	Equals *Value `yaml:"equals" json:"equals,omitempty"`
+	// NotEquals forbids a value.
+	NotEquals *Value `yaml:"notEquals" json:"notEquals,omitempty"`
+	// Matches and NotMatches apply a regular expression to string values.
+	Matches    string `yaml:"matches" json:"matches,omitempty"`
+	NotMatches string `yaml:"notMatches" json:"notMatches,omitempty"`
+	// Type is one of string, number, integer, boolean, object, array, null.
+	Type string `yaml:"type" json:"type,omitempty" jsonschema:"enum=string,enum=number,enum=integer,enum=boolean,enum=object,enum=array,enum=null"`
+	// GTE and LTE compare numbers.
+	GTE *Value `yaml:"gte" json:"gte,omitempty"`
+	LTE *Value `yaml:"lte" json:"lte,omitempty"`
+	// SubsetOf requires an object's entries all to appear in the given object.
+	SubsetOf *Value `yaml:"subsetOf" json:"subsetOf,omitempty"`
+}
+
+// GitCheck reads a repository with go-git. Every set field must hold.
+type GitCheck struct {
+	// Repo is the absolute path of the work tree.
+	Repo string `yaml:"repo" json:"repo"`
+	// Exists: true (default) requires a repository at Repo, false its absence.
+	Exists *bool `yaml:"exists" json:"exists,omitempty"`
+	// Config names keys (e.g. user.name) that must be set non-empty in the
+	// repository's own .git/config.
+	Config []string `yaml:"config" json:"config,omitempty"`
+	// Commits bounds the number of commits reachable from HEAD.
+	Commits *Range `yaml:"commits" json:"commits,omitempty"`
+	// Clean requires (true) or forbids (false) an empty `git status --porcelain`.
+	Clean *bool `yaml:"clean" json:"clean,omitempty"`
+	// Tracked paths must be in HEAD's tree.
+	Tracked []string `yaml:"tracked" json:"tracked,omitempty"`
+	// Message asserts on commit messages.
+	Message *MessageAssert `yaml:"message" json:"message,omitempty"`
+	// Field asserts on a field of a file in HEAD's tree.
+	Field *GitFieldAssert `yaml:"field" json:"field,omitempty"`
+}
+
+// MessageAssert selects commits reachable from HEAD and asserts on their messages.
+type MessageAssert struct {
+	// Which commits: "last" (HEAD, default), "first", "any" (at least one) or "all".
+	Which string `yaml:"which" json:"which,omitempty" jsonschema:"enum=last,enum=first,enum=any,enum=all"`
+	// Touching limits the commits to those that changed this path.
+	Touching string `yaml:"touching" json:"touching,omitempty"`
+	// Matches is a regular expression the message must match.
+	Matches string `yaml:"matches" json:"matches,omitempty"`
+	// MinLength is the shortest acceptable message, in characters, trimmed.
+	MinLength int `yaml:"minLength" json:"minLength,omitempty"`
+}
+
+// GitFieldAssert asserts on a field of a file as committed at HEAD.
+type GitFieldAssert struct {
+	// File is relative to the repository root.
+	File        string `yaml:"file" json:"file"`
+	FieldAssert `yaml:",inline" json:",inline"`
+}
+
+// KubeCheck reads one object with the grader's credentials.
+type KubeCheck struct {
+	APIVersion string `yaml:"apiVersion" json:"apiVersion"`
+	Kind       string `yaml:"kind" json:"kind"`
+	Namespace  string `yaml:"namespace" json:"namespace,omitempty"`
+	Name       string `yaml:"name" json:"name"`
+	// Exists: true (default) requires the object, false its absence.
+	Exists *bool `yaml:"exists" json:"exists,omitempty"`
+	// Labels must have these values.
+	Labels map[string]string `yaml:"labels" json:"labels,omitempty"`
+	// Field asserts on a field of the object (same path syntax as files).
+	Field *FieldAssert `yaml:"field" json:"field,omitempty"`
+}
+
+// CommandCheck runs a program in the sandbox with a cleared environment. It
+// is the escape hatch for what no other kind covers: the learner can tamper
+// with programs in the sandbox, so prefer the other kinds.
+type CommandCheck struct {
+	// Run is the program and its arguments (no shell unless you name one).
+	Run []string `yaml:"run" json:"run"`
+	// Dir is the working directory; default /.
+	Dir string `yaml:"dir" json:"dir,omitempty"`
+	// ExitCode expected; default 0.
+	ExitCode *int `yaml:"exitCode" json:"exitCode,omitempty"`
+	// Stdout must match this regular expression.
+	Stdout string `yaml:"stdout" json:"stdout,omitempty"`
+}
