@@ -18,6 +18,9 @@ type Lab struct {
 	Sandbox    Sandbox  `yaml:"sandbox" json:"sandbox,omitempty"`
 	Access     Access   `yaml:"access" json:"access,omitempty"`
 	Steps      []Step   `yaml:"steps" json:"steps"`
+
+	// src records where each field was written, for a lab that was parsed.
+	src *source
 }
 
 // Metadata names and describes a lab.

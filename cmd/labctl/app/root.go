@@ -110,6 +110,20 @@ func newRootCommand(s Streams) *cobra.Command {
 
 	cmd.AddCommand(
 		newVersionCommand(g),
+		newLintCommand(g),
+		newSchemaCommand(g),
+		newCheckerCommand(g),
+		newUpCommand(g),
+		newDownCommand(g),
+		newExecCommand(g),
+		newShellCommand(g),
+		newStatusCommand(g),
+		newCheckCommand(g),
+		newGradeCommand(g),
+		newResetCommand(g),
+		newTestCommand(g),
+		newImagesCommand(g),
+		newDoctorCommand(g),
 	)
 	return cmd
 }

@@ -1,0 +1,41 @@
+# labctl's build, tests and lab runs. `make help` lists the targets.
+SHELL := bash
+GO ?= go
+BIN := bin/labctl
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/labctl/labctl/cmd/labctl/app.Version=$(VERSION)
+export CGO_ENABLED := 0
+
+.PHONY: help build test lint e2e engine images up down bench fuzz ci
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
+
+build: ## build the static labctl binary into bin/
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/labctl
+
+test: ## unit tests (no Docker needed)
+	$(GO) test ./...
+
+lint: build ## gofmt, go vet and labctl lint of the default lab
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(BIN) lint lab.yaml
+
+engine: ## install and start a Docker engine fit for kind (Debian, root; CI and test machines)
+	hack/docker-engine.sh
+
+images: build engine ## build (or reuse) the offline node and sandbox images
+	$(BIN) images build --offline
+
+e2e: images ## integration tests on a real Docker engine and kind cluster
+	$(GO) test -tags e2e -count=1 -timeout 60m ./...
+
+up: images ## labctl up on the default lab (then: bin/labctl shell)
+	$(BIN) up
+
+down: build ## remove the default lab
+	$(BIN) down
+
+fuzz: ## run the lab loader's fuzz target for a while
+	$(GO) test ./lab -run '^$$' -fuzz FuzzParse -fuzztime 2m

@@ -1,0 +1,164 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// operand is a comparison value of an Assert, resolved and normalized, with
+// how to show it in a message.
+type operand struct {
+	value   any
+	shown   string
+	fromRef bool
+}
+
+// resolveOperand resolves v when it is a reference and normalizes it.
+func resolveOperand(ctx context.Context, env Env, v *lab.Value) (operand, error) {
+	if !v.IsRef() {
+		n := normalize(v.Literal)
+		return operand{value: n, shown: render(n)}, nil
+	}
+	got, err := resolveRef(ctx, env, v.Ref)
+	if err != nil {
+		return operand{}, err
+	}
+	return operand{value: got, shown: fmt.Sprintf("%s (from %s)", render(got), v.Ref), fromRef: true}, nil
+}
+
+// checkFieldAssert applies fa to docs; where says where the documents came
+// from ("in /root/a.yaml"), for messages.
+func checkFieldAssert(ctx context.Context, env Env, fa *lab.FieldAssert, docs []any, where string) error {
+	p, err := lab.ParsePath(fa.Path)
+	if err != nil {
+		return err
+	}
+	return checkAssert(ctx, env, &fa.Assert, fa.Path, selectAll(p, docs), where)
+}
+
+// checkAssert applies a to every selected value. Every set comparison must
+// hold for every value; the first that does not is the failure.
+func checkAssert(ctx context.Context, env Env, a *lab.Assert, path string, sel []selected, where string) error {
+	if a.Exists != nil && !*a.Exists {
+		if len(sel) > 0 {
+			return failf("expected %s to be absent %s, found %s", sel[0].path, where, render(sel[0].value))
+		}
+		return nil
+	}
+	if len(sel) == 0 {
+		return failf("%s not found %s", path, where)
+	}
+	ops := map[string]*operand{}
+	for name, v := range map[string]*lab.Value{
+		"equals": a.Equals, "notEquals": a.NotEquals, "gte": a.GTE, "lte": a.LTE, "subsetOf": a.SubsetOf,
+	} {
+		if v == nil {
+			continue
+		}
+		op, err := resolveOperand(ctx, env, v)
+		if err != nil {
+			return err
+		}
+		ops[name] = &op
+	}
+	var matches, notMatches *regexp.Regexp
+	var err error
+	if a.Matches != "" {
+		if matches, err = regexp.Compile(a.Matches); err != nil {
+			return fmt.Errorf("invalid matches expression %q: %w", a.Matches, err)
+		}
+	}
+	if a.NotMatches != "" {
+		if notMatches, err = regexp.Compile(a.NotMatches); err != nil {
+			return fmt.Errorf("invalid notMatches expression %q: %w", a.NotMatches, err)
+		}
+	}
+	switch a.Type {
+	case "", "string", "number", "integer", "boolean", "object", "array", "null":
+	default:
+		return fmt.Errorf("unknown type %q: use string, number, integer, boolean, object, array or null", a.Type)
+	}
+	for _, s := range sel {
+		if err := assertOne(a, ops, matches, notMatches, s, where); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func assertOne(a *lab.Assert, ops map[string]*operand, matches, notMatches *regexp.Regexp, s selected, where string) error {
+	got := render(s.value)
+	if a.Type != "" && !hasType(s.value, a.Type) {
+		return failf("expected %s to be of type %s %s, found %s %s", s.path, a.Type, where, typeName(s.value), got)
+	}
+	if op := ops["equals"]; op != nil && !equal(op.value, s.value) {
+		return failf("expected %s = %s %s, found %s", s.path, op.shown, where, got)
+	}
+	if op := ops["notEquals"]; op != nil && equal(op.value, s.value) {
+		return failf("expected %s != %s %s, found %s", s.path, op.shown, where, got)
+	}
+	if matches != nil {
+		str, ok := s.value.(string)
+		if !ok {
+			return failf("expected %s to be a string matching %q %s, found %s %s", s.path, matches, where, typeName(s.value), got)
+		}
+		if !matches.MatchString(str) {
+			return failf("expected %s to match %q %s, found %s", s.path, matches, where, got)
+		}
+	}
+	if notMatches != nil {
+		str, ok := s.value.(string)
+		if !ok {
+			return failf("expected %s to be a string not matching %q %s, found %s %s", s.path, notMatches, where, typeName(s.value), got)
+		}
+		if notMatches.MatchString(str) {
+			return failf("expected %s not to match %q %s, found %s", s.path, notMatches, where, got)
+		}
+	}
+	for _, cmp := range []struct {
+		name, sign string
+		ok         func(x, y float64) bool
+	}{
+		{"gte", ">=", func(x, y float64) bool { return x >= y }},
+		{"lte", "<=", func(x, y float64) bool { return x <= y }},
+	} {
+		op := ops[cmp.name]
+		if op == nil {
+			continue
+		}
+		bound, ok := asFloat(op.value)
+		if !ok && op.fromRef {
+			return failf("expected a number for %s, found %s", cmp.name, op.shown)
+		}
+		if !ok {
+			return fmt.Errorf("%s bound %s is not a number", cmp.name, op.shown)
+		}
+		x, ok := asFloat(s.value)
+		if !ok {
+			return failf("expected %s %s %s %s, found %s %s", s.path, cmp.sign, op.shown, where, typeName(s.value), got)
+		}
+		if !cmp.ok(x, bound) {
+			return failf("expected %s %s %s %s, found %s", s.path, cmp.sign, op.shown, where, got)
+		}
+	}
+	if op := ops["subsetOf"]; op != nil {
+		super, ok := op.value.(map[string]any)
+		if !ok && op.fromRef {
+			return failf("expected an object for subsetOf, found %s", op.shown)
+		}
+		if !ok {
+			return fmt.Errorf("subsetOf %s is not an object", op.shown)
+		}
+		sub, ok := s.value.(map[string]any)
+		if !ok {
+			return failf("expected %s to be an object within %s %s, found %s %s", s.path, op.shown, where, typeName(s.value), got)
+		}
+		if key, ok := isSubset(sub, super); !ok {
+			return failf("expected every entry of %s to appear in %s %s, found %s: %s", s.path, op.shown, where, key, render(sub[key]))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+// Package checks owns grading: every check kind of a lab (file, git, kube,
+// command), the engine that runs them concurrently under deadlines, their
+// pass/fail/error results, and the stdin/stdout protocol of the checker that
+// runs inside the sandbox.
+//
+// A check passes when the requirement is met, fails when the learner's work
+// does not meet it (a missing file the check needs is a failure), and ends in
+// error when it could not run at all: a timeout, an unreachable cluster, or a
+// broken check (an invalid regular expression or reference) that is the lab
+// author's to fix.
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// DefaultTimeout bounds a check that sets no timeout.
+const DefaultTimeout = 10 * time.Second
+
+// cancelGrace is how long a check may take to stop after its deadline
+// before Run stops waiting for it.
+const cancelGrace = 2 * time.Second
+
+// maxConcurrent bounds how many checks run at once.
+const maxConcurrent = 8
+
+// ObjectReader reads one Kubernetes object as its unstructured map. A
+// missing object is an error satisfying apierrors.IsNotFound; a kind the
+// cluster does not serve is an error satisfying meta.IsNoMatchError.
+type ObjectReader interface {
+	Get(ctx context.Context, apiVersion, kind, namespace, name string) (map[string]any, error)
+}
+
+// Env is what checks read: the file system under Root, the cluster through
+// Kube, and the clock.
+type Env struct {
+	// Root is "/" in the sandbox; every absolute path of a lab (files,
+	// repositories, references, command directories) is resolved under it,
+	// symbolic links included.
+	Root string
+	// Kube reads cluster objects; nil makes every kube check an error.
+	Kube ObjectReader
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (e Env) now() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
+// Run runs cs, at most eight at a time, each under its own deadline
+// (Check.Timeout, default 10s), and returns their results in the order of
+// cs. A check that overruns its deadline is reported as an error at the
+// deadline, whether or not it has stopped yet.
+func Run(ctx context.Context, env Env, cs []lab.Check) []Result {
+	results := make([]Result, len(cs))
+	sem := make(chan struct{}, maxConcurrent)
+	var wg sync.WaitGroup
+	for i := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+				results[i] = newResult(cs[i], Error, fmt.Sprintf("not run: %v", ctx.Err()), 0)
+				return
+			}
+			results[i] = runOne(ctx, env, cs[i])
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+func newResult(c lab.Check, s Status, msg string, d time.Duration) Result {
+	points := c.Points
+	if points == 0 {
+		points = 1
+	}
+	return Result{
+		Name: c.Name, Description: c.Description, Status: s, Message: msg,
+		Duration: d, Points: points, Optional: c.Optional,
+	}
+}
+
+// runOne runs one check in its own goroutine and stops waiting for it at
+// its deadline, so a check stuck in a call that ignores its context cannot
+// hold up the others.
+func runOne(ctx context.Context, env Env, c lab.Check) Result {
+	timeout := c.Timeout.Duration
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	start := env.now()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- fmt.Errorf("check panicked: %v", p)
+			}
+		}()
+		done <- evaluate(cctx, env, c)
+	}()
+
+	select {
+	case err := <-done:
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return newResult(c, Error, fmt.Sprintf("timed out after %s", timeout), env.now().Sub(start))
+		}
+		s, msg := outcome(err)
+		return newResult(c, s, msg, env.now().Sub(start))
+	case <-cctx.Done():
+	}
+	// Give the check a moment to wind down (a command check kills its
+	// process group), then stop waiting for it.
+	grace := time.NewTimer(cancelGrace)
+	select {
+	case <-done:
+	case <-grace.C:
+	}
+	grace.Stop()
+	elapsed := env.now().Sub(start)
+	if ctx.Err() != nil {
+		return newResult(c, Error, fmt.Sprintf("not finished: %v", ctx.Err()), elapsed)
+	}
+	return newResult(c, Error, fmt.Sprintf("timed out after %s", timeout), elapsed)
+}
+
+// evaluate dispatches a check to its kind.
+func evaluate(ctx context.Context, env Env, c lab.Check) error {
+	n := 0
+	for _, set := range []bool{c.File != nil, c.Git != nil, c.Kube != nil, c.Command != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("check %q sets %d of file, git, kube and command; set exactly one", c.Name, n)
+	}
+	if env.Root == "" || !filepath.IsAbs(env.Root) {
+		return fmt.Errorf("checker root %q is not an absolute path", env.Root)
+	}
+	switch {
+	case c.File != nil:
+		return checkFile(ctx, env, c.File)
+	case c.Git != nil:
+		return checkGit(ctx, env, c.Git)
+	case c.Kube != nil:
+		return checkKube(ctx, env, c.Kube)
+	default:
+		return checkCommand(ctx, env, c.Command)
+	}
+}

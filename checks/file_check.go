@@ -1,0 +1,211 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// checkFile runs a file check. Fields are checked in this order and the
+// first that does not hold is reported: exists, type, executable,
+// notInside, equals, contains, matches, notMatches, lines, script, field.
+// Type and mode are those of the path with its symbolic links resolved;
+// lines holding only white space do not count as non-empty.
+//
+// pass: every set field holds. fail: the path is missing (or present when
+// it must be absent), of the wrong type or mode, resolves inside notInside,
+// is not a regular file when its content is needed, is over 4 MiB, or its
+// content does not meet an assertion; a reference to the learner's work
+// that cannot be read is a failure too. error: an invalid regular
+// expression, script name or type, or a file the checker cannot read.
+func checkFile(ctx context.Context, env Env, fc *lab.FileCheck) error {
+	want := fc.Exists == nil || *fc.Exists
+	resolved, host, err := resolveInRoot(env.Root, fc.Path)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Lstat(host)
+	if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
+		if !want {
+			return nil
+		}
+		return failf("expected %s to exist, found nothing there", fc.Path)
+	}
+	if err != nil {
+		return fmt.Errorf("inspecting %s: %w", fc.Path, err)
+	}
+	if !want {
+		return failf("expected %s to be absent, found a %s", fc.Path, describeMode(fi.Mode()))
+	}
+	switch fc.Type {
+	case "":
+	case "file":
+		if !fi.Mode().IsRegular() {
+			return failf("expected %s to be a regular file, found a %s", fc.Path, describeMode(fi.Mode()))
+		}
+	case "dir":
+		if !fi.IsDir() {
+			return failf("expected %s to be a directory, found a %s", fc.Path, describeMode(fi.Mode()))
+		}
+	default:
+		return fmt.Errorf("unknown file type %q: use file or dir", fc.Type)
+	}
+	if fc.Executable != nil {
+		exec := fi.Mode().Perm()&0o111 != 0
+		if *fc.Executable && !exec {
+			return failf("expected %s to be executable, found mode %04o", fc.Path, fi.Mode().Perm())
+		}
+		if !*fc.Executable && exec {
+			return failf("expected %s not to be executable, found mode %04o", fc.Path, fi.Mode().Perm())
+		}
+	}
+	if fc.NotInside != "" {
+		dir, _, err := resolveInRoot(env.Root, fc.NotInside)
+		if err != nil {
+			return err
+		}
+		if isInside(resolved, dir) {
+			return failf("expected %s to lie outside %s, found it resolves to %s", fc.Path, fc.NotInside, resolved)
+		}
+	}
+	if !needsContent(fc) {
+		return nil
+	}
+	data, err := readRegular(host, fc.Path)
+	if err != nil {
+		return err
+	}
+	return checkContent(ctx, env, fc, data)
+}
+
+func needsContent(fc *lab.FileCheck) bool {
+	return fc.Equals != nil || len(fc.Contains) > 0 || len(fc.Matches) > 0 || len(fc.NotMatches) > 0 ||
+		fc.Lines != nil || fc.Script != nil || fc.Field != nil
+}
+
+func checkContent(ctx context.Context, env Env, fc *lab.FileCheck, data []byte) error {
+	text := string(data)
+	if fc.Equals != nil {
+		op, err := resolveOperand(ctx, env, fc.Equals)
+		if err != nil {
+			return err
+		}
+		want, got := strings.TrimSpace(stringify(op.value)), strings.TrimSpace(text)
+		if want != got {
+			from := ""
+			if fc.Equals.IsRef() {
+				from = " (from " + fc.Equals.Ref + ")"
+			}
+			return failf("expected %s to contain exactly %s%s, found %s", fc.Path, quoteShort(want), from, quoteShort(got))
+		}
+	}
+	for _, s := range fc.Contains {
+		if !strings.Contains(text, s) {
+			return failf("expected %s to contain %q, found no such text", fc.Path, s)
+		}
+	}
+	for _, expr := range fc.Matches {
+		re, err := compileMultiline(expr)
+		if err != nil {
+			return err
+		}
+		if !re.MatchString(text) {
+			return failf("expected %s to match %q, found no match", fc.Path, expr)
+		}
+	}
+	for _, expr := range fc.NotMatches {
+		re, err := compileMultiline(expr)
+		if err != nil {
+			return err
+		}
+		if m := re.FindString(text); re.MatchString(text) {
+			return failf("expected %s not to match %q, found %s", fc.Path, expr, quoteShort(m))
+		}
+	}
+	if fc.Lines != nil {
+		n := 0
+		for _, line := range strings.Split(text, "\n") {
+			if strings.TrimSpace(line) != "" {
+				n++
+			}
+		}
+		if !inRange(n, fc.Lines) {
+			return failf("expected %s to have %s non-empty lines, found %d", fc.Path, rangeText(fc.Lines), n)
+		}
+	}
+	if fc.Script != nil {
+		if err := checkScriptShare(fc.Path, text, fc.Script); err != nil {
+			return err
+		}
+	}
+	if fc.Field != nil {
+		format, err := formatOf(fc.Path, fc.Field.Format)
+		if err != nil {
+			return err
+		}
+		docs, err := decodeDocuments(data, format, fc.Path)
+		if err != nil {
+			return err
+		}
+		return checkFieldAssert(ctx, env, fc.Field, docs, "in "+fc.Path)
+	}
+	return nil
+}
+
+// checkScriptShare requires at least s.Min of the letters of text (letters
+// only: digits, punctuation and spaces do not count) to be in the Unicode
+// script s.Name. Text without letters has a share of zero.
+func checkScriptShare(shown, text string, s *lab.ScriptShare) error {
+	table, ok := unicode.Scripts[s.Name]
+	if !ok {
+		return fmt.Errorf("unknown Unicode script %q (e.g. Latin, Han, Hangul, Cyrillic)", s.Name)
+	}
+	letters, in := 0, 0
+	for _, r := range text {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		letters++
+		if unicode.Is(table, r) {
+			in++
+		}
+	}
+	share := 0.0
+	if letters > 0 {
+		share = float64(in) / float64(letters)
+	}
+	if share < s.Min {
+		return failf("expected at least %s of the letters in %s to be %s, found %s (%d of %d)",
+			percent(s.Min), shown, s.Name, percent(share), in, letters)
+	}
+	return nil
+}
+
+func percent(f float64) string {
+	return strconv.FormatFloat(f*100, 'f', -1, 64) + "%"
+}
+
+func compileMultiline(expr string) (*regexp.Regexp, error) {
+	re, err := regexp.Compile("(?m)" + expr)
+	if err != nil {
+		return nil, fmt.Errorf("invalid regular expression %q: %w", expr, err)
+	}
+	return re, nil
+}
+
+// quoteShort quotes s for a message, cut to a readable length.
+func quoteShort(s string) string {
+	const max = 120
+	if r := []rune(s); len(r) > max {
+		return strconv.Quote(string(r[:max])) + "…"
+	}
+	return strconv.Quote(s)
+}

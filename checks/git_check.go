@@ -1,0 +1,305 @@
+package checks
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// checkGit runs a git check with go-git; the learner's git program and
+// global configuration are never consulted.
+//
+// pass: every set field holds. fail: no repository where one is required
+// (or one where none may be), a config key unset in .git/config, too few or
+// too many commits, a dirty (or, for clean: false, clean) work tree, an
+// untracked path, a commit message or a field of a committed file that does
+// not meet its assertion; an empty repository fails everything that needs a
+// commit. error: a repository go-git cannot read, an invalid expression.
+func checkGit(ctx context.Context, env Env, gc *lab.GitCheck) error {
+	want := gc.Exists == nil || *gc.Exists
+	repo, err := openRepo(env, gc.Repo)
+	var f *failure
+	if errors.As(err, &f) {
+		if !want {
+			return nil
+		}
+		return failf("expected a git repository at %s, found none", gc.Repo)
+	}
+	if err != nil {
+		return err
+	}
+	if !want {
+		return failf("expected no git repository at %s, found one", gc.Repo)
+	}
+	if err := checkGitConfig(repo, gc); err != nil {
+		return err
+	}
+	if gc.Commits != nil {
+		n, err := countCommits(ctx, repo)
+		if err != nil {
+			return err
+		}
+		if !inRange(n, gc.Commits) {
+			return failf("expected %s commits reachable from HEAD in %s, found %d", rangeText(gc.Commits), gc.Repo, n)
+		}
+	}
+	if gc.Clean != nil {
+		if err := checkClean(repo, gc.Repo, *gc.Clean); err != nil {
+			return err
+		}
+	}
+	if len(gc.Tracked) > 0 {
+		commit, err := resolveCommit(repo, gc.Repo, "HEAD")
+		if err != nil {
+			return err
+		}
+		tree, err := commit.Tree()
+		if err != nil {
+			return fmt.Errorf("reading HEAD's tree in %s: %w", gc.Repo, err)
+		}
+		for _, p := range gc.Tracked {
+			if _, err := tree.FindEntry(strings.Trim(p, "/")); err != nil {
+				return failf("expected %s to be tracked at HEAD in %s, found it is not", p, gc.Repo)
+			}
+		}
+	}
+	if gc.Message != nil {
+		if err := checkMessages(ctx, repo, gc.Repo, gc.Message); err != nil {
+			return err
+		}
+	}
+	if gc.Field != nil {
+		commit, err := resolveCommit(repo, gc.Repo, "HEAD")
+		if err != nil {
+			return err
+		}
+		data, err := readCommitFile(commit, gc.Field.File, "HEAD")
+		if err != nil {
+			return err
+		}
+		format, err := formatOf(gc.Field.File, gc.Field.Format)
+		if err != nil {
+			return err
+		}
+		where := fmt.Sprintf("in %s at HEAD", gc.Field.File)
+		docs, err := decodeDocuments(data, format, gc.Field.File+" at HEAD")
+		if err != nil {
+			return err
+		}
+		return checkFieldAssert(ctx, env, &gc.Field.FieldAssert, docs, where)
+	}
+	return nil
+}
+
+// openRepo opens the repository whose work tree is at the lab path p,
+// without looking in parent directories. No repository there is a failure.
+func openRepo(env Env, p string) (*git.Repository, error) {
+	_, host, err := resolveInRoot(env.Root, p)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := git.PlainOpenWithOptions(host, &git.PlainOpenOptions{DetectDotGit: false, EnableDotGitCommonDir: true})
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		return nil, failf("no git repository at %s", p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening repository %s: %w", p, err)
+	}
+	return repo, nil
+}
+
+// resolveCommit finds the commit rev names; an empty repository or an
+// unknown revision is a failure.
+func resolveCommit(repo *git.Repository, shown, rev string) (*object.Commit, error) {
+	h, err := repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		if _, headErr := repo.Head(); errors.Is(headErr, plumbing.ErrReferenceNotFound) {
+			return nil, failf("the repository at %s has no commits", shown)
+		}
+		return nil, failf("revision %s not found in %s", rev, shown)
+	}
+	c, err := repo.CommitObject(*h)
+	if err != nil {
+		return nil, fmt.Errorf("reading commit %s in %s: %w", h, shown, err)
+	}
+	return c, nil
+}
+
+// readCommitFile reads a file as committed; a missing one is a failure.
+func readCommitFile(c *object.Commit, name, rev string) ([]byte, error) {
+	f, err := c.File(strings.TrimPrefix(name, "/"))
+	if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
+		return nil, failf("%s not found at %s", name, rev)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s at %s: %w", name, rev, err)
+	}
+	if f.Size > maxFileSize {
+		return nil, failf("%s at %s is larger than %d MiB, more than any check reads", name, rev, maxFileSize>>20)
+	}
+	r, err := f.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s at %s: %w", name, rev, err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, maxFileSize))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s at %s: %w", name, rev, err)
+	}
+	return data, nil
+}
+
+// checkGitConfig requires each key non-empty in the repository's own
+// .git/config; global and system configuration do not count.
+func checkGitConfig(repo *git.Repository, gc *lab.GitCheck) error {
+	if len(gc.Config) == 0 {
+		return nil
+	}
+	cfg, err := repo.Config()
+	if err != nil {
+		return fmt.Errorf("reading %s/.git/config: %w", gc.Repo, err)
+	}
+	for _, key := range gc.Config {
+		first, last := strings.Index(key, "."), strings.LastIndex(key, ".")
+		if first <= 0 || last == len(key)-1 {
+			return fmt.Errorf("config key %q must be section.key or section.subsection.key", key)
+		}
+		section, name, sub := key[:first], key[last+1:], ""
+		if first != last {
+			sub = key[first+1 : last]
+		}
+		value := ""
+		if cfg.Raw.HasSection(section) {
+			s := cfg.Raw.Section(section)
+			if sub == "" {
+				value = s.Options.Get(name)
+			} else if s.HasSubsection(sub) {
+				value = s.Subsection(sub).Options.Get(name)
+			}
+		}
+		if strings.TrimSpace(value) == "" {
+			return failf("expected %s to be set in %s/.git/config, found it unset or empty", key, gc.Repo)
+		}
+	}
+	return nil
+}
+
+// countCommits counts the commits reachable from HEAD through any parent;
+// an empty repository has none.
+func countCommits(ctx context.Context, repo *git.Repository) (int, error) {
+	head, err := repo.Head()
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading HEAD: %w", err)
+	}
+	iter, err := repo.Log(&git.LogOptions{From: head.Hash()})
+	if err != nil {
+		return 0, fmt.Errorf("walking history: %w", err)
+	}
+	n := 0
+	err = iter.ForEach(func(*object.Commit) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		n++
+		return nil
+	})
+	if err != nil && !errors.Is(err, storer.ErrStop) {
+		return 0, fmt.Errorf("walking history: %w", err)
+	}
+	return n, nil
+}
+
+// checkClean compares the work tree with `git status --porcelain` being
+// empty: untracked files are changes, ignored ones are not.
+func checkClean(repo *git.Repository, shown string, want bool) error {
+	wt, err := repo.Worktree()
+	if errors.Is(err, git.ErrIsBareRepository) {
+		return failf("%s is a bare repository, expected a work tree", shown)
+	}
+	if err != nil {
+		return fmt.Errorf("opening the work tree of %s: %w", shown, err)
+	}
+	wt.Excludes = append(wt.Excludes, infoExcludes(repo)...)
+	status, err := wt.Status()
+	if err != nil {
+		return fmt.Errorf("reading the status of %s: %w", shown, err)
+	}
+	var changes []string
+	for p, s := range status {
+		if s.Staging == git.Unmodified && s.Worktree == git.Unmodified {
+			continue
+		}
+		changes = append(changes, fmt.Sprintf("%c%c %s", s.Staging, s.Worktree, p))
+	}
+	sort.Strings(changes)
+	switch {
+	case want && len(changes) > 0:
+		shownChanges := changes
+		if len(shownChanges) > 5 {
+			shownChanges = append(shownChanges[:5:5], "…")
+		}
+		return failf("expected a clean work tree in %s, found %d change(s): %s", shown, len(changes), strings.Join(shownChanges, ", "))
+	case !want && len(changes) == 0:
+		return failf("expected uncommitted changes in %s, found a clean work tree", shown)
+	}
+	return nil
+}
+
+// infoExcludes reads the repository's .git/info/exclude, which git status
+// honours like a top-level .gitignore.
+func infoExcludes(repo *git.Repository) []gitignore.Pattern {
+	st, ok := repo.Storer.(*filesystem.Storage)
+	if !ok {
+		return nil
+	}
+	f, err := st.Filesystem().Open("info/exclude")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var ps []gitignore.Pattern
+	sc := bufio.NewScanner(io.LimitReader(f, maxFileSize))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, nil))
+	}
+	return ps
+}
+
+func inRange(n int, r *lab.Range) bool {
+	return (r.Min == nil || n >= *r.Min) && (r.Max == nil || n <= *r.Max)
+}
+
+// rangeText says a range in words: "at least 2", "between 1 and 3".
+func rangeText(r *lab.Range) string {
+	switch {
+	case r.Min != nil && r.Max != nil && *r.Min == *r.Max:
+		return fmt.Sprintf("exactly %d", *r.Min)
+	case r.Min != nil && r.Max != nil:
+		return fmt.Sprintf("between %d and %d", *r.Min, *r.Max)
+	case r.Min != nil:
+		return fmt.Sprintf("at least %d", *r.Min)
+	case r.Max != nil:
+		return fmt.Sprintf("at most %d", *r.Max)
+	}
+	return "any number of"
+}

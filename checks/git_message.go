@@ -1,0 +1,175 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// checkMessages asserts on the messages of the commits a MessageAssert
+// selects. Commits are taken in the order a walk from HEAD reaches them
+// (first parents first): "last" is HEAD's (or the newest touching the
+// path), "first" the last one reached, the oldest.
+func checkMessages(ctx context.Context, repo *git.Repository, shown string, m *lab.MessageAssert) error {
+	var re *regexp.Regexp
+	if m.Matches != "" {
+		var err error
+		if re, err = regexp.Compile(m.Matches); err != nil {
+			return fmt.Errorf("invalid message expression %q: %w", m.Matches, err)
+		}
+	}
+	which := m.Which
+	if which == "" {
+		which = "last"
+	}
+	switch which {
+	case "last", "first", "any", "all":
+	default:
+		return fmt.Errorf("unknown message selection %q: use last, first, any or all", m.Which)
+	}
+	commits, err := selectCommits(ctx, repo, shown, m.Touching)
+	if err != nil {
+		return err
+	}
+	scope := "in " + shown
+	if m.Touching != "" {
+		scope = fmt.Sprintf("touching %s in %s", m.Touching, shown)
+	}
+	if len(commits) == 0 {
+		return failf("expected commits %s, found none", scope)
+	}
+	problem := func(c *object.Commit) string {
+		msg := strings.TrimSpace(c.Message)
+		if n := utf8.RuneCountInString(msg); n < m.MinLength {
+			return fmt.Sprintf("be at least %d characters long, found %d: %q", m.MinLength, n, msg)
+		}
+		if re != nil && !re.MatchString(c.Message) {
+			return fmt.Sprintf("match %q, found %q", m.Matches, msg)
+		}
+		return ""
+	}
+	switch which {
+	case "last", "first":
+		c := commits[0]
+		if which == "first" {
+			c = commits[len(commits)-1]
+		}
+		if p := problem(c); p != "" {
+			return failf("expected the message of the %s commit %s (%s) to %s", which, scope, c.Hash.String()[:7], p)
+		}
+	case "all":
+		for _, c := range commits {
+			if p := problem(c); p != "" {
+				return failf("expected every commit message %s to %s in %s", scope, p, c.Hash.String()[:7])
+			}
+		}
+	case "any":
+		for _, c := range commits {
+			if problem(c) == "" {
+				return nil
+			}
+		}
+		return failf("expected a commit message %s to %s, found none among %d commit(s); the last: %s",
+			scope, describeMessageAssert(m), len(commits), problem(commits[0]))
+	}
+	return nil
+}
+
+func describeMessageAssert(m *lab.MessageAssert) string {
+	var parts []string
+	if m.Matches != "" {
+		parts = append(parts, fmt.Sprintf("match %q", m.Matches))
+	}
+	if m.MinLength > 0 {
+		parts = append(parts, fmt.Sprintf("be at least %d characters long", m.MinLength))
+	}
+	if len(parts) == 0 {
+		return "exist"
+	}
+	return strings.Join(parts, " and ")
+}
+
+// selectCommits lists the commits reachable from HEAD in walk order,
+// keeping only those that changed touching when it is set: a commit
+// changed a path when the path's content differs from every parent's (a
+// root commit changed every path it has).
+func selectCommits(ctx context.Context, repo *git.Repository, shown, touching string) ([]*object.Commit, error) {
+	head, err := repo.Head()
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading HEAD of %s: %w", shown, err)
+	}
+	iter, err := repo.Log(&git.LogOptions{From: head.Hash()})
+	if err != nil {
+		return nil, fmt.Errorf("walking the history of %s: %w", shown, err)
+	}
+	touching = strings.Trim(touching, "/")
+	var out []*object.Commit
+	err = iter.ForEach(func(c *object.Commit) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if touching == "" {
+			out = append(out, c)
+			return nil
+		}
+		changed, err := changedPath(c, touching)
+		if err != nil {
+			return err
+		}
+		if changed {
+			out = append(out, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walking the history of %s: %w", shown, err)
+	}
+	return out, nil
+}
+
+func changedPath(c *object.Commit, p string) (bool, error) {
+	mine, err := entryHash(c, p)
+	if err != nil {
+		return false, err
+	}
+	if c.NumParents() == 0 {
+		return !mine.IsZero(), nil
+	}
+	same := false
+	err = c.Parents().ForEach(func(parent *object.Commit) error {
+		theirs, err := entryHash(parent, p)
+		if err != nil {
+			return err
+		}
+		if theirs == mine {
+			same = true
+		}
+		return nil
+	})
+	return !same, err
+}
+
+// entryHash is the hash of the tree entry at p in c, zero when absent.
+func entryHash(c *object.Commit, p string) (plumbing.Hash, error) {
+	tree, err := c.Tree()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	e, err := tree.FindEntry(p)
+	if err != nil {
+		return plumbing.ZeroHash, nil
+	}
+	return e.Hash, nil
+}

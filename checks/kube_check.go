@@ -1,0 +1,79 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// errNoCluster makes kube checks errors when the checker has no cluster
+// credentials.
+var errNoCluster = errors.New("no cluster credentials were given to the checker")
+
+// getObject reads an object, normalized; a missing object, or a kind the
+// cluster does not serve (a CRD not installed yet), gives nil and no error.
+func getObject(ctx context.Context, env Env, apiVersion, kind, namespace, name string) (map[string]any, error) {
+	if env.Kube == nil {
+		return nil, errNoCluster
+	}
+	obj, err := env.Kube.Get(ctx, apiVersion, kind, namespace, name)
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, _ := normalize(obj).(map[string]any)
+	return m, nil
+}
+
+// checkKube reads one object with the grader's credentials.
+//
+// pass: every set field holds. fail: the object (or its kind) is missing
+// when required, present when it must be absent, a label differs, or a
+// field does not meet its assertion. error: no credentials, the cluster
+// unreachable or refusing the read.
+func checkKube(ctx context.Context, env Env, kc *lab.KubeCheck) error {
+	want := kc.Exists == nil || *kc.Exists
+	obj, err := getObject(ctx, env, kc.APIVersion, kc.Kind, kc.Namespace, kc.Name)
+	if err != nil {
+		return err
+	}
+	shown := describeObject(kc.APIVersion, kc.Kind, kc.Namespace, kc.Name)
+	if obj == nil {
+		if !want {
+			return nil
+		}
+		return failf("expected %s to exist, found no such object in the cluster", shown)
+	}
+	if !want {
+		return failf("expected %s to be absent, found it in the cluster", shown)
+	}
+	if len(kc.Labels) > 0 {
+		metadata, _ := obj["metadata"].(map[string]any)
+		have, _ := metadata["labels"].(map[string]any)
+		keys := make([]string, 0, len(kc.Labels))
+		for k := range kc.Labels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			got, ok := have[k]
+			if !ok {
+				return failf("expected label %s=%s on %s, found no such label", k, kc.Labels[k], shown)
+			}
+			if got != kc.Labels[k] {
+				return failf("expected label %s=%s on %s, found %s=%v", k, kc.Labels[k], shown, k, got)
+			}
+		}
+	}
+	if kc.Field != nil {
+		return checkFieldAssert(ctx, env, kc.Field, []any{obj}, "in "+shown)
+	}
+	return nil
+}

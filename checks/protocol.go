@@ -1,0 +1,108 @@
+package checks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// Request is what the host writes to the checker's stdin: where the lab's
+// paths are rooted, the grader's cluster credentials, and the checks.
+type Request struct {
+	// Root is "/" inside the sandbox; empty means "/".
+	Root string `json:"root,omitempty"`
+	// Kube, when set, lets kube checks and kube references read the
+	// cluster; the checker uses nothing else (no kubeconfig file).
+	Kube   *KubeCredentials `json:"kube,omitempty"`
+	Checks []lab.Check      `json:"checks"`
+}
+
+// KubeCredentials are the grader's: the API server, a bearer token and the
+// server's CA certificates (PEM, base64 in JSON).
+type KubeCredentials struct {
+	Server string `json:"server"`
+	Token  string `json:"token"`
+	CAData []byte `json:"caData,omitempty"`
+}
+
+// Response is what the checker writes to stdout: one result per check, in
+// the order of the request.
+type Response struct {
+	Results []Result `json:"results"`
+}
+
+// kubeRequestTimeout bounds each request to the API server.
+const kubeRequestTimeout = 10 * time.Second
+
+// Serve reads one Request from in, runs its checks and writes the Response
+// to out. It returns an error only when the request is malformed or the
+// response cannot be written; failing checks are results, not errors.
+func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	var req Request
+	dec := json.NewDecoder(in)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return fmt.Errorf("reading the check request: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("reading the check request: expected one JSON object, found more data after it")
+	}
+	env, err := req.env()
+	if err != nil {
+		return err
+	}
+	resp := Response{Results: Run(ctx, env, req.Checks)}
+	if err := json.NewEncoder(out).Encode(resp); err != nil {
+		return fmt.Errorf("writing the check results: %w", err)
+	}
+	return nil
+}
+
+// env builds the checks' environment from the request alone.
+func (r Request) env() (Env, error) {
+	root := r.Root
+	if root == "" {
+		root = "/"
+	}
+	if !filepath.IsAbs(root) {
+		return Env{}, fmt.Errorf("check request: root %q is not an absolute path", r.Root)
+	}
+	env := Env{Root: root, Now: time.Now}
+	if r.Kube == nil {
+		return env, nil
+	}
+	if r.Kube.Server == "" {
+		return Env{}, errors.New("check request: kube.server is empty; give the API server's URL or omit kube")
+	}
+	reader, err := NewKubeReader(r.Kube.restConfig())
+	if err != nil {
+		return Env{}, fmt.Errorf("check request: %w", err)
+	}
+	env.Kube = reader
+	return env, nil
+}
+
+// restConfig is built from the credentials only: no kubeconfig file, no
+// environment, no proxy.
+func (k *KubeCredentials) restConfig() *rest.Config {
+	return &rest.Config{
+		Host:            k.Server,
+		BearerToken:     k.Token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: k.CAData},
+		Timeout:         kubeRequestTimeout,
+		UserAgent:       "labctl-checker",
+		QPS:             50,
+		Burst:           100,
+		Proxy:           func(*http.Request) (*url.URL, error) { return nil, nil },
+	}
+}

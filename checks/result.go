@@ -1,0 +1,87 @@
+package checks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Status is the outcome of one check.
+type Status string
+
+const (
+	// Pass means the requirement is met.
+	Pass Status = "pass"
+	// Fail means the learner's work does not meet the requirement.
+	Fail Status = "fail"
+	// Error means the check could not run (timeout, cluster unreachable, a
+	// broken check), which says nothing about the learner's work.
+	Error Status = "error"
+)
+
+// Result is the outcome of one check, ready to show or to serialise.
+type Result struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description,omitempty"`
+	Status      Status        `json:"status"`
+	Message     string        `json:"message,omitempty"`
+	Duration    time.Duration `json:"durationMs"`
+	Points      int           `json:"points"`
+	Optional    bool          `json:"optional,omitempty"`
+}
+
+// resultJSON is Result on the wire, with the duration in whole milliseconds.
+type resultJSON struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Status      Status `json:"status"`
+	Message     string `json:"message,omitempty"`
+	DurationMs  int64  `json:"durationMs"`
+	Points      int    `json:"points"`
+	Optional    bool   `json:"optional,omitempty"`
+}
+
+// MarshalJSON writes the duration as integer milliseconds (durationMs).
+func (r Result) MarshalJSON() ([]byte, error) {
+	return json.Marshal(resultJSON{
+		Name: r.Name, Description: r.Description, Status: r.Status, Message: r.Message,
+		DurationMs: r.Duration.Milliseconds(), Points: r.Points, Optional: r.Optional,
+	})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	var w resultJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = Result{
+		Name: w.Name, Description: w.Description, Status: w.Status, Message: w.Message,
+		Duration: time.Duration(w.DurationMs) * time.Millisecond, Points: w.Points, Optional: w.Optional,
+	}
+	return nil
+}
+
+// failure is the learner's work not meeting a requirement. A check returns
+// nil for pass, a *failure for fail, and any other error for error.
+type failure struct{ msg string }
+
+func (f *failure) Error() string { return f.msg }
+
+// failf reports that the learner's work does not meet the requirement.
+func failf(format string, args ...any) error {
+	return &failure{msg: fmt.Sprintf(format, args...)}
+}
+
+// outcome maps what a check returned to a status and a message.
+func outcome(err error) (Status, string) {
+	if err == nil {
+		return Pass, ""
+	}
+	var f *failure
+	if errors.As(err, &f) {
+		return Fail, f.msg
+	}
+	return Error, err.Error()
+}

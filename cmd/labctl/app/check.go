@@ -1,0 +1,152 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/labctl/labctl"
+	"github.com/labctl/labctl/grading"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
+	"github.com/labctl/labctl/progress"
+	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/report"
+)
+
+type checkOptions struct {
+	step string
+}
+
+func newCheckCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check [STEP]",
+		Short: "Check the current step of the lab (or STEP) and move on when it passes",
+		Long: "Runs the step's checks inside the sandbox and prints each result.\n" +
+			"Exit status: 0 when the step passes, 1 when it does not yet, 2 when a check could not run.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var o checkOptions
+			if len(args) == 1 {
+				o.step = args[0]
+			}
+			return runCheck(cmd.Context(), g, o)
+		},
+	}
+}
+
+func runCheck(ctx context.Context, g *globals, o checkOptions) error {
+	s, done, err := g.gradingSession(ctx)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	defer done()
+	return verdictError(s.Check(ctx, o.step))
+}
+
+// verdictError maps a verdict to labctl's exit status: 0 passed, 1 failed,
+// 2 could not check (the message says it is not the learner's fault).
+func verdictError(v grading.Verdict, err error) error {
+	switch {
+	case err != nil:
+		return &ExitError{Code: 2, Err: err}
+	case v == grading.Passed:
+		return nil
+	case v == grading.Failed:
+		return &ExitError{Code: 1}
+	default:
+		return &ExitError{Code: 2}
+	}
+}
+
+// labState is the loaded lab with what check, grade and reset share.
+type labState struct {
+	lab      *lab.Lab
+	fixtures fs.FS
+	digest   string
+	store    *progress.Store
+	catalog  *msg.Catalog
+}
+
+// loadLabState loads the lab, its digest, the learner's progress store and
+// the message catalogue.
+func (g *globals) loadLabState() (*labState, error) {
+	l, fixtures, source, err := g.loadLab()
+	if err != nil {
+		return nil, err
+	}
+	raw := labctl.DefaultLab()
+	if source != builtInLab {
+		if raw, err = os.ReadFile(source); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", source, err)
+		}
+	}
+	digest, err := report.Digest(raw, fixtures)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := progress.Dir(os.Getenv, l.Metadata.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &labState{
+		lab:      l,
+		fixtures: fixtures,
+		digest:   digest,
+		store:    progress.NewStore(dir),
+		catalog:  msg.New(msg.Choose(l.Metadata.Language, os.Getenv)),
+	}, nil
+}
+
+// gradingSession connects to the lab's live environment; done releases it.
+func (g *globals) gradingSession(ctx context.Context) (*grading.Session, func(), error) {
+	st, err := g.loadLabState()
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := g.connectLab(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &grading.Session{
+		Lab:     st.lab,
+		Digest:  st.digest,
+		Store:   st.store,
+		Checker: env,
+		Scripts: env,
+		Catalog: st.catalog,
+		Out:     g.streams.Out,
+		Err:     g.statusOut(),
+		Color:   !g.noColor() && resultsOnTerminal(g.streams.Out),
+	}, func() { env.Close() }, nil
+}
+
+// connectLab connects to the lab's live environment, or says to run
+// `labctl up`.
+func (g *globals) connectLab(ctx context.Context, st *labState) (*provision.Env, error) {
+	var opts []provision.ConnectOption
+	if bin := g.cfg.GetString("checker-binary"); bin != "" {
+		opts = append(opts, provision.WithCheckerBinary(bin))
+	}
+	return provision.Connect(ctx, st.lab, opts...)
+}
+
+// statusOut is where status lines go: stderr, or nowhere with -q.
+func (g *globals) statusOut() io.Writer {
+	if g.quiet() {
+		return io.Discard
+	}
+	return g.streams.Err
+}
+
+// resultsOnTerminal reports whether results written to w reach a terminal
+// that shows colour.
+func resultsOnTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd())) && os.Getenv("TERM") != "dumb"
+}

@@ -1,0 +1,62 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/labctl/labctl/report"
+)
+
+type gradeOptions struct {
+	format string
+	output string
+}
+
+func newGradeCommand(g *globals) *cobra.Command {
+	var o gradeOptions
+	cmd := &cobra.Command{
+		Use:   "grade",
+		Short: "Run every step's checks and report a score",
+		Long: "Runs the checks of every step in one round inside the sandbox and reports each result and the score\n" +
+			"as a text table, JSON or JUnit XML (docs/grade-report.md describes them).\n" +
+			"Exit status: 0 when every required check passes, 1 when one fails, 2 when one could not run.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runGrade(cmd.Context(), g, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.format, "format", "o", "text", "report format: text, json or junit")
+	fl.StringVar(&o.output, "output", "", "write the report to this file instead of stdout")
+	return cmd
+}
+
+func runGrade(ctx context.Context, g *globals, o gradeOptions) error {
+	f, err := report.ParseFormat(o.format)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	s, done, err := g.gradingSession(ctx)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	defer done()
+	r, v, err := s.Grade(ctx)
+	if err != nil {
+		return verdictError(v, err)
+	}
+	if o.output == "" {
+		if err := report.Write(g.streams.Out, r, f, s.Catalog); err != nil {
+			return &ExitError{Code: 2, Err: err}
+		}
+		return verdictError(v, nil)
+	}
+	if err := report.WriteFile(o.output, r, f, s.Catalog); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	fmt.Fprintf(s.Err, s.Catalog.ReportWritten+"\n", o.output)
+	fmt.Fprintf(s.Err, s.Catalog.Score+"\n", r.Score, r.MaxScore)
+	return verdictError(v, nil)
+}

@@ -1,0 +1,147 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/labctl/labctl/images"
+)
+
+type imagesOptions struct {
+	offline bool
+	node    bool
+	sandbox bool
+	source  string
+}
+
+func newImagesCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "images",
+		Short: "Build, list, save and load the node and sandbox images",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newImagesBuildCommand(g), newImagesListCommand(g), newImagesSaveCommand(g), newImagesLoadCommand(g))
+	return cmd
+}
+
+func newImagesBuildCommand(g *globals) *cobra.Command {
+	var o imagesOptions
+	cmd := &cobra.Command{
+		Use:   "build",
+		Short: "Ensure the node and sandbox images: use present ones, pull when a registry answers, else build offline",
+		Long: "build makes the kind node image and the learner's sandbox image present in the local Docker engine.\n" +
+			"An image built from the current recipe is used as it is. Otherwise a registry is tried (unless\n" +
+			"--offline), and failing that the image is built from Debian packages and Go modules: this needs\n" +
+			"root, debootstrap, Go and the labctl source tree (--source, default: found from the working directory).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.node && o.sandbox {
+				return errors.New("--node and --sandbox exclude each other: give one, or neither for both")
+			}
+			refs, err := images.Ensure(cmd.Context(), imageOptions(g, o))
+			if err != nil {
+				return err
+			}
+			if refs.Node != "" {
+				fmt.Fprintf(g.streams.Out, "node\t%s\n", refs.Node)
+			}
+			if refs.Sandbox != "" {
+				fmt.Fprintf(g.streams.Out, "sandbox\t%s\n", refs.Sandbox)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&o.offline, "offline", false, "never try a registry: use present images or build locally")
+	fl.BoolVar(&o.node, "node", false, "only the node image")
+	fl.BoolVar(&o.sandbox, "sandbox", false, "only the sandbox image")
+	fl.StringVar(&o.source, "source", "", "labctl source tree to build from (default: found from the working directory)")
+	return cmd
+}
+
+func newImagesListCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List labctl's images in the local Docker engine (* marks the ones this labctl uses)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			list, err := images.List(cmd.Context(), imageOptions(g, imagesOptions{}))
+			if err != nil {
+				return err
+			}
+			for _, im := range list {
+				mark := " "
+				if im.Current {
+					mark = "*"
+				}
+				fmt.Fprintf(g.streams.Out, "%s %s\t%s\t%s\t%s\n", mark, im.Ref, im.ID, im.Size, im.Created)
+			}
+			for _, want := range []string{images.NodeRef(), images.SandboxRef()} {
+				if !listed(list, want) {
+					fmt.Fprintf(g.streams.Err, "missing: %s (run `labctl images build`)\n", want)
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func listed(list []images.Image, ref string) bool {
+	for _, im := range list {
+		if im.Ref == ref {
+			return true
+		}
+	}
+	return false
+}
+
+func newImagesSaveCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "save FILE",
+		Short: "Write the node and sandbox images into one bundle file for an offline machine",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			refs := images.Refs{Node: images.NodeRef(), Sandbox: images.SandboxRef()}
+			if err := images.Save(cmd.Context(), imageOptions(g, imagesOptions{}), args[0], refs); err != nil {
+				return err
+			}
+			_, err := fmt.Fprintln(g.streams.Out, args[0])
+			return err
+		},
+	}
+}
+
+func newImagesLoadCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "load FILE",
+		Short: "Load a bundle written by `labctl images save`",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			loaded, err := images.Load(cmd.Context(), imageOptions(g, imagesOptions{}), args[0])
+			if err != nil {
+				return err
+			}
+			for _, ref := range loaded {
+				fmt.Fprintln(g.streams.Out, ref)
+			}
+			return nil
+		},
+	}
+}
+
+func imageOptions(g *globals, o imagesOptions) images.Options {
+	var status, log io.Writer = g.streams.Err, nil
+	if g.quiet() {
+		status = nil
+	}
+	if g.verbose() {
+		log = g.streams.Err
+	}
+	return images.Options{
+		Node: o.node, Sandbox: o.sandbox, Pull: !o.offline,
+		SourceDir: o.source, Status: status, Log: log,
+	}
+}

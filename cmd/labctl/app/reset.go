@@ -1,0 +1,79 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/labctl/labctl/progress"
+	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/reset"
+	"github.com/labctl/labctl/status"
+)
+
+type resetOptions struct {
+	hard bool
+	to   string
+}
+
+func newResetCommand(g *globals) *cobra.Command {
+	var o resetOptions
+	cmd := &cobra.Command{
+		Use:   "reset",
+		Short: "Start the lab over (your /root is saved first)",
+		Long: "Saves your /root as a tar under the state directory, recreates the sandbox and its volume and the\n" +
+			"lab's namespaces, runs the setup again and resets your progress. --hard recreates the cluster too;\n" +
+			"--to STEP then replays the solve scripts of the steps before STEP and leaves you at STEP.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runReset(cmd.Context(), g, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&o.hard, "hard", false, "recreate the cluster too")
+	fl.StringVar(&o.to, "to", "", "replay the solve scripts of the steps before STEP and start at STEP")
+	return cmd
+}
+
+func runReset(ctx context.Context, g *globals, o resetOptions) error {
+	st, err := g.loadLabState()
+	if err != nil {
+		return err
+	}
+	if o.to != "" {
+		if _, err := progress.Step(st.lab, o.to); err != nil {
+			return err
+		}
+	}
+	live, err := g.connectLab(ctx, st)
+	if err != nil {
+		return err
+	}
+	sl := status.New(g.streams.Err, status.Options{Quiet: g.quiet(), NoColor: g.noColor()})
+	opts := reset.Options{Lab: st.lab, Store: st.store, Hard: o.hard, To: o.to, Status: sl}
+	up := provision.Options{Lab: st.lab, Fixtures: st.fixtures, Status: sl, CheckerBinary: g.cfg.GetString("checker-binary")}
+	if g.verbose() {
+		opts.ScriptOutput = g.streams.Err
+		up.Log = g.streams.Err
+	}
+	env := reset.NewProvisioned(live, up)
+	defer env.Close()
+	res, err := reset.Run(ctx, env, opts)
+	if res != nil && res.Backup != "" {
+		fmt.Fprintf(g.streams.Out, st.catalog.BackedUp+"\n", res.Backup)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(g.streams.Out, st.catalog.ResetDone+"\n",
+		progress.Index(st.lab, res.Current.ID)+1, len(st.lab.Steps), stepTitle(res.Current.Title, res.Current.ID))
+	return nil
+}
+
+func stepTitle(title, id string) string {
+	if title == "" {
+		return id
+	}
+	return title
+}

@@ -1,0 +1,95 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/labctl/labctl/sandbox"
+	"github.com/labctl/labctl/session"
+)
+
+func newShellCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "shell",
+		Short: "Open a shell in the sandbox; your work is checked after every command",
+		Long: "Open a login shell in the lab's sandbox. After every command the current step's checks run;\n" +
+			"when they pass you see the next step. Inside, `lab check|hint|step|next|status` asks labctl directly.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runShell(cmd.Context(), g)
+		},
+	}
+}
+
+func runShell(ctx context.Context, g *globals) error {
+	in, inOK := g.streams.In.(*os.File)
+	out, outOK := g.streams.Out.(*os.File)
+	if !inOK || !outOK || !sandbox.IsTerminal(in) || !sandbox.IsTerminal(out) {
+		return sandbox.ErrNotTerminal
+	}
+	st, err := g.loadLabState()
+	if err != nil {
+		return err
+	}
+	env, err := g.connectLab(ctx, st)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+
+	term, err := sandbox.OpenTerminal(ctx, in, out)
+	if err != nil {
+		return err
+	}
+	defer term.Restore()
+	rows, cols, _ := term.Size()
+	shell, err := env.Engine.AttachShell(ctx, env.Container, sandbox.ShellOptions{
+		Env:     []string{"LABCTL_SHELL=1", "TERM=" + termName(), "HOME=/root"},
+		WorkDir: st.lab.Sandbox.WorkDir,
+		Rows:    rows,
+		Cols:    cols,
+	})
+	if err != nil {
+		return err
+	}
+	defer shell.Close()
+	s, err := session.New(session.Config{
+		Lab:      st.lab,
+		Shell:    shell,
+		Terminal: term,
+		Check:    env.RunChecks,
+		Progress: &session.StoreProgress{Store: st.store, Lab: st.lab, Digest: st.digest, Scripts: env},
+		Catalog:  st.catalog,
+		Color:    !g.noColor(),
+	})
+	if err != nil {
+		return err
+	}
+	err = s.Run(term.Context())
+	term.Restore()
+	if errors.Is(err, context.Canceled) {
+		return &ExitError{Code: 130, Err: errors.New("the shell was interrupted; your work in the sandbox is kept")}
+	}
+	if err != nil {
+		return err
+	}
+	code, err := shell.ExitCode(ctx)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return &ExitError{Code: code}
+	}
+	return nil
+}
+
+// termName is the TERM the shell gets: the user's, or a safe default.
+func termName() string {
+	if t := os.Getenv("TERM"); t != "" && t != "dumb" {
+		return t
+	}
+	return "xterm-256color"
+}

@@ -1,0 +1,148 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/labtest"
+	"github.com/labctl/labctl/progress"
+	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/report"
+	"github.com/labctl/labctl/reset"
+	"github.com/labctl/labctl/sandbox"
+)
+
+type testOptions struct {
+	step    string
+	keep    bool
+	format  string
+	output  string
+	timeout time.Duration
+}
+
+// teardownTimeout bounds removing the test environment, even after an
+// interrupt.
+const teardownTimeout = 5 * time.Minute
+
+func newTestCommand(g *globals) *cobra.Command {
+	var o testOptions
+	cmd := &cobra.Command{
+		Use:   "test",
+		Short: "Prove the lab end to end on a fresh environment of its own",
+		Long: "Brings up a fresh copy of the lab named <name>-test (its own cluster and sandbox; a running lab is\n" +
+			"never touched) and, step by step, checks that the step's checks fail before its solve, that every\n" +
+			"mistake script makes exactly the checks it names fail (resetting to the step's start after each, as\n" +
+			"`labctl reset --to` does), and that the solve makes every check pass and keeps them passing. Then the\n" +
+			"whole lab must grade 100 % and a reset must make the first step fail again. The environment is\n" +
+			"removed at the end unless --keep.\n" +
+			"Exit status: 0 when the lab proves itself, 1 when it does not, 2 when it could not be tested.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTest(cmd.Context(), g, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.step, "step", "", "test only this step (the earlier steps are solved first)")
+	fl.BoolVar(&o.keep, "keep", false, "keep the test environment at the end, for debugging")
+	fl.StringVarP(&o.format, "format", "o", "text", "report format: text, json or junit")
+	fl.StringVar(&o.output, "output", "", "write the report to this file instead of stdout")
+	fl.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
+	return cmd
+}
+
+func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
+	f, err := report.ParseFormat(o.format)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	l, fixtures, _, err := g.loadLab()
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	if o.step != "" {
+		if _, err := progress.Step(l, o.step); err != nil {
+			return &ExitError{Code: 2, Err: err}
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	tl := labtest.ForTest(l)
+	name := tl.Metadata.Name
+	dir, err := progress.Dir(os.Getenv, name)
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	store := progress.NewStore(dir)
+	sl := g.statusLogger()
+
+	if err := removeTestEnvironment(ctx, g, tl, store, "Removing the previous test environment", true); err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	up := provision.Options{Lab: tl, Fixtures: fixtures, Status: sl, Log: g.detail(),
+		CheckerBinary: g.cfg.GetString("checker-binary")}
+	defer func() {
+		if o.keep {
+			fmt.Fprintf(g.statusOut(), "Kept the test environment: cluster %s, sandbox %s (`docker exec -it %s bash`); the next `labctl test` replaces it.\n",
+				provision.ClusterName(name), sandbox.ContainerName(name), sandbox.ContainerName(name))
+			return
+		}
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), teardownTimeout)
+		defer cancel()
+		if rmErr := removeTestEnvironment(tctx, g, tl, store, "Removing the test environment", false); rmErr != nil && err == nil {
+			err = &ExitError{Code: 2, Err: rmErr}
+		}
+	}()
+	live, err := provision.Up(ctx, up)
+	if err != nil {
+		return &ExitError{Code: 2, Err: fmt.Errorf("bringing up the test environment: %w", err)}
+	}
+	env := reset.NewProvisioned(live, up)
+	defer env.Close()
+
+	rep, err := labtest.Run(ctx, env, labtest.Options{Lab: tl, Store: store, Step: o.step, Status: sl, ScriptOutput: g.detail()})
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	if o.output == "" {
+		err = labtest.Write(g.streams.Out, rep, f)
+	} else {
+		err = labtest.WriteFile(o.output, rep, f)
+	}
+	if err != nil {
+		return &ExitError{Code: 2, Err: err}
+	}
+	if !rep.Passed {
+		n := len(rep.Failures())
+		return &ExitError{Code: 1, Err: fmt.Errorf("lab %s does not prove itself: %s", l.Metadata.Name, count(n, "failure"))}
+	}
+	return nil
+}
+
+// removeTestEnvironment takes the test copy of the lab down with its
+// state directory; onlyIfPresent skips it (and its status line) when nothing of
+// it exists.
+func removeTestEnvironment(ctx context.Context, g *globals, tl *lab.Lab, store *progress.Store, title string, onlyIfPresent bool) error {
+	if onlyIfPresent {
+		st, err := provision.Inspect(ctx, tl)
+		if err != nil {
+			return err
+		}
+		if !st.ClusterExists && len(st.Objects) == 0 {
+			return nil
+		}
+	}
+	sl := g.statusLogger()
+	sl.Start(title)
+	err := provision.Down(ctx, tl)
+	if err == nil {
+		// The directory is the test copy's own: its progress and backups.
+		err = os.RemoveAll(store.Dir())
+	}
+	sl.End(err == nil)
+	return err
+}

@@ -1,0 +1,76 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/labctl/labctl/progress"
+	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/status"
+)
+
+type upOptions struct {
+	retain bool
+}
+
+func newUpCommand(g *globals) *cobra.Command {
+	o := &upOptions{}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Create or repair the lab's cluster and sandbox",
+		Long: "Create the lab's kind cluster and sandbox container, or reuse and repair them.\n" +
+			"With no lab file in the current directory, the built-in GitOps lab is used.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runUp(cmd, g, o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.retain, "retain", false, "keep what a failed up created, for debugging")
+	return cmd
+}
+
+func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
+	l, fixtures, _, err := g.loadLab()
+	if err != nil {
+		return err
+	}
+	current := ""
+	if dir, err := progress.Dir(os.Getenv, l.Metadata.Name); err == nil {
+		if p, err := progress.NewStore(dir).Load(l.Metadata.Name); err == nil {
+			current = p.Current
+		}
+	}
+	env, err := provision.Up(cmd.Context(), provision.Options{
+		Lab:           l,
+		Fixtures:      fixtures,
+		Retain:        o.retain,
+		Status:        g.statusLogger(),
+		Log:           g.detail(),
+		CheckerBinary: g.cfg.GetString("checker-binary"),
+		CurrentStep:   current,
+	})
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	if !g.quiet() {
+		fmt.Fprintf(g.streams.Err, "\nLab %q is up. Start with `labctl shell`.\n", l.Metadata.Name)
+	}
+	return nil
+}
+
+// status returns the status-line printer every long command uses.
+func (g *globals) statusLogger() *status.Logger {
+	return status.New(g.streams.Err, status.Options{Quiet: g.quiet(), NoColor: g.noColor()})
+}
+
+// detail is where verbose detail goes: stderr with -v, else nowhere.
+func (g *globals) detail() io.Writer {
+	if g.verbose() {
+		return g.streams.Err
+	}
+	return nil
+}

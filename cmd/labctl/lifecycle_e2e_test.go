@@ -1,0 +1,108 @@
+//go:build e2e
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestE2ELifecycle drives the real labctl binary through up, exec, status,
+// check and down on a real Docker engine and kind cluster. The images come
+// from LABCTL_TEST_NODE_IMAGE and LABCTL_TEST_SANDBOX_IMAGE.
+//
+//	go test -tags e2e ./cmd/labctl/ -run TestE2ELifecycle -timeout 30m -v
+func TestE2ELifecycle(t *testing.T) {
+	node, sb := os.Getenv("LABCTL_TEST_NODE_IMAGE"), os.Getenv("LABCTL_TEST_SANDBOX_IMAGE")
+	if node == "" || sb == "" {
+		t.Fatal("set LABCTL_TEST_NODE_IMAGE and LABCTL_TEST_SANDBOX_IMAGE to local images (see `labctl images list`)")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "labctl")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building labctl: %v\n%s", err, out)
+	}
+	labDir := filepath.Join(dir, "lab")
+	os.MkdirAll(filepath.Join(labDir, "fixtures"), 0o755)
+	os.WriteFile(filepath.Join(labDir, "fixtures", "note.txt"), []byte("fixture\n"), 0o644)
+	os.WriteFile(filepath.Join(labDir, "lab.yaml"), []byte(`apiVersion: labctl.dev/v1alpha1
+kind: Lab
+metadata:
+  name: e2e-cli
+  title: CLI test
+cluster:
+  namespaces: [e2e-cli-ns]
+  nodeImage: `+node+`
+sandbox:
+  image: `+sb+`
+steps:
+  - id: first
+    title: First
+    instructions: Make a file.
+    setup: echo set > /root/setup-marker
+    checks:
+      - name: made
+        file:
+          path: /root/made
+    solve: touch /root/made
+`), 0o644)
+	state := t.TempDir()
+	run := func(stdin string, args ...string) (int, string, string) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = labDir
+		cmd.Env = append(os.Environ(), "LABCTL_STATE_DIR="+state, "LABCTL_CHECKER_BINARY="+bin, "NO_COLOR=1")
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("labctl %v: %v", args, err)
+		}
+		return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
+	}
+	t.Cleanup(func() { run("", "down") })
+
+	if code, _, errOut := run("", "up"); code != 0 {
+		t.Fatalf("up: exit %d\n%s", code, errOut)
+	} else if !strings.Contains(errOut, "✓ Ready") || strings.Contains(errOut, "\x1b[") {
+		t.Errorf("up's status lines on a pipe:\n%s", errOut)
+	}
+	if code, out, _ := run("", "status"); code != 0 || !strings.Contains(out, "labctl-e2e-cli running") || !strings.Contains(out, "sandbox:  running") {
+		t.Errorf("status of an up lab: exit %d\n%s", code, out)
+	}
+	if code, out, errOut := run("typed\n", "exec", "--", "bash", "-c", `cat; pwd; cat setup-marker /opt/lab/fixtures/note.txt; echo err >&2; exit 4`); code != 4 ||
+		out != "typed\n/root\nset\nfixture\n" || errOut != "err\n" {
+		t.Errorf("exec: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, out, _ := run("", "exec", "ls", "-a", "/root/.kube"); code != 0 || !strings.Contains(out, "config") {
+		t.Errorf("exec with the command's own flags: exit %d %q", code, out)
+	}
+	if code, out, errOut := run("", "check"); code == 0 {
+		t.Errorf("check before the work passed: %s %s", out, errOut)
+	}
+	run("", "exec", "touch", "/root/made")
+	if code, out, errOut := run("", "check"); code != 0 {
+		t.Errorf("check after the work: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run("", "up"); code != 0 || !strings.Contains(errOut, "Reusing cluster") {
+		t.Errorf("second up: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := run("", "down"); code != 0 {
+		t.Fatalf("down: exit %d %s", code, errOut)
+	}
+	if code, out, _ := run("", "status"); code != 3 || !strings.Contains(out, "missing") {
+		t.Errorf("status after down: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := run("", "exec", "true"); code != 1 || !strings.Contains(errOut, "run `labctl up`") {
+		t.Errorf("exec after down: exit %d %q", code, errOut)
+	}
+}

@@ -1,0 +1,177 @@
+package labctl_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	labctl "github.com/labctl/labctl"
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/lab"
+)
+
+// The GitOps lab's steps 1–3 need no cluster: their file and git checks are
+// proven here against the lab's own solve and mistake scripts, run by bash
+// in a private mount namespace where /root and /opt are fresh tmpfs mounts.
+const inNamespaceEnv = "LABCTL_TEST_IN_MOUNT_NAMESPACE"
+
+func TestGitOpsLabStepsWithoutCluster(t *testing.T) {
+	if os.Getenv(inNamespaceEnv) == "" {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root for a private mount namespace (CI runs as root)")
+		}
+		unshare, err := exec.LookPath("unshare")
+		if err != nil {
+			t.Fatalf("unshare (util-linux) is needed: %v", err)
+		}
+		cmd := exec.Command(unshare, "--mount", "--propagation", "private",
+			os.Args[0], "-test.run", "^TestGitOpsLabStepsWithoutCluster$", "-test.v")
+		cmd.Env = append(os.Environ(), inNamespaceEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		t.Logf("in the mount namespace:\n%s", out)
+		if err != nil {
+			t.Fatalf("the lab's steps failed in the mount namespace: %v", err)
+		}
+		if !strings.Contains(string(out), "--- PASS: TestGitOpsLabStepsWithoutCluster") {
+			t.Fatal("the test did not run inside the mount namespace")
+		}
+		return
+	}
+
+	l, err := lab.Parse("lab.yaml", labctl.DefaultLab())
+	if err != nil {
+		t.Fatalf("loading the embedded lab: %v", err)
+	}
+	fixtures := labctl.DefaultFixtures()
+	const noClusterSteps = 3
+	if len(l.Steps) < noClusterSteps {
+		t.Fatalf("the lab has %d steps, want at least %d", len(l.Steps), noClusterSteps)
+	}
+	for i, step := range l.Steps[:noClusterSteps] {
+		for _, c := range step.Checks {
+			if c.Kube != nil || c.Command != nil {
+				t.Fatalf("step %s check %s needs a cluster or a command: steps 1–%d must be file and git only", step.ID, c.Name, noClusterSteps)
+			}
+		}
+		t.Run(step.ID, func(t *testing.T) {
+			t.Run("fails before solve", func(t *testing.T) {
+				freshLab(t, fixtures)
+				solveUpTo(t, l, i)
+				res := runChecks(t, step.Checks)
+				if !step.PassesInitially && len(failed(res)) == 0 {
+					t.Fatalf("every check passed before the solve script ran: %v", res)
+				}
+			})
+			for _, m := range step.Mistakes {
+				t.Run("mistake "+m.Name, func(t *testing.T) {
+					freshLab(t, fixtures)
+					solveUpTo(t, l, i)
+					runScript(t, m.Name, m.Script)
+					res := runChecks(t, step.Checks)
+					got := failed(res)
+					want := slices.Clone(m.Fails)
+					slices.Sort(want)
+					if !slices.Equal(got, want) {
+						t.Fatalf("after mistake %s, failing checks = %v, want exactly %v\n%s", m.Name, got, want, describe(res))
+					}
+				})
+			}
+			t.Run("passes after solve", func(t *testing.T) {
+				freshLab(t, fixtures)
+				solveUpTo(t, l, i+1)
+				res := runChecks(t, step.Checks)
+				if f := failed(res); len(f) > 0 {
+					t.Fatalf("after the solve script, checks %v did not pass\n%s", f, describe(res))
+				}
+				// Earlier steps stay passed too.
+				for _, prev := range l.Steps[:i] {
+					if f := failed(runChecks(t, prev.Checks)); len(f) > 0 {
+						t.Fatalf("step %s's checks %v no longer pass after step %s", prev.ID, f, step.ID)
+					}
+				}
+			})
+		})
+	}
+}
+
+// freshLab mounts empty tmpfs file systems at /root and /opt and writes the
+// lab's fixtures to /opt/lab/fixtures.
+func freshLab(t *testing.T, fixtures fs.FS) {
+	t.Helper()
+	for _, dir := range []string{"/root", "/opt"} {
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "mode=0755"); err != nil {
+			t.Fatalf("mounting tmpfs at %s: %v", dir, err)
+		}
+		t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	}
+	err := fs.WalkDir(fixtures, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join("/opt/lab/fixtures", path)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := fs.ReadFile(fixtures, path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o444)
+	})
+	if err != nil {
+		t.Fatalf("writing fixtures: %v", err)
+	}
+}
+
+func solveUpTo(t *testing.T, l *lab.Lab, n int) {
+	t.Helper()
+	for _, s := range l.Steps[:n] {
+		runScript(t, "solve of "+s.ID, s.Solve)
+	}
+}
+
+func runScript(t *testing.T, name, script string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir = "/root"
+	cmd.Env = []string{"HOME=/root", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "GIT_CONFIG_NOSYSTEM=1"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", name, err, out)
+	}
+}
+
+func runChecks(t *testing.T, cs []lab.Check) []checks.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return checks.Run(ctx, checks.Env{Root: "/", Now: time.Now}, cs)
+}
+
+func failed(res []checks.Result) []string {
+	var names []string
+	for _, r := range res {
+		if r.Status != checks.Pass {
+			names = append(names, r.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func describe(res []checks.Result) string {
+	var b strings.Builder
+	for _, r := range res {
+		fmt.Fprintf(&b, "  %-5s %s: %s\n", r.Status, r.Name, r.Message)
+	}
+	return b.String()
+}

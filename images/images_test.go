@@ -1,0 +1,203 @@
+package images
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestRefsAreStableAndHashTagged(t *testing.T) {
+	if NodeRef() != NodeRef() || SandboxRef() != SandboxRef() {
+		t.Fatal("refs differ between calls")
+	}
+	if !regexp.MustCompile(`^labctl/node:v1\.37\.2-[0-9a-f]{12}$`).MatchString(NodeRef()) {
+		t.Errorf("NodeRef() = %q", NodeRef())
+	}
+	if !regexp.MustCompile(`^labctl/sandbox:[0-9a-f]{12}$`).MatchString(SandboxRef()) {
+		t.Errorf("SandboxRef() = %q", SandboxRef())
+	}
+	if nodeHash("a") == nodeHash("b") || sandboxHash("a") == sandboxHash("b") {
+		t.Error("the base image does not change the hash")
+	}
+	if NodeRef() == nodeRefFor(UpstreamDebianBase) {
+		t.Error("the node ref ignores its base")
+	}
+}
+
+func TestHashCoversRecipeFiles(t *testing.T) {
+	with := hashOf([]string{"x"}, "sandbox")
+	without := hashOf([]string{"x"})
+	if with == without {
+		t.Error("embedded recipe files do not enter the hash")
+	}
+	if hashOf([]string{"ab", "c"}) == hashOf([]string{"a", "bc"}) {
+		t.Error("hash parts are not delimited")
+	}
+	for _, name := range []string{"sandbox/Dockerfile", "sandbox/labctl.sh", "node/node-base.Dockerfile", "node/kube-proxy.Dockerfile",
+		"node/iptables-wrapper", "node/files/etc/cni/net.d/10-labctl.conflist", "node/pause/main.go"} {
+		if _, err := recipes.ReadFile(name); err != nil {
+			t.Errorf("recipe %s not embedded: %v", name, err)
+		}
+	}
+}
+
+// The wrapper modules are separate modules; the versions labctl's code
+// names must be the ones they pin.
+func TestWrapperModulesPinTheVersions(t *testing.T) {
+	for _, g := range []goBuild{kubernetesBuild(), etcdBuild(), corednsBuild()} {
+		dir := filepath.Join(".", strings.TrimPrefix(g.dir, "images/"))
+		if _, err := g.key(dir); err != nil {
+			t.Errorf("%s: %v", g.name, err)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(string(data), "module github.com/labctl/labctl") {
+			t.Errorf("%s must be its own module", dir)
+		}
+	}
+	gomod, err := os.ReadFile("node/build/kubernetes/go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	staging := regexp.MustCompile(`(?m)^\s+(k8s\.io/[a-z-]+) => (k8s\.io/[a-z-]+) (v\S+)$`).FindAllStringSubmatch(string(gomod), -1)
+	if len(staging) < 25 {
+		t.Errorf("only %d staging replaces in the Kubernetes wrapper", len(staging))
+	}
+	for _, m := range staging {
+		if m[1] != m[2] || m[3] != "v0.37.2" {
+			t.Errorf("staging module %s pinned to %s %s, want itself at v0.37.2", m[1], m[2], m[3])
+		}
+	}
+	bad := kubernetesBuild()
+	bad.requires[1] = "v1.99.0"
+	if _, err := bad.key("node/build/kubernetes"); err == nil || !strings.Contains(err.Error(), "v1.99.0") {
+		t.Errorf("a version mismatch is not reported: %v", err)
+	}
+}
+
+func TestKindVersionMatchesGoMod(t *testing.T) {
+	data, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !requires(string(data), "sigs.k8s.io/kind", kindVersion) {
+		t.Errorf("go.mod does not require sigs.k8s.io/kind %s; update kindVersion and UpstreamNodeImage", kindVersion)
+	}
+}
+
+func TestKubernetesLdflags(t *testing.T) {
+	got := kubernetesLdflags("v1.37.2")
+	for _, want := range []string{
+		"-X k8s.io/component-base/version.gitVersion=v1.37.2",
+		"-X k8s.io/component-base/version.gitMajor=1",
+		"-X k8s.io/component-base/version.gitMinor=37",
+		"-X k8s.io/client-go/pkg/version.gitVersion=v1.37.2",
+		"-X k8s.io/client-go/pkg/version.gitTreeState=clean",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("ldflags lack %q: %s", want, got)
+		}
+	}
+}
+
+func TestComponentsFor(t *testing.T) {
+	dirs := map[string]string{}
+	for _, n := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "coredns", "pause", "etcd"} {
+		dirs[n] = "/bin/" + n
+	}
+	list := []string{
+		"registry.k8s.io/kube-apiserver:v1.37.2", "registry.k8s.io/kube-controller-manager:v1.37.2",
+		"registry.k8s.io/kube-scheduler:v1.37.2", "registry.k8s.io/kube-proxy:v1.37.2",
+		"registry.k8s.io/coredns/coredns:v1.14.6", "registry.k8s.io/pause:3.10.2", "registry.k8s.io/etcd:3.7.0-0",
+	}
+	got, err := componentsFor(list, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]string{}
+	for _, c := range got {
+		paths[c.image] = c.path
+	}
+	if paths["registry.k8s.io/coredns/coredns:v1.14.6"] != "/coredns" || paths["registry.k8s.io/etcd:3.7.0-0"] != "/usr/local/bin/etcd" {
+		t.Errorf("paths = %v", paths)
+	}
+	wrong := append([]string(nil), list...)
+	wrong[6] = "registry.k8s.io/etcd:3.6.5-0"
+	if _, err := componentsFor(wrong, dirs); err == nil || !strings.Contains(err.Error(), "etcd:3.6.5-0") {
+		t.Errorf("an unexpected etcd version is not reported: %v", err)
+	}
+	if _, err := componentsFor(append(list, "registry.k8s.io/unknown:v1.37.2"), dirs); err == nil {
+		t.Error("an image labctl does not build is not reported")
+	}
+}
+
+func TestComponentDockerfile(t *testing.T) {
+	got := strings.Join(componentDockerfile("etcd", "/usr/local/bin/etcd"), "\n")
+	for _, want := range []string{"FROM scratch", "COPY etcd /usr/local/bin/etcd", `ENTRYPOINT ["/usr/local/bin/etcd"]`, "ENV PATH="} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Dockerfile lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestKindClusterConfig(t *testing.T) {
+	own := KindClusterConfig("labctl/node:v1.37.2-abc")
+	for _, want := range []string{"disableDefaultCNI: true", "image: labctl/node:v1.37.2-abc", "  failCgroupV1: false", "kind: KubeletConfiguration"} {
+		if !strings.Contains(own, want) {
+			t.Errorf("config lacks %q:\n%s", want, own)
+		}
+	}
+	if up := KindClusterConfig(UpstreamNodeImage); !strings.Contains(up, "disableDefaultCNI: false") {
+		t.Errorf("the upstream image brings kindnetd; config:\n%s", up)
+	}
+}
+
+func TestDebianMirror(t *testing.T) {
+	tests := []struct{ name, sources, want string }{
+		{"deb822", "Types: deb\n# comment\nURIs: http://mirror.example/debian\nSuites: bookworm\n", "http://mirror.example/debian"},
+		{"one line with options", "deb [arch=amd64 signed-by=/k.gpg] https://m.example/debian/ bookworm main\n", "https://m.example/debian"},
+		{"security only and others", "deb http://deb.debian.org/debian-security bookworm-security main\ndeb https://packages.example/apt stable main\n", defaultDebianMirror},
+		{"commented", "# deb http://x.example/debian bookworm main\n", defaultDebianMirror},
+		{"empty", "", defaultDebianMirror},
+	}
+	for _, tt := range tests {
+		if got := debianMirror(tt.sources); got != tt.want {
+			t.Errorf("%s: debianMirror = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestParseImageList(t *testing.T) {
+	out := NodeRef() + "\tsha256:1\t1.1GB\t2 hours ago\nlabctl/sandbox:old\t2\t200MB\t3 days ago\nnginx:1.27\t3\t180MB\t1 day ago\nbroken line\n"
+	got := parseImageList(out)
+	if len(got) != 2 {
+		t.Fatalf("parseImageList = %+v, want the two labctl images", got)
+	}
+	if !got[0].Current || got[1].Current {
+		t.Errorf("current marks wrong: %+v", got)
+	}
+}
+
+func TestCommandErrorCarriesOutput(t *testing.T) {
+	_, err := command{args: []string{"sh", "-c", "echo out; echo boom >&2; exit 3"}}.run(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("error = %v, want the output and status", err)
+	}
+	out, err := command{args: []string{"sh", "-c", "echo fine"}}.run(t.Context())
+	if err != nil || strings.TrimSpace(out) != "fine" {
+		t.Errorf("run = %q, %v", out, err)
+	}
+}
+
+func TestElapsed(t *testing.T) {
+	if got := elapsed(581e9); got != "9m41s" {
+		t.Errorf("elapsed = %s", got)
+	}
+	if got := elapsed(4.24e9); got != "4.2s" {
+		t.Errorf("elapsed = %s", got)
+	}
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// capNumbers maps capability names, as OCI specs spell them, to their bit in
+// a capability mask (linux/capability.h).
+var capNumbers = map[string]uint{
+	"CAP_CHOWN": 0, "CAP_DAC_OVERRIDE": 1, "CAP_DAC_READ_SEARCH": 2, "CAP_FOWNER": 3,
+	"CAP_FSETID": 4, "CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8,
+	"CAP_LINUX_IMMUTABLE": 9, "CAP_NET_BIND_SERVICE": 10, "CAP_NET_BROADCAST": 11,
+	"CAP_NET_ADMIN": 12, "CAP_NET_RAW": 13, "CAP_IPC_LOCK": 14, "CAP_IPC_OWNER": 15,
+	"CAP_SYS_MODULE": 16, "CAP_SYS_RAWIO": 17, "CAP_SYS_CHROOT": 18, "CAP_SYS_PTRACE": 19,
+	"CAP_SYS_PACCT": 20, "CAP_SYS_ADMIN": 21, "CAP_SYS_BOOT": 22, "CAP_SYS_NICE": 23,
+	"CAP_SYS_RESOURCE": 24, "CAP_SYS_TIME": 25, "CAP_SYS_TTY_CONFIG": 26, "CAP_MKNOD": 27,
+	"CAP_LEASE": 28, "CAP_AUDIT_WRITE": 29, "CAP_AUDIT_CONTROL": 30, "CAP_SETFCAP": 31,
+	"CAP_MAC_OVERRIDE": 32, "CAP_MAC_ADMIN": 33, "CAP_SYSLOG": 34, "CAP_WAKE_ALARM": 35,
+	"CAP_BLOCK_SUSPEND": 36, "CAP_AUDIT_READ": 37, "CAP_PERFMON": 38, "CAP_BPF": 39,
+	"CAP_CHECKPOINT_RESTORE": 40,
+}
+
+// parseCapBnd returns the CapBnd mask from the text of /proc/self/status.
+func parseCapBnd(status string) (uint64, error) {
+	for _, line := range strings.Split(status, "\n") {
+		value, ok := strings.CutPrefix(line, "CapBnd:")
+		if !ok {
+			continue
+		}
+		mask, err := strconv.ParseUint(strings.TrimSpace(value), 16, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parsing CapBnd %q: %w", strings.TrimSpace(value), err)
+		}
+		return mask, nil
+	}
+	return 0, errors.New("no CapBnd line in /proc/self/status")
+}
+
+// target names the JSON file runc will read capabilities from, and whether
+// the capabilities sit under "process" (a bundle's config.json) or at the top
+// level (an exec --process file).
+type target struct {
+	path      string
+	isProcess bool
+}
+
+// runcGlobalValueFlags are runc's global flags that take a separate value.
+var runcGlobalValueFlags = map[string]bool{
+	"--root": true, "--log": true, "--log-format": true, "--criu": true, "--rootless": true,
+}
+
+// specTarget finds the spec file of a runc command line (without argv[0]):
+// the bundle's config.json for create and run (the bundle defaults to the
+// working directory), the --process file for exec, nothing otherwise.
+func specTarget(args []string) target {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i], "-") {
+		if runcGlobalValueFlags[args[i]] {
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return target{}
+	}
+	command, rest := args[i], args[i+1:]
+	switch command {
+	case "create", "run":
+		bundle := flagValue(rest, "--bundle", "-b")
+		if bundle == "" {
+			bundle = "."
+		}
+		return target{path: filepath.Join(bundle, "config.json"), isProcess: false}
+	case "exec":
+		if p := flagValue(rest, "--process", "-p"); p != "" {
+			return target{path: p, isProcess: true}
+		}
+	}
+	return target{}
+}
+
+// flagValue returns the value of a flag given as "--name v", "--name=v",
+// "-n v" or "-n=v", or "".
+func flagValue(args []string, long, short string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		for _, name := range []string{long, short} {
+			if a == name && i+1 < len(args) {
+				return args[i+1]
+			}
+			if v, ok := strings.CutPrefix(a, name+"="); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// filterFile rewrites the spec at t.path without the capabilities bounding
+// does not hold. A file with nothing to remove is left untouched.
+func filterFile(t target, bounding uint64) error {
+	data, err := os.ReadFile(t.path)
+	if err != nil {
+		return fmt.Errorf("reading spec: %w", err)
+	}
+	out, changed, err := filterSpec(data, t.isProcess, bounding)
+	if err != nil {
+		return fmt.Errorf("filtering %s: %w", t.path, err)
+	}
+	if !changed {
+		return nil
+	}
+	info, err := os.Stat(t.path)
+	if err != nil {
+		return fmt.Errorf("reading spec: %w", err)
+	}
+	tmp := t.path + ".capfilter"
+	if err := os.WriteFile(tmp, out, info.Mode().Perm()); err != nil {
+		return fmt.Errorf("writing filtered spec: %w", err)
+	}
+	if err := os.Rename(tmp, t.path); err != nil {
+		return fmt.Errorf("replacing spec: %w", err)
+	}
+	return nil
+}
+
+// filterSpec removes from every capability set in spec the capabilities
+// whose bit is clear in bounding. Unknown capability names are kept. It
+// reports whether anything was removed; every other field is preserved.
+func filterSpec(spec []byte, isProcess bool, bounding uint64) ([]byte, bool, error) {
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(spec))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, false, fmt.Errorf("decoding spec: %w", err)
+	}
+	process := doc
+	if !isProcess {
+		p, ok := doc["process"].(map[string]any)
+		if !ok {
+			return spec, false, nil
+		}
+		process = p
+	}
+	caps, ok := process["capabilities"].(map[string]any)
+	if !ok {
+		return spec, false, nil
+	}
+	changed := false
+	for set, v := range caps {
+		list, ok := v.([]any)
+		if !ok {
+			continue
+		}
+		kept := make([]any, 0, len(list))
+		for _, item := range list {
+			name, _ := item.(string)
+			if bit, known := capNumbers[name]; known && bounding&(1<<bit) == 0 {
+				changed = true
+				continue
+			}
+			kept = append(kept, item)
+		}
+		caps[set] = kept
+	}
+	if !changed {
+		return spec, false, nil
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, false, fmt.Errorf("encoding spec: %w", err)
+	}
+	return out, true, nil
+}
+
+// findRunc returns the runc to execute: override when set, else the first
+// runc on path that is not this program itself.
+func findRunc(override, path, self string) (string, error) {
+	if override != "" {
+		return override, nil
+	}
+	var selves []os.FileInfo
+	if info, err := os.Stat(self); err == nil {
+		selves = append(selves, info)
+	}
+	if exe, err := os.Executable(); err == nil {
+		if info, err := os.Stat(exe); err == nil {
+			selves = append(selves, info)
+		}
+	}
+	dirs := append(filepath.SplitList(path), "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+	for _, dir := range dirs {
+		if dir == "" {
+			continue
+		}
+		candidate := filepath.Join(dir, "runc")
+		info, err := os.Stat(candidate)
+		if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+			continue
+		}
+		if isAny(info, selves) {
+			continue
+		}
+		return candidate, nil
+	}
+	return "", errors.New("runc not found on PATH (install runc or set LABCTL_RUNC to its path)")
+}
+
+func isAny(info os.FileInfo, files []os.FileInfo) bool {
+	for _, f := range files {
+		if os.SameFile(info, f) {
+			return true
+		}
+	}
+	return false
+}

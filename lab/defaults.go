@@ -1,0 +1,84 @@
+package lab
+
+import "time"
+
+// Defaults written into a lab by Default.
+const (
+	DefaultProvider     = "kind"
+	DefaultWorkDir      = "/root"
+	DefaultFixturesDir  = "/opt/lab/fixtures"
+	DefaultLanguage     = "en"
+	DefaultCheckTimeout = 10 * time.Second
+	DefaultPoints       = 1
+	DefaultMessageWhich = "last"
+	DefaultCommandDir   = "/"
+)
+
+// Default fills in every field left unset that has a default, so code using
+// a Lab never has to: the cluster provider, the sandbox's directories, the
+// language, each check's timeout and points, exists: true on file, git,
+// kube and field checks, message.which, and a command's exit code and
+// directory. Parse and Load call it; call it on a Lab built in Go before
+// Validate.
+func (l *Lab) Default() {
+	setString(&l.Cluster.Provider, DefaultProvider)
+	setString(&l.Sandbox.WorkDir, DefaultWorkDir)
+	setString(&l.Sandbox.Fixtures, DefaultFixturesDir)
+	setString(&l.Metadata.Language, DefaultLanguage)
+	for i := range l.Steps {
+		for j := range l.Steps[i].Checks {
+			l.Steps[i].Checks[j].Default()
+		}
+	}
+}
+
+// Default fills in a check's unset fields (see Lab.Default).
+func (c *Check) Default() {
+	if c.Timeout.Duration == 0 {
+		c.Timeout.Duration = DefaultCheckTimeout
+	}
+	if c.Points == 0 {
+		c.Points = DefaultPoints
+	}
+	if f := c.File; f != nil {
+		setTrue(&f.Exists)
+		if f.Field != nil {
+			setTrue(&f.Field.Exists)
+		}
+	}
+	if g := c.Git; g != nil {
+		setTrue(&g.Exists)
+		if g.Message != nil {
+			setString(&g.Message.Which, DefaultMessageWhich)
+		}
+		if g.Field != nil {
+			setTrue(&g.Field.Exists)
+		}
+	}
+	if k := c.Kube; k != nil {
+		setTrue(&k.Exists)
+		if k.Field != nil {
+			setTrue(&k.Field.Exists)
+		}
+	}
+	if cmd := c.Command; cmd != nil {
+		if cmd.ExitCode == nil {
+			zero := 0
+			cmd.ExitCode = &zero
+		}
+		setString(&cmd.Dir, DefaultCommandDir)
+	}
+}
+
+func setString(s *string, def string) {
+	if *s == "" {
+		*s = def
+	}
+}
+
+func setTrue(b **bool) {
+	if *b == nil {
+		t := true
+		*b = &t
+	}
+}

@@ -1,0 +1,179 @@
+package lab
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+)
+
+// Warning is a problem in a valid lab file that makes the lab worse to
+// take but not impossible: a check reading a path the instructions never
+// mention, a step without mistake scripts. Line and Column are 1-based;
+// zero means unknown.
+type Warning struct {
+	File   string
+	Line   int
+	Column int
+	// Path names the field, e.g. steps[3].checks[1].file.path.
+	Path string
+	Msg  string
+}
+
+// String formats the warning as file:line:column: warning: path: message.
+func (w Warning) String() string {
+	var b strings.Builder
+	if w.File != "" {
+		b.WriteString(w.File + ":")
+	}
+	if w.Line > 0 {
+		fmt.Fprintf(&b, "%d:", w.Line)
+		if w.Column > 0 {
+			fmt.Fprintf(&b, "%d:", w.Column)
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteString(" ")
+	}
+	b.WriteString("warning: ")
+	if w.Path != "" {
+		b.WriteString(w.Path + ": ")
+	}
+	b.WriteString(w.Msg)
+	return b.String()
+}
+
+// Lint returns the warnings of a lab that loaded without errors, in the
+// order of the file:
+//
+//   - every path a check reads (file.path, file.notInside, git.repo), and
+//     every namespace and object name a kube check reads, should be
+//     mentioned in the instructions of the check's step or an earlier
+//     step, or in the lab's goal; otherwise the learner has to guess it;
+//   - every step should have mistake scripts, so that labctl test proves
+//     its checks catch a wrong solution.
+//
+// A path counts as mentioned when it is written whole, or when one of its
+// parent directories is written and so is the rest of it (a repository,
+// then apps/web/deployment.yaml relative to it).
+func (l *Lab) Lint() []Warning {
+	var ws []Warning
+	add := func(p, format string, args ...any) {
+		w := Warning{Path: p, Msg: fmt.Sprintf(format, args...)}
+		if file, line, col, ok := l.Position(p); ok {
+			w.File, w.Line, w.Column = file, line, col
+		}
+		ws = append(ws, w)
+	}
+	texts := []string{l.Metadata.Goal}
+	for i := range l.Steps {
+		s := &l.Steps[i]
+		sp := joinIndex("steps", i)
+		texts = append(texts, s.Instructions)
+		seen := map[string]bool{}
+		for j := range s.Checks {
+			c := &s.Checks[j]
+			cp := joinIndex(sp+".checks", j)
+			for _, r := range checkReads(c) {
+				if r.value == "" || seen[r.what+" "+r.value] {
+					continue
+				}
+				seen[r.what+" "+r.value] = true
+				mentioned := mentionsName(texts, r.value)
+				if r.isPath {
+					mentioned = mentionsPath(texts, r.value)
+				}
+				if !mentioned {
+					add(cp+"."+r.field, "check %q reads %s %s, which neither the instructions of step %q or an earlier step nor the lab's goal mention; name it there so the learner need not guess",
+						c.Name, r.what, r.value, s.ID)
+				}
+			}
+		}
+		if len(s.Mistakes) == 0 {
+			add(sp+".id", "step %q has no mistakes; add a known wrong solution with the checks that must catch it, so that labctl test proves they do", s.ID)
+		}
+	}
+	sort.SliceStable(ws, func(i, j int) bool {
+		a, b := ws[i], ws[j]
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+	return ws
+}
+
+// read is one thing a check reads that the learner must be told about.
+type read struct {
+	field, what, value string
+	isPath             bool
+}
+
+func checkReads(c *Check) []read {
+	var rs []read
+	switch {
+	case c.File != nil:
+		rs = append(rs, read{"file.path", "path", c.File.Path, true})
+		if c.File.NotInside != "" {
+			rs = append(rs, read{"file.notInside", "path", c.File.NotInside, true})
+		}
+	case c.Git != nil:
+		rs = append(rs, read{"git.repo", "repository", c.Git.Repo, true})
+	case c.Kube != nil:
+		if c.Kube.Namespace != "" {
+			rs = append(rs, read{"kube.namespace", "namespace", c.Kube.Namespace, false})
+		}
+		rs = append(rs, read{"kube.name", c.Kube.Kind, c.Kube.Name, false})
+	}
+	return rs
+}
+
+// mentionsPath reports whether the texts name p whole, or name one of its
+// parent directories (other than /) and the rest of p.
+func mentionsPath(texts []string, p string) bool {
+	p = path.Clean(p)
+	if mentionsName(texts, p) {
+		return true
+	}
+	for dir := path.Dir(p); dir != "/" && dir != "."; dir = path.Dir(dir) {
+		if mentionsName(texts, dir) && mentionsName(texts, strings.TrimPrefix(p, dir+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// mentionsName reports whether some text holds name as a whole word: not
+// preceded or followed by a letter, digit, '_' or '-' (a '/' may follow,
+// so a directory written as dir/ counts, and a '.' that ends a sentence).
+func mentionsName(texts []string, name string) bool {
+	for _, t := range texts {
+		for off := 0; ; {
+			i := strings.Index(t[off:], name)
+			if i < 0 {
+				break
+			}
+			start, end := off+i, off+i+len(name)
+			if (start == 0 || !nameByte(t[start-1])) && endsWord(t, end) {
+				return true
+			}
+			off = start + 1
+		}
+	}
+	return false
+}
+
+func endsWord(t string, end int) bool {
+	switch {
+	case end == len(t):
+		return true
+	case t[end] == '.':
+		return end+1 == len(t) || !nameByte(t[end+1])
+	}
+	return !nameByte(t[end])
+}
+
+// nameByte reports whether c can be part of a file or object name.
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}

@@ -1,0 +1,129 @@
+package lab
+
+import (
+	"strings"
+	"testing"
+)
+
+// lintLab is a lab file with one placeholder, %s, for the second step's
+// instructions.
+const lintLab = `apiVersion: labctl.dev/v1alpha1
+kind: Lab
+metadata:
+  name: lint
+  goal: Keep everything in /srv/goal.
+steps:
+  - id: first
+    title: First
+    instructions: Make a repository at /root/repo and commit README.md.
+    checks:
+      - name: repo
+        git: {repo: /root/repo}
+    solve: git init /root/repo
+    mistakes:
+      - name: none
+        script: "true"
+        fails: [repo]
+  - id: second
+    title: Second
+    instructions: %s
+    checks:
+      - name: manifest
+        file: {path: /root/repo/apps/web/deployment.yaml, notInside: /srv/goal}
+      - name: app
+        kube: {apiVersion: apps/v1, kind: Deployment, namespace: team-a, name: web}
+    solve: "true"
+    mistakes:
+      - name: none
+        script: "true"
+        fails: [manifest]
+`
+
+func lint(t *testing.T, instructions string) []Warning {
+	t.Helper()
+	l, err := Parse("lab.yaml", []byte(strings.Replace(lintLab, "%s", instructions, 1)))
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	return l.Lint()
+}
+
+func TestLintMentions(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		instructions string
+		want         []string // fields warned about
+	}{
+		{"everything named whole", "Write /root/repo/apps/web/deployment.yaml; Deployment web in namespace team-a.", nil},
+		{"parent directory then the rest", "Copy deployment.yaml into `/root/repo/apps/web/`, apply Deployment `web` to `team-a`.", nil},
+		{"repository then a relative path", "Add apps/web/deployment.yaml to the repository; Deployment web, namespace team-a.", nil},
+		{"nothing named", "Deploy it.", []string{"steps[1].checks[0].file.path", "steps[1].checks[1].kube.namespace", "steps[1].checks[1].kube.name"}},
+		{"a longer word is not the name", "Write /root/repo/apps/site/deployment.yaml.bak; Deployment webapp in team-ab.",
+			[]string{"steps[1].checks[0].file.path", "steps[1].checks[1].kube.namespace", "steps[1].checks[1].kube.name"}},
+		{"a sentence's full stop ends the name", "Deployment web in team-a. Write /root/repo/apps/web/deployment.yaml.", nil},
+		{"only a later step may not count", "Deployment web in team-a; a file under /root/other.", []string{"steps[1].checks[0].file.path"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, w := range lint(t, tc.instructions) {
+				got = append(got, w.Path)
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("warnings at %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLintPositionAndFormat(t *testing.T) {
+	ws := lint(t, "Deploy it.")
+	if len(ws) == 0 {
+		t.Fatal("no warnings")
+	}
+	w := ws[0]
+	if w.File != "lab.yaml" || w.Line != 23 || w.Column != 22 {
+		t.Errorf("warning at %s:%d:%d, want lab.yaml:23:22", w.File, w.Line, w.Column)
+	}
+	want := `lab.yaml:23:22: warning: steps[1].checks[0].file.path: check "manifest" reads path /root/repo/apps/web/deployment.yaml, which neither`
+	if !strings.HasPrefix(w.String(), want) {
+		t.Errorf("String() = %q, want it to start %q", w.String(), want)
+	}
+	if s := (Warning{Msg: "m"}).String(); s != "warning: m" {
+		t.Errorf("a warning without position reads %q", s)
+	}
+}
+
+func TestLintStepWithoutMistakes(t *testing.T) {
+	src := strings.Replace(lintLab, "%s", "Write /root/repo/apps/web/deployment.yaml; Deployment web, team-a.", 1)
+	src = src[:strings.LastIndex(src, "    mistakes:")]
+	l, err := Parse("lab.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := l.Lint()
+	if len(ws) != 1 || ws[0].Path != "steps[1].id" || !strings.Contains(ws[0].Msg, `step "second" has no mistakes`) {
+		t.Errorf("warnings %v, want one about step second's mistakes", ws)
+	}
+}
+
+func TestShippedLabLintsClean(t *testing.T) {
+	l, err := Load("../lab.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range l.Lint() {
+		t.Errorf("%s", w)
+	}
+}
+
+func BenchmarkLintShippedLab(b *testing.B) {
+	l, err := Load("../lab.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if ws := l.Lint(); len(ws) != 0 {
+			b.Fatal(ws)
+		}
+	}
+}

@@ -1,0 +1,473 @@
+package lab
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// Limits on names (which become Kubernetes and Docker object names), exit
+// codes and language tags.
+const (
+	maxLabNameLen     = 40
+	maxDNSLabelLen    = 63
+	maxIdentLen       = 63
+	maxExitCode       = 255
+	maxLanguageTagLen = 35
+)
+
+var (
+	dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	identRE    = regexp.MustCompile(`^[a-z0-9-]+$`)
+	languageRE = regexp.MustCompile(`^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$`)
+)
+
+// isDNSLabel reports whether s is an RFC 1123 label of at most maxLen characters.
+func isDNSLabel(s string, maxLen int) bool {
+	return len(s) <= maxLen && dnsLabelRE.MatchString(s)
+}
+
+// Validate checks a defaulted Lab against every rule of the lab file API and
+// returns all problems as Errors, or nil.
+func (l *Lab) Validate() error { return l.validate().orNil() }
+
+// validator collects problems, each placed at its field's position.
+type validator struct {
+	src  *source
+	errs Errors
+}
+
+func (v *validator) add(p, format string, args ...any) {
+	e := Error{Path: p, Msg: fmt.Sprintf(format, args...)}
+	if v.src != nil {
+		if v.src.decodeFailedAt(p) {
+			return
+		}
+		pos := v.src.lookup(p)
+		e.File, e.Line, e.Column = v.src.file, pos.line, pos.column
+	}
+	v.errs = append(v.errs, e)
+}
+
+// decodeFailedAt reports whether p, a field holding it, or an element of
+// the list p failed to decode (and so was reported already).
+func (s *source) decodeFailedAt(p string) bool {
+	for q := p; ; q = parentPath(q) {
+		if s.bad[q] {
+			return true
+		}
+		if q == "" {
+			break
+		}
+	}
+	return s.badElems[p]
+}
+
+// line returns where path was written, for "first at line N" messages.
+func (v *validator) line(p string) string {
+	if v.src == nil {
+		return p
+	}
+	return fmt.Sprintf("line %d", v.src.lookup(p).line)
+}
+
+func (l *Lab) validate() Errors {
+	v := &validator{src: l.src}
+	switch l.APIVersion {
+	case APIVersion:
+	case "":
+		v.add("apiVersion", "missing; a lab file starts with apiVersion: %s", APIVersion)
+	default:
+		v.add("apiVersion", "%q is not supported; this labctl reads apiVersion: %s", l.APIVersion, APIVersion)
+	}
+	switch l.Kind {
+	case Kind:
+	case "":
+		v.add("kind", "missing; write kind: %s", Kind)
+	default:
+		v.add("kind", "%q is not a lab; write kind: %s", l.Kind, Kind)
+	}
+	v.metadata(&l.Metadata)
+	v.cluster(&l.Cluster)
+	v.absolute("sandbox.workDir", l.Sandbox.WorkDir)
+	v.absolute("sandbox.fixtures", l.Sandbox.Fixtures)
+	v.rules("access.rules", l.Access.Rules)
+	v.rules("access.clusterRules", l.Access.ClusterRules)
+	if len(l.Steps) == 0 {
+		v.add("steps", "a lab needs at least one step")
+	}
+	firstStep := map[string]string{}
+	for i := range l.Steps {
+		p := joinIndex("steps", i)
+		s := &l.Steps[i]
+		if s.ID != "" {
+			if first, dup := firstStep[s.ID]; dup {
+				v.add(p+".id", "step id %q is used twice (first at %s); step ids must be unique", s.ID, v.line(first))
+			} else {
+				firstStep[s.ID] = p + ".id"
+			}
+		}
+		v.step(p, s)
+	}
+	return v.errs
+}
+
+func (v *validator) metadata(m *Metadata) {
+	switch {
+	case m.Name == "":
+		v.add("metadata.name", "missing; name the lab with a DNS label such as gitops-drift")
+	case len(m.Name) > maxLabNameLen:
+		v.add("metadata.name", "%q is %d characters; use at most %d", m.Name, len(m.Name), maxLabNameLen)
+	case !dnsLabelRE.MatchString(m.Name):
+		v.add("metadata.name", "%q is not a DNS label: use lower-case letters, digits and '-', starting and ending with a letter or digit", m.Name)
+	}
+	if len(m.Language) > maxLanguageTagLen || !languageRE.MatchString(m.Language) {
+		v.add("metadata.language", "%q is not a BCP 47 language tag such as en, ja or pt-BR", m.Language)
+	}
+}
+
+func (v *validator) cluster(c *Cluster) {
+	if c.Provider != DefaultProvider {
+		v.add("cluster.provider", "%q is not supported; the only provider is %q", c.Provider, DefaultProvider)
+	}
+	first := map[string]string{}
+	for i, ns := range c.Namespaces {
+		p := joinIndex("cluster.namespaces", i)
+		if !isDNSLabel(ns, maxDNSLabelLen) {
+			v.add(p, "%q is not a DNS label: use at most %d lower-case letters, digits and '-'", ns, maxDNSLabelLen)
+			continue
+		}
+		if f, dup := first[ns]; dup {
+			v.add(p, "namespace %q is listed twice (first at %s)", ns, v.line(f))
+			continue
+		}
+		first[ns] = p
+	}
+}
+
+func (v *validator) rules(p string, rules []PolicyRule) {
+	for i, r := range rules {
+		if len(r.Verbs) == 0 {
+			v.add(joinIndex(p, i)+".verbs", "a rule needs at least one verb, e.g. [get, list, watch]")
+		}
+	}
+}
+
+// absolute requires an absolute path inside the sandbox.
+func (v *validator) absolute(p, value string) {
+	if !path.IsAbs(value) {
+		v.add(p, "%q must be an absolute path (starting with /)", value)
+	}
+}
+
+// ident requires a name of lower-case letters, digits and '-'.
+func (v *validator) ident(p, what, value string) bool {
+	switch {
+	case value == "":
+		v.add(p, "missing; give the %s a name of lower-case letters, digits and '-'", what)
+	case len(value) > maxIdentLen || !identRE.MatchString(value):
+		v.add(p, "%s %q may hold only lower-case letters, digits and '-' (at most %d)", what, value, maxIdentLen)
+	default:
+		return true
+	}
+	return false
+}
+
+func (v *validator) step(p string, s *Step) {
+	v.ident(p+".id", "step", s.ID)
+	if strings.TrimSpace(s.Title) == "" {
+		v.add(p+".title", "missing; give the step a title")
+	}
+	if strings.TrimSpace(s.Instructions) == "" {
+		v.add(p+".instructions", "missing; tell the learner what to do")
+	}
+	if strings.TrimSpace(s.Solve) == "" {
+		v.add(p+".solve", "missing; write the bash script a correct learner would run, so labctl test can prove the step is solvable")
+	}
+	if len(s.Checks) == 0 {
+		v.add(p+".checks", "a step needs at least one check")
+	}
+	checks := map[string]string{}
+	for i := range s.Checks {
+		cp := joinIndex(p+".checks", i)
+		c := &s.Checks[i]
+		if v.ident(cp+".name", "check", c.Name) {
+			if first, dup := checks[c.Name]; dup {
+				v.add(cp+".name", "check name %q is used twice in this step (first at %s)", c.Name, v.line(first))
+			} else {
+				checks[c.Name] = cp + ".name"
+			}
+		}
+		v.check(cp, c)
+	}
+	mistakes := map[string]string{}
+	for i, m := range s.Mistakes {
+		mp := joinIndex(p+".mistakes", i)
+		if v.ident(mp+".name", "mistake", m.Name) {
+			if first, dup := mistakes[m.Name]; dup {
+				v.add(mp+".name", "mistake name %q is used twice in this step (first at %s)", m.Name, v.line(first))
+			} else {
+				mistakes[m.Name] = mp + ".name"
+			}
+		}
+		if strings.TrimSpace(m.Script) == "" {
+			v.add(mp+".script", "missing; write the bash script that makes this mistake")
+		}
+		if len(m.Fails) == 0 {
+			v.add(mp+".fails", "name at least one check of this step that must catch the mistake")
+		}
+		named := map[string]bool{}
+		for j, name := range m.Fails {
+			fp := joinIndex(mp+".fails", j)
+			switch {
+			case named[name]:
+				v.add(fp, "check %q is named twice", name)
+			case checks[name] == "":
+				v.add(fp, "step %q has no check %q; it has %s", s.ID, name, listNames(checks))
+			}
+			named[name] = true
+		}
+	}
+}
+
+// listNames quotes the keys of m, sorted, for messages.
+func listNames(m map[string]string) string {
+	if len(m) == 0 {
+		return "no checks"
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, fmt.Sprintf("%q", k))
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+func (v *validator) check(p string, c *Check) {
+	if c.Timeout.Duration <= 0 {
+		v.add(p+".timeout", "%s must be positive", c.Timeout.Duration)
+	}
+	if c.Points < 0 {
+		v.add(p+".points", "%d is negative; a check is worth 0 or more points", c.Points)
+	}
+	var kinds []string
+	if c.File != nil {
+		kinds = append(kinds, "file")
+		v.fileCheck(p+".file", c.File)
+	}
+	if c.Git != nil {
+		kinds = append(kinds, "git")
+		v.gitCheck(p+".git", c.Git)
+	}
+	if c.Kube != nil {
+		kinds = append(kinds, "kube")
+		v.kubeCheck(p+".kube", c.Kube)
+	}
+	if c.Command != nil {
+		kinds = append(kinds, "command")
+		v.commandCheck(p+".command", c.Command)
+	}
+	switch len(kinds) {
+	case 1:
+	case 0:
+		v.add(p, "a check needs exactly one of file, git, kube or command")
+	default:
+		v.add(p, "a check has exactly one of file, git, kube or command, found %s; split it into several checks", strings.Join(kinds, " and "))
+	}
+}
+
+func (v *validator) fileCheck(p string, f *FileCheck) {
+	v.absolute(p+".path", f.Path)
+	if f.NotInside != "" {
+		v.absolute(p+".notInside", f.NotInside)
+	}
+	v.enum(p+".type", f.Type, "file", "dir")
+	v.value(p+".equals", f.Equals)
+	for i, re := range f.Matches {
+		v.regex(joinIndex(p+".matches", i), re)
+	}
+	for i, re := range f.NotMatches {
+		v.regex(joinIndex(p+".notMatches", i), re)
+	}
+	v.rangeOf(p+".lines", f.Lines)
+	if s := f.Script; s != nil {
+		if _, ok := unicode.Scripts[s.Name]; !ok {
+			v.add(p+".script.name", "%q is not a Unicode script name%s", s.Name, suggestScript(s.Name))
+		}
+		if !(s.Min > 0 && s.Min <= 1) {
+			v.add(p+".script.min", "%v must be a share in (0, 1], e.g. 0.6 for 60%%", s.Min)
+		}
+	}
+	if f.Field != nil {
+		v.fieldAssert(p+".field", f.Field)
+	}
+}
+
+// suggestScript names a Unicode script that differs from name only in case.
+func suggestScript(name string) string {
+	for s := range unicode.Scripts {
+		if strings.EqualFold(s, name) {
+			return fmt.Sprintf("; did you mean %q?", s)
+		}
+	}
+	return " such as Latin, Han, Hangul, Hiragana, Katakana, Cyrillic"
+}
+
+func (v *validator) gitCheck(p string, g *GitCheck) {
+	v.absolute(p+".repo", g.Repo)
+	for i, key := range g.Config {
+		if section, name, ok := strings.Cut(key, "."); !ok || section == "" || name == "" {
+			v.add(joinIndex(p+".config", i), "%q is not a git config key such as user.name", key)
+		}
+	}
+	v.rangeOf(p+".commits", g.Commits)
+	for i, t := range g.Tracked {
+		if err := checkRepoFile(t); err != nil {
+			v.add(joinIndex(p+".tracked", i), "%v", err)
+		}
+	}
+	if m := g.Message; m != nil {
+		v.enum(p+".message.which", m.Which, "last", "first", "any", "all")
+		v.regex(p+".message.matches", m.Matches)
+		if m.MinLength < 0 {
+			v.add(p+".message.minLength", "%d is negative", m.MinLength)
+		}
+		if m.Touching != "" {
+			if err := checkRepoFile(m.Touching); err != nil {
+				v.add(p+".message.touching", "%v", err)
+			}
+		}
+	}
+	if f := g.Field; f != nil {
+		if f.File == "" {
+			v.add(p+".field.file", "missing; name the file in the repository, e.g. apps/web/deployment.yaml")
+		} else if err := checkRepoFile(f.File); err != nil {
+			v.add(p+".field.file", "%v", err)
+		}
+		v.fieldAssert(p+".field", &f.FieldAssert)
+	}
+}
+
+func (v *validator) kubeCheck(p string, k *KubeCheck) {
+	if k.APIVersion == "" {
+		v.add(p+".apiVersion", "missing; e.g. apps/v1 or v1")
+	}
+	if k.Kind == "" {
+		v.add(p+".kind", "missing; e.g. Deployment")
+	}
+	if k.Name == "" {
+		v.add(p+".name", "missing; name the object to read")
+	}
+	if k.Namespace != "" && !isDNSLabel(k.Namespace, maxDNSLabelLen) {
+		v.add(p+".namespace", "%q is not a DNS label", k.Namespace)
+	}
+	for key := range k.Labels {
+		if key == "" {
+			v.add(p+".labels", "a label key is empty")
+		}
+	}
+	if k.Field != nil {
+		v.fieldAssert(p+".field", k.Field)
+	}
+}
+
+func (v *validator) commandCheck(p string, c *CommandCheck) {
+	if len(c.Run) == 0 || c.Run[0] == "" {
+		v.add(p+".run", "missing; name the program and its arguments, e.g. [test, -s, /root/notes.txt]")
+	}
+	v.absolute(p+".dir", c.Dir)
+	if c.ExitCode != nil && (*c.ExitCode < 0 || *c.ExitCode > maxExitCode) {
+		v.add(p+".exitCode", "%d is not an exit code (0 to %d)", *c.ExitCode, maxExitCode)
+	}
+	v.regex(p+".stdout", c.Stdout)
+}
+
+func (v *validator) fieldAssert(p string, f *FieldAssert) {
+	if f.Path == "" {
+		v.add(p+".path", "missing; e.g. spec.replicas or metadata.labels[\"app\"]")
+	} else if _, err := ParsePath(f.Path); err != nil {
+		v.add(p+".path", "%v", err)
+	}
+	v.enum(p+".format", f.Format, "json", "yaml")
+	a := &f.Assert
+	v.value(p+".equals", a.Equals)
+	v.value(p+".notEquals", a.NotEquals)
+	v.value(p+".gte", a.GTE)
+	v.value(p+".lte", a.LTE)
+	v.value(p+".subsetOf", a.SubsetOf)
+	v.regex(p+".matches", a.Matches)
+	v.regex(p+".notMatches", a.NotMatches)
+	v.enum(p+".type", a.Type, "string", "number", "integer", "boolean", "object", "array", "null")
+	for _, bound := range []struct {
+		name string
+		val  *Value
+	}{{"gte", a.GTE}, {"lte", a.LTE}} {
+		if bound.val == nil || bound.val.IsRef() {
+			continue
+		}
+		switch bound.val.Literal.(type) {
+		case int, int64, uint64, float64:
+		default:
+			v.add(p+"."+bound.name, "%s compares numbers; found %v", bound.name, bound.val.Literal)
+		}
+	}
+	if a.SubsetOf != nil && !a.SubsetOf.IsRef() {
+		if _, ok := a.SubsetOf.Literal.(map[string]any); !ok {
+			v.add(p+".subsetOf", "expected a mapping of the entries the object must contain")
+		}
+	}
+}
+
+// value checks a reference's syntax; literals are always valid.
+func (v *validator) value(p string, val *Value) {
+	if val == nil || !val.IsRef() {
+		return
+	}
+	if _, err := ParseRef(val.Ref); err != nil {
+		v.add(p+".ref", "%v", err)
+	}
+}
+
+// regex requires an RE2 regular expression, when set.
+func (v *validator) regex(p, re string) {
+	if re == "" {
+		return
+	}
+	if _, err := regexp.Compile(re); err != nil {
+		v.add(p, "not a valid regular expression (RE2 syntax): %v", err)
+	}
+}
+
+// enum requires value to be empty or one of allowed.
+func (v *validator) enum(p, value string, allowed ...string) {
+	if value == "" {
+		return
+	}
+	for _, a := range allowed {
+		if value == a {
+			return
+		}
+	}
+	v.add(p, "%q is not one of %s", value, strings.Join(allowed, ", "))
+}
+
+func (v *validator) rangeOf(p string, r *Range) {
+	if r == nil {
+		return
+	}
+	if r.Min != nil && *r.Min < 0 {
+		v.add(p+".min", "%d is negative", *r.Min)
+	}
+	if r.Max != nil && *r.Max < 0 {
+		v.add(p+".max", "%d is negative", *r.Max)
+	}
+	if r.Min != nil && r.Max != nil && *r.Min > *r.Max {
+		v.add(p, "min %d is greater than max %d", *r.Min, *r.Max)
+	}
+	if r.Min == nil && r.Max == nil {
+		v.add(p, "set min, max or both")
+	}
+}

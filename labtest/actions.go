@@ -1,0 +1,187 @@
+package labtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/grading"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/reset"
+)
+
+// tailSize is how much of a failing script's output its failure keeps.
+const tailSize = 1500
+
+// script runs a script in the sandbox as the learner would; a script that
+// cannot run or exits non-zero is a failure of the phase.
+func (r *runner) script(ctx context.Context, p *Phase, s *lab.Step, name, script string) bool {
+	if strings.TrimSpace(script) == "" {
+		return true
+	}
+	var buf bytes.Buffer
+	w := io.Writer(&buf)
+	if r.o.ScriptOutput != nil {
+		w = io.MultiWriter(&buf, r.o.ScriptOutput)
+	}
+	code, err := r.env.RunScript(ctx, script, w, w)
+	switch {
+	case err != nil:
+		p.fail(s.ID, name, "", "could not run the script: "+err.Error())
+		r.stopped = true
+		return false
+	case code != 0:
+		p.fail(s.ID, name, "", fmt.Sprintf("the script exited with status %d%s", code, tail(buf.String())))
+		return false
+	}
+	return true
+}
+
+// tail formats the end of a script's output for a failure message.
+func tail(out string) string {
+	out = strings.TrimSpace(out)
+	if out == "" {
+		return ""
+	}
+	if len(out) > tailSize {
+		out = "…" + strings.ToValidUTF8(out[len(out)-tailSize:], "")
+	}
+	return ":\n" + out
+}
+
+// checks runs the step's checks in one round. A round that cannot run, or
+// answers for other checks than asked, stops the test: nothing after it
+// can be trusted.
+func (r *runner) checks(ctx context.Context, p *Phase, s *lab.Step) ([]checks.Result, bool) {
+	rs, err := runRound(ctx, r.env, s.Checks)
+	if err != nil {
+		p.fail(s.ID, p.Script, "", err.Error())
+		r.stopped = true
+		return nil, false
+	}
+	p.Checks = rs
+	return rs, true
+}
+
+// roundLimit bounds one checker round beyond the checks' own timeouts.
+const roundLimit = 10 * time.Minute
+
+func runRound(ctx context.Context, env Environment, cs []lab.Check) ([]checks.Result, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	d := time.Minute
+	for _, c := range cs {
+		if c.Timeout.Duration > 0 {
+			d += c.Timeout.Duration
+		} else {
+			d += checks.DefaultTimeout
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(d, roundLimit))
+	defer cancel()
+	rs, err := env.RunChecks(ctx, cs)
+	if err != nil {
+		return nil, fmt.Errorf("running the checks: %w", err)
+	}
+	if len(rs) != len(cs) {
+		return nil, fmt.Errorf("the checker answered %d results for %d checks", len(rs), len(cs))
+	}
+	for i := range rs {
+		if rs[i].Name != cs[i].Name {
+			return nil, fmt.Errorf("the checker answered result %q where check %q was expected", rs[i].Name, cs[i].Name)
+		}
+	}
+	return rs, nil
+}
+
+// resetTo brings the environment back to the start of step s the way
+// `labctl reset --to` does, and drops the backup of /root the reset made
+// (the test's sandbox holds nothing worth keeping).
+func (r *runner) resetTo(ctx context.Context, s *lab.Step, why string) {
+	r.phase(Phase{Step: s.ID, Kind: Reset}, fmt.Sprintf("%s: resetting to its start %s", r.stepTitle(s), why), func(p *Phase) {
+		r.reset(ctx, p, s.ID)
+	})
+}
+
+// reset runs reset.Run to step to ("" for the lab's start) and measures it.
+func (r *runner) reset(ctx context.Context, p *Phase, to string) {
+	began := r.o.Now()
+	res, err := reset.Run(ctx, r.env, reset.Options{
+		Lab:          r.o.Lab,
+		Store:        r.o.Store,
+		To:           to,
+		ScriptOutput: r.o.ScriptOutput,
+		Now:          r.o.Now,
+	})
+	r.rep.Resets++
+	r.rep.ResetTime += r.o.Now().Sub(began)
+	if res != nil && res.Backup != "" {
+		if rmErr := os.Remove(res.Backup); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
+			err = errors.Join(err, fmt.Errorf("removing the reset's backup: %w", rmErr))
+		}
+	}
+	if err == nil {
+		return
+	}
+	var se *reset.ScriptError
+	if errors.As(err, &se) {
+		p.fail(se.Step, se.Kind, "", fmt.Sprintf("replaying it in a reset: the script exited with status %d%s", se.Code, tail(se.Tail)))
+	} else {
+		p.fail(p.Step, "", "", "resetting: "+err.Error())
+	}
+	r.stopped = true
+}
+
+// grade runs every step's checks in one round, as `labctl grade` does;
+// every check must pass.
+func (r *runner) grade(ctx context.Context) {
+	r.phase(Phase{Kind: Grade}, "Grading the whole lab: 100 %", func(p *Phase) {
+		results, err := grading.RunAll(ctx, r.env, r.o.Lab)
+		if err != nil {
+			p.fail("", "", "", "grading: "+err.Error())
+			r.stopped = true
+			return
+		}
+		for _, s := range r.o.Lab.Steps {
+			rs := results[s.ID]
+			p.Checks = append(p.Checks, rs...)
+			for _, res := range rs {
+				r.rep.MaxScore += res.Points
+				if res.Status == checks.Pass {
+					r.rep.Score += res.Points
+				}
+			}
+			p.Failures = append(p.Failures, notPassing(s.ID, "", rs)...)
+		}
+		r.rep.Graded = true
+	})
+}
+
+// finalReset resets the whole lab and checks that the first step is not
+// complete any more.
+func (r *runner) finalReset(ctx context.Context) {
+	s := &r.o.Lab.Steps[0]
+	r.phase(Phase{Step: s.ID, Kind: FinalReset}, "Resetting the lab: step 1 fails again", func(p *Phase) {
+		r.reset(ctx, p, "")
+		if r.stopped {
+			return
+		}
+		rs, ok := r.checks(ctx, p, s)
+		if !ok {
+			return
+		}
+		p.Failures = append(p.Failures, errored(s.ID, "", rs)...)
+		if !s.PassesInitially && stepPassed(rs) {
+			p.Failures = append(p.Failures, Failure{Step: s.ID,
+				Message: "every check of the first step still passes after a reset, so the reset does not take the learner's work away " +
+					"(is some of it kept outside /root and the lab's namespaces?)"})
+		}
+	})
+}

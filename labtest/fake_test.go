@@ -1,0 +1,149 @@
+package labtest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/lab"
+)
+
+// fakeEnv is a lab environment in miniature. Its sandbox home holds paths,
+// its namespaces hold objects, and "outside" holds what neither a sandbox
+// nor a namespace reset removes. Scripts are lines of a tiny language:
+//
+//	touch PATH   create PATH in the home volume
+//	rm PATH      remove it
+//	apply NAME   create object NAME in the lab's namespace
+//	keep PATH    create PATH outside the home (survives every reset)
+//	flash PATH   create PATH that is gone once a checker round has seen it
+//	fail-if PATH stop with status 1 if PATH exists outside the home
+//	exit N       stop with status N
+//
+// File checks pass when their path exists (or, with exists: false, does
+// not); kube checks when their object exists; command checks cannot run.
+type fakeEnv struct {
+	home, cluster, outside, flash map[string]bool
+	// roundErr, when set, makes every checker round fail.
+	roundErr error
+	// log records what was done, in order: "script <first line>",
+	// "recreate-sandbox", "reset-namespaces", "backup", "checks".
+	log []string
+}
+
+func newFakeEnv() *fakeEnv {
+	return &fakeEnv{home: map[string]bool{}, cluster: map[string]bool{}, outside: map[string]bool{}, flash: map[string]bool{}}
+}
+
+func (f *fakeEnv) BackupHome(_ context.Context, w io.Writer) error {
+	f.log = append(f.log, "backup")
+	paths := make([]string, 0, len(f.home))
+	for p := range f.home {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	_, err := io.WriteString(w, strings.Join(paths, "\n"))
+	return err
+}
+
+func (f *fakeEnv) RecreateSandbox(context.Context) error {
+	f.log = append(f.log, "recreate-sandbox")
+	f.home = map[string]bool{}
+	f.flash = map[string]bool{}
+	return nil
+}
+
+func (f *fakeEnv) ResetNamespaces(context.Context) error {
+	f.log = append(f.log, "reset-namespaces")
+	f.cluster = map[string]bool{}
+	return nil
+}
+
+func (f *fakeEnv) RecreateCluster(ctx context.Context) error {
+	f.log = append(f.log, "recreate-cluster")
+	f.home, f.cluster, f.flash = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	return nil
+}
+
+func (f *fakeEnv) RunScript(_ context.Context, script string, stdout, stderr io.Writer) (int, error) {
+	first, _, _ := strings.Cut(strings.TrimSpace(script), "\n")
+	f.log = append(f.log, "script "+first)
+	for _, line := range strings.Split(script, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if len(fields) != 2 {
+			fmt.Fprintf(stderr, "bad line %q\n", line)
+			return 2, nil
+		}
+		cmd, arg := fields[0], fields[1]
+		fmt.Fprintf(stdout, "+ %s %s\n", cmd, arg)
+		switch cmd {
+		case "touch":
+			f.home[arg] = true
+		case "rm":
+			delete(f.home, arg)
+		case "apply":
+			f.cluster[arg] = true
+		case "keep":
+			f.outside[arg] = true
+		case "flash":
+			f.flash[arg] = true
+		case "fail-if":
+			if f.outside[arg] {
+				fmt.Fprintf(stderr, "%s exists\n", arg)
+				return 1, nil
+			}
+		case "exit":
+			n, err := strconv.Atoi(arg)
+			if err != nil {
+				return 2, nil
+			}
+			fmt.Fprintf(stderr, "exiting with %d\n", n)
+			return n, nil
+		default:
+			fmt.Fprintf(stderr, "%s: command not found\n", cmd)
+			return 127, nil
+		}
+	}
+	return 0, nil
+}
+
+func (f *fakeEnv) RunChecks(_ context.Context, cs []lab.Check) ([]checks.Result, error) {
+	f.log = append(f.log, "checks")
+	if f.roundErr != nil {
+		return nil, f.roundErr
+	}
+	out := make([]checks.Result, len(cs))
+	for i, c := range cs {
+		r := checks.Result{Name: c.Name, Points: c.Points, Optional: c.Optional}
+		switch {
+		case c.File != nil:
+			p := c.File.Path
+			exists := f.home[p] || f.outside[p] || f.flash[p]
+			want := c.File.Exists == nil || *c.File.Exists
+			r.Status = checks.Pass
+			if exists != want {
+				r.Status = checks.Fail
+				r.Message = fmt.Sprintf("%s: expected exists=%t, found exists=%t", p, want, exists)
+			}
+		case c.Kube != nil:
+			r.Status = checks.Pass
+			if !f.cluster[c.Kube.Name] {
+				r.Status = checks.Fail
+				r.Message = "object " + c.Kube.Name + " not found"
+			}
+		default:
+			r.Status = checks.Error
+			r.Message = "the fake runs no commands"
+		}
+		out[i] = r
+	}
+	f.flash = map[string]bool{}
+	return out, nil
+}

@@ -1,0 +1,149 @@
+package labtest
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/labctl/labctl/checks"
+)
+
+// Kind is what a phase of a test run proves.
+type Kind string
+
+// The phases of a test run, in the order they run for each step.
+const (
+	// FastForward solves the steps before the one --step tests.
+	FastForward Kind = "fast-forward"
+	// Setup runs the setup of a step reached by the previous solve.
+	Setup Kind = "setup"
+	// Before: the step's checks fail before any work.
+	Before Kind = "before"
+	// Mistake: a mistake makes exactly the checks it names fail.
+	Mistake Kind = "mistake"
+	// Reset brings the environment back to the step's start.
+	Reset Kind = "reset"
+	// Solve: the solve makes every check pass.
+	Solve Kind = "solve"
+	// Again: the checks still pass a moment after the solve.
+	Again Kind = "again"
+	// Grade: the whole lab grades 100 %.
+	Grade Kind = "grade"
+	// FinalReset: a reset makes the first step fail again.
+	FinalReset Kind = "final-reset"
+)
+
+// Script names used in failures.
+const (
+	ScriptSolve   = "solve"
+	ScriptSetup   = "setup"
+	ScriptMistake = "mistake"
+)
+
+// Failure is one deviation from what the lab promises.
+type Failure struct {
+	// Step is the step's id; empty for the lab as a whole.
+	Step string `json:"step,omitempty"`
+	// Script is "solve", "setup" or "mistake <name>"; empty when no
+	// script is at fault.
+	Script string `json:"script,omitempty"`
+	// Check is the check's name; empty when no one check is at fault.
+	Check string `json:"check,omitempty"`
+	// Message says what was expected and what happened.
+	Message string `json:"message"`
+}
+
+// String writes the failure as "step S: mistake M: check C: message".
+func (f Failure) String() string {
+	s := ""
+	if f.Step != "" {
+		s += "step " + f.Step + ": "
+	}
+	if f.Script != "" {
+		s += f.Script + ": "
+	}
+	if f.Check != "" {
+		s += "check " + f.Check + ": "
+	}
+	return s + f.Message
+}
+
+// Phase is one thing the run proved, or failed to.
+type Phase struct {
+	Kind Kind `json:"kind"`
+	// Step is the step's id; empty for the grade.
+	Step string `json:"step,omitempty"`
+	// Script is the script the phase ran ("solve", "mistake <name>").
+	Script   string          `json:"script,omitempty"`
+	Passed   bool            `json:"passed"`
+	Failures []Failure       `json:"failures,omitempty"`
+	Checks   []checks.Result `json:"checks,omitempty"`
+	Duration time.Duration   `json:"-"`
+}
+
+// MarshalJSON writes the duration as integer milliseconds (durationMs).
+func (p Phase) MarshalJSON() ([]byte, error) {
+	type plain Phase
+	return json.Marshal(struct {
+		plain
+		DurationMs int64 `json:"durationMs"`
+	}{plain(p), p.Duration.Milliseconds()})
+}
+
+func (p *Phase) fail(step, script, check, message string) {
+	p.Failures = append(p.Failures, Failure{Step: step, Script: script, Check: check, Message: message})
+}
+
+// Report is the outcome of one test run.
+type Report struct {
+	// Lab is the name of the lab as tested.
+	Lab string `json:"lab"`
+	// Step is the one step tested, or empty for the whole lab.
+	Step   string  `json:"step,omitempty"`
+	Passed bool    `json:"passed"`
+	Phases []Phase `json:"phases"`
+	// Graded is set when the full grade ran; Score and MaxScore are its points.
+	Graded   bool `json:"graded"`
+	Score    int  `json:"score"`
+	MaxScore int  `json:"maxScore"`
+	// Resets counts the resets run and ResetTime their total duration.
+	Resets    int           `json:"resets"`
+	ResetTime time.Duration `json:"-"`
+	Duration  time.Duration `json:"-"`
+}
+
+// MarshalJSON writes durations as integer milliseconds.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report
+	return json.Marshal(struct {
+		plain
+		ResetMs    int64 `json:"resetMs"`
+		DurationMs int64 `json:"durationMs"`
+	}{plain(r), r.ResetTime.Milliseconds(), r.Duration.Milliseconds()})
+}
+
+// Failures lists every failure of the run, in order.
+func (r *Report) Failures() []Failure {
+	var out []Failure
+	for _, p := range r.Phases {
+		out = append(out, p.Failures...)
+	}
+	return out
+}
+
+// passed reports whether the run proved everything it set out to: no
+// phase failed and, for a whole-lab run, the grade and the final reset ran.
+func (r *Report) passed() bool {
+	if len(r.Phases) == 0 {
+		return false
+	}
+	for _, p := range r.Phases {
+		if !p.Passed {
+			return false
+		}
+	}
+	if r.Step != "" {
+		return true
+	}
+	last := r.Phases[len(r.Phases)-1]
+	return r.Graded && r.Score == r.MaxScore && last.Kind == FinalReset
+}

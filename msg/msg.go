@@ -1,0 +1,159 @@
+// Package msg is the catalogue of learner-facing text labctl prints when
+// checking, grading and resetting a lab, in English and Japanese.
+//
+// The language is chosen by Choose from the lab's metadata.language and the
+// user's locale (the first non-empty of LC_ALL, LC_MESSAGES and LANG, as
+// POSIX orders them):
+//
+//   - a locale naming Japanese (ja, ja_JP.UTF-8, …) gives Japanese;
+//   - a locale naming another language (en_US.UTF-8, de_DE, …) gives English,
+//     the user having said which language they read;
+//   - no locale, or the neutral C / POSIX / C.UTF-8, gives the lab's own
+//     language: Japanese for a "ja" lab, English otherwise.
+//
+// Texts the lab author wrote (titles, instructions, check descriptions) are
+// shown as written; this catalogue only covers labctl's own words.
+package msg
+
+import "strings"
+
+// Lang is a language this catalogue has texts in.
+type Lang string
+
+// The languages of the catalogue.
+const (
+	English  Lang = "en"
+	Japanese Lang = "ja"
+)
+
+// Choose picks the language of labctl's messages for a lab written in
+// labLanguage (a BCP 47 tag; "" means English); getenv is os.Getenv outside
+// tests. See the package documentation for the rules.
+func Choose(labLanguage string, getenv func(string) string) Lang {
+	locale := ""
+	for _, k := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
+		if v := getenv(k); v != "" {
+			locale = v
+			break
+		}
+	}
+	switch lang := localeLanguage(locale); lang {
+	case "", "c", "posix":
+		if isJapanese(labLanguage) {
+			return Japanese
+		}
+		return English
+	case "ja":
+		return Japanese
+	default:
+		return English
+	}
+}
+
+// localeLanguage is the lower-case language part of a POSIX locale name
+// such as ja_JP.UTF-8@modifier, or "c" for C.UTF-8.
+func localeLanguage(locale string) string {
+	l := strings.ToLower(strings.TrimSpace(locale))
+	if i := strings.IndexAny(l, "_.@-"); i >= 0 {
+		l = l[:i]
+	}
+	return l
+}
+
+func isJapanese(tag string) bool {
+	return localeLanguage(tag) == "ja"
+}
+
+// Catalog holds every message in one language. Fields are fmt formats; the
+// verbs each takes are named in its comment and are the same in every
+// language.
+type Catalog struct {
+	Lang Lang
+
+	// Checking: step number, step count, step title.
+	Checking string
+	// StepPassed: step title.
+	StepPassed string
+	// StepNotPassed: step title, failed required checks, required checks.
+	StepNotPassed string
+	// NextStep: step number, step count, step title.
+	NextStep string
+	// AllDone: step count.
+	AllDone string
+	// CouldNotRun: number of checks that could not run.
+	CouldNotRun string
+	// RoundFailed: the error that stopped the checker round (%v).
+	RoundFailed string
+	// Optional marks an optional check.
+	Optional string
+	// Score: score, maximum.
+	Score string
+	// GradePassed: no verbs.
+	GradePassed string
+	// GradeNotPassed: failed required checks.
+	GradeNotPassed string
+	// HeaderStep, HeaderCheck, HeaderPoints head the grade table.
+	HeaderStep   string
+	HeaderCheck  string
+	HeaderPoints string
+	// BackedUp: path of the backup of /root.
+	BackedUp string
+	// ResetDone: step number, step count, step title.
+	ResetDone string
+	// ReportWritten: path of the report file.
+	ReportWritten string
+}
+
+// New returns the catalogue in lang; an unknown language gives English.
+func New(lang Lang) *Catalog {
+	if lang == Japanese {
+		return japanese()
+	}
+	return english()
+}
+
+func english() *Catalog {
+	return &Catalog{
+		Lang:           English,
+		Checking:       "Checking step %d/%d: %s",
+		StepPassed:     "Step passed: %s",
+		StepNotPassed:  "Step not done yet: %s (%d of %d required checks do not pass)",
+		NextStep:       "Next, step %d/%d: %s",
+		AllDone:        "All %d steps are done. Run `labctl grade` to see your score.",
+		CouldNotRun:    "%d check(s) could not run. This is not your fault: the lab environment has a problem. Run `labctl status`, repair it with `labctl up`, then check again.",
+		RoundFailed:    "the checks could not run: %v. This is not your fault: check the lab with `labctl status`, repair it with `labctl up`, then try again.",
+		Optional:       "(optional)",
+		Score:          "Score: %d/%d",
+		GradePassed:    "Every required check passes.",
+		GradeNotPassed: "%d required check(s) do not pass.",
+		HeaderStep:     "STEP",
+		HeaderCheck:    "CHECK",
+		HeaderPoints:   "POINTS",
+		BackedUp:       "Your /root was saved to %s",
+		ResetDone:      "The lab is reset. You are at step %d/%d: %s",
+		ReportWritten:  "Report written to %s",
+	}
+}
+
+func japanese() *Catalog {
+	return &Catalog{
+		Lang:           Japanese,
+		Checking:       "ステップ %d/%d を確認しています: %s",
+		StepPassed:     "ステップ完了: %s",
+		StepNotPassed:  "ステップはまだ完了していません: %s (必須チェック %d/%d 件が不合格)",
+		NextStep:       "次はステップ %d/%d: %s",
+		AllDone:        "全 %d ステップが完了しました。`labctl grade` で得点を確認できます。",
+		CouldNotRun:    "%d 件のチェックを実行できませんでした。あなたの作業の問題ではなく、ラボ環境の問題です。`labctl status` で状態を確認し、`labctl up` で修復してから、もう一度確認してください。",
+		RoundFailed:    "チェックを実行できませんでした: %v。あなたの作業の問題ではありません。`labctl status` でラボを確認し、`labctl up` で修復してから、もう一度試してください。",
+		Optional:       "(任意)",
+		Score:          "得点: %d/%d",
+		GradePassed:    "必須のチェックはすべて合格です。",
+		GradeNotPassed: "必須のチェック %d 件が不合格です。",
+		HeaderStep:     "ステップ",
+		HeaderCheck:    "チェック",
+		HeaderPoints:   "点数",
+		BackedUp:       "/root を %s に保存しました",
+		ResetDone:      "ラボをリセットしました。現在はステップ %d/%d: %s",
+		ReportWritten:  "レポートを %s に書き出しました",
+	}
+}

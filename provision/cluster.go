@@ -1,0 +1,191 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	"sigs.k8s.io/kind/pkg/cluster"
+	kindlog "sigs.k8s.io/kind/pkg/log"
+)
+
+// ClusterName is the kind cluster's name for a lab.
+func ClusterName(lab string) string { return "labctl-" + lab }
+
+// ControlPlaneServer is the API server's address inside the kind network,
+// the one the sandbox uses.
+func ControlPlaneServer(lab string) string {
+	return "https://" + ClusterName(lab) + "-control-plane:6443"
+}
+
+// ClusterConfig is what kind needs beyond the cluster's name.
+type ClusterConfig struct {
+	NodeImage string
+	// DisableDefaultCNI is set for node images that bring their own CNI.
+	DisableDefaultCNI bool
+	// KubeadmPatches are kubeadm config patches the node image needs.
+	KubeadmPatches []string
+	// WaitForReady bounds kind's wait for the control plane.
+	WaitForReady time.Duration
+}
+
+// kindConfig builds the single-node kind cluster configuration.
+func kindConfig(c ClusterConfig) *v1alpha4.Cluster {
+	cfg := &v1alpha4.Cluster{
+		TypeMeta:             v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
+		Nodes:                []v1alpha4.Node{{Role: v1alpha4.ControlPlaneRole, Image: c.NodeImage}},
+		KubeadmConfigPatches: append([]string(nil), c.KubeadmPatches...),
+	}
+	cfg.Networking.DisableDefaultCNI = c.DisableDefaultCNI
+	v1alpha4.SetDefaultsCluster(cfg)
+	return cfg
+}
+
+// kind wraps kind's provider for one lab's cluster. Kind's calls take no
+// context: each is run in a goroutine and abandoned, or undone, when the
+// context ends.
+type kind struct {
+	provider *cluster.Provider
+	name     string
+	// kubeconfig is the host file kind writes the admin credentials to.
+	kubeconfig string
+}
+
+func newKind(lab, kubeconfigPath string, verbose io.Writer) *kind {
+	var logger kindlog.Logger = kindlog.NoopLogger{}
+	if verbose != nil {
+		logger = writerLogger{w: verbose}
+	}
+	return &kind{
+		provider:   cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(logger)),
+		name:       ClusterName(lab),
+		kubeconfig: kubeconfigPath,
+	}
+}
+
+// exists reports whether kind knows the cluster.
+func (k *kind) exists(ctx context.Context) (bool, error) {
+	names, err := runBounded(ctx, time.Minute, func() ([]string, error) { return k.provider.List() })
+	if err != nil {
+		return false, fmt.Errorf("listing kind clusters: %w", err)
+	}
+	return slices.Contains(names, k.name), nil
+}
+
+// create makes the cluster. When ctx ends first, the half-made cluster is
+// deleted (kind itself cannot be interrupted) and ctx's error returned.
+func (k *kind) create(ctx context.Context, c ClusterConfig) error {
+	wait := c.WaitForReady
+	if wait == 0 {
+		wait = 3 * time.Minute
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- k.provider.Create(k.name,
+			cluster.CreateWithV1Alpha4Config(kindConfig(c)),
+			cluster.CreateWithNodeImage(c.NodeImage),
+			cluster.CreateWithWaitForReady(wait),
+			cluster.CreateWithKubeconfigPath(k.kubeconfig),
+			cluster.CreateWithDisplayUsage(false),
+			cluster.CreateWithDisplaySalutation(false),
+		)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("creating kind cluster %s: %w", k.name, err)
+		}
+		return nil
+	case <-ctx.Done():
+		// Removing the nodes makes kind's create fail soon; wait for it so
+		// nothing it does afterwards outlives this call.
+		_ = k.provider.Delete(k.name, k.kubeconfig)
+		select {
+		case <-done:
+		case <-time.After(2 * time.Minute):
+		}
+		_ = k.provider.Delete(k.name, k.kubeconfig)
+		return fmt.Errorf("creating kind cluster %s: %w", k.name, ctx.Err())
+	}
+}
+
+// delete removes the cluster; a missing one is not an error.
+func (k *kind) delete(ctx context.Context) error {
+	_, err := runBounded(ctx, 3*time.Minute, func() (struct{}, error) {
+		return struct{}{}, k.provider.Delete(k.name, k.kubeconfig)
+	})
+	if err != nil {
+		return fmt.Errorf("deleting kind cluster %s: %w", k.name, err)
+	}
+	return nil
+}
+
+// adminConfig reads the cluster's admin credentials (host-facing address)
+// from the control-plane node.
+func (k *kind) adminConfig(ctx context.Context) (*rest.Config, error) {
+	raw, err := runBounded(ctx, time.Minute, func() (string, error) { return k.provider.KubeConfig(k.name, false) })
+	if err != nil {
+		return nil, fmt.Errorf("reading the admin kubeconfig of %s: %w", k.name, err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(raw))
+	if err != nil {
+		return nil, fmt.Errorf("parsing the admin kubeconfig of %s: %w", k.name, err)
+	}
+	cfg.Timeout = 30 * time.Second
+	return cfg, nil
+}
+
+// runBounded runs a call that takes no context, returning early with an
+// error when ctx ends or the timeout passes.
+func runBounded[T any](ctx context.Context, timeout time.Duration, f func() (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// writerLogger prints kind's messages as detail lines.
+type writerLogger struct{ w io.Writer }
+
+func (l writerLogger) Warn(m string)                        { fmt.Fprintln(l.w, m) }
+func (l writerLogger) Warnf(f string, a ...any)             { fmt.Fprintf(l.w, f+"\n", a...) }
+func (l writerLogger) Error(m string)                       { fmt.Fprintln(l.w, m) }
+func (l writerLogger) Errorf(f string, a ...any)            { fmt.Fprintf(l.w, f+"\n", a...) }
+func (l writerLogger) V(v kindlog.Level) kindlog.InfoLogger { return infoLogger{l.w, v <= 1} }
+
+type infoLogger struct {
+	w  io.Writer
+	on bool
+}
+
+func (l infoLogger) Info(m string) {
+	if l.on {
+		fmt.Fprintln(l.w, m)
+	}
+}
+
+func (l infoLogger) Infof(f string, a ...any) {
+	if l.on {
+		fmt.Fprintf(l.w, f, a...)
+	}
+}
+func (l infoLogger) Enabled() bool { return l.on }

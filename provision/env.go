@@ -1,0 +1,290 @@
+package provision
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/sandbox"
+)
+
+// ErrNotUp says the lab's cluster or sandbox is missing or stopped.
+var ErrNotUp = errors.New("the lab is not up: run `labctl up`")
+
+// Env is a lab's live environment: its sandbox and cluster. Close it when
+// done.
+type Env struct {
+	Lab *lab.Lab
+	// Engine is the Docker connection the Env owns.
+	Engine *sandbox.Engine
+	// Container is the sandbox container's name.
+	Container string
+	// Cluster is the kind cluster's name.
+	Cluster string
+	// Admin is the cluster's admin config (host address); it never enters
+	// the sandbox.
+	Admin *rest.Config
+	// Grader are the read-only credentials the checker uses, with the API
+	// server's address inside the kind network.
+	Grader *checks.KubeCredentials
+
+	settings        sandbox.Settings
+	checkerOverride string
+}
+
+// ConnectOption adjusts Connect.
+type ConnectOption func(*Env)
+
+// WithCheckerBinary makes RunChecks copy this static binary into the
+// sandbox instead of the running labctl (the checker-binary setting).
+func WithCheckerBinary(path string) ConnectOption {
+	return func(e *Env) { e.checkerOverride = path }
+}
+
+// Connect returns the live environment of a lab that is up, or ErrNotUp.
+func Connect(ctx context.Context, l *lab.Lab, opts ...ConnectOption) (*Env, error) {
+	engine, err := sandbox.NewEngine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	env, err := connect(ctx, engine, l)
+	if err != nil {
+		engine.Close()
+		return nil, err
+	}
+	for _, o := range opts {
+		o(env)
+	}
+	return env, nil
+}
+
+func connect(ctx context.Context, engine *sandbox.Engine, l *lab.Lab) (*Env, error) {
+	name := l.Metadata.Name
+	env := &Env{Lab: l, Engine: engine, Container: sandbox.ContainerName(name), Cluster: ClusterName(name)}
+	st, err := engine.State(ctx, env.Container)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Running {
+		return nil, fmt.Errorf("sandbox %s is not running: %w", env.Container, ErrNotUp)
+	}
+	if env.settings, err = engine.SandboxSettings(ctx, env.Container); err != nil {
+		return nil, err
+	}
+	k := newKind(name, "", nil)
+	exists, err := k.exists(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, fmt.Errorf("cluster %s does not exist: %w", env.Cluster, ErrNotUp)
+	}
+	if env.Admin, err = k.adminConfig(ctx); err != nil {
+		return nil, fmt.Errorf("%w (%w)", err, ErrNotUp)
+	}
+	cs, err := kubernetes.NewForConfig(env.Admin)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to cluster %s: %w", env.Cluster, err)
+	}
+	grader, err := readToken(ctx, cs, GraderAccount)
+	if err != nil {
+		return nil, err
+	}
+	env.Grader = &checks.KubeCredentials{Server: ControlPlaneServer(name), Token: grader.Token, CAData: env.Admin.CAData}
+	return env, nil
+}
+
+// Close releases the Docker connection.
+func (e *Env) Close() error { return e.Engine.Close() }
+
+// checkRoundSlack covers copying the checker in and starting it.
+const checkRoundSlack = 30 * time.Second
+
+// RunChecks runs the checks in one checker round inside the sandbox, with
+// the grader's credentials. The round ends at ctx's deadline or, sooner, at
+// a bound derived from the checks' own timeouts.
+func (e *Env) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	bin, err := sandbox.CheckerBinary(e.checkerOverride)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, roundTimeout(cs))
+	defer cancel()
+	resp, err := e.Engine.RunChecker(ctx, e.Container, bin, checks.Request{Root: "/", Kube: e.Grader, Checks: cs})
+	if err != nil {
+		return nil, fmt.Errorf("running checks in %s: %w", e.Container, err)
+	}
+	return resp.Results, nil
+}
+
+// roundTimeout bounds a round: the checker runs up to 8 checks at once,
+// each within its timeout (10s by default).
+func roundTimeout(cs []lab.Check) time.Duration {
+	longest := 10 * time.Second
+	for _, c := range cs {
+		longest = max(longest, c.Timeout.Duration)
+	}
+	waves := (len(cs) + 7) / 8
+	return time.Duration(waves)*longest + checkRoundSlack
+}
+
+// Exec runs a process in the sandbox and returns its exit code.
+func (e *Env) Exec(ctx context.Context, o sandbox.ExecOptions) (int, error) {
+	return e.Engine.Exec(ctx, e.Container, o)
+}
+
+// RunScript runs a bash script in the sandbox as the learner would: a login
+// shell, as root, HOME=/root, in the lab's workDir. It returns the script's
+// exit code.
+func (e *Env) RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error) {
+	return e.Exec(ctx, e.LoginExec([]string{"bash", "-l", "-c", script}, stdout, stderr))
+}
+
+// LoginExec describes cmd run like the learner's shell runs it: as root,
+// HOME=/root, in the lab's workDir.
+func (e *Env) LoginExec(cmd []string, stdout, stderr io.Writer) sandbox.ExecOptions {
+	return sandbox.ExecOptions{
+		Cmd:     cmd,
+		Env:     []string{"HOME=/root"},
+		WorkDir: e.workDir(),
+		User:    "root",
+		Stdout:  stdout,
+		Stderr:  stderr,
+	}
+}
+
+func (e *Env) workDir() string {
+	if e.Lab.Sandbox.WorkDir != "" {
+		return e.Lab.Sandbox.WorkDir
+	}
+	return "/root"
+}
+
+// RunStepSetup runs, in order, the setup script of every step from the
+// first through the step with id upTo ("" means only the first). A script
+// that exits non-zero stops it with an error naming the step.
+func (e *Env) RunStepSetup(ctx context.Context, upTo string, stdout, stderr io.Writer) error {
+	steps, err := stepsThrough(e.Lab.Steps, upTo)
+	if err != nil {
+		return err
+	}
+	for _, s := range steps {
+		if s.Setup == "" {
+			continue
+		}
+		var tail bytes.Buffer
+		code, err := e.RunScript(ctx, s.Setup, io.MultiWriter(stdout, &tail), io.MultiWriter(stderr, &tail))
+		if err != nil {
+			return fmt.Errorf("running the setup of step %q: %w", s.ID, err)
+		}
+		if code != 0 {
+			return fmt.Errorf("the setup of step %q exited with status %d: %s", s.ID, code, lastLines(tail.String(), 10))
+		}
+	}
+	return nil
+}
+
+// stepsThrough returns steps up to and including the one with id upTo.
+func stepsThrough(steps []lab.Step, upTo string) ([]lab.Step, error) {
+	if len(steps) == 0 {
+		return nil, nil
+	}
+	if upTo == "" {
+		return steps[:1], nil
+	}
+	for i, s := range steps {
+		if s.ID == upTo {
+			return steps[:i+1], nil
+		}
+	}
+	return nil, fmt.Errorf("the lab has no step %q", upTo)
+}
+
+// writeKubeconfig writes the learner's kubeconfig to /root/.kube/config.
+func (e *Env) writeKubeconfig(ctx context.Context, learner identity) error {
+	ns := "default"
+	if len(e.Lab.Cluster.Namespaces) > 0 {
+		ns = e.Lab.Cluster.Namespaces[0]
+	}
+	ca := learner.CAData
+	if len(ca) == 0 && e.Admin != nil {
+		ca = e.Admin.CAData
+	}
+	b, err := learnerKubeconfig(e.Lab.Metadata.Name, ControlPlaneServer(e.Lab.Metadata.Name), ca, learner.Token, ns)
+	if err != nil {
+		return err
+	}
+	if err := e.Engine.CopyFile(ctx, e.Container, "/root/.kube/config", 0o600, bytes.NewReader(b), int64(len(b))); err != nil {
+		return fmt.Errorf("writing the learner kubeconfig: %w", err)
+	}
+	return nil
+}
+
+// readyWait bounds the wait for the sandbox to reach the API server.
+const readyWait = 90 * time.Second
+
+// waitReady waits until the API server answers the learner's kubectl from
+// inside the sandbox.
+func (e *Env) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, readyWait)
+	defer cancel()
+	var last bytes.Buffer
+	for {
+		last.Reset()
+		code, err := e.Exec(ctx, sandbox.ExecOptions{
+			Cmd:    []string{"kubectl", "get", "--raw", "/readyz"},
+			Env:    []string{"HOME=/root"},
+			Stdout: &last, Stderr: &last,
+		})
+		if err == nil && code == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the sandbox cannot reach the API server within %s: %s", readyWait, lastLines(last.String(), 5))
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// apiReady asks the API server's /readyz with the admin credentials.
+func apiReady(ctx context.Context, cfg *rest.Config) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	return err
+}
+
+func lastLines(s string, n int) string {
+	lines := bytes.Split(bytes.TrimSpace([]byte(s)), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// ExecInTerminal runs cmd like LoginExec does, but with a PTY attached to
+// the user's terminal; term is the TERM to give it.
+func (e *Env) ExecInTerminal(ctx context.Context, cmd []string, in, out *os.File, term string) (int, error) {
+	env := []string{"HOME=/root"}
+	if term != "" {
+		env = append(env, "TERM="+term)
+	}
+	return e.Engine.ExecInTerminal(ctx, e.Container, in, out, sandbox.ShellOptions{Cmd: cmd, Env: env, WorkDir: e.workDir(), User: "root"})
+}

@@ -1,0 +1,291 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/sandbox"
+)
+
+// Names of the identities labctl creates in every lab cluster.
+const (
+	SystemNamespace = "labctl-system"
+	LearnerAccount  = "learner"
+	GraderAccount   = "grader"
+	learnerRole     = "labctl-learner"
+	graderRole      = "labctl-grader"
+)
+
+// tokenWait bounds the wait for a service account token to be issued.
+const tokenWait = 90 * time.Second
+
+// identity is one service account's credentials.
+type identity struct {
+	Token  string
+	CAData []byte
+}
+
+// setupCluster creates the lab's namespaces, the learner's identity with the
+// lab's access, and the grader's read-everything identity. It is idempotent.
+func setupCluster(ctx context.Context, cs kubernetes.Interface, l *lab.Lab) (learner, grader identity, err error) {
+	labels := map[string]string{sandbox.LabelLab: l.Metadata.Name}
+	if err := ensureNamespace(ctx, cs, SystemNamespace, labels); err != nil {
+		return learner, grader, err
+	}
+	for _, ns := range l.Cluster.Namespaces {
+		if err := ensureNamespace(ctx, cs, ns, labels); err != nil {
+			return learner, grader, err
+		}
+	}
+	if err := grantLearner(ctx, cs, l, labels); err != nil {
+		return learner, grader, err
+	}
+	if err := grantGrader(ctx, cs, labels); err != nil {
+		return learner, grader, err
+	}
+	if learner, err = accountToken(ctx, cs, LearnerAccount, labels); err != nil {
+		return learner, grader, err
+	}
+	if grader, err = accountToken(ctx, cs, GraderAccount, labels); err != nil {
+		return learner, grader, err
+	}
+	return learner, grader, nil
+}
+
+// ensureNamespace creates a namespace with labels, or adds the labels to an
+// existing one. A namespace still terminating is waited for, bounded.
+func ensureNamespace(ctx context.Context, cs kubernetes.Interface, name string, labels map[string]string) error {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		ns, err := cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			}, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				return false, nil
+			}
+			return err == nil, err
+		}
+		if err != nil {
+			return false, err
+		}
+		if ns.Status.Phase == corev1.NamespaceTerminating {
+			return false, nil
+		}
+		if hasLabels(ns.Labels, labels) {
+			return true, nil
+		}
+		if ns.Labels == nil {
+			ns.Labels = map[string]string{}
+		}
+		maps.Copy(ns.Labels, labels)
+		_, err = cs.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
+		return err == nil, ignoreConflict(err)
+	})
+	if err != nil {
+		return fmt.Errorf("ensuring namespace %s: %w", name, err)
+	}
+	return nil
+}
+
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func ignoreConflict(err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// grantLearner gives the learner account the lab's access: by default the
+// built-in admin ClusterRole in each lab namespace; with access.rules a Role
+// of those rules in each; with access.clusterRules a ClusterRole.
+func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labels map[string]string) error {
+	if err := ensureAccount(ctx, cs, LearnerAccount, labels); err != nil {
+		return err
+	}
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: LearnerAccount, Namespace: SystemNamespace}}
+	for _, ns := range l.Cluster.Namespaces {
+		ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"}
+		if len(l.Access.Rules) > 0 {
+			role := &rbacv1.Role{
+				ObjectMeta: metav1.ObjectMeta{Name: learnerRole, Namespace: ns, Labels: labels},
+				Rules:      policyRules(l.Access.Rules),
+			}
+			if err := apply(ctx, cs.RbacV1().Roles(ns), role, func(cur *rbacv1.Role) { cur.Rules = role.Rules; cur.Labels = labels }); err != nil {
+				return fmt.Errorf("granting the learner access in %s: %w", ns, err)
+			}
+			ref = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: learnerRole}
+		}
+		rb := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: learnerRole, Namespace: ns, Labels: labels},
+			Subjects:   subject,
+			RoleRef:    ref,
+		}
+		if err := ensureRoleBinding(ctx, cs, rb); err != nil {
+			return fmt.Errorf("granting the learner access in %s: %w", ns, err)
+		}
+	}
+	if len(l.Access.ClusterRules) == 0 {
+		return nil
+	}
+	cr := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: learnerRole, Labels: labels},
+		Rules:      policyRules(l.Access.ClusterRules),
+	}
+	if err := apply(ctx, cs.RbacV1().ClusterRoles(), cr, func(cur *rbacv1.ClusterRole) { cur.Rules = cr.Rules; cur.Labels = labels }); err != nil {
+		return fmt.Errorf("granting the learner cluster-wide access: %w", err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: learnerRole, Labels: labels},
+		Subjects:   subject,
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: learnerRole},
+	}
+	return apply(ctx, cs.RbacV1().ClusterRoleBindings(), crb, func(cur *rbacv1.ClusterRoleBinding) { cur.Subjects = crb.Subjects })
+}
+
+// grantGrader gives the grader account get, list and watch on everything.
+func grantGrader(ctx context.Context, cs kubernetes.Interface, labels map[string]string) error {
+	if err := ensureAccount(ctx, cs, GraderAccount, labels); err != nil {
+		return err
+	}
+	cr := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: graderRole, Labels: labels},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+			{NonResourceURLs: []string{"*"}, Verbs: []string{"get"}},
+		},
+	}
+	if err := apply(ctx, cs.RbacV1().ClusterRoles(), cr, func(cur *rbacv1.ClusterRole) { cur.Rules = cr.Rules }); err != nil {
+		return fmt.Errorf("granting the grader read access: %w", err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: graderRole, Labels: labels},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: GraderAccount, Namespace: SystemNamespace}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: graderRole},
+	}
+	if err := apply(ctx, cs.RbacV1().ClusterRoleBindings(), crb, func(cur *rbacv1.ClusterRoleBinding) { cur.Subjects = crb.Subjects }); err != nil {
+		return fmt.Errorf("granting the grader read access: %w", err)
+	}
+	return nil
+}
+
+func policyRules(rules []lab.PolicyRule) []rbacv1.PolicyRule {
+	out := make([]rbacv1.PolicyRule, 0, len(rules))
+	for _, r := range rules {
+		out = append(out, rbacv1.PolicyRule{APIGroups: r.APIGroups, Resources: r.Resources, Verbs: r.Verbs})
+	}
+	return out
+}
+
+func ensureAccount(ctx context.Context, cs kubernetes.Interface, name string, labels map[string]string) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SystemNamespace, Labels: labels}}
+	if err := apply(ctx, cs.CoreV1().ServiceAccounts(SystemNamespace), sa, func(*corev1.ServiceAccount) {}); err != nil {
+		return fmt.Errorf("creating service account %s: %w", name, err)
+	}
+	return nil
+}
+
+// ensureRoleBinding creates a RoleBinding, replacing one whose immutable
+// roleRef differs.
+func ensureRoleBinding(ctx context.Context, cs kubernetes.Interface, rb *rbacv1.RoleBinding) error {
+	c := cs.RbacV1().RoleBindings(rb.Namespace)
+	cur, err := c.Get(ctx, rb.Name, metav1.GetOptions{})
+	if err == nil && cur.RoleRef != rb.RoleRef {
+		if err := c.Delete(ctx, rb.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	} else if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return apply(ctx, c, rb, func(cur *rbacv1.RoleBinding) { cur.Subjects = rb.Subjects; cur.Labels = rb.Labels })
+}
+
+// client is the part of a typed client-go resource client apply needs.
+type client[T any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+}
+
+type named interface{ GetName() string }
+
+// apply creates obj, or updates the existing object with mutate.
+func apply[T named](ctx context.Context, c client[T], obj T, mutate func(T)) error {
+	_, err := c.Create(ctx, obj, metav1.CreateOptions{})
+	if err == nil || !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	cur, err := c.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	mutate(cur)
+	_, err = c.Update(ctx, cur, metav1.UpdateOptions{})
+	return err
+}
+
+// accountToken returns a long-lived token of a service account in
+// SystemNamespace, creating its token Secret and waiting, bounded, for the
+// token controller to fill it.
+func accountToken(ctx context.Context, cs kubernetes.Interface, account string, labels map[string]string) (identity, error) {
+	name := account + "-token"
+	secrets := cs.CoreV1().Secrets(SystemNamespace)
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: SystemNamespace, Labels: labels,
+			Annotations: map[string]string{corev1.ServiceAccountNameKey: account},
+		},
+		Type: corev1.SecretTypeServiceAccountToken,
+	}
+	if _, err := secrets.Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return identity{}, fmt.Errorf("creating the token of %s: %w", account, err)
+	}
+	var id identity
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, tokenWait, true, func(ctx context.Context) (bool, error) {
+		s, err := secrets.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		id = identity{Token: string(s.Data[corev1.ServiceAccountTokenKey]), CAData: s.Data[corev1.ServiceAccountRootCAKey]}
+		return id.Token != "", nil
+	})
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return identity{}, fmt.Errorf("the token of service account %s was not issued within %s (is kube-controller-manager running? `kubectl -n kube-system get pods`): %w", account, tokenWait, err)
+		}
+		return identity{}, fmt.Errorf("reading the token of %s: %w", account, err)
+	}
+	return id, nil
+}
+
+// readToken reads an existing account token without creating anything.
+func readToken(ctx context.Context, cs kubernetes.Interface, account string) (identity, error) {
+	s, err := cs.CoreV1().Secrets(SystemNamespace).Get(ctx, account+"-token", metav1.GetOptions{})
+	if err != nil {
+		return identity{}, fmt.Errorf("reading the token of %s: %w", account, err)
+	}
+	id := identity{Token: string(s.Data[corev1.ServiceAccountTokenKey]), CAData: s.Data[corev1.ServiceAccountRootCAKey]}
+	if id.Token == "" {
+		return identity{}, fmt.Errorf("the token of %s is empty: run `labctl up` to repair the lab", account)
+	}
+	return id, nil
+}

@@ -1,0 +1,24 @@
+package provision
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// learnerKubeconfig renders the kubeconfig written into the sandbox: the
+// learner's token against the API server's address inside the kind network.
+func learnerKubeconfig(labName, server string, caData []byte, token, namespace string) ([]byte, error) {
+	name := ClusterName(labName)
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caData}
+	cfg.AuthInfos[LearnerAccount] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: LearnerAccount, Namespace: namespace}
+	cfg.CurrentContext = name
+	b, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("rendering the learner kubeconfig: %w", err)
+	}
+	return b, nil
+}

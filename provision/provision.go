@@ -1,0 +1,287 @@
+// Package provision brings a lab's environment up and down: the kind
+// cluster (it is the only importer of sigs.k8s.io/kind), the cluster's
+// namespaces and identities, the sandbox container, the step setup scripts,
+// and the live Env that checks, scripts and shells run against.
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/progress"
+	"github.com/labctl/labctl/sandbox"
+	"github.com/labctl/labctl/status"
+)
+
+// Options control Up.
+type Options struct {
+	Lab *lab.Lab
+	// Fixtures is the lab's fixtures directory; nil means none.
+	Fixtures fs.FS
+	// Retain keeps what a failed or interrupted Up created.
+	Retain bool
+	// Status receives one line per step; nil prints nothing.
+	Status *status.Logger
+	// Log, when set, receives kind's messages and the setup scripts' output.
+	Log io.Writer
+	// NodeImage and SandboxImage override the images (and the lab's own).
+	NodeImage, SandboxImage string
+	// CheckerBinary overrides the static binary copied in to run checks.
+	CheckerBinary string
+	// CurrentStep is the learner's current step: on a fresh lab the setup
+	// of every step up to and including it runs. Empty means the first.
+	CurrentStep string
+	// SkipPreflight skips the machine checks.
+	SkipPreflight bool
+}
+
+// undo is a cleanup of something a run created.
+type undo struct {
+	what string
+	fn   func(context.Context) error
+}
+
+// upRun is one Up in progress.
+type upRun struct {
+	opts    Options
+	lab     *lab.Lab
+	st      *status.Logger
+	engine  *sandbox.Engine
+	kind    *kind
+	undos   []undo
+	fresh   bool
+	cluster ClusterConfig
+	images  imageRefs
+}
+
+// Up brings the lab's environment up, reusing what is healthy and repairing
+// what is not, and returns it live. When it fails or ctx ends, what this run
+// created is removed unless opts.Retain.
+func Up(ctx context.Context, opts Options) (env *Env, err error) {
+	if opts.Lab == nil || opts.Lab.Metadata.Name == "" {
+		return nil, errors.New("provision: no lab given")
+	}
+	r := &upRun{opts: opts, lab: opts.Lab, st: opts.Status}
+	if r.st == nil {
+		r.st = status.Discard()
+	}
+	defer func() {
+		if err == nil {
+			return
+		}
+		r.st.End(false)
+		if !opts.Retain {
+			r.rollback()
+		}
+		if r.engine != nil {
+			r.engine.Close()
+		}
+		env = nil
+	}()
+	if err := r.step(ctx, "Checking the machine", r.preflight); err != nil {
+		return nil, err
+	}
+	if r.engine, err = sandbox.NewEngine(ctx); err != nil {
+		return nil, err
+	}
+	dir, err := stateDir(r.lab.Metadata.Name)
+	if err != nil {
+		return nil, err
+	}
+	r.kind = newKind(r.lab.Metadata.Name, filepath.Join(dir, "admin.kubeconfig"), opts.Log)
+	if err := r.step(ctx, "Ensuring images", r.ensureImages); err != nil {
+		return nil, err
+	}
+	if err := r.ensureCluster(ctx); err != nil {
+		return nil, err
+	}
+	env = &Env{Lab: r.lab, Engine: r.engine, Container: sandbox.ContainerName(r.lab.Metadata.Name),
+		Cluster: r.kind.name, checkerOverride: opts.CheckerBinary}
+	var learner identity
+	if err := r.step(ctx, "Setting up the cluster", func(ctx context.Context) error {
+		var err error
+		learner, err = r.setupCluster(ctx, env)
+		return err
+	}); err != nil {
+		return env, err
+	}
+	if err := r.step(ctx, "Preparing sandbox", func(ctx context.Context) error {
+		return r.prepareSandbox(ctx, env, learner)
+	}); err != nil {
+		return env, err
+	}
+	if r.fresh {
+		if err := r.step(ctx, "Running step setup", func(ctx context.Context) error {
+			return env.RunStepSetup(ctx, opts.CurrentStep, r.log(), r.log())
+		}); err != nil {
+			return env, err
+		}
+	}
+	if err := r.step(ctx, "Ready", env.waitReady); err != nil {
+		return env, err
+	}
+	r.st.End(true)
+	return env, nil
+}
+
+// step runs one titled step with its status line.
+func (r *upRun) step(ctx context.Context, title string, fn func(context.Context) error) error {
+	r.st.Start(title)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return fn(ctx)
+}
+
+func (r *upRun) log() io.Writer {
+	if r.opts.Log == nil {
+		return io.Discard
+	}
+	return r.opts.Log
+}
+
+func (r *upRun) created(what string, fn func(context.Context) error) {
+	r.undos = append(r.undos, undo{what: what, fn: fn})
+}
+
+// rollback removes what this run created, newest first, even though the
+// run's context may have ended.
+func (r *upRun) rollback() {
+	if len(r.undos) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r.st.Start("Removing what this run created")
+	ok := true
+	for i := len(r.undos) - 1; i >= 0; i-- {
+		if err := r.undos[i].fn(ctx); err != nil {
+			r.st.Printf("could not remove %s: %v", r.undos[i].what, err)
+			ok = false
+		}
+	}
+	r.st.End(ok)
+}
+
+// ensureCluster reuses a cluster whose API server answers, repairs (deletes
+// and recreates) one that does not, and creates a missing one.
+func (r *upRun) ensureCluster(ctx context.Context) error {
+	exists, err := r.kind.exists(ctx)
+	if err != nil {
+		r.st.Start("Checking cluster")
+		return err
+	}
+	if exists {
+		r.st.Start("Reusing cluster")
+		if cfg, err := r.kind.adminConfig(ctx); err == nil && apiReady(ctx, cfg) == nil {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r.st.End(false)
+		r.st.Start("Repairing cluster (deleting and recreating it)")
+		if err := r.kind.delete(ctx); err != nil {
+			return err
+		}
+	} else {
+		r.st.Start("Creating cluster")
+	}
+	r.fresh = true
+	r.created("cluster "+r.kind.name, r.kind.delete)
+	return r.kind.create(ctx, r.cluster)
+}
+
+// setupCluster creates namespaces and identities and fills env's cluster
+// credentials; it returns the learner's identity for the sandbox.
+func (r *upRun) setupCluster(ctx context.Context, env *Env) (identity, error) {
+	admin, err := r.kind.adminConfig(ctx)
+	if err != nil {
+		return identity{}, err
+	}
+	cs, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		return identity{}, fmt.Errorf("connecting to the cluster: %w", err)
+	}
+	learner, grader, err := setupCluster(ctx, cs, r.lab)
+	if err != nil {
+		return identity{}, fmt.Errorf("setting up cluster %s: %w", r.kind.name, err)
+	}
+	env.Admin = admin
+	env.Grader = &checks.KubeCredentials{
+		Server: ControlPlaneServer(r.lab.Metadata.Name),
+		Token:  grader.Token,
+		CAData: admin.CAData,
+	}
+	return learner, nil
+}
+
+// prepareSandbox ensures the home volume and the container, and writes the
+// learner's kubeconfig into it.
+func (r *upRun) prepareSandbox(ctx context.Context, env *Env, learner identity) error {
+	name := r.lab.Metadata.Name
+	settings := sandbox.Settings{
+		Lab:           name,
+		Image:         r.images.sandbox,
+		FixturesMount: r.lab.Sandbox.Fixtures,
+		WorkDir:       r.lab.Sandbox.WorkDir,
+	}
+	if r.opts.Fixtures != nil && r.lab.Sandbox.Fixtures != "" {
+		base, err := fixturesCache()
+		if err != nil {
+			return err
+		}
+		if settings.FixturesDir, err = materialiseFixtures(r.opts.Fixtures, base, name); err != nil {
+			return err
+		}
+	}
+	spec, err := sandbox.BuildSpec(settings)
+	if err != nil {
+		return err
+	}
+	env.settings = settings
+	vol := sandbox.VolumeName(name)
+	made, err := r.engine.EnsureVolume(ctx, vol, sandbox.Labels(name, sandbox.RoleHome))
+	if err != nil {
+		return err
+	}
+	if made {
+		r.fresh = true
+		r.created("volume "+vol, func(ctx context.Context) error { return r.engine.RemoveVolume(ctx, vol) })
+	}
+	made, err = r.engine.EnsureSandbox(ctx, spec)
+	if made {
+		r.created("container "+spec.Name, func(ctx context.Context) error { return r.engine.Remove(ctx, spec.Name) })
+	}
+	if err != nil {
+		return err
+	}
+	return env.writeKubeconfig(ctx, learner)
+}
+
+// fixturesCache is where fixtures are written out for bind mounts.
+func fixturesCache() (string, error) {
+	dir := os.Getenv("XDG_CACHE_HOME")
+	if dir == "" {
+		var err error
+		if dir, err = os.UserCacheDir(); err != nil {
+			return "", fmt.Errorf("finding a cache directory for the fixtures: %w (set XDG_CACHE_HOME)", err)
+		}
+	}
+	return filepath.Join(dir, "labctl", "fixtures"), nil
+}
+
+// stateDir is the lab's host state directory (shared with progress/).
+func stateDir(labName string) (string, error) {
+	return progress.Dir(os.Getenv, labName)
+}

@@ -1,0 +1,184 @@
+// Package report owns grade reports: the report model built from one round
+// of a lab's checks, and its renderings as a text table, JSON and JUnit XML.
+//
+// # JSON schema (schemaVersion 1)
+//
+// `labctl grade -o json` writes one object. Every key is always present;
+// new keys may be added within schemaVersion 1, existing ones keep their
+// meaning and type, and any other change increments schemaVersion.
+//
+//	{
+//	  "schemaVersion": 1,
+//	  "lab": {
+//	    "name":    string,   // metadata.name
+//	    "version": string,   // metadata.version ("" when unset)
+//	    "title":   string,   // metadata.title
+//	    "digest":  string    // "sha256:<hex>" of the lab definition, see Digest
+//	  },
+//	  "gradedAt": string,    // RFC 3339 UTC time the checks ran
+//	  "score":    integer,   // sum of points of the checks that passed
+//	  "maxScore": integer,   // sum of points of every check, optional ones included
+//	  "passed":   boolean,   // every required (non-optional) check passed
+//	  "steps": [{            // in lab order
+//	    "id":     string,
+//	    "title":  string,
+//	    "passed": boolean,   // every required check of the step passed
+//	    "checks": [{         // in lab order
+//	      "name":        string,
+//	      "description": string,
+//	      "status":      "pass" | "fail" | "error",
+//	      "message":     string,   // what was expected and found; "" on pass
+//	      "durationMs":  integer,
+//	      "points":      integer,  // what the check is worth
+//	      "optional":    boolean
+//	    }]
+//	  }]
+//	}
+//
+// "fail" means the learner's work does not meet the check; "error" means the
+// check could not run, which says nothing about the learner's work.
+//
+// # JUnit XML
+//
+// One <testsuite> per step (named by step id), one <testcase> per check
+// (classname "<lab>.<step>"). A failed required check is a <failure>, a
+// required check that could not run an <error>, and an optional check that
+// did not pass is <skipped> so that it does not fail a CI job.
+package report
+
+import (
+	"time"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/lab"
+)
+
+// SchemaVersion is the version of the JSON report this labctl writes.
+const SchemaVersion = 1
+
+// Report is one grading of a lab.
+type Report struct {
+	SchemaVersion int       `json:"schemaVersion"`
+	Lab           Lab       `json:"lab"`
+	GradedAt      time.Time `json:"gradedAt"`
+	Score         int       `json:"score"`
+	MaxScore      int       `json:"maxScore"`
+	Passed        bool      `json:"passed"`
+	Steps         []Step    `json:"steps"`
+}
+
+// Lab identifies the graded lab definition.
+type Lab struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Title   string `json:"title"`
+	Digest  string `json:"digest"`
+}
+
+// Step is the grading of one step.
+type Step struct {
+	ID     string  `json:"id"`
+	Title  string  `json:"title"`
+	Passed bool    `json:"passed"`
+	Checks []Check `json:"checks"`
+}
+
+// Check is the result of one check.
+type Check struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Status      checks.Status `json:"status"`
+	Message     string        `json:"message"`
+	DurationMs  int64         `json:"durationMs"`
+	Points      int           `json:"points"`
+	Optional    bool          `json:"optional"`
+}
+
+// Summary counts the outcome of a set of check results.
+type Summary struct {
+	// Failed and Errored count required checks that failed or could not run.
+	Failed, Errored int
+	// Required counts required checks.
+	Required int
+	// Score and MaxScore sum points of passed checks and of every check.
+	Score, MaxScore int
+}
+
+// Passed reports whether every required check passed.
+func (s Summary) Passed() bool { return s.Failed == 0 && s.Errored == 0 }
+
+// Summarize counts results. Optional checks add to the score when they pass
+// and to the maximum always, but never make a set of results fail.
+func Summarize(results []checks.Result) Summary {
+	var s Summary
+	for _, r := range results {
+		s.MaxScore += r.Points
+		if r.Status == checks.Pass {
+			s.Score += r.Points
+		}
+		if r.Optional {
+			continue
+		}
+		s.Required++
+		switch r.Status {
+		case checks.Pass:
+		case checks.Fail:
+			s.Failed++
+		default:
+			s.Errored++
+		}
+	}
+	return s
+}
+
+// Build makes the report of l from the results of each step's checks, keyed
+// by step id and in the order of the step's checks; a step without results
+// is reported with none.
+func Build(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]checks.Result) *Report {
+	r := &Report{
+		SchemaVersion: SchemaVersion,
+		Lab: Lab{
+			Name:    l.Metadata.Name,
+			Version: l.Metadata.Version,
+			Title:   l.Metadata.Title,
+			Digest:  digest,
+		},
+		GradedAt: gradedAt.UTC(),
+		Passed:   true,
+		Steps:    make([]Step, 0, len(l.Steps)),
+	}
+	for _, s := range l.Steps {
+		rs := results[s.ID]
+		sum := Summarize(rs)
+		r.Score += sum.Score
+		r.MaxScore += sum.MaxScore
+		st := Step{ID: s.ID, Title: s.Title, Passed: sum.Passed(), Checks: make([]Check, 0, len(rs))}
+		if !st.Passed {
+			r.Passed = false
+		}
+		for _, c := range rs {
+			st.Checks = append(st.Checks, Check{
+				Name:        c.Name,
+				Description: c.Description,
+				Status:      c.Status,
+				Message:     c.Message,
+				DurationMs:  c.Duration.Milliseconds(),
+				Points:      c.Points,
+				Optional:    c.Optional,
+			})
+		}
+		r.Steps = append(r.Steps, st)
+	}
+	return r
+}
+
+// Summary counts the report's results over every step.
+func (r *Report) Summary() Summary {
+	var all []checks.Result
+	for _, s := range r.Steps {
+		for _, c := range s.Checks {
+			all = append(all, checks.Result{Status: c.Status, Points: c.Points, Optional: c.Optional})
+		}
+	}
+	return Summarize(all)
+}

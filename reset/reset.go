@@ -1,0 +1,267 @@
+// Package reset owns `labctl reset`: it saves the learner's /root, puts the
+// lab's environment back to its starting state, optionally replays the
+// solve scripts up to a chosen step, and resets the learner's progress. The
+// environment itself (Docker, kind, Kubernetes) is reached through the small
+// Environment interface; provision supplies the real one.
+package reset
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/progress"
+)
+
+// Environment is the learner's live lab, as reset needs it.
+type Environment interface {
+	// BackupHome writes the sandbox's /root to w as a tar stream.
+	BackupHome(ctx context.Context, w io.Writer) error
+	// RecreateSandbox removes the sandbox and its home volume and creates
+	// them anew, learner kubeconfig included.
+	RecreateSandbox(ctx context.Context) error
+	// ResetNamespaces deletes the lab's namespaces and creates them again,
+	// waiting a bounded time.
+	ResetNamespaces(ctx context.Context) error
+	// RecreateCluster removes the whole environment and brings it up fresh
+	// (cluster, namespaces, sandbox and volume, the first step's setup),
+	// printing its own progress.
+	RecreateCluster(ctx context.Context) error
+	// RunScript runs a bash script in the sandbox as the learner would and
+	// returns its exit code.
+	RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error)
+}
+
+// Status prints a line per stage of the reset; status.Logger is the real one.
+type Status interface {
+	Start(msg string)
+	End(ok bool)
+}
+
+// Options say what to reset.
+type Options struct {
+	Lab *lab.Lab
+	// Store is the learner's progress; backups go under its directory.
+	Store *progress.Store
+	// Hard recreates the cluster too.
+	Hard bool
+	// To, when set, replays the solve scripts of the steps before this step
+	// and leaves the learner at it.
+	To string
+	// Status prints the stages; nil prints nothing.
+	Status Status
+	// ScriptOutput, when set, receives the output of setup and solve
+	// scripts as they run; it is always kept for the error of a script that
+	// fails.
+	ScriptOutput io.Writer
+	// Now is time.Now outside tests.
+	Now func() time.Time
+}
+
+// Result is what a reset did.
+type Result struct {
+	// Backup is the path of the tar of the learner's /root.
+	Backup string
+	// Current is the step the learner is at now.
+	Current *lab.Step
+}
+
+// ScriptError is a setup or solve script that exited non-zero.
+type ScriptError struct {
+	Step, Kind string
+	Code       int
+	// Tail is the end of the script's output.
+	Tail string
+}
+
+func (e *ScriptError) Error() string {
+	msg := fmt.Sprintf("the %s script of step %s exited with status %d", e.Kind, e.Step, e.Code)
+	if e.Tail != "" {
+		msg += ":\n" + e.Tail
+	}
+	return msg
+}
+
+// Run resets the lab: it saves /root under <state>/backups/, recreates the
+// sandbox and its volume and the lab's namespaces (or, Hard, the whole
+// environment, cluster included), resets the progress, runs the first
+// step's setup or, with To, replays every earlier step's setup and solve
+// script in order before the setup of To. It stops at the first failure;
+// nothing is destroyed before the backup is safely written.
+func Run(ctx context.Context, env Environment, o Options) (res *Result, err error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	st := o.Status
+	if st == nil {
+		st = silent{}
+	}
+	if len(o.Lab.Steps) == 0 {
+		return nil, fmt.Errorf("lab %s has no steps", o.Lab.Metadata.Name)
+	}
+	target := 0
+	if o.To != "" {
+		if target = progress.Index(o.Lab, o.To); target < 0 {
+			_, err := progress.Step(o.Lab, o.To)
+			return nil, err
+		}
+	}
+	stage := func(msg string, f func() error) error {
+		st.Start(msg)
+		if err := f(); err != nil {
+			st.End(false)
+			return err
+		}
+		st.End(true)
+		return nil
+	}
+	res = &Result{}
+
+	if err := stage("Saving your /root", func() error {
+		res.Backup, err = backup(ctx, env, filepath.Join(o.Store.Dir(), "backups"), now())
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("saving /root before the reset (nothing was reset): %w", err)
+	}
+	if o.Hard {
+		if err := env.RecreateCluster(ctx); err != nil {
+			return res, fmt.Errorf("recreating the lab's environment: %w", err)
+		}
+	} else {
+		if err := stage("Recreating the sandbox", func() error { return env.RecreateSandbox(ctx) }); err != nil {
+			return res, fmt.Errorf("recreating the sandbox: %w", err)
+		}
+		if err := stage("Recreating the lab's namespaces", func() error { return env.ResetNamespaces(ctx) }); err != nil {
+			return res, fmt.Errorf("recreating the lab's namespaces: %w", err)
+		}
+	}
+
+	restart := func(p *progress.Progress) error {
+		p.Restart()
+		p.UpdatedAt = now().UTC()
+		return nil
+	}
+	err = o.Store.Update(ctx, o.Lab.Metadata.Name, restart)
+	var corrupt *progress.CorruptError
+	if errors.As(err, &corrupt) {
+		// reset is the documented way out of a corrupt progress file.
+		p := progress.New(o.Lab.Metadata.Name)
+		restart(p)
+		err = o.Store.Replace(ctx, p)
+	}
+	if err != nil {
+		return res, err
+	}
+
+	// A hard reset brought the lab up fresh, first step's setup included.
+	firstSetupDone := o.Hard
+	run := func(s *lab.Step, kind, script string) error {
+		if kind == "setup" && firstSetupDone && s == &o.Lab.Steps[0] {
+			return nil
+		}
+		if strings.TrimSpace(script) == "" {
+			return nil
+		}
+		return stage(fmt.Sprintf("Running the %s script of step %s", kind, s.ID), func() error {
+			return runScript(ctx, env, s.ID, kind, script, o.ScriptOutput)
+		})
+	}
+	for i := 0; i < target; i++ {
+		s := &o.Lab.Steps[i]
+		if err := run(s, "setup", s.Setup); err != nil {
+			return res, err
+		}
+		if err := run(s, "solve", s.Solve); err != nil {
+			return res, err
+		}
+	}
+	cur := &o.Lab.Steps[target]
+	if err := run(cur, "setup", cur.Setup); err != nil {
+		return res, err
+	}
+	if o.To != "" {
+		if err := o.Store.Update(ctx, o.Lab.Metadata.Name, func(p *progress.Progress) error {
+			p.UpdatedAt = now().UTC()
+			return p.StartAt(o.Lab, o.To, now())
+		}); err != nil {
+			return res, err
+		}
+	}
+	res.Current = cur
+	return res, nil
+}
+
+// backup writes the sandbox's /root to dir/root-<UTC timestamp>.tar through
+// a temporary file, so that a backup that fails halfway leaves no file that
+// looks whole.
+func backup(ctx context.Context, env Environment, dir string, at time.Time) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	name := filepath.Join(dir, "root-"+at.UTC().Format("20060102T150405Z")+".tar")
+	f, err := os.CreateTemp(dir, ".root-*.tar.tmp")
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := env.BackupHome(ctx, f); err != nil {
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(name); err == nil {
+		return "", fmt.Errorf("%s exists already; wait a second and try again", name)
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		return "", err
+	}
+	ok = true
+	return name, nil
+}
+
+// tailSize is how much of a failed script's output its error keeps.
+const tailSize = 2048
+
+func runScript(ctx context.Context, env Environment, step, kind, script string, out io.Writer) error {
+	var buf bytes.Buffer
+	w := io.Writer(&buf)
+	if out != nil {
+		w = io.MultiWriter(&buf, out)
+	}
+	code, err := env.RunScript(ctx, script, w, w)
+	if err != nil {
+		return fmt.Errorf("running the %s script of step %s: %w", kind, step, err)
+	}
+	if code != 0 {
+		tail := strings.TrimSpace(buf.String())
+		if len(tail) > tailSize {
+			tail = "…" + strings.ToValidUTF8(tail[len(tail)-tailSize:], "")
+		}
+		return &ScriptError{Step: step, Kind: kind, Code: code, Tail: tail}
+	}
+	return nil
+}
+
+type silent struct{}
+
+func (silent) Start(string) {}
+func (silent) End(bool)     {}

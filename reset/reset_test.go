@@ -1,0 +1,270 @@
+package reset
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/progress"
+)
+
+// fakeEnv records every call in order. A script "exit N" exits N; fail
+// names a method that returns an error.
+type fakeEnv struct {
+	calls []string
+	fail  string
+}
+
+func (f *fakeEnv) call(name string) error {
+	f.calls = append(f.calls, name)
+	if f.fail == name {
+		return fmt.Errorf("%s broke", name)
+	}
+	return nil
+}
+
+func (f *fakeEnv) BackupHome(_ context.Context, w io.Writer) error {
+	if err := f.call("backup"); err != nil {
+		w.Write([]byte("half a tar"))
+		return err
+	}
+	tw := tar.NewWriter(w)
+	body := "echo hi\n"
+	tw.WriteHeader(&tar.Header{Name: "root/notes.sh", Mode: 0o644, Size: int64(len(body))})
+	tw.Write([]byte(body))
+	return tw.Close()
+}
+
+func (f *fakeEnv) RecreateSandbox(context.Context) error { return f.call("sandbox") }
+func (f *fakeEnv) ResetNamespaces(context.Context) error { return f.call("namespaces") }
+func (f *fakeEnv) RecreateCluster(context.Context) error { return f.call("cluster") }
+
+func (f *fakeEnv) RunScript(_ context.Context, script string, stdout, _ io.Writer) (int, error) {
+	if err := f.call("script:" + script); err != nil {
+		return -1, err
+	}
+	fmt.Fprintf(stdout, "ran %s\n", script)
+	var code int
+	if _, err := fmt.Sscanf(script, "exit %d", &code); err == nil {
+		return code, nil
+	}
+	return 0, nil
+}
+
+type recorder struct{ lines []string }
+
+func (r *recorder) Start(msg string) { r.lines = append(r.lines, "start "+msg) }
+func (r *recorder) End(ok bool)      { r.lines = append(r.lines, fmt.Sprintf("end %v", ok)) }
+
+func testLab() *lab.Lab {
+	return &lab.Lab{
+		Metadata: lab.Metadata{Name: "lab1"},
+		Steps: []lab.Step{
+			{ID: "one", Setup: "setup-one", Solve: "solve-one"},
+			{ID: "two", Solve: "solve-two"},
+			{ID: "three", Setup: "setup-three", Solve: "solve-three"},
+		},
+	}
+}
+
+func options(t *testing.T) Options {
+	at := time.Date(2026, 11, 30, 7, 8, 9, 0, time.UTC)
+	return Options{
+		Lab:   testLab(),
+		Store: progress.NewStore(t.TempDir()),
+		Now:   func() time.Time { return at },
+	}
+}
+
+func seedProgress(t *testing.T, o Options) {
+	t.Helper()
+	p := progress.New("lab1")
+	l := o.Lab
+	p.Record(l, "one", true, time.Now())
+	p.Record(l, "two", true, time.Now())
+	p.AddGrade(progress.Grade{Time: time.Now(), Score: 2, MaxScore: 3})
+	if err := o.Store.Save(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestResetOrder(t *testing.T) {
+	o := options(t)
+	seedProgress(t, o)
+	rec := &recorder{}
+	o.Status = rec
+	env := &fakeEnv{}
+	res, err := Run(context.Background(), env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "backup sandbox namespaces script:setup-one"
+	if got := strings.Join(env.calls, " "); got != want {
+		t.Errorf("calls %q, want %q", got, want)
+	}
+	wantPath := filepath.Join(o.Store.Dir(), "backups", "root-20261130T070809Z.tar")
+	if res.Backup != wantPath {
+		t.Errorf("backup %q, want %q", res.Backup, wantPath)
+	}
+	f, err := os.Open(res.Backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	hdr, err := tar.NewReader(f).Next()
+	if err != nil || hdr.Name != "root/notes.sh" {
+		t.Errorf("backup tar: %v %v", hdr, err)
+	}
+	if res.Current.ID != "one" {
+		t.Errorf("current %s, want one", res.Current.ID)
+	}
+	p, _ := o.Store.Load("lab1")
+	if len(p.Passed) != 0 || p.Current != "" || len(p.Grades) != 1 {
+		t.Errorf("progress after reset: %+v", p)
+	}
+	if len(rec.lines) != 8 || rec.lines[0] != "start Saving your /root" || strings.Contains(strings.Join(rec.lines, ","), "false") {
+		t.Errorf("status lines %q", rec.lines)
+	}
+}
+
+func TestResetHardRecreatesTheCluster(t *testing.T) {
+	o := options(t)
+	o.Hard = true
+	env := &fakeEnv{}
+	if _, err := Run(context.Background(), env, o); err != nil {
+		t.Fatal(err)
+	}
+	want := "backup cluster"
+	if got := strings.Join(env.calls, " "); got != want {
+		t.Errorf("calls %q, want %q (the fresh environment ran the first setup)", got, want)
+	}
+
+	o = options(t)
+	o.Hard = true
+	o.To = "three"
+	env = &fakeEnv{}
+	if _, err := Run(context.Background(), env, o); err != nil {
+		t.Fatal(err)
+	}
+	want = "backup cluster script:solve-one script:solve-two script:setup-three"
+	if got := strings.Join(env.calls, " "); got != want {
+		t.Errorf("hard --to: calls %q, want %q", got, want)
+	}
+}
+
+func TestResetToReplaysEarlierSteps(t *testing.T) {
+	o := options(t)
+	o.To = "three"
+	var out bytes.Buffer
+	o.ScriptOutput = &out
+	env := &fakeEnv{}
+	res, err := Run(context.Background(), env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "backup sandbox namespaces script:setup-one script:solve-one script:solve-two script:setup-three"
+	if got := strings.Join(env.calls, " "); got != want {
+		t.Errorf("calls %q, want %q", got, want)
+	}
+	if !strings.Contains(out.String(), "ran solve-two") {
+		t.Errorf("script output not passed through: %q", out.String())
+	}
+	p, _ := o.Store.Load("lab1")
+	if p.Current != "three" || !p.IsPassed("one") || !p.IsPassed("two") || p.IsPassed("three") || res.Current.ID != "three" {
+		t.Errorf("progress after --to three: %+v", p)
+	}
+}
+
+func TestResetToFailsLoudlyOnAFailingSolve(t *testing.T) {
+	o := options(t)
+	o.To = "three"
+	o.Lab.Steps[1].Solve = "exit 7"
+	env := &fakeEnv{}
+	_, err := Run(context.Background(), env, o)
+	var se *ScriptError
+	if !errors.As(err, &se) || se.Code != 7 || se.Step != "two" || se.Kind != "solve" {
+		t.Fatalf("err = %v, want the solve script of two exiting 7", err)
+	}
+	if !strings.Contains(err.Error(), "ran exit 7") {
+		t.Errorf("the error must carry the script's output: %v", err)
+	}
+	if last := env.calls[len(env.calls)-1]; last != "script:exit 7" {
+		t.Errorf("went on after the failing script: %v", env.calls)
+	}
+	p, _ := o.Store.Load("lab1")
+	if p.Current == "three" {
+		t.Errorf("progress must not claim step three after a failed replay")
+	}
+}
+
+func TestResetUnknownStepTouchesNothing(t *testing.T) {
+	o := options(t)
+	o.To = "four"
+	env := &fakeEnv{}
+	_, err := Run(context.Background(), env, o)
+	if err == nil || !strings.Contains(err.Error(), `no step "four"`) {
+		t.Errorf("err = %v", err)
+	}
+	if len(env.calls) != 0 {
+		t.Errorf("an unknown step must stop before anything runs: %v", env.calls)
+	}
+}
+
+func TestResetFailedBackupDestroysNothing(t *testing.T) {
+	o := options(t)
+	seedProgress(t, o)
+	env := &fakeEnv{fail: "backup"}
+	_, err := Run(context.Background(), env, o)
+	if err == nil || !strings.Contains(err.Error(), "nothing was reset") {
+		t.Fatalf("err = %v", err)
+	}
+	if strings.Join(env.calls, " ") != "backup" {
+		t.Errorf("calls after a failed backup: %v", env.calls)
+	}
+	entries, _ := os.ReadDir(filepath.Join(o.Store.Dir(), "backups"))
+	if len(entries) != 0 {
+		t.Errorf("a failed backup left %d files", len(entries))
+	}
+	p, _ := o.Store.Load("lab1")
+	if !p.IsPassed("two") {
+		t.Errorf("progress was reset after a failed backup")
+	}
+}
+
+func TestResetStopsAtFirstFailure(t *testing.T) {
+	for _, stage := range []string{"sandbox", "namespaces", "cluster"} {
+		o := options(t)
+		o.Hard = stage == "cluster"
+		env := &fakeEnv{fail: stage}
+		_, err := Run(context.Background(), env, o)
+		if err == nil || !strings.Contains(err.Error(), stage+" broke") {
+			t.Errorf("%s: err = %v", stage, err)
+		}
+		if env.calls[len(env.calls)-1] != stage {
+			t.Errorf("%s: went on after the failure: %v", stage, env.calls)
+		}
+	}
+}
+
+func TestResetRepairsCorruptProgress(t *testing.T) {
+	o := options(t)
+	if err := os.MkdirAll(o.Store.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(o.Store.Path(), []byte("{broken"), 0o600)
+	if _, err := Run(context.Background(), &fakeEnv{}, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Store.Load("lab1"); err != nil {
+		t.Errorf("after reset the progress must load: %v", err)
+	}
+}

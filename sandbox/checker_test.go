@@ -1,0 +1,99 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/lab"
+)
+
+// buildStatic builds the envdump test program without cgo.
+func buildStatic(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "envdump")
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/envdump")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building envdump: %v\n%s", err, b)
+	}
+	return out
+}
+
+func TestCheckerBinary(t *testing.T) {
+	static := buildStatic(t)
+	if got, err := CheckerBinary(static); err != nil || got != static {
+		t.Fatalf("static binary refused: %q %v", got, err)
+	}
+	dynamic, err := exec.LookPath("ls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckerBinary(dynamic); !errors.Is(err, ErrNotStatic) || !strings.Contains(err.Error(), "CGO_ENABLED=0 make build") {
+		t.Fatalf("dynamic binary %s: err = %v, want ErrNotStatic with the fix", dynamic, err)
+	}
+	text := filepath.Join(t.TempDir(), "script.sh")
+	os.WriteFile(text, []byte("#!/bin/sh\n"), 0o755)
+	if _, err := CheckerBinary(text); !errors.Is(err, ErrNotStatic) {
+		t.Fatalf("shell script: err = %v, want ErrNotStatic", err)
+	}
+	if _, err := CheckerBinary(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Fatal("a missing binary was accepted")
+	}
+}
+
+func twoChecks() checks.Request {
+	return checks.Request{Checks: []lab.Check{
+		{Name: "a", Points: 1},
+		{Name: "b", Points: 2, Optional: true, Description: "bee"},
+	}}
+}
+
+func TestDecodeResponse(t *testing.T) {
+	req := twoChecks()
+	good := `{"results":[{"name":"a","status":"pass","durationMs":3,"points":1},{"name":"b","status":"fail","message":"no","durationMs":1,"points":2,"optional":true}]}`
+	resp, err := decodeResponse(req, CheckerRound{Stdout: []byte(good)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != 2 || resp.Results[0].Status != checks.Pass || resp.Results[1].Status != checks.Fail || resp.Results[1].Message != "no" {
+		t.Fatalf("results = %+v", resp.Results)
+	}
+	for _, tc := range []struct {
+		name  string
+		round CheckerRound
+		want  string
+	}{
+		{"exit status", CheckerRound{ExitCode: 2, Stderr: []byte("bad request")}, "exited with status 2: bad request"},
+		{"not json", CheckerRound{Stdout: []byte("hello")}, "reading the checker's answer"},
+		{"too few", CheckerRound{Stdout: []byte(`{"results":[{"name":"a","status":"pass","points":1}]}`)}, "1 results for 2 checks"},
+		{"wrong order", CheckerRound{Stdout: []byte(`{"results":[{"name":"b","status":"pass"},{"name":"a","status":"pass"}]}`)}, `is for "b", not "a"`},
+		{"unknown field", CheckerRound{Stdout: []byte(`{"results":[],"extra":1}`)}, "unknown field"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decodeResponse(req, tc.round)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAllErrors(t *testing.T) {
+	resp := allErrors(twoChecks(), "too slow")
+	if len(resp.Results) != 2 {
+		t.Fatalf("results = %+v", resp.Results)
+	}
+	for i, r := range resp.Results {
+		if r.Status != checks.Error || r.Message != "too slow" || r.Name != twoChecks().Checks[i].Name {
+			t.Errorf("result %d = %+v", i, r)
+		}
+	}
+	if r := resp.Results[1]; r.Points != 2 || !r.Optional || r.Description != "bee" {
+		t.Errorf("check metadata lost: %+v", r)
+	}
+}

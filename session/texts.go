@@ -1,0 +1,173 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
+	"github.com/labctl/labctl/report"
+)
+
+// words are the shell's own texts, beside the shared catalogue.
+type words struct {
+	Step, Help, Hint, NoHints, NoMoreHints, Unknown, Status, NotCurrent string
+}
+
+func wordsFor(lang msg.Lang) words {
+	if lang == msg.Japanese {
+		return words{
+			Step:        "ステップ %d/%d: %s",
+			Help:        "コマンドを実行するたびに自動で確認します。`lab check` 今すぐ確認、`lab hint` ヒント、`lab step` 手順をもう一度、`lab status` 進み具合。",
+			Hint:        "ヒント %d/%d: %s",
+			NoHints:     "このステップにヒントはありません。",
+			NoMoreHints: "ヒントはこれで全部です。",
+			Unknown:     "lab: 不明なコマンド %q です。lab check|hint|step|next|status を使ってください。",
+			Status:      "%s: %d/%d ステップ完了",
+			NotCurrent:  "(未完了)",
+		}
+	}
+	return words{
+		Step:        "Step %d/%d: %s",
+		Help:        "Your work is checked after every command. `lab check` checks now, `lab hint` gives a hint, `lab step` shows this step again, `lab status` shows your progress.",
+		Hint:        "Hint %d/%d: %s",
+		NoHints:     "This step has no hints.",
+		NoMoreHints: "That was the last hint for this step.",
+		Unknown:     "lab: unknown request %q; use lab check|hint|step|next|status.",
+		Status:      "%s: %d of %d steps done",
+		NotCurrent:  "(not done)",
+	}
+}
+
+// crlf turns \n line ends into \r\n, as a terminal in raw mode needs.
+func crlf(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\n", "\r\n")
+}
+
+func (s *Session) words() words { return wordsFor(s.cat.Lang) }
+
+// paint wraps text in an SGR colour when colour is on.
+func (s *Session) paint(sgr, text string) string {
+	if !s.cfg.Color {
+		return text
+	}
+	return "\x1b[" + sgr + "m" + text + "\x1b[0m"
+}
+
+// stepNumber is step's 1-based position in the lab.
+func (s *Session) stepNumber(id string) int {
+	for i, st := range s.cfg.Lab.Steps {
+		if st.ID == id {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// stepText is a step's heading and instructions.
+func (s *Session) stepText(heading string, step lab.Step) string {
+	var b strings.Builder
+	b.WriteString(s.paint("1", heading) + "\n")
+	if in := strings.TrimSpace(step.Instructions); in != "" {
+		b.WriteString("\n" + indent(in) + "\n")
+	}
+	return b.String()
+}
+
+func indent(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "  " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// welcome is shown when the shell starts.
+func (s *Session) welcome(st State) string {
+	n := len(s.cfg.Lab.Steps)
+	if st.Current == nil {
+		return fmt.Sprintf(s.cat.AllDone, n) + "\n"
+	}
+	w := s.words()
+	heading := fmt.Sprintf(w.Step, s.stepNumber(st.Current.ID), n, st.Current.Title)
+	return s.stepText(heading, *st.Current) + "\n" + w.Help + "\n\n"
+}
+
+// passedBanner says step passed and what comes next.
+func (s *Session) passedBanner(step lab.Step, after State) string {
+	var b strings.Builder
+	b.WriteString(s.paint("1;32", "✓ "+fmt.Sprintf(s.cat.StepPassed, step.Title)) + "\n")
+	n := len(s.cfg.Lab.Steps)
+	if after.Current == nil {
+		b.WriteString("\n" + fmt.Sprintf(s.cat.AllDone, n) + "\n")
+		return b.String()
+	}
+	heading := fmt.Sprintf(s.cat.NextStep, s.stepNumber(after.Current.ID), n, after.Current.Title)
+	b.WriteString("\n" + s.stepText(heading, *after.Current))
+	return b.String()
+}
+
+// resultsText lists each check with ✓, ✗ or ! and sums up the step.
+func (s *Session) resultsText(step lab.Step, results []checks.Result) string {
+	var b strings.Builder
+	for _, r := range results {
+		mark, sgr := "✓", "32"
+		switch r.Status {
+		case checks.Fail:
+			mark, sgr = "✗", "31"
+		case checks.Error:
+			mark, sgr = "!", "33"
+		}
+		name := r.Name
+		if r.Description != "" {
+			name = r.Description
+		}
+		if r.Optional {
+			name += " " + s.cat.Optional
+		}
+		line := "  " + s.paint(sgr, mark) + " " + name
+		if r.Status != checks.Pass && r.Message != "" {
+			line += ": " + r.Message
+		}
+		b.WriteString(line + "\n")
+	}
+	sum := report.Summarize(results)
+	if sum.Errored > 0 {
+		b.WriteString(fmt.Sprintf(s.cat.CouldNotRun, sum.Errored) + "\n")
+	}
+	if !sum.Passed() {
+		b.WriteString(fmt.Sprintf(s.cat.StepNotPassed, step.Title, sum.Failed+sum.Errored, sum.Required) + "\n")
+	}
+	return b.String()
+}
+
+// couldNotRunText reports checks that could not run at all.
+func (s *Session) couldNotRunText(err error) string {
+	return s.paint("33", "! "+fmt.Sprintf(s.cat.CouldNotRun, 1)) + "\n  (" + err.Error() + ")\n"
+}
+
+// statusText lists the steps, marking those passed and the current one.
+func (s *Session) statusText(st State) string {
+	var b strings.Builder
+	w := s.words()
+	title := s.cfg.Lab.Metadata.Title
+	if title == "" {
+		title = s.cfg.Lab.Metadata.Name
+	}
+	b.WriteString(fmt.Sprintf(w.Status, title, len(st.Passed), len(s.cfg.Lab.Steps)) + "\n")
+	for i, step := range s.cfg.Lab.Steps {
+		mark := " "
+		switch {
+		case st.Passed[step.ID]:
+			mark = s.paint("32", "✓")
+		case st.Current != nil && st.Current.ID == step.ID:
+			mark = "→"
+		}
+		b.WriteString(fmt.Sprintf("  %s %d. %s\n", mark, i+1, step.Title))
+	}
+	return b.String()
+}
