@@ -202,6 +202,23 @@ func TestE2EGradeFlow(t *testing.T) {
 			t.Errorf("after reset --to %s the learner is at %v", to.ID, cur)
 		}
 	}
+
+	// reset --hard brings everything up anew, the lab's namespaces included.
+	code, out, _ = r.run(ctx, "reset", "--hard")
+	if code != 0 {
+		t.Fatalf("reset --hard exited %d", code)
+	}
+	if regexp.MustCompile(`\S+/backups/root-\d{8}T\d{6}Z\.tar`).FindString(out) == "" {
+		t.Errorf("reset --hard did not say where /root was saved:\n%s", out)
+	}
+	if code, _, _ := r.run(ctx, "check"); code != 1 {
+		t.Errorf("step 1 after reset --hard: exit %d, want 1", code)
+	}
+	for _, ns := range l.Cluster.Namespaces {
+		if code, _, _ := r.run(ctx, "exec", "--", "kubectl", "get", "namespace", ns); code != 0 {
+			t.Errorf("namespace %s after reset --hard: kubectl exited %d", ns, code)
+		}
+	}
 }
 
 func tarHas(t *testing.T, path, name string) bool {

@@ -47,10 +47,12 @@ missing=()
 command -v dockerd >/dev/null || missing+=(docker.io)
 command -v runc >/dev/null || missing+=(runc)
 command -v jq >/dev/null || missing+=(jq)
+# The offline image build (labctl images build --offline) needs debootstrap.
+command -v debootstrap >/dev/null || missing+=(debootstrap)
 if ((${#missing[@]})); then
 	apt_install "${missing[@]}"
 else
-	say "docker.io, runc and jq are installed"
+	say "docker.io, runc, jq and debootstrap are installed"
 fi
 
 # 2. The capability-filtering runtime, rebuilt only when its source changed.

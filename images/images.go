@@ -83,6 +83,14 @@ func Ensure(ctx context.Context, opts Options) (Refs, error) {
 	if err != nil {
 		return Refs{}, err
 	}
+	if refs, ok, err := b.present(ctx); err != nil || ok {
+		return refs, err
+	}
+	unlock, err := b.lockCache(ctx)
+	if err != nil {
+		return Refs{}, err
+	}
+	defer unlock()
 	var refs Refs
 	if opts.wantNode() {
 		if refs.Node, err = b.ensureNode(ctx); err != nil {
@@ -95,6 +103,27 @@ func Ensure(ctx context.Context, opts Options) (Refs, error) {
 		}
 	}
 	return refs, nil
+}
+
+// present returns the default refs when every selected one is already in
+// the engine, so a ready machine never waits for the build lock.
+func (b *builder) present(ctx context.Context) (Refs, bool, error) {
+	var refs Refs
+	if b.opts.wantNode() {
+		ok, err := b.imageExists(ctx, NodeRef())
+		if err != nil || !ok {
+			return Refs{}, false, err
+		}
+		refs.Node = NodeRef()
+	}
+	if b.opts.wantSandbox() {
+		ok, err := b.imageExists(ctx, SandboxRef())
+		if err != nil || !ok {
+			return Refs{}, false, err
+		}
+		refs.Sandbox = SandboxRef()
+	}
+	return refs, true, nil
 }
 
 // builder carries what every build step shares.

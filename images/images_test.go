@@ -1,6 +1,9 @@
 package images
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -200,4 +203,71 @@ func TestElapsed(t *testing.T) {
 	if got := elapsed(4.24e9); got != "4.2s" {
 		t.Errorf("elapsed = %s", got)
 	}
+}
+
+func TestRegistryAnswers(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized) // what a registry says to anonymous /v2/
+	}))
+	url := srv.URL + "/v2/"
+	if !registryAnswers(t.Context(), url) {
+		t.Error("a registry answering 401 was not recognised")
+	}
+	srv.Close()
+	if registryAnswers(t.Context(), url) {
+		t.Error("a closed registry was reported as answering")
+	}
+}
+
+func TestTryPullWithoutRegistryBuildsLocally(t *testing.T) {
+	var status strings.Builder
+	b, err := newBuilder(Options{Status: &status, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.registry = func(context.Context) bool { return false }
+	ok, err := b.tryPull(t.Context(), UpstreamNodeImage)
+	if ok || err != nil {
+		t.Errorf("tryPull without a registry = %v, %v; want false, nil", ok, err)
+	}
+	if !strings.Contains(status.String(), "no container registry answers") {
+		t.Errorf("status = %q", status.String())
+	}
+}
+
+func TestOptionsSelection(t *testing.T) {
+	if o := (Options{}); !o.wantNode() || !o.wantSandbox() {
+		t.Error("no selection should mean both images")
+	}
+	if o := (Options{Node: true}); !o.wantNode() || o.wantSandbox() {
+		t.Error("Node alone selects the sandbox too")
+	}
+	if o := (Options{Sandbox: true}); o.wantNode() || !o.wantSandbox() {
+		t.Error("Sandbox alone selects the node too")
+	}
+}
+
+func TestLockCacheExcludesASecondHolder(t *testing.T) {
+	dir := t.TempDir()
+	first, _ := newBuilder(Options{CacheDir: dir})
+	unlock, err := first.lockCache(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var status strings.Builder
+	second, _ := newBuilder(Options{CacheDir: dir, Status: &status})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := second.lockCache(ctx); err == nil {
+		t.Fatal("a second holder took the lock while the first held it")
+	}
+	if !strings.Contains(status.String(), "waiting for another labctl") {
+		t.Errorf("status = %q", status.String())
+	}
+	unlock()
+	unlock2, err := second.lockCache(t.Context())
+	if err != nil {
+		t.Fatalf("lock not free after unlock: %v", err)
+	}
+	unlock2()
 }

@@ -283,11 +283,11 @@ func (b *builder) assembleNode(ctx context.Context, nodeBase, ref, recipeLabel, 
 			return fmt.Errorf("copying %s: %w", bin, err)
 		}
 	}
-	exec := func(timeout time.Duration, script string) error {
+	inNode := func(timeout time.Duration, script string) error {
 		_, err := b.docker(ctx, timeout, "exec", name, "bash", "-euc", script)
 		return err
 	}
-	if err := exec(time.Minute, `nohup containerd >/tmp/containerd.log 2>&1 &
+	if err := inNode(time.Minute, `nohup containerd >/tmp/containerd.log 2>&1 &
 for i in $(seq 1 60); do ctr version >/dev/null 2>&1 && exit 0; sleep 1; done
 cat /tmp/containerd.log; exit 1`); err != nil {
 		return fmt.Errorf("starting containerd in the build container: %w", err)
@@ -315,7 +315,7 @@ cat /tmp/containerd.log; exit 1`); err != nil {
 			return fmt.Errorf("%s is missing from the node's containerd after import", image)
 		}
 	}
-	if err := exec(time.Minute, `pkill containerd || true
+	if err := inNode(time.Minute, `pkill containerd || true
 for i in $(seq 1 30); do pgrep -x containerd >/dev/null || break; sleep 1; done
 echo `+KubernetesVersion+` > /kind/version
 rm -rf /tmp/* /var/log/*.log /run/containerd

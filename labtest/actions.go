@@ -113,7 +113,11 @@ func (r *runner) resetTo(ctx context.Context, s *lab.Step, why string) {
 // reset runs reset.Run to step to ("" for the lab's start) and measures it.
 func (r *runner) reset(ctx context.Context, p *Phase, to string) {
 	began := r.o.Now()
-	res, err := reset.Run(ctx, r.env, reset.Options{
+	if r.rep.ResetParts == nil {
+		r.rep.ResetParts = map[string]time.Duration{}
+	}
+	env := &timedReset{Environment: r.env, now: r.o.Now, spent: r.rep.ResetParts}
+	res, err := reset.Run(ctx, env, reset.Options{
 		Lab:          r.o.Lab,
 		Store:        r.o.Store,
 		To:           to,
@@ -184,4 +188,43 @@ func (r *runner) finalReset(ctx context.Context) {
 					"(is some of it kept outside /root and the lab's namespaces?)"})
 		}
 	})
+}
+
+// timedReset measures where a reset spends its time, by the environment
+// method it calls.
+type timedReset struct {
+	Environment
+	now   func() time.Time
+	spent map[string]time.Duration
+}
+
+func (t *timedReset) time(part string, f func() error) error {
+	began := t.now()
+	err := f()
+	t.spent[part] += t.now().Sub(began)
+	return err
+}
+
+func (t *timedReset) BackupHome(ctx context.Context, w io.Writer) error {
+	return t.time("backup", func() error { return t.Environment.BackupHome(ctx, w) })
+}
+
+func (t *timedReset) RecreateSandbox(ctx context.Context) error {
+	return t.time("sandbox", func() error { return t.Environment.RecreateSandbox(ctx) })
+}
+
+func (t *timedReset) ResetNamespaces(ctx context.Context) error {
+	return t.time("namespaces", func() error { return t.Environment.ResetNamespaces(ctx) })
+}
+
+func (t *timedReset) RecreateCluster(ctx context.Context) error {
+	return t.time("cluster", func() error { return t.Environment.RecreateCluster(ctx) })
+}
+
+func (t *timedReset) RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (code int, err error) {
+	err = t.time("scripts", func() error {
+		code, err = t.Environment.RunScript(ctx, script, stdout, stderr)
+		return err
+	})
+	return code, err
 }

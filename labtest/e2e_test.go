@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"os"
 	"os/exec"
@@ -66,13 +67,14 @@ func TestE2EShippedLabProvesItself(t *testing.T) {
 	code, out, errOut := labctl(t, bin, 45*time.Minute, "--lab", "../lab.yaml", "test", "-o", "json")
 	t.Logf("labctl test of the shipped lab took %s; stderr:\n%s", time.Since(began).Round(time.Second), errOut)
 	var rep struct {
-		Passed     bool  `json:"passed"`
-		Graded     bool  `json:"graded"`
-		Score      int   `json:"score"`
-		MaxScore   int   `json:"maxScore"`
-		Resets     int   `json:"resets"`
-		ResetMs    int64 `json:"resetMs"`
-		DurationMs int64 `json:"durationMs"`
+		Passed     bool             `json:"passed"`
+		Graded     bool             `json:"graded"`
+		Score      int              `json:"score"`
+		MaxScore   int              `json:"maxScore"`
+		Resets     int              `json:"resets"`
+		ResetMs    int64            `json:"resetMs"`
+		ResetParts map[string]int64 `json:"resetPartsMs"`
+		DurationMs int64            `json:"durationMs"`
 		Phases     []struct {
 			Kind     string    `json:"kind"`
 			Failures []Failure `json:"failures"`
@@ -81,7 +83,7 @@ func TestE2EShippedLabProvesItself(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("exit %d; stdout is not the JSON report: %v\n%s", code, err, out)
 	}
-	t.Logf("test run %dms, %d resets taking %dms", rep.DurationMs, rep.Resets, rep.ResetMs)
+	t.Logf("test run %dms, %d resets taking %dms (by part, ms: %v)", rep.DurationMs, rep.Resets, rep.ResetMs, rep.ResetParts)
 	if code != 0 || !rep.Passed {
 		for _, p := range rep.Phases {
 			for _, f := range p.Failures {
@@ -125,5 +127,28 @@ func TestE2EBrokenLabFails(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "lab gitops-broken does not prove itself") {
 		t.Errorf("stderr does not end with the verdict")
+	}
+}
+
+func TestE2EOneStepOfTheBrokenLab(t *testing.T) {
+	bin := labctlBinary(t)
+	code, out, errOut := labctl(t, bin, 30*time.Minute, "--lab", "../testdata/broken-lab/lab.yaml", "test", "--step", "manifests", "-o", "junit")
+	t.Logf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("stdout is not JUnit XML: %v", err)
+	}
+	// Fast-forward, before, the mistake, its reset, the solve, the pause:
+	// only the solve fails; init-repo's uncaught mistake is not run.
+	if doc.Tests != 6 || doc.Failures != 1 || len(doc.Suites) != 1 || doc.Suites[0].Name != "manifests" {
+		t.Fatalf("%d tests, %d failures in %d suites; want 6 and 1 in suite manifests", doc.Tests, doc.Failures, len(doc.Suites))
+	}
+	for _, c := range doc.Suites[0].Cases {
+		if c.Failure != nil && !strings.Contains(c.Failure.Text, "check replicas-explicit") {
+			t.Errorf("case %q fails with %q", c.Name, c.Failure.Text)
+		}
 	}
 }

@@ -130,10 +130,13 @@ func (r *runner) run(ctx context.Context, first, last int) {
 			r.solve(ctx, s)
 		}
 	}
-	if r.o.Step == "" && !r.stopped {
+	if r.o.Step != "" {
+		return
+	}
+	if !r.stopped {
 		r.grade(ctx)
 	}
-	if r.o.Step == "" && !r.stopped {
+	if !r.stopped {
 		r.finalReset(ctx)
 	}
 }
@@ -252,6 +255,7 @@ func compareMistake(step, script string, fails []string, rs []checks.Result) []F
 // solve runs the step's solve and checks that every check passes, then
 // again after the pause.
 func (r *runner) solve(ctx context.Context, s *lab.Step) {
+	passed := map[string]bool{}
 	r.phase(Phase{Step: s.ID, Kind: Solve, Script: ScriptSolve}, r.stepTitle(s)+": solve passes every check", func(p *Phase) {
 		if !r.script(ctx, p, s, ScriptSolve, s.Solve) {
 			r.stopped = true
@@ -259,12 +263,17 @@ func (r *runner) solve(ctx context.Context, s *lab.Step) {
 		}
 		if rs, ok := r.checks(ctx, p, s); ok {
 			p.Failures = append(p.Failures, notPassing(s.ID, ScriptSolve, rs)...)
+			for _, res := range rs {
+				passed[res.Name] = res.Status == checks.Pass
+			}
 		}
 	})
 	if r.stopped {
 		return
 	}
-	title := fmt.Sprintf("%s: checks still pass %s after the solve", r.stepTitle(s), r.o.Pause)
+	// A check that failed right after the solve is reported there once;
+	// this phase reports the checks that passed and then stopped passing.
+	title := fmt.Sprintf("%s: no check stops passing %s after the solve", r.stepTitle(s), r.o.Pause)
 	r.phase(Phase{Step: s.ID, Kind: Again, Script: ScriptSolve}, title, func(p *Phase) {
 		t := time.NewTimer(r.o.Pause)
 		defer t.Stop()
@@ -277,8 +286,10 @@ func (r *runner) solve(ctx context.Context, s *lab.Step) {
 		}
 		if rs, ok := r.checks(ctx, p, s); ok {
 			for _, f := range notPassing(s.ID, ScriptSolve, rs) {
-				f.Message = fmt.Sprintf("passed right after the solve but not %s later: %s", r.o.Pause, f.Message)
-				p.Failures = append(p.Failures, f)
+				if passed[f.Check] {
+					f.Message = fmt.Sprintf("passed right after the solve but not %s later: %s", r.o.Pause, f.Message)
+					p.Failures = append(p.Failures, f)
+				}
 			}
 		}
 	})

@@ -126,6 +126,14 @@ func TestGoodLabPasses(t *testing.T) {
 	if rep.Resets != 4 {
 		t.Errorf("%d resets, want 4 (one per mistake and the final one)", rep.Resets)
 	}
+	for _, part := range []string{"backup", "sandbox", "namespaces", "scripts"} {
+		if _, ok := rep.ResetParts[part]; !ok {
+			t.Errorf("the resets' time has no part %q: %v", part, rep.ResetParts)
+		}
+	}
+	if _, ok := rep.ResetParts["cluster"]; ok {
+		t.Error("a test reset recreated the cluster")
+	}
 	// The reset after the second step's mistake replays the first step's
 	// solve and the second step's setup, as `labctl reset --to` does.
 	i := slices.Index(env.log, "script apply api")
@@ -179,10 +187,15 @@ func TestCheckThatNeverPassesFails(t *testing.T) {
 	if rep.Passed {
 		t.Fatal("a lab with a check that never passes passed")
 	}
-	for _, want := range []struct{ script, msg string }{{"solve", "failed: "}, {"solve", "not 1ms later"}, {"", "failed: "}} {
+	for _, want := range []struct{ script, msg string }{{"solve", "failed: "}, {"", "failed: "}} {
 		if !hasFailure(rep, "cluster", want.script, "impossible", want.msg) {
 			t.Errorf("no failure (script %q, %q) for check impossible: %v", want.script, want.msg, rep.Failures())
 		}
+	}
+	// After the mistake (which does not name it), after the solve and in
+	// the grade: not once more after the pause.
+	if n := len(rep.Failures()); n != 3 {
+		t.Errorf("%d failures, want 3: %v", n, rep.Failures())
 	}
 	if rep.Score != 4 || rep.MaxScore != 5 {
 		t.Errorf("grade %d/%d, want 4/5", rep.Score, rep.MaxScore)

@@ -7,9 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labctl/labctl/report"
 )
@@ -37,31 +38,31 @@ func WriteJSON(w io.Writer, r *Report) error {
 // WriteText writes a table with a row per phase, every failure under its
 // phase, then the totals and the verdict.
 func WriteText(w io.Writer, r *Report) error {
+	stepW, phaseW := len("STEP"), len("PHASE")
+	for _, p := range r.Phases {
+		stepW = max(stepW, utf8.RuneCountInString(stepCell(p)))
+		phaseW = max(phaseW, utf8.RuneCountInString(phaseName(p)))
+	}
 	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tSTEP\tPHASE\tTIME")
+	row := func(mark, step, phase, time string) {
+		fmt.Fprintf(&b, "%s %s  %s  %s\n", mark, pad(step, stepW), pad(phase, phaseW), time)
+	}
+	row(" ", "STEP", "PHASE", "TIME")
 	for _, p := range r.Phases {
 		mark := "✓"
 		if !p.Passed {
 			mark = "✗"
 		}
-		step := p.Step
-		if step == "" {
-			step = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", mark, step, phaseName(p), seconds(p.Duration))
+		row(mark, stepCell(p), phaseName(p), seconds(p.Duration))
 		for _, f := range p.Failures {
-			fmt.Fprintf(tw, "\t\t  %s\t\n", indentLines(f.String()))
+			fmt.Fprintf(&b, "    %s\n", strings.ReplaceAll(f.String(), "\n", "\n      "))
 		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
 	}
 	b.WriteString("\n")
 	if r.Graded {
 		fmt.Fprintf(&b, "Grade: %d/%d points\n", r.Score, r.MaxScore)
 	}
-	fmt.Fprintf(&b, "Resets: %d, %s in all\n", r.Resets, seconds(r.ResetTime))
+	fmt.Fprintf(&b, "Resets: %d, %s in all%s\n", r.Resets, seconds(r.ResetTime), resetParts(r.ResetParts))
 	fmt.Fprintf(&b, "Time: %s\n", seconds(r.Duration))
 	what := "lab " + r.Lab
 	if r.Step != "" {
@@ -93,7 +94,7 @@ func phaseName(p Phase) string {
 	case Solve:
 		return "solve passes every check"
 	case Again:
-		return "checks still pass after a pause"
+		return "no check stops passing after a pause"
 	case Grade:
 		return "grade is 100 %"
 	case FinalReset:
@@ -102,7 +103,38 @@ func phaseName(p Phase) string {
 	return string(p.Kind)
 }
 
-func indentLines(s string) string { return strings.ReplaceAll(s, "\n", "\n\t\t    ") }
+// resetParts lists where the resets spent their time, longest first.
+func resetParts(parts map[string]time.Duration) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(parts))
+	for k := range parts {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if parts[names[i]] != parts[names[j]] {
+			return parts[names[i]] > parts[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	for i, k := range names {
+		names[i] = k + " " + seconds(parts[k])
+	}
+	return " (" + strings.Join(names, ", ") + ")"
+}
+
+func stepCell(p Phase) string {
+	if p.Step == "" {
+		return "-"
+	}
+	return p.Step
+}
+
+// pad fills s with spaces to width runes.
+func pad(s string, width int) string {
+	return s + strings.Repeat(" ", max(0, width-utf8.RuneCountInString(s)))
+}
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
 

@@ -14,7 +14,8 @@ import (
 
 func sampleReport(passed bool) *Report {
 	r := &Report{Lab: "demo-test", Graded: true, Score: 3, MaxScore: 4, Resets: 2,
-		ResetTime: 3 * time.Second, Duration: 9 * time.Second}
+		ResetTime: 3 * time.Second, Duration: 9 * time.Second,
+		ResetParts: map[string]time.Duration{"sandbox": 2 * time.Second, "backup": time.Second}}
 	r.Phases = []Phase{
 		{Kind: Before, Step: "files", Passed: true, Duration: 200 * time.Millisecond,
 			Checks: []checks.Result{{Name: "has-x", Status: checks.Fail, Message: "missing", Points: 1}}},
@@ -37,10 +38,10 @@ func TestWriteText(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"✗  files", "mistake only-x is caught",
+		"✗ files  mistake only-x is caught",
 		"step files: mistake only-x: check has-y: passed, so the mistake is not caught",
-		"step files: check has-z: failed: expected\n",
-		"Grade: 3/4 points", "Resets: 2, 3.0s in all", "FAIL: lab demo-test: 2 failures",
+		"step files: check has-z: failed: expected\n      something else\n",
+		"Grade: 3/4 points", "Resets: 2, 3.0s in all (sandbox 2.0s, backup 1.0s)", "FAIL: lab demo-test: 2 failures",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
@@ -61,11 +62,12 @@ func TestWriteJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		Lab        string `json:"lab"`
-		Passed     bool   `json:"passed"`
-		Score      int    `json:"score"`
-		ResetMs    int64  `json:"resetMs"`
-		DurationMs int64  `json:"durationMs"`
+		Lab        string           `json:"lab"`
+		Passed     bool             `json:"passed"`
+		Score      int              `json:"score"`
+		ResetMs    int64            `json:"resetMs"`
+		Parts      map[string]int64 `json:"resetPartsMs"`
+		DurationMs int64            `json:"durationMs"`
 		Phases     []struct {
 			Kind       string    `json:"kind"`
 			Passed     bool      `json:"passed"`
@@ -76,7 +78,7 @@ func TestWriteJSON(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
 		t.Fatalf("%v:\n%s", err, b.String())
 	}
-	if got.Lab != "demo-test" || got.Passed || got.Score != 3 || got.ResetMs != 3000 || got.DurationMs != 9000 {
+	if got.Lab != "demo-test" || got.Passed || got.Score != 3 || got.ResetMs != 3000 || got.Parts["sandbox"] != 2000 || got.DurationMs != 9000 {
 		t.Errorf("report fields: %+v", got)
 	}
 	if len(got.Phases) != 3 || got.Phases[1].Kind != "mistake" || got.Phases[1].Passed || got.Phases[1].DurationMs != 1000 ||

@@ -108,17 +108,25 @@ type Report struct {
 	// Resets counts the resets run and ResetTime their total duration.
 	Resets    int           `json:"resets"`
 	ResetTime time.Duration `json:"-"`
-	Duration  time.Duration `json:"-"`
+	// ResetParts splits ResetTime by what the resets did: backup,
+	// sandbox, namespaces, cluster, scripts (setups and replayed solves).
+	ResetParts map[string]time.Duration `json:"-"`
+	Duration   time.Duration            `json:"-"`
 }
 
 // MarshalJSON writes durations as integer milliseconds.
 func (r Report) MarshalJSON() ([]byte, error) {
 	type plain Report
+	parts := make(map[string]int64, len(r.ResetParts))
+	for k, d := range r.ResetParts {
+		parts[k] = d.Milliseconds()
+	}
 	return json.Marshal(struct {
 		plain
-		ResetMs    int64 `json:"resetMs"`
-		DurationMs int64 `json:"durationMs"`
-	}{plain(r), r.ResetTime.Milliseconds(), r.Duration.Milliseconds()})
+		ResetMs      int64            `json:"resetMs"`
+		ResetPartsMs map[string]int64 `json:"resetPartsMs"`
+		DurationMs   int64            `json:"durationMs"`
+	}{plain(r), r.ResetTime.Milliseconds(), parts, r.Duration.Milliseconds()})
 }
 
 // Failures lists every failure of the run, in order.

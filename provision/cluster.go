@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
+	kindexec "sigs.k8s.io/kind/pkg/exec"
 	kindlog "sigs.k8s.io/kind/pkg/log"
 )
 
@@ -98,7 +100,7 @@ func (k *kind) create(ctx context.Context, c ClusterConfig) error {
 	select {
 	case err := <-done:
 		if err != nil {
-			return fmt.Errorf("creating kind cluster %s: %w", k.name, err)
+			return fmt.Errorf("creating kind cluster %s: %w%s", k.name, err, commandOutput(err))
 		}
 		return nil
 	case <-ctx.Done():
@@ -140,6 +142,16 @@ func (k *kind) adminConfig(ctx context.Context) (*rest.Config, error) {
 	return cfg, nil
 }
 
+// commandOutput is the tail of the output of the command behind a kind
+// error, if any, for the error message.
+func commandOutput(err error) string {
+	re := kindexec.RunErrorForError(err)
+	if re == nil || len(re.Output) == 0 {
+		return ""
+	}
+	return "\n" + lastLines(string(re.Output), 25)
+}
+
 // runBounded runs a call that takes no context, returning early with an
 // error when ctx ends or the timeout passes.
 func runBounded[T any](ctx context.Context, timeout time.Duration, f func() (T, error)) (T, error) {
@@ -163,13 +175,13 @@ func runBounded[T any](ctx context.Context, timeout time.Duration, f func() (T, 
 	}
 }
 
-// writerLogger prints kind's messages as detail lines.
+// writerLogger prints kind's messages as lines.
 type writerLogger struct{ w io.Writer }
 
-func (l writerLogger) Warn(m string)                        { fmt.Fprintln(l.w, m) }
-func (l writerLogger) Warnf(f string, a ...any)             { fmt.Fprintf(l.w, f+"\n", a...) }
-func (l writerLogger) Error(m string)                       { fmt.Fprintln(l.w, m) }
-func (l writerLogger) Errorf(f string, a ...any)            { fmt.Fprintf(l.w, f+"\n", a...) }
+func (l writerLogger) Warn(m string)                        { line(l.w, m) }
+func (l writerLogger) Warnf(f string, a ...any)             { line(l.w, fmt.Sprintf(f, a...)) }
+func (l writerLogger) Error(m string)                       { line(l.w, m) }
+func (l writerLogger) Errorf(f string, a ...any)            { line(l.w, fmt.Sprintf(f, a...)) }
 func (l writerLogger) V(v kindlog.Level) kindlog.InfoLogger { return infoLogger{l.w, v <= 1} }
 
 type infoLogger struct {
@@ -179,13 +191,19 @@ type infoLogger struct {
 
 func (l infoLogger) Info(m string) {
 	if l.on {
-		fmt.Fprintln(l.w, m)
+		line(l.w, m)
 	}
 }
 
 func (l infoLogger) Infof(f string, a ...any) {
 	if l.on {
-		fmt.Fprintf(l.w, f, a...)
+		line(l.w, fmt.Sprintf(f, a...))
 	}
 }
+
 func (l infoLogger) Enabled() bool { return l.on }
+
+// line writes m ending in exactly one newline.
+func line(w io.Writer, m string) {
+	fmt.Fprintln(w, strings.TrimRight(m, "\n"))
+}

@@ -52,9 +52,13 @@ func e2eImages(t *testing.T) (node, sb string) {
 	return node, sb
 }
 
-// e2eChecker builds labctl static, as the checker copied into the sandbox.
+// e2eChecker builds labctl static, as the checker copied into the sandbox,
+// unless LABCTL_CHECKER_BINARY names one.
 func e2eChecker(t *testing.T) string {
 	t.Helper()
+	if bin := os.Getenv("LABCTL_CHECKER_BINARY"); bin != "" {
+		return bin
+	}
 	out := filepath.Join(t.TempDir(), "labctl")
 	cmd := exec.Command("go", "build", "-o", out, "../cmd/labctl")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -214,7 +218,7 @@ func TestE2EProvision(t *testing.T) {
 		t.Errorf("step setup: %d %q", code, out)
 	}
 	code, out := script(t, env, `pwd; echo "$HOME"; stat -c %a ~/.kube/config; cat /opt/lab/fixtures/hello.txt
-kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes; kubectl auth can-i create deployments -n kube-system; true`)
+kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes 2>/dev/null; kubectl auth can-i create deployments -n kube-system; true`)
 	if code != 0 || out != "/root\n/root\n600\nhello\nyes\nno\nno\n" {
 		t.Errorf("learner environment (code %d):\n%s", code, out)
 	}
@@ -281,6 +285,47 @@ kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes; k
 	}
 	h.expect("after repairing the sandbox", 1, 1, 1)
 	env2.Close()
+
+	// A stopped control plane is not up; the next up deletes and recreates
+	// the cluster, reruns the step setup and rewrites the kubeconfig.
+	if out, err := exec.Command("docker", "stop", ClusterName(e2eLabName)+"-control-plane").CombinedOutput(); err != nil {
+		t.Fatalf("stopping the control plane: %v %s", err, out)
+	}
+	if _, err := Connect(ctx, l); !errors.Is(err, ErrNotUp) {
+		t.Errorf("connect to a lab with a stopped cluster: %v, want ErrNotUp", err)
+	}
+	w = &cancelAt{step: "\x00never", cancel: func() {}}
+	env3, err := h.up(ctx, w)
+	if err != nil {
+		t.Fatalf("repairing up: %v\n%s", err, w.buf.String())
+	}
+	if !strings.Contains(w.buf.String(), "✗ Reusing cluster") || !strings.Contains(w.buf.String(), "✓ Repairing cluster") {
+		t.Errorf("repair status lines:\n%s", w.buf.String())
+	}
+	h.expect("after repairing the cluster", 1, 1, 1)
+	if code, out := script(t, env3, "cat /root/setup-marker; kubectl get ns e2e-ns -o name"); code != 0 || out != "setup-ran\nnamespace/e2e-ns\n" {
+		t.Errorf("after the cluster repair: %d %q", code, out)
+	}
+
+	t.Log("reset namespaces and sandbox")
+	if code, out := script(t, env3, "kubectl -n e2e-ns create configmap learner-made -o name"); code != 0 {
+		t.Fatalf("creating a configmap as the learner: %q", out)
+	}
+	if err := ResetNamespaces(ctx, env3); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := script(t, env3, "kubectl -n e2e-ns get configmap learner-made -o name 2>&1; kubectl auth can-i create configmaps -n e2e-ns"); code != 0 ||
+		!strings.Contains(out, "NotFound") || !strings.HasSuffix(out, "yes\n") {
+		t.Errorf("after ResetNamespaces: %d %q", code, out)
+	}
+	if err := RecreateSandbox(ctx, env3); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := script(t, env3, "test ! -e /root/work && test ! -e /root/setup-marker && echo clean; kubectl get ns e2e-ns -o name"); code != 0 || out != "clean\nnamespace/e2e-ns\n" {
+		t.Errorf("after RecreateSandbox the home should be new and kubectl should work: %d %q", code, out)
+	}
+	h.expect("after RecreateSandbox", 1, 1, 1)
+	env3.Close()
 
 	t.Log("down")
 	if err := Down(ctx, l); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/preflight"
+	"github.com/labctl/labctl/status"
 )
 
 // imageRefs are the images a run uses.
@@ -48,7 +49,7 @@ func (r *upRun) ensureImages(ctx context.Context) error {
 	if r.images.sandbox == "" {
 		r.images.sandbox = r.lab.Sandbox.Image
 	}
-	want := images.Options{Node: r.images.node == "", Sandbox: r.images.sandbox == "", Status: r.opts.Log, Log: r.opts.Log}
+	want := images.Options{Node: r.images.node == "", Sandbox: r.images.sandbox == "", Status: detailWriter{r.st}, Log: r.opts.Log}
 	if want.Node || want.Sandbox {
 		refs, err := images.Ensure(ctx, want)
 		if err != nil {
@@ -78,4 +79,17 @@ func (r *upRun) ensureImages(ctx context.Context) error {
 		WaitForReady:      3 * time.Minute,
 	}
 	return nil
+}
+
+// detailWriter prints each line written to it as a detail line under the
+// current status step.
+type detailWriter struct{ st *status.Logger }
+
+func (d detailWriter) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if strings.TrimSpace(l) != "" {
+			d.st.Printf("%s", strings.TrimSpace(l))
+		}
+	}
+	return len(p), nil
 }

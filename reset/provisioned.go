@@ -8,6 +8,7 @@ import (
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/status"
 )
 
 // Provisioned is the real Environment: a lab that provision brought up.
@@ -53,9 +54,16 @@ func (p *Provisioned) ResetNamespaces(ctx context.Context) error {
 // RecreateCluster takes the whole lab down and brings it up fresh; the
 // environment then refers to the new cluster and sandbox.
 func (p *Provisioned) RecreateCluster(ctx context.Context) error {
+	st := p.up.Status
+	if st == nil {
+		st = status.Discard()
+	}
+	st.Start("Removing the lab's cluster and sandbox")
 	if err := provision.Down(ctx, p.env.Lab); err != nil {
+		st.End(false)
 		return err
 	}
+	st.End(true)
 	up := p.up
 	up.Lab = p.env.Lab
 	up.CurrentStep = ""

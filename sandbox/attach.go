@@ -11,8 +11,9 @@ import (
 )
 
 // shellDetachKeys replace Docker's default detach keys (Ctrl-P Ctrl-Q, which
-// would hold back every Ctrl-P): an empty setting means the default, so the
-// attach names a sequence nobody types.
+// hold back every Ctrl-P until the next key). An empty setting means the
+// default, so the shell names a sequence nobody types; the cost is that a
+// lone Ctrl-], rare in a shell, reaches it with the next key.
 const shellDetachKeys = "ctrl-],ctrl-^,ctrl-],ctrl-^,ctrl-],ctrl-^"
 
 // ShellOptions describe a login shell attached through a PTY.

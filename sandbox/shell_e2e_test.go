@@ -3,11 +3,14 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,30 +18,79 @@ import (
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 )
 
+// shellE2ELab is the name of this test's copy of the built-in lab, so its
+// cluster, sandbox and volume stay apart from every other lab's.
+const shellE2ELab = "shell-e2e"
+
+// copyBuiltInLab copies the built-in lab and its fixtures into dir under the
+// name shellE2ELab and returns the lab file.
+func copyBuiltInLab(t *testing.T, root, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "lab.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := regexp.MustCompile(`(?m)^  name: gitops-drift$`).ReplaceAll(b, []byte("  name: "+shellE2ELab))
+	if bytes.Equal(renamed, b) {
+		t.Fatal("lab.yaml has no `  name: gitops-drift` line to rename")
+	}
+	file := filepath.Join(dir, "lab.yaml")
+	if err := os.WriteFile(file, renamed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", filepath.Join(root, "fixtures"), filepath.Join(dir, "fixtures")).CombinedOutput(); err != nil {
+		t.Fatalf("copying fixtures: %v\n%s", err, out)
+	}
+	return file
+}
+
+// labctl runs the labctl binary on labFile, bounded, and fails the test
+// when it fails.
+func labctl(t *testing.T, bin, labFile, state string, timeout time.Duration, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--lab", labFile}, args...)...)
+	cmd.Env = append(os.Environ(), "LABCTL_STATE_DIR="+state)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("labctl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
 // TestE2ELabctlShell drives the real `labctl shell` binary in a pseudo
-// terminal against the built-in lab, which must be up (`labctl up`). Its
-// progress is kept in a fresh state directory, so the shell starts at step
-// 1. It types step 1's commands and sees the step complete and step 2 appear
-// without asking; `lab hint` and `lab check` answer; resizing the terminal
-// reaches `stty size` inside; the shell's exit code is labctl's; and the
-// terminal's modes are as before.
+// terminal against a copy of the built-in lab that it brings up (and takes
+// down at the end). Progress is kept in a fresh state directory, so the
+// shell starts at step 1. It types step 1's commands and sees the step
+// complete and step 2 appear without asking; `lab hint` and `lab check`
+// answer; resizing the terminal reaches `stty size` inside; the shell's exit
+// code is labctl's; and the terminal's modes are as before.
 func TestE2ELabctlShell(t *testing.T) {
 	bin := buildLabctl(t)
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
+	labFile := copyBuiltInLab(t, root, t.TempDir())
 	state := t.TempDir()
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	probe := exec.CommandContext(ctx, bin, "exec", "--", "true")
-	probe.Dir = root
-	if out, err := probe.CombinedOutput(); err != nil {
-		t.Fatalf("the built-in lab must be up for this test (run `labctl up` from %s): %v\n%s", root, err, out)
+	l, err := lab.Load(labFile)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if l.Metadata.Language != "ja" || len(l.Steps) < 2 {
+		t.Fatalf("this test expects the built-in Japanese lab with steps to go through; lab.yaml is %s with %d steps", l.Metadata.Language, len(l.Steps))
+	}
+	cat := msg.New(msg.Japanese) // LANG=C.UTF-8 and a Japanese lab
+
+	t.Cleanup(func() { labctl(t, bin, labFile, state, 10*time.Minute, "down") })
+	started := time.Now()
+	labctl(t, bin, labFile, state, 30*time.Minute, "up")
+	t.Logf("labctl up took %v", time.Since(started))
 
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -52,8 +104,7 @@ func TestE2ELabctlShell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "shell")
-	cmd.Dir = root
+	cmd := exec.Command(bin, "--lab", labFile, "shell")
 	cmd.Env = append(os.Environ(), "LABCTL_STATE_DIR="+state, "LANG=C.UTF-8", "LC_ALL=", "LC_MESSAGES=",
 		"TERM=xterm-256color", "NO_COLOR=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
@@ -77,21 +128,22 @@ func TestE2ELabctlShell(t *testing.T) {
 		}
 	}
 
-	scr.waitFor(t, "ステップ 1/8: 宣言を入れるリポジトリを初期化する", 1)
+	n := len(l.Steps)
+	first, second := l.Steps[0], l.Steps[1]
+	scr.waitFor(t, fmt.Sprintf("ステップ 1/%d: %s", n, first.Title), 1)
 	scr.waitFor(t, "\x1b]133;A\a", 1)
+	// Type step 1's solve script line by line, as a learner would, without
+	// its `set -e` (which would end an interactive shell at the first error).
 	typed := time.Now()
-	for _, line := range []string{
-		"mkdir -p /root/gitops/repo && cd /root/gitops/repo",
-		"git init -q",
-		`git config user.name "Lab Learner"; git config user.email "learner@example.com"`,
-		`printf '# web\n' > README.md; git add README.md`,
-		`git commit -q -m "Start the GitOps repository"; cd`,
-	} {
-		typeKeys(line + "\r")
+	for _, line := range strings.Split(strings.TrimSpace(first.Solve), "\n") {
+		if !strings.HasPrefix(line, "set -") {
+			typeKeys(line + "\r")
+		}
 	}
-	got := scr.waitFor(t, "次はステップ 2/8", 1)
+	typeKeys("cd\r")
+	got := scr.waitFor(t, fmt.Sprintf(cat.NextStep, 2, n, second.Title), 1)
 	t.Logf("from typing step 1's commands to the completion banner: %v", time.Since(typed))
-	if !strings.Contains(got, "ステップ完了: 宣言を入れるリポジトリを初期化する") {
+	if !strings.Contains(got, fmt.Sprintf(cat.StepPassed, first.Title)) {
 		t.Fatalf("no completion banner:\n%s", got)
 	}
 
@@ -102,7 +154,8 @@ func TestE2ELabctlShell(t *testing.T) {
 	typeKeys("lab check\r")
 	got = scr.waitFor(t, "\x1b]133;A\a", prompts+1)
 	t.Logf("lab check answered in %v", time.Since(typed))
-	if i, j := strings.Index(got, "ステップ 2/8 を確認しています"), strings.LastIndex(got, "\x1b]133;A\a"); i < 0 || j < i {
+	checking := fmt.Sprintf(cat.Checking, 2, n, second.Title)
+	if i, j := strings.Index(got, checking), strings.LastIndex(got, "\x1b]133;A\a"); i < 0 || j < i {
 		t.Fatalf("lab check's answer missing or after the prompt:\n%s", got)
 	}
 	if strings.Contains(got, "7707") {

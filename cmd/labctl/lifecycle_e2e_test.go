@@ -86,6 +86,16 @@ steps:
 	if code, out, _ := run("", "exec", "ls", "-a", "/root/.kube"); code != 0 || !strings.Contains(out, "config") {
 		t.Errorf("exec with the command's own flags: exit %d %q", code, out)
 	}
+	// With a terminal on stdin and stdout, the command gets a TTY of the
+	// terminal's size; script(1) provides the pseudo-terminal.
+	tty := exec.Command("script", "-q", "-e", "-c", bin+` exec -- bash -c 'test -t 0 && echo "tty $(stty size)"; exit 6'`, "/dev/null")
+	tty.Dir = labDir
+	tty.Env = append(os.Environ(), "LABCTL_STATE_DIR="+state, "COLUMNS=91", "LINES=33")
+	tty.Stdin = strings.NewReader("")
+	ttyOut, err := tty.CombinedOutput()
+	if code := tty.ProcessState.ExitCode(); code != 6 || !strings.Contains(string(ttyOut), "tty ") {
+		t.Errorf("exec on a terminal: exit %d (%v), output %q", code, err, ttyOut)
+	}
 	if code, out, errOut := run("", "check"); code == 0 {
 		t.Errorf("check before the work passed: %s %s", out, errOut)
 	}

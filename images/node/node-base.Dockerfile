@@ -31,6 +31,10 @@ RUN set -eux; \
       | jq 'del(.process.rlimits)' > /etc/containerd/cri-base.json; \
     sed -i "s#sandbox_image = .*#sandbox_image = \"${PAUSE_IMAGE}\"#" /etc/containerd/config.toml; \
     grep -q "sandbox_image = \"${PAUSE_IMAGE}\"" /etc/containerd/config.toml; \
+    # Lowering a process's oom_score_adj needs CAP_SYS_RESOURCE, which some
+    # hosts cannot grant the node: keep pods at or above containerd's own.
+    sed -i "s/restrict_oom_score_adj = false/restrict_oom_score_adj = true/" /etc/containerd/config.toml; \
+    grep -q "restrict_oom_score_adj = true" /etc/containerd/config.toml; \
     systemctl enable kubelet.service containerd.service undo-mount-hacks.service; \
     systemctl mask systemd-binfmt.service; \
     mkdir -p /etc/kubernetes/manifests

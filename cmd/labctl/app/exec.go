@@ -13,7 +13,11 @@ func newExecCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec [--] COMMAND [ARG...]",
 		Short: "Run a command in the sandbox's login environment and exit with its status",
-		Args:  cobra.MinimumNArgs(1),
+		Long: "Run COMMAND in the sandbox as the learner's shell would (bash login environment, the lab's\n" +
+			"workDir), passing stdin, stdout and stderr through, with a terminal when labctl has one.\n" +
+			"labctl exits with COMMAND's exit status.",
+		Example: "  labctl exec -- git -C /root/gitops log --oneline\n  labctl exec kubectl get pods -A",
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runExec(cmd, g, args)
 		},

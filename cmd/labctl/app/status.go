@@ -15,7 +15,9 @@ func newStatusCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
 		Short: "Show whether the lab's cluster and sandbox are up, and the learner's progress",
-		Args:  cobra.NoArgs,
+		Long: "Show whether the lab's cluster and sandbox are up, the Docker objects labelled with the lab,\n" +
+			"and the learner's progress. Exits 0 when the lab is up and 3 when it is not.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runStatus(cmd, g)
 		},

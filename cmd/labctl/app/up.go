@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,6 +54,13 @@ func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
 		CheckerBinary: g.cfg.GetString("checker-binary"),
 		CurrentStep:   current,
 	})
+	if errors.Is(err, context.Canceled) {
+		what := "what it created was removed"
+		if o.retain {
+			what = "what it created was kept (--retain)"
+		}
+		return &ExitError{Code: 130, Err: fmt.Errorf("up was interrupted; %s: run `labctl up` again to finish", what)}
+	}
 	if err != nil {
 		return err
 	}

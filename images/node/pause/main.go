@@ -9,9 +9,13 @@ import (
 	"syscall"
 )
 
-func main() {
+func main() { run(func() {}) }
+
+// run waits for signals, calling ready once they are being caught.
+func run(ready func()) {
 	signals := make(chan os.Signal, 8)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGCHLD)
+	ready()
 	for sig := range signals {
 		if sig == syscall.SIGCHLD {
 			reap()

@@ -171,4 +171,3 @@ func TestFindRunc(t *testing.T) {
 		t.Errorf("findRunc chose the program itself: %s", got)
 	}
 }
-
