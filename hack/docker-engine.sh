@@ -64,7 +64,9 @@ trap 'rm -rf "$tmp"' EXIT
 if [[ -x $runtime_path ]] && cmp -s "$tmp/runc-capfilter" "$runtime_path"; then
 	say "${runtime_name} is up to date at ${runtime_path}"
 else
-	install -D -m 0755 "$tmp/runc-capfilter" "$runtime_path"
+	# Replace atomically: dockerd may be starting containers with it now.
+	install -D -m 0755 "$tmp/runc-capfilter" "$runtime_path.new"
+	mv -f "$runtime_path.new" "$runtime_path"
 	say "installed ${runtime_name} at ${runtime_path}"
 fi
 

@@ -298,7 +298,7 @@ func TestBadOptions(t *testing.T) {
 	if _, err := Run(context.Background(), newFakeEnv(), Options{Lab: goodLab()}); err == nil {
 		t.Error("no store gave no error")
 	}
-	if _, err := Run(context.Background(), newFakeEnv(), Options{Lab: goodLab(), Store: progress.NewStore(t.TempDir()), Step: "files"}); err != nil {
+	if _, err := Run(context.Background(), newFakeEnv(), Options{Lab: goodLab(), Store: progress.NewStore(t.TempDir()), Step: "files", Pause: time.Millisecond}); err != nil {
 		t.Errorf("a known step gave %v", err)
 	}
 }

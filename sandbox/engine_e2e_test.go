@@ -20,17 +20,17 @@ import (
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/lab"
 )
 
 // e2eImage is the image the engine tests run: LABCTL_TEST_SANDBOX_IMAGE, or
-// any Debian-like image with bash, sleep and rm.
+// labctl's own sandbox image (`make images` builds it).
 func e2eImage(t *testing.T) string {
 	if img := os.Getenv("LABCTL_TEST_SANDBOX_IMAGE"); img != "" {
 		return img
 	}
-	t.Fatal("set LABCTL_TEST_SANDBOX_IMAGE to a local image with bash (e.g. the sandbox image: labctl images list)")
-	return ""
+	return images.SandboxRef()
 }
 
 // e2eLab makes a unique lab name, a labelled network for it, and removes
@@ -300,7 +300,7 @@ func BenchmarkE2ECheckerRound(b *testing.B) {
 	defer e.Close()
 	img := os.Getenv("LABCTL_TEST_SANDBOX_IMAGE")
 	if img == "" {
-		b.Fatal("set LABCTL_TEST_SANDBOX_IMAGE")
+		img = images.SandboxRef()
 	}
 	var rb [4]byte
 	rand.Read(rb[:])

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/labctl/labctl/images"
 )
 
 // TestE2ELifecycle drives the real labctl binary through up, exec, status,
@@ -19,8 +21,11 @@ import (
 //	go test -tags e2e ./cmd/labctl/ -run TestE2ELifecycle -timeout 30m -v
 func TestE2ELifecycle(t *testing.T) {
 	node, sb := os.Getenv("LABCTL_TEST_NODE_IMAGE"), os.Getenv("LABCTL_TEST_SANDBOX_IMAGE")
-	if node == "" || sb == "" {
-		t.Fatal("set LABCTL_TEST_NODE_IMAGE and LABCTL_TEST_SANDBOX_IMAGE to local images (see `labctl images list`)")
+	if node == "" {
+		node = images.NodeRef()
+	}
+	if sb == "" {
+		sb = images.SandboxRef()
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "labctl")

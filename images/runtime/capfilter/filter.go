@@ -11,20 +11,26 @@ import (
 	"strings"
 )
 
-// capNumbers maps capability names, as OCI specs spell them, to their bit in
-// a capability mask (linux/capability.h).
-var capNumbers = map[string]uint{
-	"CAP_CHOWN": 0, "CAP_DAC_OVERRIDE": 1, "CAP_DAC_READ_SEARCH": 2, "CAP_FOWNER": 3,
-	"CAP_FSETID": 4, "CAP_KILL": 5, "CAP_SETGID": 6, "CAP_SETUID": 7, "CAP_SETPCAP": 8,
-	"CAP_LINUX_IMMUTABLE": 9, "CAP_NET_BIND_SERVICE": 10, "CAP_NET_BROADCAST": 11,
-	"CAP_NET_ADMIN": 12, "CAP_NET_RAW": 13, "CAP_IPC_LOCK": 14, "CAP_IPC_OWNER": 15,
-	"CAP_SYS_MODULE": 16, "CAP_SYS_RAWIO": 17, "CAP_SYS_CHROOT": 18, "CAP_SYS_PTRACE": 19,
-	"CAP_SYS_PACCT": 20, "CAP_SYS_ADMIN": 21, "CAP_SYS_BOOT": 22, "CAP_SYS_NICE": 23,
-	"CAP_SYS_RESOURCE": 24, "CAP_SYS_TIME": 25, "CAP_SYS_TTY_CONFIG": 26, "CAP_MKNOD": 27,
-	"CAP_LEASE": 28, "CAP_AUDIT_WRITE": 29, "CAP_AUDIT_CONTROL": 30, "CAP_SETFCAP": 31,
-	"CAP_MAC_OVERRIDE": 32, "CAP_MAC_ADMIN": 33, "CAP_SYSLOG": 34, "CAP_WAKE_ALARM": 35,
-	"CAP_BLOCK_SUSPEND": 36, "CAP_AUDIT_READ": 37, "CAP_PERFMON": 38, "CAP_BPF": 39,
-	"CAP_CHECKPOINT_RESTORE": 40,
+// capBit returns the bit of a capability, as OCI specs spell it, in a
+// capability mask (linux/capability.h), and whether the name is known.
+func capBit(name string) (uint, bool) {
+	names := [...]string{
+		"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID",
+		"CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE",
+		"CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST", "CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_IPC_LOCK",
+		"CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT", "CAP_SYS_PTRACE",
+		"CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE", "CAP_SYS_RESOURCE",
+		"CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE", "CAP_AUDIT_WRITE",
+		"CAP_AUDIT_CONTROL", "CAP_SETFCAP", "CAP_MAC_OVERRIDE", "CAP_MAC_ADMIN", "CAP_SYSLOG",
+		"CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ", "CAP_PERFMON", "CAP_BPF",
+		"CAP_CHECKPOINT_RESTORE",
+	}
+	for bit, n := range names {
+		if n == name {
+			return uint(bit), true
+		}
+	}
+	return 0, false
 }
 
 // parseCapBnd returns the CapBnd mask from the text of /proc/self/status.
@@ -51,9 +57,13 @@ type target struct {
 	isProcess bool
 }
 
-// runcGlobalValueFlags are runc's global flags that take a separate value.
-var runcGlobalValueFlags = map[string]bool{
-	"--root": true, "--log": true, "--log-format": true, "--criu": true, "--rootless": true,
+// takesValue reports whether a runc global flag takes a separate value.
+func takesValue(flag string) bool {
+	switch flag {
+	case "--root", "--log", "--log-format", "--criu", "--rootless":
+		return true
+	}
+	return false
 }
 
 // specTarget finds the spec file of a runc command line (without argv[0]):
@@ -62,7 +72,7 @@ var runcGlobalValueFlags = map[string]bool{
 func specTarget(args []string) target {
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i], "-") {
-		if runcGlobalValueFlags[args[i]] {
+		if takesValue(args[i]) {
 			i++
 		}
 		i++
@@ -164,7 +174,7 @@ func filterSpec(spec []byte, isProcess bool, bounding uint64) ([]byte, bool, err
 		kept := make([]any, 0, len(list))
 		for _, item := range list {
 			name, _ := item.(string)
-			if bit, known := capNumbers[name]; known && bounding&(1<<bit) == 0 {
+			if bit, known := capBit(name); known && bounding&(1<<bit) == 0 {
 				changed = true
 				continue
 			}

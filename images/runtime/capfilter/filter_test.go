@@ -32,14 +32,25 @@ func TestParseCapBnd(t *testing.T) {
 	if got != 0x1fffeffffff {
 		t.Errorf("parseCapBnd = %#x, want %#x", got, uint64(0x1fffeffffff))
 	}
-	if got&(1<<capNumbers["CAP_SYS_RESOURCE"]) != 0 {
-		t.Error("CAP_SYS_RESOURCE should be missing from the sample mask")
+	if bit, ok := capBit("CAP_SYS_RESOURCE"); !ok || bit != 24 || got&(1<<bit) != 0 {
+		t.Error("CAP_SYS_RESOURCE (bit 24) should be missing from the sample mask")
 	}
 	if _, err := parseCapBnd("Name:\tcat\n"); err == nil {
 		t.Error("parseCapBnd without a CapBnd line: want an error")
 	}
 	if _, err := parseCapBnd("CapBnd:\tzz\n"); err == nil {
 		t.Error("parseCapBnd with a bad mask: want an error")
+	}
+}
+
+func TestCapBit(t *testing.T) {
+	for name, want := range map[string]uint{"CAP_CHOWN": 0, "CAP_SYS_ADMIN": 21, "CAP_CHECKPOINT_RESTORE": 40} {
+		if got, ok := capBit(name); !ok || got != want {
+			t.Errorf("capBit(%s) = %d, %v; want %d", name, got, ok, want)
+		}
+	}
+	if _, ok := capBit("CAP_FUTURE_THING"); ok {
+		t.Error("an unknown capability was given a bit")
 	}
 }
 
