@@ -271,3 +271,18 @@ func TestLockCacheExcludesASecondHolder(t *testing.T) {
 	}
 	unlock2()
 }
+
+func TestSourceDir(t *testing.T) {
+	b, _ := newBuilder(Options{CacheDir: t.TempDir()})
+	got, err := b.sourceDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(got, "images", "node", "build", "kubernetes", "go.mod")); err != nil {
+		t.Errorf("sourceDir() = %s, which lacks the wrapper module", got)
+	}
+	t.Chdir(t.TempDir())
+	if _, err := b.sourceDir(); err == nil || !strings.Contains(err.Error(), "--source") {
+		t.Errorf("outside a checkout: %v, want an error naming --source", err)
+	}
+}

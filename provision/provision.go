@@ -245,6 +245,11 @@ func (r *upRun) prepareSandbox(ctx context.Context, env *Env, learner identity) 
 			return err
 		}
 	}
+	dir, err := checkerDir(name)
+	if err != nil {
+		return err
+	}
+	settings.CheckerDir = dir
 	spec, err := sandbox.BuildSpec(settings)
 	if err != nil {
 		return err
@@ -279,6 +284,20 @@ func fixturesCache() (string, error) {
 		}
 	}
 	return filepath.Join(dir, "labctl", "fixtures"), nil
+}
+
+// checkerDir is the host directory the sandbox mounts read-only for the
+// checker binary: <state dir>/checker.
+func checkerDir(labName string) (string, error) {
+	state, err := stateDir(labName)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(state, "checker")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("creating the checker directory %s: %w", dir, err)
+	}
+	return dir, nil
 }
 
 // stateDir is the lab's host state directory (shared with progress/).

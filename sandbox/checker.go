@@ -10,10 +10,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/docker/docker/api/types/container"
 )
 
 // CheckerPath is the PATH of the checker's process: nothing else of the
@@ -65,18 +64,19 @@ type CheckerRound struct {
 	Overran bool
 }
 
-// runChecker copies the static binary at checkerPath into a fresh
-// directory of the container, runs it once as root in / with only
-// CheckerPath in its environment and stdin as its input, and removes it.
+// runChecker places the static binary at checkerPath, under a fresh name, in
+// the host directory that the sandbox mounts read-only at CheckerMount, runs
+// it once as root in / with only CheckerPath in its environment and stdin as
+// its input, and removes it on the host. The learner, root in the sandbox,
+// can neither write to that mount nor replace it, and nothing of the
+// sandbox's own is run to place or remove the binary.
 func (e *Engine) runChecker(ctx context.Context, containerName, checkerPath string, args []string, stdin []byte) (CheckerRound, error) {
-	bin, err := os.Open(checkerPath)
+	settings, err := e.SandboxSettings(ctx, containerName)
 	if err != nil {
-		return CheckerRound{}, fmt.Errorf("opening the checker binary: %w", err)
+		return CheckerRound{}, err
 	}
-	defer bin.Close()
-	st, err := bin.Stat()
-	if err != nil {
-		return CheckerRound{}, fmt.Errorf("opening the checker binary: %w", err)
+	if settings.CheckerDir == "" {
+		return CheckerRound{}, fmt.Errorf("sandbox %s has no read-only checker mount at %s: run `labctl up` to recreate it", containerName, CheckerMount)
 	}
 	env, err := e.clearedEnv(ctx, containerName)
 	if err != nil {
@@ -84,21 +84,21 @@ func (e *Engine) runChecker(ctx context.Context, containerName, checkerPath stri
 	}
 	var rnd [12]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
-		return CheckerRound{}, fmt.Errorf("naming the checker directory: %w", err)
+		return CheckerRound{}, fmt.Errorf("naming the checker: %w", err)
 	}
-	dirName := "labctl-check-" + hex.EncodeToString(rnd[:])
-	dir := "/run/" + dirName
-	if err := e.copyChecker(ctx, containerName, dirName, bin, st.Size()); err != nil {
+	name := "labctl-check-" + hex.EncodeToString(rnd[:])
+	hostPath := filepath.Join(settings.CheckerDir, name)
+	if err := placeChecker(checkerPath, hostPath); err != nil {
 		return CheckerRound{}, err
 	}
-	defer e.removeDir(containerName, dir)
+	defer os.Remove(hostPath)
 
 	var out, errOut bytes.Buffer
 	code, err := e.Exec(ctx, containerName, ExecOptions{
-		Cmd:     append([]string{dir + "/labctl"}, args...),
+		Cmd:     append([]string{CheckerMount + "/" + name}, args...),
 		Env:     env,
 		WorkDir: "/",
-		User:    "root",
+		User:    "0:0",
 		Stdin:   bytes.NewReader(stdin),
 		Stdout:  &out,
 		Stderr:  &errOut,
@@ -114,32 +114,31 @@ func (e *Engine) runChecker(ctx context.Context, containerName, checkerPath stri
 	return round, nil
 }
 
-// copyChecker puts the binary at /run/<dirName>/labctl, the directory mode
-// 0700 and the binary 0500.
-func (e *Engine) copyChecker(ctx context.Context, containerName, dirName string, bin io.Reader, size int64) error {
-	cctx, cancel := context.WithTimeout(ctx, copyTimeout)
-	defer cancel()
-	pr, pw := io.Pipe()
-	go func() {
-		pw.CloseWithError(writeTar(pw, []string{dirName}, 0o700, dirName+"/labctl", 0o500, bin, size))
-	}()
-	err := e.cli.CopyToContainer(cctx, containerName, "/run", pr, container.CopyToContainerOptions{})
-	pr.Close()
+// placeChecker puts a copy of the binary at dst (mode 0555): a hard link
+// when both are on one file system, else a full copy.
+func placeChecker(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	in, err := os.Open(src)
 	if err != nil {
-		return fmt.Errorf("copying the checker into %s: %w", containerName, err)
+		return fmt.Errorf("opening the checker binary: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o555)
+	if err != nil {
+		return fmt.Errorf("placing the checker in %s: %w", filepath.Dir(dst), err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return fmt.Errorf("placing the checker in %s: %w", filepath.Dir(dst), err)
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(dst)
+		return fmt.Errorf("placing the checker in %s: %w", filepath.Dir(dst), err)
 	}
 	return nil
-}
-
-// removeDir deletes the checker's directory after a round, even when the
-// round's context has ended.
-func (e *Engine) removeDir(containerName, dir string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	_, _ = e.Exec(ctx, containerName, ExecOptions{
-		Cmd: []string{"/bin/rm", "-rf", "--", dir},
-		Env: []string{CheckerPath}, WorkDir: "/", User: "root",
-	})
 }
 
 // clearedEnv returns an exec environment that overrides every variable the

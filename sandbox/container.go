@@ -224,7 +224,10 @@ func (e *Engine) SandboxSettings(ctx context.Context, name string) (Settings, er
 		Network: string(c.HostConfig.NetworkMode),
 	}
 	for _, m := range c.HostConfig.Mounts {
-		if m.Type == mount.TypeBind && m.ReadOnly {
+		switch {
+		case m.Type == mount.TypeBind && m.ReadOnly && m.Target == CheckerMount:
+			s.CheckerDir = m.Source
+		case m.Type == mount.TypeBind && m.ReadOnly:
 			s.FixturesDir, s.FixturesMount = m.Source, m.Target
 		}
 	}

@@ -239,7 +239,8 @@ func TestE2ECheckerRound(t *testing.T) {
 	e := e2eEngine(t)
 	labName, netName := e2eLab(t, e)
 	ctx := context.Background()
-	spec, err := BuildSpec(Settings{Lab: labName, Image: e2eImage(t), Network: netName})
+	checkerDir := t.TempDir()
+	spec, err := BuildSpec(Settings{Lab: labName, Image: e2eImage(t), Network: netName, CheckerDir: checkerDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestE2ECheckerRound(t *testing.T) {
 	if round.ExitCode != 0 || round.Overran {
 		t.Fatalf("round: %+v", round)
 	}
-	for _, want := range []string{`args=["__check"]`, "uid=0", "wd=/\n", `stdin={"checks":[]}`, "env=" + CheckerPath + "\n", "env=LANG=\n", "env=HOME=/\n", "env=HOSTNAME=\n", "exe=/run/labctl-check-"} {
+	for _, want := range []string{`args=["__check"]`, "uid=0", "wd=/\n", `stdin={"checks":[]}`, "env=" + CheckerPath + "\n", "env=LANG=\n", "env=HOME=/\n", "env=HOSTNAME=\n", "exe=" + CheckerMount + "/labctl-check-"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%q missing from the checker's view:\n%s", want, out)
 		}
@@ -269,9 +270,14 @@ func TestE2ECheckerRound(t *testing.T) {
 			t.Errorf("the checker inherits %s", line)
 		}
 	}
-	_, ls, _ := e2eRun(t, e, spec.Name, ExecOptions{Cmd: []string{"bash", "-c", "ls -d /run/labctl-check-* 2>/dev/null | wc -l"}})
-	if ls != "0\n" {
-		t.Errorf("the checker's directory was left behind (%q)", ls)
+	if left, _ := os.ReadDir(checkerDir); len(left) != 0 {
+		t.Errorf("the checker was left behind in %s: %v", checkerDir, left)
+	}
+	// The learner, root in the sandbox, cannot write where the checker runs from.
+	code, _, _ := e2eRun(t, e, spec.Name, ExecOptions{Cmd: []string{"bash", "-c",
+		"touch " + CheckerMount + "/forged || mv " + CheckerMount + " /moved || exit 3"}})
+	if code != 3 {
+		t.Errorf("the learner could write to or move %s (exit %d)", CheckerMount, code)
 	}
 
 	// A round that overruns its context is flagged, and its directory goes.
@@ -281,9 +287,8 @@ func TestE2ECheckerRound(t *testing.T) {
 	if err != nil || !round.Overran {
 		t.Fatalf("hanging round: %+v, %v; want Overran", round, err)
 	}
-	_, ls, _ = e2eRun(t, e, spec.Name, ExecOptions{Cmd: []string{"bash", "-c", "ls -d /run/labctl-check-* 2>/dev/null | wc -l"}})
-	if ls != "0\n" {
-		t.Errorf("the overrun checker's directory was left behind (%q)", ls)
+	if left, _ := os.ReadDir(checkerDir); len(left) != 0 {
+		t.Errorf("the overrun checker was left behind in %s: %v", checkerDir, left)
 	}
 }
 
@@ -310,7 +315,7 @@ func BenchmarkE2ECheckerRound(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer e.RemoveNetwork(ctx, netName)
-	spec, _ := BuildSpec(Settings{Lab: labName, Image: img, Network: netName})
+	spec, _ := BuildSpec(Settings{Lab: labName, Image: img, Network: netName, CheckerDir: b.TempDir()})
 	e.EnsureVolume(ctx, VolumeName(labName), Labels(labName, RoleHome))
 	defer e.RemoveVolume(ctx, VolumeName(labName))
 	if _, err := e.EnsureSandbox(ctx, spec); err != nil {

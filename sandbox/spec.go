@@ -22,6 +22,12 @@ const (
 	RoleHome    = "home"
 )
 
+// CheckerMount is where the host's checker directory appears in the sandbox,
+// read-only. It is a direct child of / so that, being a mount point, it can
+// be neither renamed nor replaced by the learner, who has no CAP_SYS_ADMIN to
+// unmount or remount it.
+const CheckerMount = "/.labctl"
+
 // KindNetwork is the Docker network kind puts its nodes on; the sandbox joins
 // it to reach the API server by the control-plane container's name.
 const KindNetwork = "kind"
@@ -66,6 +72,10 @@ type Settings struct {
 	WorkDir string
 	// Network is the Docker network to join; empty means KindNetwork.
 	Network string
+	// CheckerDir is the host directory mounted read-only at CheckerMount,
+	// where the host puts the checker binary for each round. Without it
+	// the sandbox cannot be graded.
+	CheckerDir string
 }
 
 // Spec is everything ContainerCreate needs for the sandbox.
@@ -107,6 +117,14 @@ func BuildSpec(s Settings) (Spec, error) {
 			Type:     mount.TypeBind,
 			Source:   s.FixturesDir,
 			Target:   s.FixturesMount,
+			ReadOnly: true,
+		})
+	}
+	if s.CheckerDir != "" {
+		mounts = append(mounts, mount.Mount{
+			Type:     mount.TypeBind,
+			Source:   s.CheckerDir,
+			Target:   CheckerMount,
 			ReadOnly: true,
 		})
 	}

@@ -19,6 +19,9 @@ func newCheckerCommand(g *globals) *cobra.Command {
 		// labctl's configuration, so the root's config loading is skipped.
 		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := hardenChecker(); err != nil {
+				return err
+			}
 			return checks.Serve(cmd.Context(), g.streams.In, g.streams.Out)
 		},
 	}
