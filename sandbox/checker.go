@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
 )
 
 // CheckerPath is the PATH of the checker's process: nothing else of the
