@@ -29,13 +29,16 @@ images: build engine ## build (or reuse) the offline node and sandbox images
 	$(BIN) images build --offline
 
 e2e: images ## integration tests on a real Docker engine and kind cluster
-	$(GO) test -tags e2e -count=1 -timeout 60m ./...
+	$(GO) test -tags e2e -count=1 -p 1 -timeout 60m ./...
 
 up: images ## labctl up on the default lab (then: bin/labctl shell)
 	$(BIN) up
 
 down: build ## remove the default lab
 	$(BIN) down
+
+bench: build ## measure up, reset, check, grade, shell memory and `labctl test` on this machine; one table
+	hack/bench.sh
 
 fuzz: ## run the lab loader's fuzz target for a while
 	$(GO) test ./lab -run '^$$' -fuzz FuzzParse -fuzztime 2m

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labctl/labctl/checks"
@@ -191,17 +192,20 @@ func (r *runner) finalReset(ctx context.Context) {
 }
 
 // timedReset measures where a reset spends its time, by the environment
-// method it calls.
+// method it calls; reset calls some of them at once.
 type timedReset struct {
 	Environment
 	now   func() time.Time
+	mu    sync.Mutex
 	spent map[string]time.Duration
 }
 
 func (t *timedReset) time(part string, f func() error) error {
 	began := t.now()
 	err := f()
+	t.mu.Lock()
 	t.spent[part] += t.now().Sub(began)
+	t.mu.Unlock()
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
@@ -33,6 +34,9 @@ type fakeEnv struct {
 	// log records what was done, in order: "script <first line>",
 	// "recreate-sandbox", "reset-namespaces", "backup", "checks".
 	log []string
+	// mu guards the sandbox and the namespaces, which a reset resets at
+	// once.
+	mu sync.Mutex
 }
 
 func newFakeEnv() *fakeEnv {
@@ -51,13 +55,22 @@ func (f *fakeEnv) BackupHome(_ context.Context, w io.Writer) error {
 }
 
 func (f *fakeEnv) RecreateSandbox(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.log = append(f.log, "recreate-sandbox")
+	// reset recreates the sandbox and the namespaces at once: log them in
+	// one order.
+	if n := len(f.log); n > 1 && f.log[n-2] == "reset-namespaces" {
+		f.log[n-2], f.log[n-1] = f.log[n-1], f.log[n-2]
+	}
 	f.home = map[string]bool{}
 	f.flash = map[string]bool{}
 	return nil
 }
 
 func (f *fakeEnv) ResetNamespaces(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.log = append(f.log, "reset-namespaces")
 	f.cluster = map[string]bool{}
 	return nil

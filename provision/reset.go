@@ -3,19 +3,33 @@ package provision
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"
 )
 
-// namespaceDeleteWait bounds the wait for the lab's namespaces to go away.
-const namespaceDeleteWait = 2 * time.Minute
+const (
+	// namespaceDeleteWait bounds the wait for the lab's namespaces, or what
+	// they hold, to go away.
+	namespaceDeleteWait = 2 * time.Minute
+	// namespacePoll is how often a deleted namespace or object is looked
+	// for.
+	namespacePoll = 100 * time.Millisecond
+	// workers is how many lists or deletes run at once when a namespace is
+	// inspected or cleared.
+	workers = 8
+)
 
 // StuckNamespacesError names namespaces that did not finish terminating.
 type StuckNamespacesError struct {
@@ -28,32 +42,118 @@ func (e *StuckNamespacesError) Error() string {
 		e.Wait, strings.Join(e.Namespaces, ", "), e.Namespaces[0])
 }
 
-// ResetNamespaces deletes the lab's namespaces, waits (bounded) for them to
-// go, and recreates them with the learner's access. A namespace that does
-// not go away in time is reported in a *StuckNamespacesError, not waited on.
+// ResetNamespaces puts the lab's namespaces back to how up left them. What
+// Kubernetes and labctl's setup put in a namespace (the default
+// ServiceAccount, the kube-root-ca.crt ConfigMap, the learner's Role and
+// RoleBinding) is kept while unchanged; every other object of every
+// namespaced type the cluster lists is deleted, pods without a grace
+// period, and waited for (bounded). This is what deleting the namespace
+// does, without the namespace controller's slow sweep. When discovery
+// cannot say what types exist, or a namespace is already terminating, the
+// namespace is deleted and waited for instead. Either way the namespaces
+// and the learner's access are then ensured. What does not go away in time
+// is reported in a *StuckObjectsError or *StuckNamespacesError, not waited
+// on.
 func ResetNamespaces(ctx context.Context, env *Env) error {
-	cs, err := kubernetes.NewForConfig(env.Admin)
+	cfg := rest.CopyConfig(env.Admin)
+	// A namespace is inspected with one list per resource type; the
+	// client's default of 5 requests a second would make that the slowest
+	// part of a reset.
+	cfg.QPS, cfg.Burst = 200, 400
+	// Listing every type lists deprecated ones too (v1 Endpoints); their
+	// warnings say nothing to the learner.
+	cfg.WarningHandler = rest.NoWarnings{}
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("connecting to cluster %s: %w", env.Cluster, err)
 	}
-	return resetNamespaces(ctx, cs, env.Lab, namespaceDeleteWait)
+	md, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("connecting to cluster %s: %w", env.Cluster, err)
+	}
+	r := &nsReset{cs: cs, objs: metadataStore{md}, disc: cs.Discovery(), lab: env.Lab, wait: namespaceDeleteWait, poll: namespacePoll}
+	return r.run(ctx)
 }
 
-func resetNamespaces(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, wait time.Duration) error {
-	nss := l.Cluster.Namespaces
+// nsReset resets a lab's namespaces through these clients.
+type nsReset struct {
+	cs   kubernetes.Interface
+	objs objectStore
+	disc discovery.DiscoveryInterfaceWithContext
+	lab  *lab.Lab
+	wait time.Duration
+	poll time.Duration
+}
+
+func (r *nsReset) run(ctx context.Context) error {
+	nss := r.lab.Cluster.Namespaces
+	gvrs, err := r.resourceTypes(ctx)
+	if err != nil {
+		return err
+	}
+	var gone []string
 	for _, ns := range nss {
-		err := cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting namespace %s: %w", ns, err)
+		n, err := r.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			return fmt.Errorf("looking up namespace %s: %w", ns, err)
+		case gvrs == nil || n.DeletionTimestamp != nil || n.Status.Phase == corev1.NamespaceTerminating:
+			if err := r.deleteNamespace(ctx, ns); err != nil {
+				return err
+			}
+			gone = append(gone, ns)
+		default:
+			if err := r.clear(ctx, ns, gvrs); err != nil {
+				return err
+			}
 		}
 	}
-	wctx, cancel := context.WithTimeout(ctx, wait)
+	if err := r.waitGone(ctx, gone); err != nil {
+		return err
+	}
+	labels := r.labels()
+	for _, ns := range nss {
+		if err := ensureNamespace(ctx, r.cs, ns, labels); err != nil {
+			return err
+		}
+	}
+	return grantLearner(ctx, r.cs, r.lab, labels)
+}
+
+func (r *nsReset) labels() map[string]string {
+	return map[string]string{sandbox.LabelLab: r.lab.Metadata.Name}
+}
+
+// deleteNamespace deletes ns and, so that the namespace controller need not
+// wait out their grace periods, its pods at once.
+func (r *nsReset) deleteNamespace(ctx context.Context, ns string) error {
+	now := int64(0)
+	background := metav1.DeletePropagationBackground
+	err := r.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{GracePeriodSeconds: &now, PropagationPolicy: &background})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting namespace %s: %w", ns, err)
+	}
+	err = r.cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &now}, metav1.ListOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the pods of namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// waitGone waits, at most r.wait, until none of nss exists.
+func (r *nsReset) waitGone(ctx context.Context, nss []string) error {
+	wctx, cancel := context.WithTimeout(ctx, r.wait)
 	defer cancel()
-	remaining := append([]string(nil), nss...)
+	remaining := slices.Clone(nss)
 	for len(remaining) > 0 {
 		var still []string
 		for _, ns := range remaining {
-			_, err := cs.CoreV1().Namespaces().Get(wctx, ns, metav1.GetOptions{})
+			_, err := r.cs.CoreV1().Namespaces().Get(wctx, ns, metav1.GetOptions{})
 			switch {
 			case apierrors.IsNotFound(err):
 			case err != nil && wctx.Err() == nil:
@@ -62,8 +162,7 @@ func resetNamespaces(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, w
 				still = append(still, ns)
 			}
 		}
-		remaining = still
-		if len(remaining) == 0 {
+		if remaining = still; len(remaining) == 0 {
 			break
 		}
 		select {
@@ -71,17 +170,11 @@ func resetNamespaces(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, w
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return &StuckNamespacesError{Namespaces: remaining, Wait: wait}
-		case <-time.After(time.Second):
+			return &StuckNamespacesError{Namespaces: remaining, Wait: r.wait}
+		case <-time.After(r.poll):
 		}
 	}
-	labels := map[string]string{sandbox.LabelLab: l.Metadata.Name}
-	for _, ns := range nss {
-		if err := ensureNamespace(ctx, cs, ns, labels); err != nil {
-			return err
-		}
-	}
-	return grantLearner(ctx, cs, l, labels)
+	return nil
 }
 
 // RecreateSandbox replaces the sandbox container and its home volume with

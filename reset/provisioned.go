@@ -46,7 +46,7 @@ func (p *Provisioned) RecreateSandbox(ctx context.Context) error {
 	return provision.RecreateSandbox(ctx, p.env)
 }
 
-// ResetNamespaces deletes and recreates the lab's namespaces.
+// ResetNamespaces puts the lab's namespaces back to their starting state.
 func (p *Provisioned) ResetNamespaces(ctx context.Context) error {
 	return provision.ResetNamespaces(ctx, p.env)
 }

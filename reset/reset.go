@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labctl/labctl/lab"
@@ -25,10 +26,12 @@ type Environment interface {
 	// BackupHome writes the sandbox's /root to w as a tar stream.
 	BackupHome(ctx context.Context, w io.Writer) error
 	// RecreateSandbox removes the sandbox and its home volume and creates
-	// them anew, learner kubeconfig included.
+	// them anew, learner kubeconfig included. It runs at the same time as
+	// ResetNamespaces.
 	RecreateSandbox(ctx context.Context) error
-	// ResetNamespaces deletes the lab's namespaces and creates them again,
-	// waiting a bounded time.
+	// ResetNamespaces puts the lab's namespaces back to their starting
+	// state (deleting and creating again those that changed), waiting a
+	// bounded time.
 	ResetNamespaces(ctx context.Context) error
 	// RecreateCluster removes the whole environment and brings it up fresh
 	// (cluster, namespaces, sandbox and volume, the first step's setup),
@@ -90,9 +93,9 @@ func (e *ScriptError) Error() string {
 }
 
 // Run resets the lab: it saves /root under <state>/backups/, recreates the
-// sandbox and its volume and the lab's namespaces (or, Hard, the whole
-// environment, cluster included), resets the progress, runs the first
-// step's setup or, with To, replays every earlier step's setup and solve
+// sandbox and its volume and, at the same time, the lab's namespaces (or,
+// Hard, the whole environment, cluster included), resets the progress,
+// runs the first step's setup or, with To, replays every earlier step's setup and solve
 // script in order before the setup of To. It stops at the first failure;
 // nothing is destroyed before the backup is safely written.
 func Run(ctx context.Context, env Environment, o Options) (res *Result, err error) {
@@ -136,11 +139,8 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 			return res, fmt.Errorf("recreating the lab's environment: %w", err)
 		}
 	} else {
-		if err := stage("Recreating the sandbox", func() error { return env.RecreateSandbox(ctx) }); err != nil {
-			return res, fmt.Errorf("recreating the sandbox: %w", err)
-		}
-		if err := stage("Recreating the lab's namespaces", func() error { return env.ResetNamespaces(ctx) }); err != nil {
-			return res, fmt.Errorf("recreating the lab's namespaces: %w", err)
+		if err := stage("Recreating the sandbox and the lab's namespaces", func() error { return recreate(ctx, env) }); err != nil {
+			return res, err
 		}
 	}
 
@@ -197,6 +197,27 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 	}
 	res.Current = cur
 	return res, nil
+}
+
+// recreate recreates the sandbox and resets the lab's namespaces at once:
+// neither needs the other, and each mostly waits on Docker or Kubernetes.
+// Both run to their end; every failure is returned.
+func recreate(ctx context.Context, env Environment) error {
+	var (
+		wg    sync.WaitGroup
+		nsErr error
+	)
+	wg.Go(func() {
+		if err := env.ResetNamespaces(ctx); err != nil {
+			nsErr = fmt.Errorf("recreating the lab's namespaces: %w", err)
+		}
+	})
+	var sbErr error
+	if err := env.RecreateSandbox(ctx); err != nil {
+		sbErr = fmt.Errorf("recreating the sandbox: %w", err)
+	}
+	wg.Wait()
+	return errors.Join(sbErr, nsErr)
 }
 
 // backup writes the sandbox's /root to dir/root-<UTC timestamp>.tar through

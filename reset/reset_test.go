@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,14 +19,22 @@ import (
 )
 
 // fakeEnv records every call in order. A script "exit N" exits N; fail
-// names a method that returns an error.
+// names a method that returns an error. The sandbox and the namespaces are
+// reset at once, so they are recorded in a fixed order: "sandbox
+// namespaces".
 type fakeEnv struct {
+	mu    sync.Mutex
 	calls []string
 	fail  string
 }
 
 func (f *fakeEnv) call(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.calls = append(f.calls, name)
+	if n := len(f.calls); n > 1 && f.calls[n-2] == "namespaces" && name == "sandbox" {
+		f.calls[n-2], f.calls[n-1] = "sandbox", "namespaces"
+	}
 	if f.fail == name {
 		return fmt.Errorf("%s broke", name)
 	}
@@ -131,7 +140,7 @@ func TestResetOrder(t *testing.T) {
 	if len(p.Passed) != 0 || p.Current != "" || len(p.Grades) != 1 {
 		t.Errorf("progress after reset: %+v", p)
 	}
-	if len(rec.lines) != 8 || rec.lines[0] != "start Saving your /root" || strings.Contains(strings.Join(rec.lines, ","), "false") {
+	if len(rec.lines) != 6 || rec.lines[0] != "start Saving your /root" || strings.Contains(strings.Join(rec.lines, ","), "false") {
 		t.Errorf("status lines %q", rec.lines)
 	}
 }
@@ -249,8 +258,64 @@ func TestResetStopsAtFirstFailure(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), stage+" broke") {
 			t.Errorf("%s: err = %v", stage, err)
 		}
-		if env.calls[len(env.calls)-1] != stage {
+		if last := env.calls[len(env.calls)-1]; strings.HasPrefix(last, "script:") {
 			t.Errorf("%s: went on after the failure: %v", stage, env.calls)
+		}
+	}
+}
+
+// barrierEnv makes the sandbox and the namespaces each wait until the
+// other has begun: a reset that does one after the other never finishes.
+type barrierEnv struct {
+	fakeEnv
+	sandbox, namespaces chan struct{}
+	failNamespaces      bool
+}
+
+func (b *barrierEnv) meet(ctx context.Context, mine, theirs chan struct{}) error {
+	close(mine)
+	select {
+	case <-theirs:
+		return nil
+	case <-ctx.Done():
+		return errors.New("the other part of the reset never began")
+	}
+}
+
+func (b *barrierEnv) RecreateSandbox(ctx context.Context) error {
+	return errors.Join(b.meet(ctx, b.sandbox, b.namespaces), b.fakeEnv.RecreateSandbox(ctx))
+}
+
+func (b *barrierEnv) ResetNamespaces(ctx context.Context) error {
+	err := b.meet(ctx, b.namespaces, b.sandbox)
+	if b.failNamespaces {
+		err = errors.Join(err, errors.New("namespaces broke"))
+	}
+	return errors.Join(err, b.fakeEnv.ResetNamespaces(ctx))
+}
+
+func TestResetRecreatesSandboxAndNamespacesAtOnce(t *testing.T) {
+	for _, failNamespaces := range []bool{false, true} {
+		o := options(t)
+		env := &barrierEnv{sandbox: make(chan struct{}), namespaces: make(chan struct{}), failNamespaces: failNamespaces}
+		// The deadline only ends a reset that would otherwise hang.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_, err := Run(ctx, env, o)
+		cancel()
+		if failNamespaces {
+			if err == nil || !strings.Contains(err.Error(), "recreating the lab's namespaces: namespaces broke") {
+				t.Errorf("err = %v, want the namespaces' failure", err)
+			}
+			if strings.Contains(strings.Join(env.calls, " "), "script:") {
+				t.Errorf("scripts ran after a failed reset: %v", env.calls)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(env.calls, " "); got != "backup sandbox namespaces script:setup-one" {
+			t.Errorf("calls %q", got)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/creack/pty"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"golang.org/x/sys/unix"
 
 	"github.com/labctl/labctl/checks"
@@ -72,7 +73,9 @@ func shellTestContainer(t *testing.T, e *Engine) string {
 	_, err := e.cli.ContainerCreate(ctx, &container.Config{
 		Image: e2eImage(t), Cmd: []string{"sleep", "infinity"}, Env: []string{"LANG=C.UTF-8", "HOME=/root"},
 		Labels: map[string]string{"dev.labctl.test": "shell"},
-	}, &container.HostConfig{Init: ptr(true)}, nil, nil, name)
+	}, &container.HostConfig{Init: ptr(true), Mounts: []mount.Mount{
+		{Type: mount.TypeBind, Source: t.TempDir(), Target: CheckerMount, ReadOnly: true},
+	}}, nil, nil, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/docker/docker/api/types/mount"
 )
 
 // CheckerPath is the PATH of the checker's process: nothing else of the
@@ -70,12 +72,9 @@ type CheckerRound struct {
 // can neither write to that mount nor replace it, and nothing of the
 // sandbox's own is run to place or remove the binary.
 func (e *Engine) runChecker(ctx context.Context, containerName, checkerPath string, args []string, stdin []byte) (CheckerRound, error) {
-	settings, err := e.SandboxSettings(ctx, containerName)
+	dir, err := e.checkerDir(ctx, containerName)
 	if err != nil {
 		return CheckerRound{}, err
-	}
-	if settings.CheckerDir == "" {
-		return CheckerRound{}, fmt.Errorf("sandbox %s has no read-only checker mount at %s: run `labctl up` to recreate it", containerName, CheckerMount)
 	}
 	env, err := e.clearedEnv(ctx, containerName)
 	if err != nil {
@@ -86,7 +85,7 @@ func (e *Engine) runChecker(ctx context.Context, containerName, checkerPath stri
 		return CheckerRound{}, fmt.Errorf("naming the checker: %w", err)
 	}
 	name := "labctl-check-" + hex.EncodeToString(rnd[:])
-	hostPath := filepath.Join(settings.CheckerDir, name)
+	hostPath := filepath.Join(dir, name)
 	if err := placeChecker(checkerPath, hostPath); err != nil {
 		return CheckerRound{}, err
 	}
@@ -111,6 +110,23 @@ func (e *Engine) runChecker(ctx context.Context, containerName, checkerPath stri
 		return round, fmt.Errorf("running the checker: %w", err)
 	}
 	return round, nil
+}
+
+// checkerDir returns the host directory that the container has mounted
+// read-only at CheckerMount.
+func (e *Engine) checkerDir(ctx context.Context, containerName string) (string, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	c, err := e.cli.ContainerInspect(ctx, containerName)
+	if err != nil {
+		return "", fmt.Errorf("inspecting container %s: %w", containerName, err)
+	}
+	for _, m := range c.Mounts {
+		if m.Destination == CheckerMount && m.Type == mount.TypeBind && !m.RW {
+			return m.Source, nil
+		}
+	}
+	return "", fmt.Errorf("container %s has no read-only checker mount at %s: run `labctl up` to recreate the sandbox", containerName, CheckerMount)
 }
 
 // placeChecker puts a copy of the binary at dst (mode 0555): a hard link

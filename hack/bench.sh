@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# bench.sh measures labctl on this machine in one run and prints one table:
+# each row is a measurement, its target from the spec, and ok or MISSED.
+# The run's log and `labctl test`'s JSON report are left in
+# /tmp/labctl-bench-last/.
+# It works on a copy of the GitOps lab named "bench" (and "bench-test" for
+# `labctl test`), so a learner's lab is never touched, and removes what it
+# made at the end.
+#
+#   make bench                 # everything but the cold node image build
+#   BENCH_COLD=1 make bench    # also untag and rebuild the node image
+#   BENCH_SKIP_TEST=1 make bench  # leave out `labctl test` (minutes)
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+labctl=$root/bin/labctl
+work=$(mktemp -d /tmp/labctl-bench.XXXXXX)
+keep=/tmp/labctl-bench-last
+bare=labctl-bench-bare
+lab=bench
+rows=()
+
+note() { printf '%s\n' "$*" >&2; }
+die() {
+	note "bench: $*"
+	tail -20 "$work/log" >&2
+	exit 1
+}
+
+# now prints the time in seconds since the epoch, with nanoseconds.
+now() { date +%s.%N; }
+# since START prints the seconds since START.
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+# timed CMD...: runs CMD with its output in the log, prints its seconds,
+# fails when it does.
+timed() {
+	local s rc
+	s=$(now)
+	"$@" >>"$work/log" 2>&1
+	rc=$?
+	since "$s"
+	return $rc
+}
+# row NAME MEASURED TARGET OK
+row() { rows+=("$1"$'\t'"$2"$'\t'"$3"$'\t'"$4"); }
+# check VALUE OP LIMIT: ok when VALUE OP LIMIT holds (OP is <=).
+verdict() { awk -v v="$1" -v l="$2" 'BEGIN { print (v + 0 <= l + 0) ? "ok" : "MISSED" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "inf"; else printf "%.2f", a / b }'; }
+
+cleanup() {
+	note "bench: cleaning up"
+	(cd "$work/lab" 2>/dev/null && "$labctl" -q down) >>"$work/log" 2>&1
+	"$work/kind" delete cluster --name "$bare" >>"$work/log" 2>&1
+	docker rm -f "$bare-control-plane" >/dev/null 2>&1
+	# The log and `labctl test`'s report stay for a look.
+	rm -rf "$keep" && mkdir -p "$keep" && cp "$work/log" "$work"/*.json "$keep/" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+[ -x "$labctl" ] || die "$labctl is missing: run make build"
+docker info >/dev/null 2>&1 || die "Docker is not reachable: run make engine"
+node=$("$labctl" images list | awk '$1 == "*" && $2 ~ /^labctl\/node:/ { print $2 }')
+[ -n "$node" ] || die "no node image: run make images"
+
+note "bench: building the kind CLI from the module cache"
+(cd "$root" && CGO_ENABLED=0 go build -o "$work/kind" sigs.k8s.io/kind) || die "building kind failed"
+mkdir -p "$work/lab"
+cp -r "$root/lab.yaml" "$root/fixtures" "$work/lab/"
+sed -i -E "s/^  name: .*/  name: $lab/" "$work/lab/lab.yaml"
+grep -q "^  name: $lab\$" "$work/lab/lab.yaml" || die "could not rename the lab copy"
+cd "$work/lab" || exit 1
+export LABCTL_STATE_DIR="$work/state"
+
+# Node image: cached (an unchanged recipe), and cold on request.
+if [ "${BENCH_COLD:-}" = 1 ]; then
+	note "bench: cold node image build (untagging $node)"
+	docker image rm "$node" >/dev/null 2>&1
+	t=$(timed "$labctl" images build --offline --node) || die "cold image build failed (see above)"
+	row "node image build, cold" "${t} s" "-" "-"
+else
+	row "node image build, cold" "not run" "BENCH_COLD=1" "-"
+fi
+t=$(timed "$labctl" images build --offline) || die "cached image build failed"
+row "images build --offline, cached" "${t} s" "-" "-"
+
+note "bench: bare kind create cluster"
+# The same cluster file labctl gives kind for its node images (see
+# images.KindClusterConfig), and the same wait for the node to be ready.
+cat >"$work/kind.yaml" <<EOF
+kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+networking:
+  disableDefaultCNI: true
+nodes:
+- role: control-plane
+  image: $node
+kubeadmConfigPatches:
+- |
+  apiVersion: kubelet.config.k8s.io/v1beta1
+  kind: KubeletConfiguration
+  failCgroupV1: false
+EOF
+tb=$(timed "$work/kind" create cluster --name "$bare" --config "$work/kind.yaml" --wait 3m) || die "kind create cluster failed"
+"$work/kind" delete cluster --name "$bare" >>"$work/log" 2>&1
+
+note "bench: labctl up (fresh)"
+tu=$(timed "$labctl" up) || die "labctl up failed; log: $(tail -5 "$work/log")"
+row "up / bare kind create" "$(ratio "$tu" "$tb") (${tu} s / ${tb} s)" "<= 1.10" "$(verdict "$(ratio "$tu" "$tb")" 1.10)"
+
+note "bench: warm up"
+tw=$(timed "$labctl" up) || die "warm up failed"
+row "warm up" "${tw} s" "<= 3 s" "$(verdict "$tw" 3)"
+
+note "bench: one check round"
+sb=labctl-$lab-sandbox
+docker exec "$sb" true || die "sandbox $sb is not running"
+te=$(timed docker exec "$sb" true)
+tc=$(timed "$labctl" check)
+row "check round / docker exec true" "$(ratio "$tc" "$te") (${tc} s / ${te} s)" "<= 2.0" "$(verdict "$(ratio "$tc" "$te")" 2.0)"
+
+note "bench: grade"
+tg=$(timed "$labctl" grade)
+row "grade" "${tg} s" "<= 1.5 s" "$(verdict "$tg" 1.5)"
+
+note "bench: shell peak RSS"
+rss=$("$root/hack/bench_shell_rss.sh" "$labctl" 2>>"$work/log")
+if [ -n "$rss" ]; then
+	row "labctl peak RSS during shell" "$((rss / 1024)) MB" "<= 60 MB" "$(verdict "$rss" $((60 * 1024)))"
+else
+	row "labctl peak RSS during shell" "not measured" "<= 60 MB" "MISSED"
+fi
+
+note "bench: soft reset (namespace as up left it), soft reset (namespace changed), hard reset"
+ts=$(timed "$labctl" reset) || die "soft reset failed"
+"$labctl" exec -- kubectl -n gitops-lab create deployment bench --image=busybox -- sleep 3600 >>"$work/log" 2>&1 ||
+	die "could not change the lab's namespace"
+"$labctl" exec -- kubectl -n gitops-lab create configmap bench --from-literal=a=b >>"$work/log" 2>&1
+tsd=$(timed "$labctl" reset) || die "soft reset of a changed namespace failed"
+th=$(timed "$labctl" reset --hard) || die "hard reset failed"
+row "soft reset, pristine namespace" "${ts} s" "<= 5 s" "$(verdict "$ts" 5)"
+row "soft reset, changed namespace" "${tsd} s" "<= 5 s" "$(verdict "$tsd" 5)"
+row "hard reset" "${th} s" "-" "-"
+row "soft (changed) / hard reset" "$(ratio "$tsd" "$th")" "<= 0.20" "$(verdict "$(ratio "$tsd" "$th")" 0.20)"
+
+if [ "${BENCH_SKIP_TEST:-}" = 1 ]; then
+	row "labctl test (GitOps lab)" "not run" "<= 90 s" "-"
+else
+	note "bench: labctl test of the GitOps lab (minutes)"
+	"$labctl" -q down >>"$work/log" 2>&1
+	# `labctl test` brings its own environment up; the target is the time
+	# after that up, which its report gives apart.
+	s=$(now)
+	"$labctl" test -o json --output "$work/test.json" >>"$work/log" 2>&1
+	rc=$?
+	tt=$(since "$s")
+	# The report's durationMs is the test after its environment is up.
+	read -r after resets <<<"$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.2f %.2f" % (r["durationMs"]/1000, r["resetMs"]/1000))' "$work/test.json" 2>/dev/null)"
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("bench: %d resets, ms by part: %s" % (r["resets"], r["resetPartsMs"]))' "$work/test.json" >&2 2>/dev/null
+	[ $rc -eq 0 ] || note "bench: labctl test exited $rc (see $work/log)"
+	if [ -n "$after" ]; then
+		row "labctl test after up" "${after} s (resets ${resets} s; ${tt} s with up and down)" "<= 90 s" "$(verdict "$after" 90)"
+	else
+		row "labctl test, up included" "${tt} s" "<= 90 s after up" "$(verdict "$tt" 90)"
+	fi
+fi
+
+{
+	printf 'measurement\tmeasured\ttarget\tresult\n'
+	printf '%s\n' "${rows[@]}"
+} | column -t -s $'\t'

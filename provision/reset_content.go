@@ -1,0 +1,272 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// controllerManager is the field manager of the objects Kubernetes itself
+// puts in every namespace.
+const controllerManager = "kube-controller-manager"
+
+// StuckObjectsError names objects of a lab namespace that were deleted but
+// did not go away in time.
+type StuckObjectsError struct {
+	Namespace string
+	// Objects are "resource/name", e.g. "configmaps/web".
+	Objects []string
+	Wait    time.Duration
+}
+
+func (e *StuckObjectsError) Error() string {
+	return fmt.Sprintf("objects of namespace %s still there %s after being deleted: %s (look for finalizers: `kubectl -n %s get %s -o yaml`)",
+		e.Namespace, e.Wait, strings.Join(e.Objects, ", "), e.Namespace, e.Objects[0])
+}
+
+// objectStore lists and deletes the objects of one type in a namespace,
+// by their metadata.
+type objectStore interface {
+	List(ctx context.Context, gvr schema.GroupVersionResource, ns string) ([]metav1.PartialObjectMetadata, error)
+	Delete(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) error
+}
+
+// metadataStore is the objectStore of a cluster.
+type metadataStore struct{ md metadata.Interface }
+
+func (m metadataStore) List(ctx context.Context, gvr schema.GroupVersionResource, ns string) ([]metav1.PartialObjectMetadata, error) {
+	l, err := m.md.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return l.Items, nil
+}
+
+func (m metadataStore) Delete(ctx context.Context, gvr schema.GroupVersionResource, ns, name string, opts metav1.DeleteOptions) error {
+	return m.md.Resource(gvr).Namespace(ns).Delete(ctx, name, opts)
+}
+
+// object is one object of a namespace.
+type object struct {
+	gvr  schema.GroupVersionResource
+	name string
+}
+
+func (o object) String() string { return o.gvr.GroupResource().String() + "/" + o.name }
+
+// resourceTypes returns every namespaced resource type the cluster can list
+// and delete, sorted; nil, without an error, when part of discovery failed
+// and so the list would not be whole.
+func (r *nsReset) resourceTypes(ctx context.Context) ([]schema.GroupVersionResource, error) {
+	lists, err := discovery.ServerPreferredNamespacedResourcesWithContext(ctx, r.disc)
+	if discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("discovering the cluster's resource types: %w", err)
+	}
+	set, err := discovery.GroupVersionResources(discovery.FilteredBy(discovery.SupportsAllVerbs{Verbs: []string{"list", "delete"}}, lists))
+	if err != nil {
+		return nil, fmt.Errorf("discovering the cluster's resource types: %w", err)
+	}
+	out := make([]schema.GroupVersionResource, 0, len(set))
+	for gvr := range set {
+		out = append(out, gvr)
+	}
+	slices.SortFunc(out, func(a, b schema.GroupVersionResource) int { return strings.Compare(a.String(), b.String()) })
+	return out, nil
+}
+
+// clear deletes every object of ns that a fresh lab namespace does not
+// hold, pods without a grace period and dependents in the background, and
+// looks again until none is left, at most r.wait. A namespace already as up
+// left it costs one look.
+func (r *nsReset) clear(ctx context.Context, ns string, gvrs []schema.GroupVersionResource) error {
+	deadline := time.Now().Add(r.wait)
+	for {
+		extra, err := r.unexpected(ctx, ns, gvrs)
+		if err != nil {
+			return fmt.Errorf("looking into namespace %s: %w", ns, err)
+		}
+		if len(extra) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			names := make([]string, len(extra))
+			for i, o := range extra {
+				names[i] = o.String()
+			}
+			return &StuckObjectsError{Namespace: ns, Objects: names, Wait: r.wait}
+		}
+		now := int64(0)
+		background := metav1.DeletePropagationBackground
+		opts := metav1.DeleteOptions{GracePeriodSeconds: &now, PropagationPolicy: &background}
+		err = parallel(ctx, extra, func(ctx context.Context, o object) error {
+			if err := r.objs.Delete(ctx, o.gvr, ns, o.name, opts); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting %s from namespace %s: %w", o, ns, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(r.poll):
+		}
+	}
+}
+
+// unexpected lists every object of ns, type by type, and returns those a
+// fresh lab namespace does not hold as they are.
+func (r *nsReset) unexpected(ctx context.Context, ns string, gvrs []schema.GroupVersionResource) ([]object, error) {
+	var (
+		mu  sync.Mutex
+		out []object
+	)
+	err := parallel(ctx, gvrs, func(ctx context.Context, gvr schema.GroupVersionResource) error {
+		items, err := r.objs.List(ctx, gvr, ns)
+		if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
+		}
+		for i := range items {
+			ok, err := r.expected(ctx, gvr, &items[i])
+			if err != nil {
+				return fmt.Errorf("reading %s %s: %w", gvr.GroupResource(), items[i].Name, err)
+			}
+			if !ok {
+				mu.Lock()
+				out = append(out, object{gvr: gvr, name: items[i].Name})
+				mu.Unlock()
+			}
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b object) int { return strings.Compare(a.String(), b.String()) })
+	return out, err
+}
+
+// parallel calls f on every item, a few at once, and returns the first
+// error; after an error the items not yet started are skipped.
+func parallel[T any](ctx context.Context, items []T, f func(context.Context, T) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		firstErr error
+	)
+	todo := make(chan T)
+	for range min(workers, len(items)) {
+		wg.Go(func() {
+			for it := range todo {
+				if err := f(ctx, it); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+				}
+			}
+		})
+	}
+feed:
+	for _, it := range items {
+		select {
+		case todo <- it:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(todo)
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		// Only the caller's context can have ended without an error.
+		return ctx.Err()
+	}
+	return firstErr
+}
+
+// expected reports whether obj is one that Kubernetes or labctl's setup
+// puts in a lab namespace, as they left it.
+func (r *nsReset) expected(ctx context.Context, gvr schema.GroupVersionResource, obj *metav1.PartialObjectMetadata) (bool, error) {
+	if obj.DeletionTimestamp != nil {
+		return false, nil
+	}
+	ns, name := obj.Namespace, obj.Name
+	core, rbac := gvr.Group == corev1.GroupName, gvr.Group == rbacv1.GroupName
+	switch {
+	case core && gvr.Resource == "serviceaccounts" && name == "default":
+		if !onlyManager(obj, controllerManager) {
+			return false, nil
+		}
+		sa, err := r.cs.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, ignoreNotFound(err)
+		}
+		return len(sa.Secrets) == 0 && len(sa.ImagePullSecrets) == 0 && sa.AutomountServiceAccountToken == nil &&
+			len(sa.Labels) == 0 && len(sa.Annotations) == 0, nil
+	case core && gvr.Resource == "configmaps" && name == "kube-root-ca.crt":
+		return onlyManager(obj, controllerManager) && len(obj.Labels) == 0, nil
+	case rbac && gvr.Resource == "rolebindings" && name == learnerRole:
+		rb, err := r.cs.RbacV1().RoleBindings(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, ignoreNotFound(err)
+		}
+		want := learnerBinding(r.lab, ns, r.labels())
+		return rb.RoleRef == want.RoleRef && reflect.DeepEqual(rb.Subjects, want.Subjects) &&
+			reflect.DeepEqual(rb.Labels, want.Labels) && len(rb.Annotations) == 0, nil
+	case rbac && gvr.Resource == "roles" && name == learnerRole && len(r.lab.Access.Rules) > 0:
+		role, err := r.cs.RbacV1().Roles(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, ignoreNotFound(err)
+		}
+		return reflect.DeepEqual(role.Rules, policyRules(r.lab.Access.Rules)) &&
+			reflect.DeepEqual(role.Labels, r.labels()) && len(role.Annotations) == 0, nil
+	}
+	return false, nil
+}
+
+// learnerBinding is the RoleBinding grantLearner gives the learner in ns.
+func learnerBinding(l *lab.Lab, ns string, labels map[string]string) *rbacv1.RoleBinding {
+	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"}
+	if len(l.Access.Rules) > 0 {
+		ref = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: learnerRole}
+	}
+	return &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: learnerRole, Namespace: ns, Labels: labels},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: LearnerAccount, Namespace: SystemNamespace}},
+		RoleRef:    ref,
+	}
+}
+
+// onlyManager reports whether every field of obj was written by manager.
+func onlyManager(obj *metav1.PartialObjectMetadata, manager string) bool {
+	for _, f := range obj.ManagedFields {
+		if f.Manager != manager {
+			return false
+		}
+	}
+	return true
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
