@@ -123,6 +123,11 @@ func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labe
 		return err
 	}
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: LearnerAccount, Namespace: SystemNamespace}}
+	if len(l.Access.Rules) == 0 && len(l.Cluster.Namespaces) > 0 {
+		if err := waitAggregated(ctx, cs, "admin"); err != nil {
+			return err
+		}
+	}
 	for _, ns := range l.Cluster.Namespaces {
 		ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"}
 		if len(l.Access.Rules) > 0 {
@@ -160,6 +165,29 @@ func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labe
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: learnerRole},
 	}
 	return apply(ctx, cs.RbacV1().ClusterRoleBindings(), crb, func(cur *rbacv1.ClusterRoleBinding) { cur.Subjects = crb.Subjects })
+}
+
+// waitAggregated waits until the built-in aggregated ClusterRole name has
+// its rules: on a new cluster the controller manager fills them in a few
+// seconds after the API server answers, and a learner bound to it before
+// then is refused everything.
+func waitAggregated(ctx context.Context, cs kubernetes.Interface, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	for {
+		cr, err := cs.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil // not a cluster with the built-in roles: nothing to wait for
+		case err == nil && len(cr.Rules) > 0:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the cluster's %s ClusterRole still has no rules (is kube-controller-manager running?): %w", name, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // grantGrader gives the grader account get, list and watch on everything.
