@@ -80,6 +80,19 @@ func copyLab(t *testing.T, root, dir string) string {
 	return labFile
 }
 
+// buildStatic builds the static labctl binary (the checker too) into dir.
+func buildStatic(ctx context.Context, t *testing.T, root, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "labctl")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/labctl")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building labctl: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // TestE2EGradeFlow drives the real labctl binary against a real lab: each
 // step fails before its solve script and passes after it, the grade is
 // 100 %, and a reset brings the first step back to failing with the
@@ -89,13 +102,7 @@ func TestE2EGradeFlow(t *testing.T) {
 	defer cancel()
 	root := repoRoot(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "labctl")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/labctl")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building labctl: %v\n%s", err, out)
-	}
+	bin := buildStatic(ctx, t, root, dir)
 	labFile := copyLab(t, root, dir)
 	l, err := lab.Load(labFile)
 	if err != nil {

@@ -190,21 +190,14 @@ func hookRuns(ctx context.Context, t *testing.T, container string) int {
 // kubeconfig, a forged git identity and a bogus preload change nothing;
 // real mistakes hidden behind those lies are still failures; forged
 // checker binaries or results planted in the sandbox are never used; and a
-// learner process racing to replace the checker binary between its copy
-// into the sandbox and its run neither changes the grade nor sees the
-// grader's request.
+// learner process racing to replace the checker binary where it runs from
+// neither changes the grade nor sees the grader's request.
 func TestE2ETamper(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	root := repoRoot(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "labctl")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/labctl")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building labctl: %v\n%s", err, out)
-	}
+	bin := buildStatic(ctx, t, root, dir)
 	labFile := copyLab(t, root, dir)
 	b, err := os.ReadFile(labFile)
 	if err != nil {
