@@ -93,6 +93,23 @@ func buildStatic(ctx context.Context, t *testing.T, root, dir string) string {
 	return bin
 }
 
+// upUntilCleanup brings the lab up and takes it down when the test ends,
+// unless LABCTL_E2E_KEEP is set.
+func upUntilCleanup(ctx context.Context, t *testing.T, r *labctlRun) {
+	t.Helper()
+	if code, _, _ := r.run(ctx, "up"); code != 0 {
+		t.Fatalf("labctl up exited %d", code)
+	}
+	t.Cleanup(func() {
+		if os.Getenv("LABCTL_E2E_KEEP") != "" {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		r.run(ctx, "down")
+	})
+}
+
 // TestE2EGradeFlow drives the real labctl binary against a real lab: each
 // step fails before its solve script and passes after it, the grade is
 // 100 %, and a reset brings the first step back to failing with the
@@ -112,17 +129,7 @@ func TestE2EGradeFlow(t *testing.T) {
 	r := &labctlRun{t: t, bin: bin, labArg: labFile,
 		env: append(os.Environ(), "LABCTL_STATE_DIR="+state, "LANG=C.UTF-8", "LC_ALL=", "LC_MESSAGES=")}
 
-	if code, _, _ := r.run(ctx, "up"); code != 0 {
-		t.Fatalf("labctl up exited %d", code)
-	}
-	t.Cleanup(func() {
-		if os.Getenv("LABCTL_E2E_KEEP") != "" {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		r.run(ctx, "down")
-	})
+	upUntilCleanup(ctx, t, r)
 
 	for i, s := range l.Steps {
 		if !s.PassesInitially {

@@ -222,17 +222,7 @@ func TestE2ETamper(t *testing.T) {
 	r := &labctlRun{t: t, bin: bin, labArg: labFile,
 		env: append(os.Environ(), "LABCTL_STATE_DIR="+filepath.Join(dir, "state"), "LANG=C.UTF-8", "LC_ALL=", "LC_MESSAGES=")}
 
-	if code, _, _ := r.run(ctx, "up"); code != 0 {
-		t.Fatalf("labctl up exited %d", code)
-	}
-	t.Cleanup(func() {
-		if os.Getenv("LABCTL_E2E_KEEP") != "" {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		r.run(ctx, "down")
-	})
+	upUntilCleanup(ctx, t, r)
 
 	// 1. The honest solution scores 100 %.
 	for _, s := range l.Steps {
