@@ -3,27 +3,22 @@ package checks
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 )
 
-// mapper finds the resource serving a kind; a DeferredDiscoveryRESTMapper
-// in the checker, a static one in tests.
+// mapper finds the resource serving a kind: a groupVersionMapper in the
+// checker, a static one in tests.
 type mapper interface {
 	RESTMappingWithContext(ctx context.Context, gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error)
-}
-
-// resetter is a mapper whose discovery cache can be dropped, so a kind
-// installed after the first lookup (a CRD the learner applied) is found.
-type resetter interface {
-	ResetWithContext(ctx context.Context)
 }
 
 // kubeReader reads objects through a RESTMapper and a dynamic client.
@@ -33,8 +28,8 @@ type kubeReader struct {
 }
 
 // NewKubeReader returns an ObjectReader for the cluster cfg names. It does
-// not contact the cluster until the first Get, and it discovers each API
-// group at most once (again only when a kind is not found).
+// not contact the cluster until the first Get, and it asks the cluster about
+// each group version at most once.
 func NewKubeReader(cfg *rest.Config) (ObjectReader, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -44,8 +39,7 @@ func NewKubeReader(cfg *rest.Config) (ObjectReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
 	}
-	m := restmapper.NewDeferredDiscoveryRESTMapperWithContext(memory.NewMemCacheClientWithContext(dc.WithLegacyWithContext(context.Background())))
-	return newKubeReader(m, dyn), nil
+	return newKubeReader(newGroupVersionMapper(dc), dyn), nil
 }
 
 func newKubeReader(m mapper, client dynamic.Interface) *kubeReader {
@@ -60,14 +54,7 @@ func (k *kubeReader) Get(ctx context.Context, apiVersion, kind, namespace, name 
 	if err != nil {
 		return nil, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
 	}
-	gk := schema.GroupKind{Group: gv.Group, Kind: kind}
-	mapping, err := k.mapper.RESTMappingWithContext(ctx, gk, gv.Version)
-	if meta.IsNoMatchError(err) {
-		if r, ok := k.mapper.(resetter); ok {
-			r.ResetWithContext(ctx)
-			mapping, err = k.mapper.RESTMappingWithContext(ctx, gk, gv.Version)
-		}
-	}
+	mapping, err := k.mapper.RESTMappingWithContext(ctx, schema.GroupKind{Group: gv.Group, Kind: kind}, gv.Version)
 	if err != nil {
 		return nil, fmt.Errorf("finding the resource for %s %s: %w", apiVersion, kind, err)
 	}
@@ -89,4 +76,87 @@ func describeObject(apiVersion, kind, namespace, name string) string {
 		return fmt.Sprintf("%s %s %s", apiVersion, kind, name)
 	}
 	return fmt.Sprintf("%s %s %s/%s", apiVersion, kind, namespace, name)
+}
+
+// groupVersionLister is the part of discovery a groupVersionMapper uses.
+type groupVersionLister interface {
+	ServerResourcesForGroupVersionWithContext(ctx context.Context, groupVersion string) (*metav1.APIResourceList, error)
+}
+
+// groupVersionMapper maps a kind to its resource by asking the cluster for
+// the resources of that one group version (GET /apis/apps/v1), once per
+// group version. A checker process serves one round, so a kind installed
+// after a round (a CRD the learner applied) is found by the next one. Full
+// discovery of every group would cost more than the round's checks.
+type groupVersionMapper struct {
+	lister groupVersionLister
+	mu     sync.Mutex
+	lists  map[schema.GroupVersion]*groupVersionResources
+}
+
+// groupVersionResources is one group version's answer, fetched once.
+type groupVersionResources struct {
+	mu   sync.Mutex
+	done bool
+	list *metav1.APIResourceList
+	err  error
+}
+
+func newGroupVersionMapper(l groupVersionLister) *groupVersionMapper {
+	return &groupVersionMapper{lister: l, lists: map[schema.GroupVersion]*groupVersionResources{}}
+}
+
+// RESTMappingWithContext maps gk in the first of versions, which must be
+// given: a lab's kube checks always name their apiVersion.
+func (m *groupVersionMapper) RESTMappingWithContext(ctx context.Context, gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	if len(versions) == 0 || versions[0] == "" {
+		return nil, fmt.Errorf("no version given for kind %s", gk)
+	}
+	gv := schema.GroupVersion{Group: gk.Group, Version: versions[0]}
+	list, err := m.resources(ctx, gv)
+	if apierrors.IsNotFound(err) {
+		return nil, &meta.NoKindMatchError{GroupKind: gk, SearchedVersions: versions[:1]}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("discovering the resources of %s: %w", gv, err)
+	}
+	for _, r := range list.APIResources {
+		if r.Kind != gk.Kind || strings.Contains(r.Name, "/") {
+			continue
+		}
+		scope := meta.RESTScopeRoot
+		if r.Namespaced {
+			scope = meta.RESTScopeNamespace
+		}
+		return &meta.RESTMapping{Resource: gv.WithResource(r.Name), GroupVersionKind: gv.WithKind(gk.Kind), Scope: scope}, nil
+	}
+	return nil, &meta.NoKindMatchError{GroupKind: gk, SearchedVersions: versions[:1]}
+}
+
+// resources returns gv's resource list, asking the cluster the first time.
+// Checks running at once share one request. An answer cut short by the
+// asking check's own deadline is not kept for the others.
+func (m *groupVersionMapper) resources(ctx context.Context, gv schema.GroupVersion) (*metav1.APIResourceList, error) {
+	m.mu.Lock()
+	e, ok := m.lists[gv]
+	if !ok {
+		e = &groupVersionResources{}
+		m.lists[gv] = e
+	}
+	m.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return e.list, e.err
+	}
+	list, err := m.lister.ServerResourcesForGroupVersionWithContext(ctx, gv.String())
+	if err == nil && len(list.APIResources) == 0 && gv.Group == "" {
+		// The client answers an empty list for a missing core group version.
+		err = apierrors.NewNotFound(schema.GroupResource{}, gv.String())
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	e.list, e.err, e.done = list, err, true
+	return list, err
 }

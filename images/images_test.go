@@ -149,7 +149,8 @@ func TestComponentDockerfile(t *testing.T) {
 
 func TestKindClusterConfig(t *testing.T) {
 	own := KindClusterConfig("labctl/node:v1.37.2-abc")
-	for _, want := range []string{"disableDefaultCNI: true", "image: labctl/node:v1.37.2-abc", "  failCgroupV1: false", "kind: KubeletConfiguration"} {
+	for _, want := range []string{"disableDefaultCNI: true", "image: labctl/node:v1.37.2-abc", "  failCgroupV1: false", "kind: KubeletConfiguration",
+		"kind: ClusterConfiguration", "    - name: leader-elect\n      value: \"false\""} {
 		if !strings.Contains(own, want) {
 			t.Errorf("config lacks %q:\n%s", want, own)
 		}

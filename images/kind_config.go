@@ -17,12 +17,27 @@ type KindSettings struct {
 }
 
 // KindConfigPatches returns the kubeadm configuration patches every labctl
-// cluster needs: kubelet 1.37 refuses to start on a cgroup v1 host unless
-// failCgroupV1 is false (harmless on cgroup v2).
+// cluster needs:
+//   - kubelet 1.37 refuses to start on a cgroup v1 host unless failCgroupV1
+//     is false (harmless on cgroup v2);
+//   - a single control plane has no one to elect a leader with: without
+//     leader election the controller manager and the scheduler start their
+//     work when they start, not seconds later after retrying for a lease
+//     that the still bootstrapping RBAC refuses them.
 func KindConfigPatches() []string {
 	return []string{`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
+`, `apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+controllerManager:
+  extraArgs:
+  - name: leader-elect
+    value: "false"
+scheduler:
+  extraArgs:
+  - name: leader-elect
+    value: "false"
 `}
 }
 

@@ -30,13 +30,15 @@ type Env struct {
 	Container string
 	// Cluster is the kind cluster's name.
 	Cluster string
-	// Admin is the cluster's admin config (host address); it never enters
-	// the sandbox.
-	Admin *rest.Config
 	// Grader are the read-only credentials the checker uses, with the API
 	// server's address inside the kind network.
 	Grader *checks.KubeCredentials
 
+	// admin is the cluster's admin config (host address), read when first
+	// needed; it never enters the sandbox.
+	admin *rest.Config
+	// learner is the learner's identity, for a recreated sandbox.
+	learner         identity
 	settings        sandbox.Settings
 	checkerOverride string
 }
@@ -80,27 +82,79 @@ func connect(ctx context.Context, engine *sandbox.Engine, l *lab.Lab) (*Env, err
 	if env.settings, err = engine.SandboxSettings(ctx, env.Container); err != nil {
 		return nil, err
 	}
-	k := newKind(name, "", nil)
-	exists, err := k.exists(ctx)
+	node, err := engine.State(ctx, controlPlaneNode(name))
 	if err != nil {
 		return nil, err
 	}
-	if !exists {
+	if !node.Exists {
 		return nil, fmt.Errorf("cluster %s does not exist: %w", env.Cluster, ErrNotUp)
 	}
-	if env.Admin, err = k.adminConfig(ctx); err != nil {
-		return nil, fmt.Errorf("%w (%w)", err, ErrNotUp)
+	if !node.Running {
+		return nil, fmt.Errorf("cluster %s is not running (its node is %s): %w", env.Cluster, node.Status, ErrNotUp)
 	}
-	cs, err := kubernetes.NewForConfig(env.Admin)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to cluster %s: %w", env.Cluster, err)
-	}
-	grader, err := readToken(ctx, cs, GraderAccount)
+	dir, err := stateDir(name)
 	if err != nil {
 		return nil, err
 	}
-	env.Grader = &checks.KubeCredentials{Server: ControlPlaneServer(name), Token: grader.Token, CAData: env.Admin.CAData}
+	if c, ok := loadCredentials(dir, node.ID); ok {
+		env.Grader = &c.Grader
+		env.learner = identity{Token: c.Learner.Token, CAData: c.Learner.CAData}
+		return env, nil
+	}
+	if err := env.issueCredentials(ctx); err != nil {
+		return nil, err
+	}
+	// The saved credentials only spare the next call a trip to the
+	// cluster: when they cannot be written, that call reads them again.
+	_ = env.saveCredentials(dir, node.ID)
 	return env, nil
+}
+
+// controlPlaneNode is the container kind runs the lab's single node in.
+func controlPlaneNode(lab string) string { return ClusterName(lab) + "-control-plane" }
+
+// AdminConfig returns the cluster's admin config (host address), reading it
+// from the control-plane node the first time.
+func (e *Env) AdminConfig(ctx context.Context) (*rest.Config, error) {
+	if e.admin != nil {
+		return e.admin, nil
+	}
+	cfg, err := newKind(e.Lab.Metadata.Name, "", nil).adminConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%w)", err, ErrNotUp)
+	}
+	e.admin = cfg
+	return cfg, nil
+}
+
+// issueCredentials issues the grader and the learner new tokens through the
+// admin's credentials.
+func (e *Env) issueCredentials(ctx context.Context) error {
+	admin, err := e.AdminConfig(ctx)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		return fmt.Errorf("connecting to cluster %s: %w", e.Cluster, err)
+	}
+	learner, grader, err := issueTokens(ctx, cs, admin.CAData)
+	if err != nil {
+		return err
+	}
+	e.learner = learner
+	e.Grader = &checks.KubeCredentials{Server: ControlPlaneServer(e.Lab.Metadata.Name), Token: grader.Token, CAData: grader.CAData}
+	return nil
+}
+
+// saveCredentials keeps the tokens in the lab's state directory dir for the
+// cluster whose node has ID node.
+func (e *Env) saveCredentials(dir, node string) error {
+	return saveCredentials(dir, savedCredentials{
+		Node:    node,
+		Grader:  *e.Grader,
+		Learner: savedIdentity{Token: e.learner.Token, CAData: e.learner.CAData},
+	})
 }
 
 // Close releases the Docker connection.
@@ -219,8 +273,8 @@ func (e *Env) writeKubeconfig(ctx context.Context, learner identity) error {
 		ns = e.Lab.Cluster.Namespaces[0]
 	}
 	ca := learner.CAData
-	if len(ca) == 0 && e.Admin != nil {
-		ca = e.Admin.CAData
+	if len(ca) == 0 && e.admin != nil {
+		ca = e.admin.CAData
 	}
 	b, err := learnerKubeconfig(e.Lab.Metadata.Name, ControlPlaneServer(e.Lab.Metadata.Name), ca, learner.Token, ns)
 	if err != nil {

@@ -2,11 +2,11 @@ package provision
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,10 +25,16 @@ const (
 	GraderAccount   = "grader"
 	learnerRole     = "labctl-learner"
 	graderRole      = "labctl-grader"
+	// learnerAdminRole holds the rules of the built-in admin ClusterRole;
+	// by default the learner is bound to it in each lab namespace.
+	learnerAdminRole = "labctl-learner-admin"
+	// builtinAdminRole is the aggregated ClusterRole learnerAdminRole copies.
+	builtinAdminRole = "admin"
 )
 
-// tokenWait bounds the wait for a service account token to be issued.
-const tokenWait = 90 * time.Second
+// tokenLifetime is how long the tokens labctl issues stay valid: a lab may
+// stay up for months, and every `labctl up` issues new ones.
+const tokenLifetime = 365 * 24 * time.Hour
 
 // identity is one service account's credentials.
 type identity struct {
@@ -37,8 +43,10 @@ type identity struct {
 }
 
 // setupCluster creates the lab's namespaces, the learner's identity with the
-// lab's access, and the grader's read-everything identity. It is idempotent.
-func setupCluster(ctx context.Context, cs kubernetes.Interface, l *lab.Lab) (learner, grader identity, err error) {
+// lab's access, and the grader's read-everything identity, and issues both
+// a token; ca is the cluster's CA, which their credentials carry. It is
+// idempotent.
+func setupCluster(ctx context.Context, cs kubernetes.Interface, ca []byte, l *lab.Lab) (learner, grader identity, err error) {
 	labels := map[string]string{sandbox.LabelLab: l.Metadata.Name}
 	if err := ensureNamespace(ctx, cs, SystemNamespace, labels); err != nil {
 		return learner, grader, err
@@ -54,13 +62,7 @@ func setupCluster(ctx context.Context, cs kubernetes.Interface, l *lab.Lab) (lea
 	if err := grantGrader(ctx, cs, labels); err != nil {
 		return learner, grader, err
 	}
-	if learner, err = accountToken(ctx, cs, LearnerAccount, labels); err != nil {
-		return learner, grader, err
-	}
-	if grader, err = accountToken(ctx, cs, GraderAccount, labels); err != nil {
-		return learner, grader, err
-	}
-	return learner, grader, nil
+	return issueTokens(ctx, cs, ca)
 }
 
 // ensureNamespace creates a namespace with labels, or adds the labels to an
@@ -124,12 +126,12 @@ func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labe
 	}
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: LearnerAccount, Namespace: SystemNamespace}}
 	if len(l.Access.Rules) == 0 && len(l.Cluster.Namespaces) > 0 {
-		if err := waitAggregated(ctx, cs, "admin"); err != nil {
+		if err := ensureLearnerAdminRole(ctx, cs, labels); err != nil {
 			return err
 		}
 	}
 	for _, ns := range l.Cluster.Namespaces {
-		ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"}
+		ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: learnerAdminRole}
 		if len(l.Access.Rules) > 0 {
 			role := &rbacv1.Role{
 				ObjectMeta: metav1.ObjectMeta{Name: learnerRole, Namespace: ns, Labels: labels},
@@ -165,29 +167,6 @@ func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labe
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: learnerRole},
 	}
 	return apply(ctx, cs.RbacV1().ClusterRoleBindings(), crb, func(cur *rbacv1.ClusterRoleBinding) { cur.Subjects = crb.Subjects })
-}
-
-// waitAggregated waits until the built-in aggregated ClusterRole name has
-// its rules: on a new cluster the controller manager fills them in a few
-// seconds after the API server answers, and a learner bound to it before
-// then is refused everything.
-func waitAggregated(ctx context.Context, cs kubernetes.Interface, name string) error {
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	for {
-		cr, err := cs.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			return nil // not a cluster with the built-in roles: nothing to wait for
-		case err == nil && len(cr.Rules) > 0:
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the cluster's %s ClusterRole still has no rules (is kube-controller-manager running?): %w", name, ctx.Err())
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
 }
 
 // grantGrader gives the grader account get, list and watch on everything.
@@ -271,49 +250,30 @@ func apply[T named](ctx context.Context, c client[T], obj T, mutate func(T)) err
 	return err
 }
 
-// accountToken returns a long-lived token of a service account in
-// SystemNamespace, creating its token Secret and waiting, bounded, for the
-// token controller to fill it.
-func accountToken(ctx context.Context, cs kubernetes.Interface, account string, labels map[string]string) (identity, error) {
-	name := account + "-token"
-	secrets := cs.CoreV1().Secrets(SystemNamespace)
-	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: SystemNamespace, Labels: labels,
-			Annotations: map[string]string{corev1.ServiceAccountNameKey: account},
-		},
-		Type: corev1.SecretTypeServiceAccountToken,
+// issueTokens issues a token to the learner's and the grader's service
+// accounts through the TokenRequest API, which the API server answers
+// itself: nothing waits for a controller. Tokens issued before stay valid
+// until they expire or their account is deleted.
+func issueTokens(ctx context.Context, cs kubernetes.Interface, ca []byte) (learner, grader identity, err error) {
+	if learner, err = issueToken(ctx, cs, LearnerAccount, ca); err != nil {
+		return identity{}, identity{}, err
 	}
-	if _, err := secrets.Create(ctx, sec, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return identity{}, fmt.Errorf("creating the token of %s: %w", account, err)
+	if grader, err = issueToken(ctx, cs, GraderAccount, ca); err != nil {
+		return identity{}, identity{}, err
 	}
-	var id identity
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, tokenWait, true, func(ctx context.Context) (bool, error) {
-		s, err := secrets.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		id = identity{Token: string(s.Data[corev1.ServiceAccountTokenKey]), CAData: s.Data[corev1.ServiceAccountRootCAKey]}
-		return id.Token != "", nil
-	})
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return identity{}, fmt.Errorf("the token of service account %s was not issued within %s (is kube-controller-manager running? `kubectl -n kube-system get pods`): %w", account, tokenWait, err)
-		}
-		return identity{}, fmt.Errorf("reading the token of %s: %w", account, err)
-	}
-	return id, nil
+	return learner, grader, nil
 }
 
-// readToken reads an existing account token without creating anything.
-func readToken(ctx context.Context, cs kubernetes.Interface, account string) (identity, error) {
-	s, err := cs.CoreV1().Secrets(SystemNamespace).Get(ctx, account+"-token", metav1.GetOptions{})
+func issueToken(ctx context.Context, cs kubernetes.Interface, account string, ca []byte) (identity, error) {
+	secs := int64(tokenLifetime / time.Second)
+	tr, err := cs.CoreV1().ServiceAccounts(SystemNamespace).CreateToken(ctx, account, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs},
+	}, metav1.CreateOptions{})
 	if err != nil {
-		return identity{}, fmt.Errorf("reading the token of %s: %w", account, err)
+		return identity{}, fmt.Errorf("issuing a token to %s: %w", account, err)
 	}
-	id := identity{Token: string(s.Data[corev1.ServiceAccountTokenKey]), CAData: s.Data[corev1.ServiceAccountRootCAKey]}
-	if id.Token == "" {
-		return identity{}, fmt.Errorf("the token of %s is empty: run `labctl up` to repair the lab", account)
+	if tr.Status.Token == "" {
+		return identity{}, fmt.Errorf("issuing a token to %s: the API server answered an empty token", account)
 	}
-	return id, nil
+	return identity{Token: tr.Status.Token, CAData: ca}, nil
 }

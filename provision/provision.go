@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -58,6 +59,7 @@ type upRun struct {
 	st      *status.Logger
 	engine  *sandbox.Engine
 	kind    *kind
+	mu      sync.Mutex // guards undos, added to from two goroutines
 	undos   []undo
 	fresh   bool
 	cluster ClusterConfig
@@ -102,11 +104,24 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if err := r.step(ctx, "Ensuring images", r.ensureImages); err != nil {
 		return nil, err
 	}
-	if err := r.ensureCluster(ctx); err != nil {
-		return nil, err
-	}
 	env = &Env{Lab: r.lab, Engine: r.engine, Container: sandbox.ContainerName(r.lab.Metadata.Name),
 		Cluster: r.kind.name, checkerOverride: opts.CheckerBinary}
+	// The sandbox needs only the cluster's Docker network, which kind makes
+	// first: it is made while kind starts the control plane.
+	sandboxCtx, stopSandbox := context.WithCancel(ctx)
+	made := make(chan sandboxResult, 1)
+	clusterDone := make(chan struct{})
+	go func() { made <- r.createSandbox(sandboxCtx, env, clusterDone) }()
+	sandboxMade := sync.OnceValue(func() sandboxResult { return <-made })
+	defer func() {
+		stopSandbox()
+		sandboxMade()
+	}()
+	err = r.ensureCluster(ctx)
+	close(clusterDone)
+	if err != nil {
+		return nil, err
+	}
 	var learner identity
 	if err := r.step(ctx, "Setting up the cluster", func(ctx context.Context) error {
 		var err error
@@ -116,7 +131,14 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		return env, err
 	}
 	if err := r.step(ctx, "Preparing sandbox", func(ctx context.Context) error {
-		return r.prepareSandbox(ctx, env, learner)
+		res := sandboxMade()
+		if res.fresh {
+			r.fresh = true
+		}
+		if res.err != nil {
+			return res.err
+		}
+		return env.writeKubeconfig(ctx, learner)
 	}); err != nil {
 		return env, err
 	}
@@ -151,12 +173,16 @@ func (r *upRun) log() io.Writer {
 }
 
 func (r *upRun) created(what string, fn func(context.Context) error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.undos = append(r.undos, undo{what: what, fn: fn})
 }
 
 // rollback removes what this run created, newest first, even though the
 // run's context may have ended.
 func (r *upRun) rollback() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if len(r.undos) == 0 {
 		return
 	}
@@ -213,22 +239,42 @@ func (r *upRun) setupCluster(ctx context.Context, env *Env) (identity, error) {
 	if err != nil {
 		return identity{}, fmt.Errorf("connecting to the cluster: %w", err)
 	}
-	learner, grader, err := setupCluster(ctx, cs, r.lab)
+	learner, grader, err := setupCluster(ctx, cs, admin.CAData, r.lab)
 	if err != nil {
 		return identity{}, fmt.Errorf("setting up cluster %s: %w", r.kind.name, err)
 	}
-	env.Admin = admin
+	env.admin, env.learner = admin, learner
 	env.Grader = &checks.KubeCredentials{
 		Server: ControlPlaneServer(r.lab.Metadata.Name),
 		Token:  grader.Token,
 		CAData: admin.CAData,
 	}
+	node, err := r.engine.State(ctx, controlPlaneNode(r.lab.Metadata.Name))
+	if err != nil {
+		return identity{}, err
+	}
+	dir, err := stateDir(r.lab.Metadata.Name)
+	if err != nil {
+		return identity{}, err
+	}
+	if err := env.saveCredentials(dir, node.ID); err != nil {
+		return identity{}, err
+	}
 	return learner, nil
 }
 
-// prepareSandbox ensures the home volume and the container, and writes the
-// learner's kubeconfig into it.
-func (r *upRun) prepareSandbox(ctx context.Context, env *Env, learner identity) error {
+// sandboxResult is the outcome of createSandbox; fresh is set when it made
+// a new home volume.
+type sandboxResult struct {
+	fresh bool
+	err   error
+}
+
+// createSandbox ensures the home volume and the container, once the
+// sandbox's network exists: kind makes it early while creating the
+// cluster. It gives up when clusterDone is closed and the network is still
+// missing, or when ctx ends.
+func (r *upRun) createSandbox(ctx context.Context, env *Env, clusterDone <-chan struct{}) sandboxResult {
 	name := r.lab.Metadata.Name
 	settings := sandbox.Settings{
 		Lab:           name,
@@ -239,39 +285,66 @@ func (r *upRun) prepareSandbox(ctx context.Context, env *Env, learner identity) 
 	if r.opts.Fixtures != nil && r.lab.Sandbox.Fixtures != "" {
 		base, err := fixturesCache()
 		if err != nil {
-			return err
+			return sandboxResult{err: err}
 		}
 		if settings.FixturesDir, err = materialiseFixtures(r.opts.Fixtures, base, name); err != nil {
-			return err
+			return sandboxResult{err: err}
 		}
 	}
 	dir, err := checkerDir(name)
 	if err != nil {
-		return err
+		return sandboxResult{err: err}
 	}
 	settings.CheckerDir = dir
 	spec, err := sandbox.BuildSpec(settings)
 	if err != nil {
-		return err
+		return sandboxResult{err: err}
 	}
 	env.settings = settings
+	if err := r.waitNetwork(ctx, string(spec.Host.NetworkMode), clusterDone); err != nil {
+		return sandboxResult{err: err}
+	}
+	var res sandboxResult
 	vol := sandbox.VolumeName(name)
 	made, err := r.engine.EnsureVolume(ctx, vol, sandbox.Labels(name, sandbox.RoleHome))
 	if err != nil {
-		return err
+		return sandboxResult{err: err}
 	}
 	if made {
-		r.fresh = true
+		res.fresh = true
 		r.created("volume "+vol, func(ctx context.Context) error { return r.engine.RemoveVolume(ctx, vol) })
 	}
 	made, err = r.engine.EnsureSandbox(ctx, spec)
 	if made {
 		r.created("container "+spec.Name, func(ctx context.Context) error { return r.engine.Remove(ctx, spec.Name) })
 	}
-	if err != nil {
-		return err
+	res.err = err
+	return res
+}
+
+// networkPoll is how often createSandbox looks for the kind network.
+const networkPoll = 100 * time.Millisecond
+
+// waitNetwork waits until the Docker network exists, at most until a last
+// look after clusterDone is closed.
+func (r *upRun) waitNetwork(ctx context.Context, name string, clusterDone <-chan struct{}) error {
+	last := false
+	for {
+		ok, err := r.engine.NetworkExists(ctx, name)
+		if err != nil || ok {
+			return err
+		}
+		if last {
+			return fmt.Errorf("network %s of the sandbox is missing after the cluster was made (kind makes it): run `labctl up` again", name)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-clusterDone:
+			last = true
+		case <-time.After(networkPoll):
+		}
 	}
-	return env.writeKubeconfig(ctx, learner)
 }
 
 // fixturesCache is where fixtures are written out for bind mounts.

@@ -10,11 +10,12 @@ import (
 	"testing/fstest"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/clientcmd"
@@ -135,16 +136,41 @@ func TestLearnerKubeconfig(t *testing.T) {
 	}
 }
 
-// tokenController fills service account token Secrets as the cluster's
-// token controller does.
-func tokenController(cs *fake.Clientset) {
-	cs.PrependReactor("create", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		s := a.(k8stesting.CreateAction).GetObject().(*corev1.Secret)
-		if s.Type == corev1.SecretTypeServiceAccountToken {
-			s.Data = map[string][]byte{"token": []byte("token-of-" + s.Annotations[corev1.ServiceAccountNameKey]), "ca.crt": []byte("CA")}
+// fakeCluster is a fake clientset holding what a new cluster's API server
+// bootstraps for labctl: the aggregated admin role (its rules not yet
+// filled, as on a new cluster) and the roles it aggregates, and a
+// TokenRequest API that issues "token-of-<account>".
+func fakeCluster() *fake.Clientset {
+	aggregate := func(name, to string, rules ...rbacv1.PolicyRule) *rbacv1.ClusterRole {
+		return &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"rbac.authorization.k8s.io/aggregate-to-" + to: "true"}}, Rules: rules}
+	}
+	selecting := func(name, from string, labels map[string]string) *rbacv1.ClusterRole {
+		return &rbacv1.ClusterRole{
+			ObjectMeta:      metav1.ObjectMeta{Name: name, Labels: labels},
+			AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"rbac.authorization.k8s.io/aggregate-to-" + from: "true"}}}},
 		}
-		return false, nil, nil
+	}
+	cs := fake.NewClientset(
+		selecting("admin", "admin", nil),
+		selecting("edit", "edit", map[string]string{"rbac.authorization.k8s.io/aggregate-to-admin": "true"}),
+		selecting("view", "view", map[string]string{"rbac.authorization.k8s.io/aggregate-to-edit": "true"}),
+		aggregate("system:aggregate-to-admin", "admin", rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"rolebindings"}, Verbs: []string{"create"}}),
+		aggregate("system:aggregate-to-edit", "edit", rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"create", "patch"}}),
+		aggregate("system:aggregate-to-view", "view", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}}),
+	)
+	cs.PrependReactor("create", "serviceaccounts", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "token" {
+			return false, nil, nil
+		}
+		tr := a.(k8stesting.CreateAction).GetObject().(*authenticationv1.TokenRequest)
+		if tr.Spec.ExpirationSeconds == nil || *tr.Spec.ExpirationSeconds < 30*24*3600 {
+			return true, nil, apierrors.NewBadRequest("labctl's tokens must last the lab")
+		}
+		tr = tr.DeepCopy()
+		tr.Status.Token = "token-of-" + a.(k8stesting.CreateActionImpl).Name
+		return true, tr, nil
 	})
+	return cs
 }
 
 func testLab() *lab.Lab {
@@ -154,12 +180,11 @@ func testLab() *lab.Lab {
 }
 
 func TestSetupClusterDefaultAccess(t *testing.T) {
-	cs := fake.NewClientset()
-	tokenController(cs)
+	cs := fakeCluster()
 	ctx := context.Background()
 	l := testLab()
 	for range 2 { // idempotent
-		learner, grader, err := setupCluster(ctx, cs, l)
+		learner, grader, err := setupCluster(ctx, cs, []byte("CA"), l)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,10 +204,14 @@ func TestSetupClusterDefaultAccess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rb.RoleRef.Kind != "ClusterRole" || rb.RoleRef.Name != "admin" || len(rb.Subjects) != 1 ||
+		if rb.RoleRef.Kind != "ClusterRole" || rb.RoleRef.Name != "labctl-learner-admin" || len(rb.Subjects) != 1 ||
 			rb.Subjects[0].Name != "learner" || rb.Subjects[0].Namespace != "labctl-system" {
 			t.Fatalf("learner binding in %s = %+v", ns, rb)
 		}
+	}
+	admin, err := cs.RbacV1().ClusterRoles().Get(ctx, "labctl-learner-admin", metav1.GetOptions{})
+	if err != nil || len(admin.Rules) != 3 || admin.AggregationRule != nil {
+		t.Fatalf("the learner's admin role = %+v, %v; want the 3 rules admin aggregates", admin, err)
 	}
 	if _, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, "labctl-learner", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("the learner got a cluster-wide binding by default: %v", err)
@@ -205,18 +234,17 @@ func TestSetupClusterDefaultAccess(t *testing.T) {
 }
 
 func TestSetupClusterLabRules(t *testing.T) {
-	cs := fake.NewClientset()
-	tokenController(cs)
+	cs := fakeCluster()
 	ctx := context.Background()
 	l := testLab()
 	// A first up with default access, then the lab narrows it: the binding's
 	// immutable roleRef must be replaced.
-	if _, _, err := setupCluster(ctx, cs, l); err != nil {
+	if _, _, err := setupCluster(ctx, cs, []byte("CA"), l); err != nil {
 		t.Fatal(err)
 	}
 	l.Access.Rules = []lab.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "patch"}}}
 	l.Access.ClusterRules = []lab.PolicyRule{{Resources: []string{"nodes"}, Verbs: []string{"get"}}}
-	if _, _, err := setupCluster(ctx, cs, l); err != nil {
+	if _, _, err := setupCluster(ctx, cs, []byte("CA"), l); err != nil {
 		t.Fatal(err)
 	}
 	role, err := cs.RbacV1().Roles("argo").Get(ctx, "labctl-learner", metav1.GetOptions{})
@@ -233,12 +261,13 @@ func TestSetupClusterLabRules(t *testing.T) {
 	}
 }
 
-func TestTokenNeverIssued(t *testing.T) {
-	cs := fake.NewClientset() // no token controller
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_, err := accountToken(ctx, cs, "learner", nil)
-	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want the bounded wait to end", err)
+func TestTokenRefused(t *testing.T) {
+	cs := fake.NewClientset() // no TokenRequest API
+	cs.PrependReactor("create", "serviceaccounts", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "serviceaccounts/token"}, a.(k8stesting.CreateActionImpl).Name, errors.New("no"))
+	})
+	_, _, err := issueTokens(context.Background(), cs, nil)
+	if err == nil || !strings.Contains(err.Error(), "issuing a token to learner") {
+		t.Fatalf("err = %v, want the refusal named", err)
 	}
 }

@@ -55,7 +55,11 @@ func (e *StuckNamespacesError) Error() string {
 // is reported in a *StuckObjectsError or *StuckNamespacesError, not waited
 // on.
 func ResetNamespaces(ctx context.Context, env *Env) error {
-	cfg := rest.CopyConfig(env.Admin)
+	admin, err := env.AdminConfig(ctx)
+	if err != nil {
+		return err
+	}
+	cfg := rest.CopyConfig(admin)
 	// A namespace is inspected with one list per resource type; the
 	// client's default of 5 requests a second would make that the slowest
 	// part of a reset.
@@ -199,15 +203,12 @@ func RecreateSandbox(ctx context.Context, env *Env) error {
 	if _, err := env.Engine.EnsureSandbox(ctx, spec); err != nil {
 		return err
 	}
-	cs, err := kubernetes.NewForConfig(env.Admin)
-	if err != nil {
-		return fmt.Errorf("connecting to cluster %s: %w", env.Cluster, err)
+	if env.learner.Token == "" {
+		if err := env.issueCredentials(ctx); err != nil {
+			return err
+		}
 	}
-	learner, err := readToken(ctx, cs, LearnerAccount)
-	if err != nil {
-		return err
-	}
-	if err := env.writeKubeconfig(ctx, learner); err != nil {
+	if err := env.writeKubeconfig(ctx, env.learner); err != nil {
 		return err
 	}
 	return nil

@@ -243,7 +243,7 @@ func (r *nsReset) expected(ctx context.Context, gvr schema.GroupVersionResource,
 
 // learnerBinding is the RoleBinding grantLearner gives the learner in ns.
 func learnerBinding(l *lab.Lab, ns string, labels map[string]string) *rbacv1.RoleBinding {
-	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"}
+	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: learnerAdminRole}
 	if len(l.Access.Rules) > 0 {
 		ref = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: learnerRole}
 	}

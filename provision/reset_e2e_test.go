@@ -45,7 +45,11 @@ func TestE2EResetNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer env.Close()
-	cs, err := kubernetes.NewForConfig(env.Admin)
+	admin, err := env.AdminConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(admin)
 	if err != nil {
 		t.Fatal(err)
 	}

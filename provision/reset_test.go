@@ -97,11 +97,10 @@ var listDelete = []string{"create", "delete", "deletecollection", "get", "list",
 // default ServiceAccount, kube-root-ca.crt and the learner's binding.
 func resetFixture(t *testing.T) (*nsReset, *fake.Clientset, *trackerStore) {
 	t.Helper()
-	cs := fake.NewClientset()
-	tokenController(cs)
+	cs := fakeCluster()
 	ctx := context.Background()
 	l := testLab()
-	if _, _, err := setupCluster(ctx, cs, l); err != nil {
+	if _, _, err := setupCluster(ctx, cs, []byte("CA"), l); err != nil {
 		t.Fatal(err)
 	}
 	for _, ns := range l.Cluster.Namespaces {
@@ -158,7 +157,7 @@ func TestResetNamespacesKeepsPristine(t *testing.T) {
 	}
 	// The learner's access is granted again even so.
 	rb, err := cs.RbacV1().RoleBindings("argo").Get(ctx, learnerRole, metav1.GetOptions{})
-	if err != nil || rb.RoleRef.Name != "admin" {
+	if err != nil || rb.RoleRef.Name != learnerAdminRole {
 		t.Fatalf("learner binding = %+v, %v", rb, err)
 	}
 }

@@ -72,11 +72,7 @@ type CheckerRound struct {
 // can neither write to that mount nor replace it, and nothing of the
 // sandbox's own is run to place or remove the binary.
 func (e *Engine) runChecker(ctx context.Context, containerName, checkerPath string, args []string, stdin []byte) (CheckerRound, error) {
-	dir, err := e.checkerDir(ctx, containerName)
-	if err != nil {
-		return CheckerRound{}, err
-	}
-	env, err := e.clearedEnv(ctx, containerName)
+	dir, env, err := e.checkerSetting(ctx, containerName)
 	if err != nil {
 		return CheckerRound{}, err
 	}
@@ -112,21 +108,28 @@ func (e *Engine) runChecker(ctx context.Context, containerName, checkerPath stri
 	return round, nil
 }
 
-// checkerDir returns the host directory that the container has mounted
-// read-only at CheckerMount.
-func (e *Engine) checkerDir(ctx context.Context, containerName string) (string, error) {
+// checkerSetting inspects the container once for the host directory it has
+// mounted read-only at CheckerMount and the checker's cleared environment.
+func (e *Engine) checkerSetting(ctx context.Context, containerName string) (dir string, env []string, err error) {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
 	c, err := e.cli.ContainerInspect(ctx, containerName)
 	if err != nil {
-		return "", fmt.Errorf("inspecting container %s: %w", containerName, err)
+		return "", nil, fmt.Errorf("inspecting container %s: %w", containerName, err)
 	}
 	for _, m := range c.Mounts {
 		if m.Destination == CheckerMount && m.Type == mount.TypeBind && !m.RW {
-			return m.Source, nil
+			dir = m.Source
 		}
 	}
-	return "", fmt.Errorf("container %s has no read-only checker mount at %s: run `labctl up` to recreate the sandbox", containerName, CheckerMount)
+	if dir == "" {
+		return "", nil, fmt.Errorf("container %s has no read-only checker mount at %s: run `labctl up` to recreate the sandbox", containerName, CheckerMount)
+	}
+	var defined []string
+	if c.Config != nil {
+		defined = c.Config.Env
+	}
+	return dir, clearedEnv(defined), nil
 }
 
 // placeChecker puts a copy of the binary at dst (mode 0555): a hard link
@@ -157,25 +160,17 @@ func placeChecker(src, dst string) error {
 }
 
 // clearedEnv returns an exec environment that overrides every variable the
-// container defines, since Docker exec inherits them: PATH is CheckerPath,
-// HOME is / (Docker would otherwise fill it from the container's
-// /etc/passwd, which the learner controls) and every other variable,
-// HOSTNAME included, is empty.
-func (e *Engine) clearedEnv(ctx context.Context, containerName string) ([]string, error) {
-	ctx, cancel := bounded(ctx)
-	defer cancel()
-	c, err := e.cli.ContainerInspect(ctx, containerName)
-	if err != nil {
-		return nil, fmt.Errorf("inspecting container %s: %w", containerName, err)
-	}
+// container defines (defined), since Docker exec inherits them: PATH is
+// CheckerPath, HOME is / (Docker would otherwise fill it from the
+// container's /etc/passwd, which the learner controls) and every other
+// variable, HOSTNAME included, is empty.
+func clearedEnv(defined []string) []string {
 	env := []string{CheckerPath, "HOME=/", "HOSTNAME="}
-	if c.Config != nil {
-		for _, kv := range c.Config.Env {
-			k, _, _ := strings.Cut(kv, "=")
-			if k != "PATH" && k != "HOME" && k != "HOSTNAME" && k != "" {
-				env = append(env, k+"=")
-			}
+	for _, kv := range defined {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != "PATH" && k != "HOME" && k != "HOSTNAME" && k != "" {
+			env = append(env, k+"=")
 		}
 	}
-	return env, nil
+	return env
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,5 +96,16 @@ func TestAllErrors(t *testing.T) {
 	}
 	if r := resp.Results[1]; r.Points != 2 || !r.Optional || r.Description != "bee" {
 		t.Errorf("check metadata lost: %+v", r)
+	}
+}
+
+func TestClearedEnvOverridesEveryDefinedVariable(t *testing.T) {
+	got := clearedEnv([]string{"PATH=/evil", "HOME=/root", "BASH_ENV=/root/.x", "LD_PRELOAD=/x.so", "=odd", "KUBECONFIG=/k"})
+	want := []string{CheckerPath, "HOME=/", "HOSTNAME=", "BASH_ENV=", "LD_PRELOAD=", "KUBECONFIG="}
+	if !slices.Equal(got, want) {
+		t.Errorf("clearedEnv = %q, want %q", got, want)
+	}
+	if got := clearedEnv(nil); !slices.Equal(got, want[:3]) {
+		t.Errorf("clearedEnv(nil) = %q, want %q", got, want[:3])
 	}
 }

@@ -116,6 +116,8 @@ func (e *Engine) Remove(ctx context.Context, name string) error {
 
 // ContainerState is a container's state as status reports it.
 type ContainerState struct {
+	// ID is the container's ID; a recreated container has another.
+	ID      string
 	Exists  bool
 	Running bool
 	Image   string
@@ -133,7 +135,7 @@ func (e *Engine) State(ctx context.Context, name string) (ContainerState, error)
 	if err != nil {
 		return ContainerState{}, fmt.Errorf("inspecting container %s: %w", name, err)
 	}
-	st := ContainerState{Exists: true}
+	st := ContainerState{ID: c.ID, Exists: true}
 	if c.State != nil {
 		st.Running, st.Status = c.State.Running, c.State.Status
 	}
@@ -203,6 +205,20 @@ func (e *Engine) RemoveNetwork(ctx context.Context, name string) error {
 		return fmt.Errorf("removing network %s: %w", name, err)
 	}
 	return nil
+}
+
+// NetworkExists reports whether the Docker network exists.
+func (e *Engine) NetworkExists(ctx context.Context, name string) (bool, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	_, err := e.cli.NetworkInspect(ctx, name, network.InspectOptions{})
+	if client.IsErrNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("inspecting network %s: %w", name, err)
+	}
+	return true, nil
 }
 
 // SandboxSettings recovers the Settings a sandbox container was created

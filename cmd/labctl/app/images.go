@@ -23,8 +23,26 @@ func newImagesCommand(g *globals) *cobra.Command {
 		Short: "Build, list, save and load the node and sandbox images",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newImagesBuildCommand(g), newImagesListCommand(g), newImagesSaveCommand(g), newImagesLoadCommand(g))
+	cmd.AddCommand(newImagesBuildCommand(g), newImagesListCommand(g), newImagesSaveCommand(g), newImagesLoadCommand(g), newImagesKindConfigCommand(g))
 	return cmd
+}
+
+func newImagesKindConfigCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "kind-config [NODE_IMAGE]",
+		Short: "Print the kind cluster file labctl uses for a node image (default: this labctl's)",
+		Long: "kind-config prints the kind v1alpha4 cluster file with the settings labctl gives kind for a\n" +
+			"cluster on NODE_IMAGE, so that `kind create cluster --config` can make the same cluster by hand.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			ref := images.NodeRef()
+			if len(args) == 1 {
+				ref = args[0]
+			}
+			_, err := io.WriteString(g.streams.Out, images.KindClusterConfig(ref))
+			return err
+		},
+	}
 }
 
 func newImagesBuildCommand(g *globals) *cobra.Command {

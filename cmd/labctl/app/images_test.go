@@ -44,3 +44,14 @@ func TestDoctorReportsEveryProbe(t *testing.T) {
 		t.Errorf("%d problems but exit code %d (stderr %q)", problems, code, errOut)
 	}
 }
+
+func TestImagesKindConfigPrintsTheClusterFile(t *testing.T) {
+	code, out, _ := runLabctl(t, "images", "kind-config", "labctl/node:test")
+	if code != 0 || !strings.Contains(out, "image: labctl/node:test") || !strings.Contains(out, "disableDefaultCNI: true") ||
+		!strings.Contains(out, "leader-elect") {
+		t.Errorf("code %d, stdout %q", code, out)
+	}
+	if code, _, errOut := runLabctl(t, "images", "kind-config", "a", "b"); code == 0 {
+		t.Errorf("two node images were accepted: %q", errOut)
+	}
+}

@@ -1,0 +1,63 @@
+package provision
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/labctl/labctl/checks"
+)
+
+func TestSavedCredentialsBelongToOneNode(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	if _, ok := loadCredentials(dir, "node-1"); ok {
+		t.Fatal("credentials loaded before any were saved")
+	}
+	c := savedCredentials{
+		Node:    "node-1",
+		Grader:  checks.KubeCredentials{Server: "https://lab-control-plane:6443", Token: "grader-token", CAData: []byte("ca")},
+		Learner: savedIdentity{Token: "learner-token", CAData: []byte("ca")},
+	}
+	if err := saveCredentials(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, credentialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("credentials file mode %v, want 0600", fi.Mode().Perm())
+	}
+	got, ok := loadCredentials(dir, "node-1")
+	if !ok || got.Grader.Token != "grader-token" || got.Learner.Token != "learner-token" || string(got.Grader.CAData) != "ca" {
+		t.Errorf("loaded %+v, %v; want what was saved", got, ok)
+	}
+	// A recreated cluster's node has another ID: its tokens are others.
+	if _, ok := loadCredentials(dir, "node-2"); ok {
+		t.Error("credentials of node-1 were used for node-2")
+	}
+	if _, ok := loadCredentials(dir, ""); ok {
+		t.Error("credentials were used for a node without an ID")
+	}
+	if err := os.WriteFile(filepath.Join(dir, credentialsFile), []byte(`{"node":"node-1","grader":{"token":""}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := loadCredentials(dir, "node-1"); ok {
+		t.Error("credentials without tokens were used")
+	}
+	if err := os.WriteFile(filepath.Join(dir, credentialsFile), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := loadCredentials(dir, "node-1"); ok {
+		t.Error("an unreadable credentials file was used")
+	}
+	if err := forgetCredentials(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := forgetCredentials(dir); err != nil {
+		t.Errorf("forgetting credentials twice: %v", err)
+	}
+	if _, ok := loadCredentials(dir, "node-1"); ok {
+		t.Error("credentials loaded after they were forgotten")
+	}
+}

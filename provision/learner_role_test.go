@@ -1,0 +1,63 @@
+package provision
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func clusterRoles(t *testing.T) []rbacv1.ClusterRole {
+	t.Helper()
+	list, err := fakeCluster().RbacV1().ClusterRoles().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// admin aggregates edit, which aggregates view: the learner gets the rules
+// of all three, though no controller has filled admin's.
+func TestAggregatedRulesFollowTheChain(t *testing.T) {
+	rules, err := aggregatedRules(clusterRoles(t), "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rules {
+		got = append(got, strings.Join(r.Resources, ","))
+	}
+	slices.Sort(got)
+	if strings.Join(got, " ") != "deployments pods rolebindings" {
+		t.Errorf("admin's rules cover %q, want rolebindings, deployments and pods", got)
+	}
+	edit, err := aggregatedRules(clusterRoles(t), "edit")
+	if err != nil || len(edit) != 2 {
+		t.Errorf("edit's rules = %+v, %v; want deployments and pods", edit, err)
+	}
+}
+
+func TestAggregatedRulesFailures(t *testing.T) {
+	roles := clusterRoles(t)
+	if _, err := aggregatedRules(roles, "cluster-owner"); err == nil || !strings.Contains(err.Error(), "no cluster-owner ClusterRole") {
+		t.Errorf("a missing role: err = %v", err)
+	}
+	// A cycle ends; a role whose selectors match nothing grants nothing.
+	loop := []rbacv1.ClusterRole{
+		{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"to": "b"}},
+			AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"to": "a"}}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "b", Labels: map[string]string{"to": "a"}},
+			AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"to": "b"}}}}},
+	}
+	if _, err := aggregatedRules(loop, "a"); err == nil || !strings.Contains(err.Error(), "grants nothing") {
+		t.Errorf("a cycle of empty roles: err = %v", err)
+	}
+	bad := []rbacv1.ClusterRole{{ObjectMeta: metav1.ObjectMeta{Name: "a"}, AggregationRule: &rbacv1.AggregationRule{
+		ClusterRoleSelectors: []metav1.LabelSelector{{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Sometimes"}}}}}}}
+	if _, err := aggregatedRules(bad, "a"); err == nil || !strings.Contains(err.Error(), "aggregation selector") {
+		t.Errorf("a broken selector: err = %v", err)
+	}
+}
