@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -103,8 +102,8 @@ func runRound(ctx context.Context, env Environment, cs []lab.Check) ([]checks.Re
 }
 
 // resetTo brings the environment back to the start of step s the way
-// `labctl reset --to` does, and drops the backup of /root the reset made
-// (the test's sandbox holds nothing worth keeping).
+// `labctl reset --to` does, without saving /root first (the test's sandbox
+// holds nothing worth keeping).
 func (r *runner) resetTo(ctx context.Context, s *lab.Step, why string) {
 	r.phase(Phase{Step: s.ID, Kind: Reset}, fmt.Sprintf("%s: resetting to its start %s", r.stepTitle(s), why), func(p *Phase) {
 		r.reset(ctx, p, s.ID)
@@ -118,20 +117,17 @@ func (r *runner) reset(ctx context.Context, p *Phase, to string) {
 		r.rep.ResetParts = map[string]time.Duration{}
 	}
 	env := &timedReset{Environment: r.env, now: r.o.Now, spent: r.rep.ResetParts}
-	res, err := reset.Run(ctx, env, reset.Options{
+	_, err := reset.Run(ctx, env, reset.Options{
 		Lab:          r.o.Lab,
 		Store:        r.o.Store,
 		To:           to,
 		ScriptOutput: r.o.ScriptOutput,
-		Now:          r.o.Now,
+		// The test's own sandbox holds nothing worth keeping.
+		NoBackup: true,
+		Now:      r.o.Now,
 	})
 	r.rep.Resets++
 	r.rep.ResetTime += r.o.Now().Sub(began)
-	if res != nil && res.Backup != "" {
-		if rmErr := os.Remove(res.Backup); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
-			err = errors.Join(err, fmt.Errorf("removing the reset's backup: %w", rmErr))
-		}
-	}
 	if err == nil {
 		return
 	}
@@ -209,10 +205,6 @@ func (t *timedReset) time(part string, f func() error) error {
 	return err
 }
 
-func (t *timedReset) BackupHome(ctx context.Context, w io.Writer) error {
-	return t.time("backup", func() error { return t.Environment.BackupHome(ctx, w) })
-}
-
 func (t *timedReset) RecreateSandbox(ctx context.Context) error {
 	return t.time("sandbox", func() error { return t.Environment.RecreateSandbox(ctx) })
 }
@@ -231,4 +223,12 @@ func (t *timedReset) RunScript(ctx context.Context, script string, stdout, stder
 		return err
 	})
 	return code, err
+}
+
+func (t *timedReset) RunScripts(ctx context.Context, scripts []string, stdout, stderr io.Writer, started func(int)) (failed, code int, err error) {
+	err = t.time("scripts", func() error {
+		failed, code, err = t.Environment.RunScripts(ctx, scripts, stdout, stderr, started)
+		return err
+	})
+	return failed, code, err
 }

@@ -82,6 +82,22 @@ func (f *fakeEnv) RecreateCluster(ctx context.Context) error {
 	return nil
 }
 
+// RunScripts runs each script with RunScript, in order, as the sandbox does
+// in one exec.
+func (f *fakeEnv) RunScripts(ctx context.Context, scripts []string, stdout, stderr io.Writer, started func(int)) (int, int, error) {
+	for i, s := range scripts {
+		started(i)
+		code, err := f.RunScript(ctx, s, stdout, stderr)
+		if err != nil {
+			return -1, code, err
+		}
+		if code != 0 {
+			return i, code, nil
+		}
+	}
+	return -1, 0, nil
+}
+
 func (f *fakeEnv) RunScript(_ context.Context, script string, stdout, stderr io.Writer) (int, error) {
 	first, _, _ := strings.Cut(strings.TrimSpace(script), "\n")
 	f.log = append(f.log, "script "+first)

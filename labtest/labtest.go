@@ -42,8 +42,7 @@ const DefaultPause = time.Second
 type Options struct {
 	// Lab is the lab under test, as the environment was provisioned for it.
 	Lab *lab.Lab
-	// Store is a progress store of the test's own; reset.Run keeps its
-	// backups under it, and labtest removes each one once the reset is done.
+	// Store is a progress store of the test's own.
 	Store *progress.Store
 	// Step, when set, tests only this step, after fast-forwarding through
 	// the solves of the steps before it; the grade and final reset are then

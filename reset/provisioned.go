@@ -81,6 +81,11 @@ func (p *Provisioned) RunScript(ctx context.Context, script string, stdout, stde
 	return p.env.RunScript(ctx, script, stdout, stderr)
 }
 
+// RunScripts runs scripts in order in one exec of the sandbox.
+func (p *Provisioned) RunScripts(ctx context.Context, scripts []string, stdout, stderr io.Writer, started func(int)) (int, int, error) {
+	return p.env.RunScripts(ctx, scripts, stdout, stderr, started)
+}
+
 // RunChecks runs one checker round in the sandbox.
 func (p *Provisioned) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
 	return p.env.RunChecks(ctx, cs)

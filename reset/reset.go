@@ -40,6 +40,11 @@ type Environment interface {
 	// RunScript runs a bash script in the sandbox as the learner would and
 	// returns its exit code.
 	RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error)
+	// RunScripts runs scripts in order, each as RunScript would, and stops
+	// at the first that exits non-zero; started is called with each one's
+	// index as it starts. It returns the index of the script that failed,
+	// or -1, and that script's exit code.
+	RunScripts(ctx context.Context, scripts []string, stdout, stderr io.Writer, started func(int)) (failed, code int, err error)
 }
 
 // Status prints a line per stage of the reset; status.Logger is the real one.
@@ -64,6 +69,9 @@ type Options struct {
 	// scripts as they run; it is always kept for the error of a script that
 	// fails.
 	ScriptOutput io.Writer
+	// NoBackup skips saving /root first: for an environment whose home
+	// holds nothing worth keeping, such as the one `labctl test` makes.
+	NoBackup bool
 	// Now is time.Now outside tests.
 	Now func() time.Time
 }
@@ -128,11 +136,13 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 	}
 	res = &Result{}
 
-	if err := stage("Saving your /root", func() error {
-		res.Backup, err = backup(ctx, env, filepath.Join(o.Store.Dir(), "backups"), now())
-		return err
-	}); err != nil {
-		return nil, fmt.Errorf("saving /root before the reset (nothing was reset): %w", err)
+	if !o.NoBackup {
+		if err := stage("Saving your /root", func() error {
+			res.Backup, err = backup(ctx, env, filepath.Join(o.Store.Dir(), "backups"), now())
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("saving /root before the reset (nothing was reset): %w", err)
+		}
 	}
 	if o.Hard {
 		if err := env.RecreateCluster(ctx); err != nil {
@@ -162,29 +172,22 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 	}
 
 	// A hard reset brought the lab up fresh, first step's setup included.
-	firstSetupDone := o.Hard
-	run := func(s *lab.Step, kind, script string) error {
-		if kind == "setup" && firstSetupDone && s == &o.Lab.Steps[0] {
-			return nil
+	var replay []script
+	add := func(s *lab.Step, kind, text string) {
+		if kind == "setup" && o.Hard && s == &o.Lab.Steps[0] {
+			return
 		}
-		if strings.TrimSpace(script) == "" {
-			return nil
+		if strings.TrimSpace(text) != "" {
+			replay = append(replay, script{step: s.ID, kind: kind, text: text})
 		}
-		return stage(fmt.Sprintf("Running the %s script of step %s", kind, s.ID), func() error {
-			return runScript(ctx, env, s.ID, kind, script, o.ScriptOutput)
-		})
 	}
 	for i := 0; i < target; i++ {
-		s := &o.Lab.Steps[i]
-		if err := run(s, "setup", s.Setup); err != nil {
-			return res, err
-		}
-		if err := run(s, "solve", s.Solve); err != nil {
-			return res, err
-		}
+		add(&o.Lab.Steps[i], "setup", o.Lab.Steps[i].Setup)
+		add(&o.Lab.Steps[i], "solve", o.Lab.Steps[i].Solve)
 	}
 	cur := &o.Lab.Steps[target]
-	if err := run(cur, "setup", cur.Setup); err != nil {
+	add(cur, "setup", cur.Setup)
+	if err := runScripts(ctx, env, replay, st, o.ScriptOutput); err != nil {
 		return res, err
 	}
 	if o.To != "" {
@@ -262,22 +265,50 @@ func backup(ctx context.Context, env Environment, dir string, at time.Time) (str
 // tailSize is how much of a failed script's output its error keeps.
 const tailSize = 2048
 
-func runScript(ctx context.Context, env Environment, step, kind, script string, out io.Writer) error {
+// script is a setup or solve script of a step.
+type script struct{ step, kind, text string }
+
+// runScripts runs the scripts in order, in one go, with a status line for
+// each, and stops at the first that fails.
+func runScripts(ctx context.Context, env Environment, scripts []script, st Status, out io.Writer) error {
+	if len(scripts) == 0 {
+		return nil
+	}
+	texts := make([]string, len(scripts))
+	for i, s := range scripts {
+		texts[i] = s.text
+	}
+	// buf holds the output of the script running now, for its error.
 	var buf bytes.Buffer
 	w := io.Writer(&buf)
 	if out != nil {
 		w = io.MultiWriter(&buf, out)
 	}
-	code, err := env.RunScript(ctx, script, w, w)
-	if err != nil {
-		return fmt.Errorf("running the %s script of step %s: %w", kind, step, err)
+	running := -1
+	started := func(i int) {
+		if running >= 0 {
+			st.End(true)
+		}
+		running = i
+		buf.Reset()
+		st.Start(fmt.Sprintf("Running the %s script of step %s", scripts[i].kind, scripts[i].step))
 	}
-	if code != 0 {
+	failed, code, err := env.RunScripts(ctx, texts, w, w, started)
+	if running >= 0 {
+		st.End(err == nil && failed < 0)
+	}
+	switch {
+	case err != nil && running >= 0:
+		s := scripts[running]
+		return fmt.Errorf("running the %s script of step %s: %w", s.kind, s.step, err)
+	case err != nil:
+		return fmt.Errorf("running the setup and solve scripts: %w", err)
+	case failed >= 0:
 		tail := strings.TrimSpace(buf.String())
 		if len(tail) > tailSize {
 			tail = "…" + strings.ToValidUTF8(tail[len(tail)-tailSize:], "")
 		}
-		return &ScriptError{Step: step, Kind: kind, Code: code, Tail: tail}
+		return &ScriptError{Step: scripts[failed].step, Kind: scripts[failed].kind, Code: code, Tail: tail}
 	}
 	return nil
 }

@@ -57,6 +57,22 @@ func (f *fakeEnv) RecreateSandbox(context.Context) error { return f.call("sandbo
 func (f *fakeEnv) ResetNamespaces(context.Context) error { return f.call("namespaces") }
 func (f *fakeEnv) RecreateCluster(context.Context) error { return f.call("cluster") }
 
+// RunScripts runs each script with RunScript, in order, as the sandbox does
+// in one exec.
+func (f *fakeEnv) RunScripts(ctx context.Context, scripts []string, stdout, stderr io.Writer, started func(int)) (int, int, error) {
+	for i, s := range scripts {
+		started(i)
+		code, err := f.RunScript(ctx, s, stdout, stderr)
+		if err != nil {
+			return -1, code, err
+		}
+		if code != 0 {
+			return i, code, nil
+		}
+	}
+	return -1, 0, nil
+}
+
 func (f *fakeEnv) RunScript(_ context.Context, script string, stdout, _ io.Writer) (int, error) {
 	if err := f.call("script:" + script); err != nil {
 		return -1, err
@@ -190,6 +206,27 @@ func TestResetToReplaysEarlierSteps(t *testing.T) {
 	p, _ := o.Store.Load("lab1")
 	if p.Current != "three" || !p.IsPassed("one") || !p.IsPassed("two") || p.IsPassed("three") || res.Current.ID != "three" {
 		t.Errorf("progress after --to three: %+v", p)
+	}
+}
+
+func TestResetWithoutBackupSavesNothing(t *testing.T) {
+	o := options(t)
+	o.NoBackup = true
+	o.To = "two"
+	env := &fakeEnv{}
+	res, err := Run(context.Background(), env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "sandbox namespaces script:setup-one script:solve-one"
+	if got := strings.Join(env.calls, " "); got != want {
+		t.Errorf("calls %q, want %q", got, want)
+	}
+	if res.Backup != "" {
+		t.Errorf("backup %q made without one asked for", res.Backup)
+	}
+	if _, err := os.Stat(filepath.Join(o.Store.Dir(), "backups")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("backups directory: %v, want none", err)
 	}
 }
 
