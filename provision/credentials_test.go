@@ -61,3 +61,24 @@ func TestSavedCredentialsBelongToOneNode(t *testing.T) {
 		t.Error("credentials loaded after they were forgotten")
 	}
 }
+
+func TestSetupPendingMarker(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state", "lab")
+	if setupPending(dir) {
+		t.Fatal("a new state directory has a pending setup")
+	}
+	if err := markSetupPending(dir); err != nil {
+		t.Fatal(err)
+	}
+	if !setupPending(dir) {
+		t.Fatal("the mark was not kept")
+	}
+	for range 2 {
+		if err := clearSetupPending(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if setupPending(dir) {
+		t.Error("the mark outlived its clearing")
+	}
+}

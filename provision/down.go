@@ -60,7 +60,7 @@ func Down(ctx context.Context, l *lab.Lab) error {
 	if err := os.Remove(kubeconfig); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, fmt.Errorf("removing %s: %w", kubeconfig, err))
 	}
-	errs = append(errs, forgetCredentials(dir))
+	errs = append(errs, forgetCredentials(dir), clearSetupPending(dir))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("taking lab %s down: %w", name, err)
 	}

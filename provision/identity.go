@@ -62,7 +62,43 @@ func setupCluster(ctx context.Context, cs kubernetes.Interface, ca []byte, l *la
 	if err := grantGrader(ctx, cs, labels); err != nil {
 		return learner, grader, err
 	}
+	if err := waitDefaultServiceAccounts(ctx, cs, l.Cluster.Namespaces, serviceAccountWait, serviceAccountPoll); err != nil {
+		return learner, grader, err
+	}
 	return issueTokens(ctx, cs, ca)
+}
+
+const (
+	// serviceAccountWait bounds the wait for a namespace's default
+	// ServiceAccount; serviceAccountPoll is how often it is looked for.
+	serviceAccountWait = time.Minute
+	serviceAccountPoll = 100 * time.Millisecond
+)
+
+// waitDefaultServiceAccounts waits until each namespace holds its default
+// ServiceAccount, which the controller manager makes shortly after the
+// namespace: until then no pod can be created there, and the learner's
+// first `kubectl run` would be refused.
+func waitDefaultServiceAccounts(ctx context.Context, cs kubernetes.Interface, nss []string, wait, poll time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for _, ns := range nss {
+		for {
+			_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+			if err == nil {
+				break
+			}
+			if !apierrors.IsNotFound(err) && ctx.Err() == nil {
+				return fmt.Errorf("looking for the default ServiceAccount of namespace %s: %w", ns, err)
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("namespace %s still has no default ServiceAccount after %s (is kube-controller-manager running? `kubectl -n kube-system get pods`): %w", ns, wait, ctx.Err())
+			case <-time.After(poll):
+			}
+		}
+	}
+	return nil
 }
 
 // ensureNamespace creates a namespace with labels, or adds the labels to an

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -59,5 +61,25 @@ func TestAggregatedRulesFailures(t *testing.T) {
 		ClusterRoleSelectors: []metav1.LabelSelector{{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Sometimes"}}}}}}}
 	if _, err := aggregatedRules(bad, "a"); err == nil || !strings.Contains(err.Error(), "aggregation selector") {
 		t.Errorf("a broken selector: err = %v", err)
+	}
+}
+
+func TestWaitDefaultServiceAccounts(t *testing.T) {
+	ctx := context.Background()
+	cs := fakeCluster()
+	for _, ns := range []string{"a", "b"} {
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := waitDefaultServiceAccounts(ctx, cs, []string{"a", "b"}, time.Second, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().ServiceAccounts("b").Delete(ctx, "default", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := waitDefaultServiceAccounts(ctx, cs, []string{"a", "b"}, 50*time.Millisecond, time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "namespace b still has no default ServiceAccount") {
+		t.Errorf("err = %v, want namespace b named", err)
 	}
 }

@@ -61,7 +61,10 @@ type upRun struct {
 	kind    *kind
 	mu      sync.Mutex // guards undos, added to from two goroutines
 	undos   []undo
+	// fresh is set when this run made the cluster or the home volume: the
+	// step setup must run.
 	fresh   bool
+	dir     string // the lab's state directory
 	cluster ClusterConfig
 	images  imageRefs
 }
@@ -96,11 +99,10 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if r.engine, err = sandbox.NewEngine(ctx); err != nil {
 		return nil, err
 	}
-	dir, err := stateDir(r.lab.Metadata.Name)
-	if err != nil {
+	if r.dir, err = stateDir(r.lab.Metadata.Name); err != nil {
 		return nil, err
 	}
-	r.kind = newKind(r.lab.Metadata.Name, filepath.Join(dir, "admin.kubeconfig"), opts.Log)
+	r.kind = newKind(r.lab.Metadata.Name, filepath.Join(r.dir, "admin.kubeconfig"), opts.Log)
 	if err := r.step(ctx, "Ensuring images", r.ensureImages); err != nil {
 		return nil, err
 	}
@@ -142,9 +144,12 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	}); err != nil {
 		return env, err
 	}
-	if r.fresh {
+	if r.fresh || setupPending(r.dir) {
 		if err := r.step(ctx, "Running step setup", func(ctx context.Context) error {
-			return env.RunStepSetup(ctx, opts.CurrentStep, r.log(), r.log())
+			if err := env.RunStepSetup(ctx, opts.CurrentStep, r.log(), r.log()); err != nil {
+				return err
+			}
+			return clearSetupPending(r.dir)
 		}); err != nil {
 			return env, err
 		}
@@ -224,6 +229,9 @@ func (r *upRun) ensureCluster(ctx context.Context) error {
 		r.st.Start("Creating cluster")
 	}
 	r.fresh = true
+	if err := markSetupPending(r.dir); err != nil {
+		return err
+	}
 	r.created("cluster "+r.kind.name, r.kind.delete)
 	return r.kind.create(ctx, r.cluster)
 }
@@ -312,6 +320,9 @@ func (r *upRun) createSandbox(ctx context.Context, env *Env, clusterDone <-chan 
 	}
 	if made {
 		res.fresh = true
+		if err := markSetupPending(r.dir); err != nil {
+			return sandboxResult{fresh: true, err: err}
+		}
 		r.created("volume "+vol, func(ctx context.Context) error { return r.engine.RemoveVolume(ctx, vol) })
 	}
 	made, err = r.engine.EnsureSandbox(ctx, spec)
@@ -345,6 +356,34 @@ func (r *upRun) waitNetwork(ctx context.Context, name string, clusterDone <-chan
 		case <-time.After(networkPoll):
 		}
 	}
+}
+
+// setupPendingFile, in the lab's state directory, says that the lab's
+// cluster or home volume was made and its step setup has not run to the
+// end: an up interrupted in between, with --retain, leaves it, and the next
+// up runs the setup.
+const setupPendingFile = "setup-pending"
+
+func markSetupPending(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("noting that the step setup is to run: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, setupPendingFile), nil, 0o600); err != nil {
+		return fmt.Errorf("noting that the step setup is to run: %w", err)
+	}
+	return nil
+}
+
+func setupPending(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, setupPendingFile))
+	return err == nil
+}
+
+func clearSetupPending(dir string) error {
+	if err := os.Remove(filepath.Join(dir, setupPendingFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("noting that the step setup ran: %w", err)
+	}
+	return nil
 }
 
 // fixturesCache is where fixtures are written out for bind mounts.

@@ -123,7 +123,10 @@ func (r *nsReset) run(ctx context.Context) error {
 			return err
 		}
 	}
-	return grantLearner(ctx, r.cs, r.lab, labels)
+	if err := grantLearner(ctx, r.cs, r.lab, labels); err != nil {
+		return err
+	}
+	return waitDefaultServiceAccounts(ctx, r.cs, nss, r.wait, r.poll)
 }
 
 func (r *nsReset) labels() map[string]string {

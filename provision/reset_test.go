@@ -76,7 +76,14 @@ func (l *trackerStore) Delete(_ context.Context, gvr schema.GroupVersionResource
 	if name == l.keep {
 		return nil
 	}
-	return l.cs.Tracker().Delete(gvr, ns, name)
+	if err := l.cs.Tracker().Delete(gvr, ns, name); err != nil {
+		return err
+	}
+	if gvr.Resource == "serviceaccounts" && name == "default" {
+		// The controller manager makes it again.
+		return l.cs.Tracker().Add(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}})
+	}
+	return nil
 }
 
 func (l *trackerStore) deleted() []string {
