@@ -54,13 +54,13 @@ type undo struct {
 
 // upRun is one Up in progress.
 type upRun struct {
-	opts    Options
-	lab     *lab.Lab
-	st      *status.Logger
-	engine  *sandbox.Engine
-	kind    *kind
-	mu      sync.Mutex // guards undos, added to from two goroutines
-	undos   []undo
+	opts   Options
+	lab    *lab.Lab
+	st     *status.Logger
+	engine *sandbox.Engine
+	kind   *kind
+	mu     sync.Mutex // guards undos, added to from two goroutines
+	undos  []undo
 	// fresh is set when this run made the cluster or the home volume: the
 	// step setup must run.
 	fresh   bool
