@@ -62,40 +62,26 @@ func setupCluster(ctx context.Context, cs kubernetes.Interface, ca []byte, l *la
 	if err := grantGrader(ctx, cs, labels); err != nil {
 		return learner, grader, err
 	}
-	if err := waitDefaultServiceAccounts(ctx, cs, l.Cluster.Namespaces, serviceAccountWait, serviceAccountPoll); err != nil {
+	if err := ensureDefaultServiceAccounts(ctx, cs, l.Cluster.Namespaces); err != nil {
 		return learner, grader, err
 	}
 	return issueTokens(ctx, cs, ca)
 }
 
-const (
-	// serviceAccountWait bounds the wait for a namespace's default
-	// ServiceAccount; serviceAccountPoll is how often it is looked for.
-	serviceAccountWait = time.Minute
-	serviceAccountPoll = 100 * time.Millisecond
-)
+// fieldManager is the field manager of what labctl writes in a cluster.
+const fieldManager = "labctl"
 
-// waitDefaultServiceAccounts waits until each namespace holds its default
-// ServiceAccount, which the controller manager makes shortly after the
-// namespace: until then no pod can be created there, and the learner's
-// first `kubectl run` would be refused.
-func waitDefaultServiceAccounts(ctx context.Context, cs kubernetes.Interface, nss []string, wait, poll time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
+// ensureDefaultServiceAccounts makes sure each namespace holds its default
+// ServiceAccount. The controller manager makes it too, but on a new cluster
+// only some seconds after its namespace, and until then no pod can be
+// created there: the learner's first `kubectl run` would be refused. The
+// controller leaves an existing one alone.
+func ensureDefaultServiceAccounts(ctx context.Context, cs kubernetes.Interface, nss []string) error {
 	for _, ns := range nss {
-		for {
-			_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-			if err == nil {
-				break
-			}
-			if !apierrors.IsNotFound(err) && ctx.Err() == nil {
-				return fmt.Errorf("looking for the default ServiceAccount of namespace %s: %w", ns, err)
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("namespace %s still has no default ServiceAccount after %s (is kube-controller-manager running? `kubectl -n kube-system get pods`): %w", ns, wait, ctx.Err())
-			case <-time.After(poll):
-			}
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}
+		_, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{FieldManager: fieldManager})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating the default ServiceAccount of namespace %s: %w", ns, err)
 		}
 	}
 	return nil

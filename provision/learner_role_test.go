@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -64,7 +63,7 @@ func TestAggregatedRulesFailures(t *testing.T) {
 	}
 }
 
-func TestWaitDefaultServiceAccounts(t *testing.T) {
+func TestEnsureDefaultServiceAccounts(t *testing.T) {
 	ctx := context.Background()
 	cs := fakeCluster()
 	for _, ns := range []string{"a", "b"} {
@@ -72,14 +71,23 @@ func TestWaitDefaultServiceAccounts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := waitDefaultServiceAccounts(ctx, cs, []string{"a", "b"}, time.Second, time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	// b's has not been made yet; a's is the controller's and stays so.
 	if err := cs.CoreV1().ServiceAccounts("b").Delete(ctx, "default", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err := waitDefaultServiceAccounts(ctx, cs, []string{"a", "b"}, 50*time.Millisecond, time.Millisecond)
-	if err == nil || !strings.Contains(err.Error(), "namespace b still has no default ServiceAccount") {
-		t.Errorf("err = %v, want namespace b named", err)
+	if _, err := cs.CoreV1().ServiceAccounts("a").Update(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "a", Labels: map[string]string{"by": "controller"}}}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := ensureDefaultServiceAccounts(ctx, cs, []string{"a", "b"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := cs.CoreV1().ServiceAccounts("a").Get(ctx, "default", metav1.GetOptions{})
+	if err != nil || a.Labels["by"] != "controller" {
+		t.Errorf("a's default ServiceAccount = %+v, %v; want it left alone", a, err)
+	}
+	if _, err := cs.CoreV1().ServiceAccounts("b").Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		t.Errorf("b's default ServiceAccount: %v", err)
 	}
 }

@@ -126,7 +126,7 @@ func (r *nsReset) run(ctx context.Context) error {
 	if err := grantLearner(ctx, r.cs, r.lab, labels); err != nil {
 		return err
 	}
-	return waitDefaultServiceAccounts(ctx, r.cs, nss, r.wait, r.poll)
+	return ensureDefaultServiceAccounts(ctx, r.cs, nss)
 }
 
 func (r *nsReset) labels() map[string]string {

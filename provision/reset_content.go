@@ -211,7 +211,7 @@ func (r *nsReset) expected(ctx context.Context, gvr schema.GroupVersionResource,
 	core, rbac := gvr.Group == corev1.GroupName, gvr.Group == rbacv1.GroupName
 	switch {
 	case core && gvr.Resource == "serviceaccounts" && name == "default":
-		if !onlyManager(obj, controllerManager) {
+		if !onlyManager(obj, controllerManager, fieldManager) {
 			return false, nil
 		}
 		sa, err := r.cs.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
@@ -254,10 +254,11 @@ func learnerBinding(l *lab.Lab, ns string, labels map[string]string) *rbacv1.Rol
 	}
 }
 
-// onlyManager reports whether every field of obj was written by manager.
-func onlyManager(obj *metav1.PartialObjectMetadata, manager string) bool {
+// onlyManager reports whether every field of obj was written by one of
+// managers.
+func onlyManager(obj *metav1.PartialObjectMetadata, managers ...string) bool {
 	for _, f := range obj.ManagedFields {
-		if f.Manager != manager {
+		if !slices.Contains(managers, f.Manager) {
 			return false
 		}
 	}
