@@ -105,7 +105,7 @@ func connect(ctx context.Context, engine *sandbox.Engine, l *lab.Lab) (*Env, err
 		return nil, err
 	}
 	// The saved credentials only spare the next call a trip to the
-	// cluster: when they cannot be written, that call reads them again.
+	// cluster: when they cannot be written, that call issues new ones.
 	_ = env.saveCredentials(dir, node.ID)
 	return env, nil
 }
