@@ -21,12 +21,7 @@ const credentialsFile = "credentials.json"
 type savedCredentials struct {
 	Node    string                 `json:"node"`
 	Grader  checks.KubeCredentials `json:"grader"`
-	Learner savedIdentity          `json:"learner"`
-}
-
-type savedIdentity struct {
-	Token  string `json:"token"`
-	CAData []byte `json:"caData"`
+	Learner identity               `json:"learner"`
 }
 
 // loadCredentials returns the saved credentials of the cluster whose

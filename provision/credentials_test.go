@@ -16,7 +16,7 @@ func TestSavedCredentialsBelongToOneNode(t *testing.T) {
 	c := savedCredentials{
 		Node:    "node-1",
 		Grader:  checks.KubeCredentials{Server: "https://lab-control-plane:6443", Token: "grader-token", CAData: []byte("ca")},
-		Learner: savedIdentity{Token: "learner-token", CAData: []byte("ca")},
+		Learner: identity{Token: "learner-token", CAData: []byte("ca")},
 	}
 	if err := saveCredentials(dir, c); err != nil {
 		t.Fatal(err)

@@ -98,7 +98,7 @@ func connect(ctx context.Context, engine *sandbox.Engine, l *lab.Lab) (*Env, err
 	}
 	if c, ok := loadCredentials(dir, node.ID); ok {
 		env.Grader = &c.Grader
-		env.learner = identity{Token: c.Learner.Token, CAData: c.Learner.CAData}
+		env.learner = c.Learner
 		return env, nil
 	}
 	if err := env.issueCredentials(ctx); err != nil {
@@ -153,7 +153,7 @@ func (e *Env) saveCredentials(dir, node string) error {
 	return saveCredentials(dir, savedCredentials{
 		Node:    node,
 		Grader:  *e.Grader,
-		Learner: savedIdentity{Token: e.learner.Token, CAData: e.learner.CAData},
+		Learner: e.learner,
 	})
 }
 

@@ -38,8 +38,8 @@ const tokenLifetime = 365 * 24 * time.Hour
 
 // identity is one service account's credentials.
 type identity struct {
-	Token  string
-	CAData []byte
+	Token  string `json:"token"`
+	CAData []byte `json:"caData"`
 }
 
 // setupCluster creates the lab's namespaces, the learner's identity with the
