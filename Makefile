@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/labctl/labctl/cmd/labctl/app.Version=$(VERSION)
 export CGO_ENABLED := 0
 
-.PHONY: help build test lint e2e engine images up down bench fuzz ci
+.PHONY: help build test lint e2e engine images up down bench fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -17,9 +17,10 @@ build: ## build the static labctl binary into bin/
 test: ## unit tests (no Docker needed)
 	$(GO) test ./...
 
-lint: build ## gofmt, go vet and labctl lint of the default lab
+lint: build ## gofmt, go vet (with and without the e2e tag) and labctl lint of the default lab
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./...
 	$(BIN) lint lab.yaml
 
 engine: ## install and start a Docker engine fit for kind (Debian, root; CI and test machines)

@@ -84,6 +84,17 @@ func TestGitOpsLabStepsWithoutCluster(t *testing.T) {
 					}
 				})
 			}
+			for _, a := range step.Alternatives {
+				t.Run("alternative "+a.Name, func(t *testing.T) {
+					freshLab(t, fixtures)
+					solveUpTo(t, l, i)
+					runScript(t, a.Name, a.Script)
+					res := runChecks(t, step.Checks)
+					if f := failed(res); len(f) > 0 {
+						t.Fatalf("after alternative %s, checks %v did not pass\n%s", a.Name, f, describe(res))
+					}
+				})
+			}
 			t.Run("passes after solve", func(t *testing.T) {
 				freshLab(t, fixtures)
 				solveUpTo(t, l, i+1)

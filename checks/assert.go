@@ -6,13 +6,14 @@ import (
 	"regexp"
 
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 )
 
 // operand is a comparison value of an Assert, resolved and normalized, with
 // how to show it in a message.
 type operand struct {
 	value   any
-	shown   string
+	shown   any
 	fromRef bool
 }
 
@@ -26,12 +27,12 @@ func resolveOperand(ctx context.Context, env Env, v *lab.Value) (operand, error)
 	if err != nil {
 		return operand{}, err
 	}
-	return operand{value: got, shown: fmt.Sprintf("%s (from %s)", render(got), v.Ref), fromRef: true}, nil
+	return operand{value: got, shown: msg.T(msg.FromRef, render(got), v.Ref), fromRef: true}, nil
 }
 
 // checkFieldAssert applies fa to docs; where says where the documents came
 // from ("in /root/a.yaml"), for messages.
-func checkFieldAssert(ctx context.Context, env Env, fa *lab.FieldAssert, docs []any, where string) error {
+func checkFieldAssert(ctx context.Context, env Env, fa *lab.FieldAssert, docs []any, where any) error {
 	p, err := lab.ParsePath(fa.Path)
 	if err != nil {
 		return err
@@ -41,15 +42,15 @@ func checkFieldAssert(ctx context.Context, env Env, fa *lab.FieldAssert, docs []
 
 // checkAssert applies a to every selected value. Every set comparison must
 // hold for every value; the first that does not is the failure.
-func checkAssert(ctx context.Context, env Env, a *lab.Assert, path string, sel []selected, where string) error {
+func checkAssert(ctx context.Context, env Env, a *lab.Assert, path string, sel []selected, where any) error {
 	if a.Exists != nil && !*a.Exists {
 		if len(sel) > 0 {
-			return failf("expected %s to be absent %s, found %s", sel[0].path, where, render(sel[0].value))
+			return failf(msg.AssertAbsent, sel[0].path, where, render(sel[0].value))
 		}
 		return nil
 	}
 	if len(sel) == 0 {
-		return failf("%s not found %s", path, where)
+		return failf(msg.AssertNotFound, path, where)
 	}
 	ops := map[string]*operand{}
 	for name, v := range map[string]*lab.Value{
@@ -89,33 +90,33 @@ func checkAssert(ctx context.Context, env Env, a *lab.Assert, path string, sel [
 	return nil
 }
 
-func assertOne(a *lab.Assert, ops map[string]*operand, matches, notMatches *regexp.Regexp, s selected, where string) error {
+func assertOne(a *lab.Assert, ops map[string]*operand, matches, notMatches *regexp.Regexp, s selected, where any) error {
 	got := render(s.value)
 	if a.Type != "" && !hasType(s.value, a.Type) {
-		return failf("expected %s to be of type %s %s, found %s %s", s.path, a.Type, where, typeName(s.value), got)
+		return failf(msg.AssertType, s.path, typeWord(a.Type), where, typeText(s.value), got)
 	}
 	if op := ops["equals"]; op != nil && !equal(op.value, s.value) {
-		return failf("expected %s = %s %s, found %s", s.path, op.shown, where, got)
+		return failf(msg.AssertEquals, s.path, op.shown, where, got)
 	}
 	if op := ops["notEquals"]; op != nil && equal(op.value, s.value) {
-		return failf("expected %s != %s %s, found %s", s.path, op.shown, where, got)
+		return failf(msg.AssertNotEquals, s.path, op.shown, where, got)
 	}
 	if matches != nil {
 		str, ok := s.value.(string)
 		if !ok {
-			return failf("expected %s to be a string matching %q %s, found %s %s", s.path, matches, where, typeName(s.value), got)
+			return failf(msg.AssertStringMatch, s.path, matches, where, typeText(s.value), got)
 		}
 		if !matches.MatchString(str) {
-			return failf("expected %s to match %q %s, found %s", s.path, matches, where, got)
+			return failf(msg.AssertMatch, s.path, matches, where, got)
 		}
 	}
 	if notMatches != nil {
 		str, ok := s.value.(string)
 		if !ok {
-			return failf("expected %s to be a string not matching %q %s, found %s %s", s.path, notMatches, where, typeName(s.value), got)
+			return failf(msg.AssertStringNoMatch, s.path, notMatches, where, typeText(s.value), got)
 		}
 		if notMatches.MatchString(str) {
-			return failf("expected %s not to match %q %s, found %s", s.path, notMatches, where, got)
+			return failf(msg.AssertNoMatch, s.path, notMatches, where, got)
 		}
 	}
 	for _, cmp := range []struct {
@@ -131,33 +132,33 @@ func assertOne(a *lab.Assert, ops map[string]*operand, matches, notMatches *rege
 		}
 		bound, ok := asFloat(op.value)
 		if !ok && op.fromRef {
-			return failf("expected a number for %s, found %s", cmp.name, op.shown)
+			return failf(msg.AssertBoundNumber, cmp.name, op.shown)
 		}
 		if !ok {
 			return fmt.Errorf("%s bound %s is not a number", cmp.name, op.shown)
 		}
 		x, ok := asFloat(s.value)
 		if !ok {
-			return failf("expected %s %s %s %s, found %s %s", s.path, cmp.sign, op.shown, where, typeName(s.value), got)
+			return failf(msg.AssertCompareType, s.path, cmp.sign, op.shown, where, typeText(s.value), got)
 		}
 		if !cmp.ok(x, bound) {
-			return failf("expected %s %s %s %s, found %s", s.path, cmp.sign, op.shown, where, got)
+			return failf(msg.AssertCompare, s.path, cmp.sign, op.shown, where, got)
 		}
 	}
 	if op := ops["subsetOf"]; op != nil {
 		super, ok := op.value.(map[string]any)
 		if !ok && op.fromRef {
-			return failf("expected an object for subsetOf, found %s", op.shown)
+			return failf(msg.AssertSubsetObject, op.shown)
 		}
 		if !ok {
 			return fmt.Errorf("subsetOf %s is not an object", op.shown)
 		}
 		sub, ok := s.value.(map[string]any)
 		if !ok {
-			return failf("expected %s to be an object within %s %s, found %s %s", s.path, op.shown, where, typeName(s.value), got)
+			return failf(msg.AssertSubsetType, s.path, op.shown, where, typeText(s.value), got)
 		}
 		if key, ok := isSubset(sub, super); !ok {
-			return failf("expected every entry of %s to appear in %s %s, found %s: %s", s.path, op.shown, where, key, render(sub[key]))
+			return failf(msg.AssertSubset, s.path, op.shown, where, key, render(sub[key]))
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 )
 
 // commandPath is the whole search path of a command check's program.
@@ -54,7 +55,7 @@ func checkCommand(ctx context.Context, env Env, cc *lab.CommandCheck) error {
 		return err
 	}
 	if fi, err := os.Stat(hostDir); err != nil || !fi.IsDir() {
-		return failf("expected a directory %s to run %s in, found none", dir, shellWords(cc.Run))
+		return failf(msg.CommandNoDir, dir, shellWords(cc.Run))
 	}
 
 	cmd := exec.CommandContext(ctx, prog, cc.Run[1:]...)
@@ -87,12 +88,12 @@ func checkCommand(ctx context.Context, env Env, cc *lab.CommandCheck) error {
 			detail = strings.TrimSpace(stdout.String())
 		}
 		if detail != "" {
-			detail = "; output: " + quoteShort(detail)
+			return failf(msg.CommandExit, want, shellWords(cc.Run), code, msg.T(msg.OutputSuffix, quoteShort(detail)))
 		}
-		return failf("expected exit code %d from %s, found %d%s", want, shellWords(cc.Run), code, detail)
+		return failf(msg.CommandExit, want, shellWords(cc.Run), code, "")
 	}
 	if stdoutRE != nil && !stdoutRE.MatchString(stdout.String()) {
-		return failf("expected the output of %s to match %q, found %s", shellWords(cc.Run), cc.Stdout, quoteShort(strings.TrimSpace(stdout.String())))
+		return failf(msg.CommandStdout, shellWords(cc.Run), cc.Stdout, quoteShort(strings.TrimSpace(stdout.String())))
 	}
 	return nil
 }

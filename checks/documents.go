@@ -7,69 +7,58 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
-	"syscall"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 )
 
-// maxFileSize is the most any check reads of one file.
+// maxFileSize is the most any check reads of one file: the content,
+// field, lines and script assertions and file references read whole files
+// into memory, and a lab's files are a few KiB. A learner's 10 GiB sparse
+// file fails at this bound instead of filling the grader's memory.
 const maxFileSize = 4 << 20
 
 // readRegular reads the regular file at host (a resolved path). shown is
 // the path as the lab names it, for messages. A missing file or one that is
 // not a regular file (a directory, a FIFO, a device) is the learner's to
 // fix: a failure. A FIFO or device is never opened for reading, so it
-// cannot block the check.
+// cannot block the check, and nothing beyond maxFileSize is read.
 func readRegular(host, shown string) ([]byte, error) {
-	fi, err := os.Lstat(host)
-	if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
-		return nil, failf("%s does not exist", shown)
-	}
+	f, err := openRegular(host, shown, maxFileSize)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", shown, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, failf("%s is a %s, expected a regular file", shown, describeMode(fi.Mode()))
-	}
-	f, err := os.OpenFile(host, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", shown, err)
+		return nil, err
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, failf("%s changed while being read; expected a regular file", shown)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", shown, err)
 	}
 	if len(data) > maxFileSize {
-		return nil, failf("%s is larger than %d MiB, more than any check reads", shown, maxFileSize>>20)
+		return nil, failf(msg.TooLarge, shown, sizeText(maxFileSize))
 	}
 	return data, nil
 }
 
 // describeMode names the type of a file for messages.
-func describeMode(m fs.FileMode) string {
+func describeMode(m fs.FileMode) msg.Text {
 	switch {
 	case m.IsRegular():
-		return "regular file"
+		return msg.T(msg.ModeRegular)
 	case m.IsDir():
-		return "directory"
+		return msg.T(msg.ModeDir)
 	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
+		return msg.T(msg.ModeSymlink)
 	case m&fs.ModeNamedPipe != 0:
-		return "named pipe (FIFO)"
+		return msg.T(msg.ModeFIFO)
 	case m&fs.ModeSocket != 0:
-		return "socket"
+		return msg.T(msg.ModeSocket)
 	case m&fs.ModeDevice != 0:
-		return "device"
+		return msg.T(msg.ModeDevice)
 	}
-	return "special file"
+	return msg.T(msg.ModeSpecial)
 }
 
 // formatOf returns the document format of a file: the explicit format, else
@@ -91,16 +80,16 @@ func formatOf(name, format string) (string, error) {
 // YAML stream of several documents gives one value per document (a field
 // path then selects from each); an empty file gives none. Content that does
 // not parse is the learner's: a failure naming where it broke.
-func decodeDocuments(data []byte, format, shown string) ([]any, error) {
+func decodeDocuments(data []byte, format string, shown any) ([]any, error) {
 	if format == "json" {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			return nil, failf("%s is not valid JSON: %v", shown, err)
+			return nil, failf(msg.NotValidJSON, shown, msg.Detail(err.Error()))
 		}
 		if _, err := dec.Token(); err != io.EOF {
-			return nil, failf("%s is not valid JSON: unexpected data after the first value", shown)
+			return nil, failf(msg.JSONTrailing, shown)
 		}
 		return []any{normalize(v)}, nil
 	}
@@ -113,7 +102,7 @@ func decodeDocuments(data []byte, format, shown string) ([]any, error) {
 			return docs, nil
 		}
 		if err != nil {
-			return nil, failf("%s is not valid YAML: %v", shown, err)
+			return nil, failf(msg.NotValidYAML, shown, msg.Detail(err.Error()))
 		}
 		docs = append(docs, normalize(v))
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 )
 
 // DefaultTimeout bounds a check that sets no timeout.
@@ -45,10 +46,21 @@ type Env struct {
 	// repositories, references, command directories) is resolved under it,
 	// symbolic links included.
 	Root string
+	// Areas are lab paths of directories that hold the learner's files
+	// besides the top-level directory each checked path names (the lab's
+	// work and fixtures directories); see resolveLearnerPath.
+	Areas []string
 	// Kube reads cluster objects; nil makes every kube check an error.
 	Kube ObjectReader
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Audit is the API server's audit log for audit checks; nil makes
+	// every audit check an error.
+	Audit *AuditSource
+	// Lang is the language of the results' messages; "" means English.
+	Lang msg.Lang
+	// ProbeStart is when the step's probe started; zero when no probe ran.
+	ProbeStart time.Time
 }
 
 func (e Env) now() time.Time {
@@ -74,7 +86,7 @@ func Run(ctx context.Context, env Env, cs []lab.Check) []Result {
 			case sem <- struct{}{}:
 				defer func() { <-sem }()
 			case <-ctx.Done():
-				results[i] = newResult(cs[i], Error, fmt.Sprintf("not run: %v", ctx.Err()), 0)
+				results[i] = newResult(cs[i], Error, msg.New(env.Lang).Render(msg.T(msg.NotRun, ctx.Err())), 0)
 				return
 			}
 			results[i] = runOne(ctx, env, cs[i])
@@ -103,6 +115,7 @@ func runOne(ctx context.Context, env Env, c lab.Check) Result {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	cat := msg.New(env.Lang)
 	start := env.now()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -120,10 +133,10 @@ func runOne(ctx context.Context, env Env, c lab.Check) Result {
 	select {
 	case err := <-done:
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return newResult(c, Error, fmt.Sprintf("timed out after %s", timeout), env.now().Sub(start))
+			return newResult(c, Error, cat.Render(msg.T(msg.TimedOut, timeout)), env.now().Sub(start))
 		}
-		s, msg := outcome(err)
-		return newResult(c, s, msg, env.now().Sub(start))
+		s, text := outcomeIn(err, cat)
+		return newResult(c, s, text, env.now().Sub(start))
 	case <-cctx.Done():
 	}
 	// Give the check a moment to wind down (a command check kills its
@@ -136,21 +149,21 @@ func runOne(ctx context.Context, env Env, c lab.Check) Result {
 	grace.Stop()
 	elapsed := env.now().Sub(start)
 	if ctx.Err() != nil {
-		return newResult(c, Error, fmt.Sprintf("not finished: %v", ctx.Err()), elapsed)
+		return newResult(c, Error, cat.Render(msg.T(msg.NotFinished, ctx.Err())), elapsed)
 	}
-	return newResult(c, Error, fmt.Sprintf("timed out after %s", timeout), elapsed)
+	return newResult(c, Error, cat.Render(msg.T(msg.TimedOut, timeout)), elapsed)
 }
 
 // evaluate dispatches a check to its kind.
 func evaluate(ctx context.Context, env Env, c lab.Check) error {
 	n := 0
-	for _, set := range []bool{c.File != nil, c.Git != nil, c.Kube != nil, c.Command != nil} {
+	for _, set := range []bool{c.File != nil, c.Git != nil, c.Kube != nil, c.Command != nil, c.Audit != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return fmt.Errorf("check %q sets %d of file, git, kube and command; set exactly one", c.Name, n)
+		return fmt.Errorf("check %q sets %d of file, git, kube, command and audit; set exactly one", c.Name, n)
 	}
 	if env.Root == "" || !filepath.IsAbs(env.Root) {
 		return fmt.Errorf("checker root %q is not an absolute path", env.Root)
@@ -162,6 +175,8 @@ func evaluate(ctx context.Context, env Env, c lab.Check) error {
 		return checkGit(ctx, env, c.Git)
 	case c.Kube != nil:
 		return checkKube(ctx, env, c.Kube)
+	case c.Audit != nil:
+		return checkAudit(ctx, env, c.Audit)
 	default:
 		return checkCommand(ctx, env, c.Command)
 	}

@@ -12,23 +12,25 @@ import (
 	"unicode"
 
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 )
 
 // checkFile runs a file check. Fields are checked in this order and the
 // first that does not hold is reported: exists, type, executable,
-// notInside, equals, contains, matches, notMatches, lines, script, field.
+// notInside, writtenDuringProbe, equals, contains, matches, notMatches, lines, script, field.
 // Type and mode are those of the path with its symbolic links resolved;
 // lines holding only white space do not count as non-empty.
 //
 // pass: every set field holds. fail: the path is missing (or present when
-// it must be absent), of the wrong type or mode, resolves inside notInside,
+// it must be absent), leads outside the learner's files (see
+// resolveLearnerPath), is of the wrong type or mode, resolves inside notInside,
 // is not a regular file when its content is needed, is over 4 MiB, or its
 // content does not meet an assertion; a reference to the learner's work
 // that cannot be read is a failure too. error: an invalid regular
 // expression, script name or type, or a file the checker cannot read.
 func checkFile(ctx context.Context, env Env, fc *lab.FileCheck) error {
 	want := fc.Exists == nil || *fc.Exists
-	resolved, host, err := resolveInRoot(env.Root, fc.Path)
+	resolved, host, err := resolveLearnerPath(env, fc.Path)
 	if err != nil {
 		return err
 	}
@@ -37,23 +39,23 @@ func checkFile(ctx context.Context, env Env, fc *lab.FileCheck) error {
 		if !want {
 			return nil
 		}
-		return failf("expected %s to exist, found nothing there", fc.Path)
+		return failf(msg.FileExpectExist, fc.Path)
 	}
 	if err != nil {
 		return fmt.Errorf("inspecting %s: %w", fc.Path, err)
 	}
 	if !want {
-		return failf("expected %s to be absent, found a %s", fc.Path, describeMode(fi.Mode()))
+		return failf(msg.FileExpectAbsent, fc.Path, describeMode(fi.Mode()))
 	}
 	switch fc.Type {
 	case "":
 	case "file":
 		if !fi.Mode().IsRegular() {
-			return failf("expected %s to be a regular file, found a %s", fc.Path, describeMode(fi.Mode()))
+			return failf(msg.FileExpectRegular, fc.Path, describeMode(fi.Mode()))
 		}
 	case "dir":
 		if !fi.IsDir() {
-			return failf("expected %s to be a directory, found a %s", fc.Path, describeMode(fi.Mode()))
+			return failf(msg.FileExpectDir, fc.Path, describeMode(fi.Mode()))
 		}
 	default:
 		return fmt.Errorf("unknown file type %q: use file or dir", fc.Type)
@@ -61,10 +63,10 @@ func checkFile(ctx context.Context, env Env, fc *lab.FileCheck) error {
 	if fc.Executable != nil {
 		exec := fi.Mode().Perm()&0o111 != 0
 		if *fc.Executable && !exec {
-			return failf("expected %s to be executable, found mode %04o", fc.Path, fi.Mode().Perm())
+			return failf(msg.FileExpectExec, fc.Path, fi.Mode().Perm())
 		}
 		if !*fc.Executable && exec {
-			return failf("expected %s not to be executable, found mode %04o", fc.Path, fi.Mode().Perm())
+			return failf(msg.FileExpectNotExec, fc.Path, fi.Mode().Perm())
 		}
 	}
 	if fc.NotInside != "" {
@@ -73,7 +75,12 @@ func checkFile(ctx context.Context, env Env, fc *lab.FileCheck) error {
 			return err
 		}
 		if isInside(resolved, dir) {
-			return failf("expected %s to lie outside %s, found it resolves to %s", fc.Path, fc.NotInside, resolved)
+			return failf(msg.FileExpectOutside, fc.Path, fc.NotInside, resolved)
+		}
+	}
+	if fc.WrittenDuringProbe {
+		if err := checkWrittenDuringProbe(env, fc.Path, fi); err != nil {
+			return err
 		}
 	}
 	if !needsContent(fc) {
@@ -100,16 +107,16 @@ func checkContent(ctx context.Context, env Env, fc *lab.FileCheck, data []byte) 
 		}
 		want, got := strings.TrimSpace(stringify(op.value)), strings.TrimSpace(text)
 		if want != got {
-			from := ""
+			var from any = ""
 			if fc.Equals.IsRef() {
-				from = " (from " + fc.Equals.Ref + ")"
+				from = msg.T(msg.FromRefSuffix, fc.Equals.Ref)
 			}
-			return failf("expected %s to contain exactly %s%s, found %s", fc.Path, quoteShort(want), from, quoteShort(got))
+			return failf(msg.FileExpectExactly, fc.Path, quoteShort(want), from, quoteShort(got))
 		}
 	}
 	for _, s := range fc.Contains {
 		if !strings.Contains(text, s) {
-			return failf("expected %s to contain %q, found no such text", fc.Path, s)
+			return failf(msg.FileExpectContains, fc.Path, s)
 		}
 	}
 	for _, expr := range fc.Matches {
@@ -118,7 +125,7 @@ func checkContent(ctx context.Context, env Env, fc *lab.FileCheck, data []byte) 
 			return err
 		}
 		if !re.MatchString(text) {
-			return failf("expected %s to match %q, found no match", fc.Path, expr)
+			return failf(msg.FileExpectMatch, fc.Path, expr)
 		}
 	}
 	for _, expr := range fc.NotMatches {
@@ -127,7 +134,7 @@ func checkContent(ctx context.Context, env Env, fc *lab.FileCheck, data []byte) 
 			return err
 		}
 		if m := re.FindString(text); re.MatchString(text) {
-			return failf("expected %s not to match %q, found %s", fc.Path, expr, quoteShort(m))
+			return failf(msg.FileExpectNotMatch, fc.Path, expr, quoteShort(m))
 		}
 	}
 	if fc.Lines != nil {
@@ -138,7 +145,7 @@ func checkContent(ctx context.Context, env Env, fc *lab.FileCheck, data []byte) 
 			}
 		}
 		if !inRange(n, fc.Lines) {
-			return failf("expected %s to have %s non-empty lines, found %d", fc.Path, rangeText(fc.Lines), n)
+			return failf(msg.FileExpectLines, fc.Path, rangeText(fc.Lines), n)
 		}
 	}
 	if fc.Script != nil {
@@ -155,36 +162,29 @@ func checkContent(ctx context.Context, env Env, fc *lab.FileCheck, data []byte) 
 		if err != nil {
 			return err
 		}
-		return checkFieldAssert(ctx, env, fc.Field, docs, "in "+fc.Path)
+		return checkFieldAssert(ctx, env, fc.Field, docs, msg.T(msg.WhereIn, fc.Path))
 	}
 	return nil
 }
 
 // checkScriptShare requires at least s.Min of the letters of text (letters
 // only: digits, punctuation and spaces do not count) to be in the Unicode
-// script s.Name. Text without letters has a share of zero.
+// script s.Name. Letters in code (spans, fenced and indented blocks) do not
+// count, nor ASCII letters unless the script is Latin: see scriptLetters.
+// Text without counted letters has a share of zero.
 func checkScriptShare(shown, text string, s *lab.ScriptShare) error {
 	table, ok := unicode.Scripts[s.Name]
 	if !ok {
 		return fmt.Errorf("unknown Unicode script %q (e.g. Latin, Han, Hangul, Cyrillic)", s.Name)
 	}
-	letters, in := 0, 0
-	for _, r := range text {
-		if !unicode.IsLetter(r) {
-			continue
-		}
-		letters++
-		if unicode.Is(table, r) {
-			in++
-		}
-	}
+	letters, in := scriptLetters(text, table, s.Name == "Latin")
 	share := 0.0
 	if letters > 0 {
 		share = float64(in) / float64(letters)
 	}
 	if share < s.Min {
-		return failf("expected at least %s of the letters in %s to be %s, found %s (%d of %d)",
-			percent(s.Min), shown, s.Name, percent(share), in, letters)
+		return failf(msg.FileExpectScript,
+			percent(s.Min), shown, msg.Script(s.Name), percent(share), in, letters)
 	}
 	return nil
 }
@@ -201,11 +201,10 @@ func compileMultiline(expr string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// quoteShort quotes s for a message, cut to a readable length.
+// quoteShort quotes s for a message, cut to maxShown characters.
 func quoteShort(s string) string {
-	const max = 120
-	if r := []rune(s); len(r) > max {
-		return strconv.Quote(string(r[:max])) + "…"
+	if r := []rune(s); len(r) > maxShown {
+		return strconv.Quote(string(r[:maxShown])) + "…"
 	}
 	return strconv.Quote(s)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 )
 
 // checkGit runs a git check with go-git; the learner's git program and
@@ -30,20 +31,25 @@ import (
 // commit. error: a repository go-git cannot read, an invalid expression.
 func checkGit(ctx context.Context, env Env, gc *lab.GitCheck) error {
 	want := gc.Exists == nil || *gc.Exists
-	repo, err := openRepo(env, gc.Repo)
-	var f *failure
-	if errors.As(err, &f) {
+	guarded, err := openRepo(env, gc.Repo)
+	var none *errNoRepo
+	if errors.As(err, &none) {
 		if !want {
 			return nil
 		}
-		return failf("expected a git repository at %s, found none", gc.Repo)
+		return failf(msg.GitExpectRepo, gc.Repo)
 	}
 	if err != nil {
 		return err
 	}
 	if !want {
-		return failf("expected no git repository at %s, found one", gc.Repo)
+		return failf(msg.GitExpectNoRepo, gc.Repo)
 	}
+	return guarded.explain(checkGitRepo(ctx, env, guarded.Repository, gc))
+}
+
+// checkGitRepo checks an opened repository; see checkGit.
+func checkGitRepo(ctx context.Context, env Env, repo *git.Repository, gc *lab.GitCheck) error {
 	if err := checkGitConfig(repo, gc); err != nil {
 		return err
 	}
@@ -53,7 +59,7 @@ func checkGit(ctx context.Context, env Env, gc *lab.GitCheck) error {
 			return err
 		}
 		if !inRange(n, gc.Commits) {
-			return failf("expected %s commits reachable from HEAD in %s, found %d", rangeText(gc.Commits), gc.Repo, n)
+			return failf(msg.GitCommits, rangeText(gc.Commits), gc.Repo, n)
 		}
 	}
 	if gc.Clean != nil {
@@ -72,7 +78,7 @@ func checkGit(ctx context.Context, env Env, gc *lab.GitCheck) error {
 		}
 		for _, p := range gc.Tracked {
 			if _, err := tree.FindEntry(strings.Trim(p, "/")); err != nil {
-				return failf("expected %s to be tracked at HEAD in %s, found it is not", p, gc.Repo)
+				return failf(msg.GitTracked, p, gc.Repo)
 			}
 		}
 	}
@@ -94,8 +100,8 @@ func checkGit(ctx context.Context, env Env, gc *lab.GitCheck) error {
 		if err != nil {
 			return err
 		}
-		where := fmt.Sprintf("in %s at HEAD", gc.Field.File)
-		docs, err := decodeDocuments(data, format, gc.Field.File+" at HEAD")
+		where := msg.T(msg.WhereInAtHEAD, gc.Field.File)
+		docs, err := decodeDocuments(data, format, msg.T(msg.FileAtRev, gc.Field.File, "HEAD"))
 		if err != nil {
 			return err
 		}
@@ -105,20 +111,10 @@ func checkGit(ctx context.Context, env Env, gc *lab.GitCheck) error {
 }
 
 // openRepo opens the repository whose work tree is at the lab path p,
-// without looking in parent directories. No repository there is a failure.
-func openRepo(env Env, p string) (*git.Repository, error) {
-	_, host, err := resolveInRoot(env.Root, p)
-	if err != nil {
-		return nil, err
-	}
-	repo, err := git.PlainOpenWithOptions(host, &git.PlainOpenOptions{DetectDotGit: false, EnableDotGitCommonDir: true})
-	if errors.Is(err, git.ErrRepositoryNotExists) {
-		return nil, failf("no git repository at %s", p)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("opening repository %s: %w", p, err)
-	}
-	return repo, nil
+// without looking in parent directories, as openGuarded does. No
+// repository there is an *errNoRepo failure.
+func openRepo(env Env, p string) (*guardedRepo, error) {
+	return openGuarded(env, p)
 }
 
 // resolveCommit finds the commit rev names; an empty repository or an
@@ -127,9 +123,9 @@ func resolveCommit(repo *git.Repository, shown, rev string) (*object.Commit, err
 	h, err := repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
 		if _, headErr := repo.Head(); errors.Is(headErr, plumbing.ErrReferenceNotFound) {
-			return nil, failf("the repository at %s has no commits", shown)
+			return nil, failf(msg.GitNoCommits, shown)
 		}
-		return nil, failf("revision %s not found in %s", rev, shown)
+		return nil, failf(msg.GitRevNotFound, rev, shown)
 	}
 	c, err := repo.CommitObject(*h)
 	if err != nil {
@@ -142,13 +138,13 @@ func resolveCommit(repo *git.Repository, shown, rev string) (*object.Commit, err
 func readCommitFile(c *object.Commit, name, rev string) ([]byte, error) {
 	f, err := c.File(strings.TrimPrefix(name, "/"))
 	if errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound) {
-		return nil, failf("%s not found at %s", name, rev)
+		return nil, failf(msg.GitFileNotFoundAt, name, rev)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s at %s: %w", name, rev, err)
 	}
 	if f.Size > maxFileSize {
-		return nil, failf("%s at %s is larger than %d MiB, more than any check reads", name, rev, maxFileSize>>20)
+		return nil, failf(msg.GitFileTooLarge, name, rev, maxFileSize>>20)
 	}
 	r, err := f.Reader()
 	if err != nil {
@@ -191,7 +187,7 @@ func checkGitConfig(repo *git.Repository, gc *lab.GitCheck) error {
 			}
 		}
 		if strings.TrimSpace(value) == "" {
-			return failf("expected %s to be set in %s/.git/config, found it unset or empty", key, gc.Repo)
+			return failf(msg.GitConfigUnset, key, gc.Repo)
 		}
 	}
 	return nil
@@ -217,8 +213,15 @@ func countCommits(ctx context.Context, repo *git.Repository) (int, error) {
 			return ctx.Err()
 		}
 		n++
+		if n > maxCommits {
+			return failf(msg.GitHistoryTooLong, maxCommits)
+		}
 		return nil
 	})
+	var f *failure
+	if errors.As(err, &f) {
+		return 0, f
+	}
 	if err != nil && !errors.Is(err, storer.ErrStop) {
 		return 0, fmt.Errorf("walking history: %w", err)
 	}
@@ -230,7 +233,7 @@ func countCommits(ctx context.Context, repo *git.Repository) (int, error) {
 func checkClean(repo *git.Repository, shown string, want bool) error {
 	wt, err := repo.Worktree()
 	if errors.Is(err, git.ErrIsBareRepository) {
-		return failf("%s is a bare repository, expected a work tree", shown)
+		return failf(msg.GitBare, shown)
 	}
 	if err != nil {
 		return fmt.Errorf("opening the work tree of %s: %w", shown, err)
@@ -254,9 +257,9 @@ func checkClean(repo *git.Repository, shown string, want bool) error {
 		if len(shownChanges) > 5 {
 			shownChanges = append(shownChanges[:5:5], "…")
 		}
-		return failf("expected a clean work tree in %s, found %d change(s): %s", shown, len(changes), strings.Join(shownChanges, ", "))
+		return failf(msg.GitNotClean, shown, len(changes), strings.Join(shownChanges, ", "))
 	case !want && len(changes) == 0:
-		return failf("expected uncommitted changes in %s, found a clean work tree", shown)
+		return failf(msg.GitNotDirty, shown)
 	}
 	return nil
 }
@@ -264,8 +267,13 @@ func checkClean(repo *git.Repository, shown string, want bool) error {
 // infoExcludes reads the repository's .git/info/exclude, which git status
 // honours like a top-level .gitignore.
 func infoExcludes(repo *git.Repository) []gitignore.Pattern {
-	st, ok := repo.Storer.(*filesystem.Storage)
-	if !ok {
+	var st *filesystem.Storage
+	switch s := repo.Storer.(type) {
+	case *boundedStorage:
+		st = s.Storage
+	case *filesystem.Storage:
+		st = s
+	default:
 		return nil
 	}
 	f, err := st.Filesystem().Open("info/exclude")
@@ -290,16 +298,16 @@ func inRange(n int, r *lab.Range) bool {
 }
 
 // rangeText says a range in words: "at least 2", "between 1 and 3".
-func rangeText(r *lab.Range) string {
+func rangeText(r *lab.Range) msg.Text {
 	switch {
 	case r.Min != nil && r.Max != nil && *r.Min == *r.Max:
-		return fmt.Sprintf("exactly %d", *r.Min)
+		return msg.T(msg.RangeExactly, *r.Min)
 	case r.Min != nil && r.Max != nil:
-		return fmt.Sprintf("between %d and %d", *r.Min, *r.Max)
+		return msg.T(msg.RangeBetween, *r.Min, *r.Max)
 	case r.Min != nil:
-		return fmt.Sprintf("at least %d", *r.Min)
+		return msg.T(msg.RangeAtLeast, *r.Min)
 	case r.Max != nil:
-		return fmt.Sprintf("at most %d", *r.Max)
+		return msg.T(msg.RangeAtMost, *r.Max)
 	}
-	return "any number of"
+	return msg.T(msg.RangeAny)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 )
 
 // checkMessages asserts on the messages of the commits a MessageAssert
@@ -40,22 +41,25 @@ func checkMessages(ctx context.Context, repo *git.Repository, shown string, m *l
 	if err != nil {
 		return err
 	}
-	scope := "in " + shown
+	scope := msg.T(msg.ScopeIn, shown)
 	if m.Touching != "" {
-		scope = fmt.Sprintf("touching %s in %s", m.Touching, shown)
+		scope = msg.T(msg.ScopeTouching, m.Touching, shown)
 	}
 	if len(commits) == 0 {
-		return failf("expected commits %s, found none", scope)
+		return failf(msg.MsgNoCommits, scope)
 	}
-	problem := func(c *object.Commit) string {
-		msg := strings.TrimSpace(c.Message)
-		if n := utf8.RuneCountInString(msg); n < m.MinLength {
-			return fmt.Sprintf("be at least %d characters long, found %d: %q", m.MinLength, n, msg)
+	// problem says what is wrong with c's message; nil when nothing is.
+	problem := func(c *object.Commit) *msg.Text {
+		text := strings.TrimSpace(c.Message)
+		if n := utf8.RuneCountInString(text); n < m.MinLength {
+			p := msg.T(msg.ProblemShort, m.MinLength, n, quoteShort(text))
+			return &p
 		}
 		if re != nil && !re.MatchString(c.Message) {
-			return fmt.Sprintf("match %q, found %q", m.Matches, msg)
+			p := msg.T(msg.ProblemMatch, m.Matches, quoteShort(text))
+			return &p
 		}
-		return ""
+		return nil
 	}
 	switch which {
 	case "last", "first":
@@ -63,39 +67,41 @@ func checkMessages(ctx context.Context, repo *git.Repository, shown string, m *l
 		if which == "first" {
 			c = commits[len(commits)-1]
 		}
-		if p := problem(c); p != "" {
-			return failf("expected the message of the %s commit %s (%s) to %s", which, scope, c.Hash.String()[:7], p)
+		word := msg.T(msg.WhichLast)
+		if which == "first" {
+			word = msg.T(msg.WhichFirst)
+		}
+		if p := problem(c); p != nil {
+			return failf(msg.MsgOne, word, scope, c.Hash.String()[:7], *p)
 		}
 	case "all":
 		for _, c := range commits {
-			if p := problem(c); p != "" {
-				return failf("expected every commit message %s to %s in %s", scope, p, c.Hash.String()[:7])
+			if p := problem(c); p != nil {
+				return failf(msg.MsgAll, scope, *p, c.Hash.String()[:7])
 			}
 		}
 	case "any":
 		for _, c := range commits {
-			if problem(c) == "" {
+			if problem(c) == nil {
 				return nil
 			}
 		}
-		return failf("expected a commit message %s to %s, found none among %d commit(s); the last: %s",
-			scope, describeMessageAssert(m), len(commits), problem(commits[0]))
+		return failf(msg.MsgAny,
+			scope, describeMessageAssert(m), len(commits), *problem(commits[0]))
 	}
 	return nil
 }
 
-func describeMessageAssert(m *lab.MessageAssert) string {
-	var parts []string
-	if m.Matches != "" {
-		parts = append(parts, fmt.Sprintf("match %q", m.Matches))
+func describeMessageAssert(m *lab.MessageAssert) msg.Text {
+	switch {
+	case m.Matches != "" && m.MinLength > 0:
+		return msg.T(msg.DescAnd, msg.T(msg.DescMatch, m.Matches), msg.T(msg.DescMinLength, m.MinLength))
+	case m.Matches != "":
+		return msg.T(msg.DescMatch, m.Matches)
+	case m.MinLength > 0:
+		return msg.T(msg.DescMinLength, m.MinLength)
 	}
-	if m.MinLength > 0 {
-		parts = append(parts, fmt.Sprintf("be at least %d characters long", m.MinLength))
-	}
-	if len(parts) == 0 {
-		return "exist"
-	}
-	return strings.Join(parts, " and ")
+	return msg.T(msg.DescExist)
 }
 
 // selectCommits lists the commits reachable from HEAD in walk order,
@@ -116,9 +122,13 @@ func selectCommits(ctx context.Context, repo *git.Repository, shown, touching st
 	}
 	touching = strings.Trim(touching, "/")
 	var out []*object.Commit
+	walked := 0
 	err = iter.ForEach(func(c *object.Commit) error {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if walked++; walked > maxCommits {
+			return failf(msg.GitHistoryOfTooBig, shown, maxCommits)
 		}
 		if touching == "" {
 			out = append(out, c)
@@ -133,6 +143,10 @@ func selectCommits(ctx context.Context, repo *git.Repository, shown, touching st
 		}
 		return nil
 	})
+	var f *failure
+	if errors.As(err, &f) {
+		return nil, f
+	}
 	if err != nil {
 		return nil, fmt.Errorf("walking the history of %s: %w", shown, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 )
 
 // errNoCluster makes kube checks errors when the checker has no cluster
@@ -49,10 +50,10 @@ func checkKube(ctx context.Context, env Env, kc *lab.KubeCheck) error {
 		if !want {
 			return nil
 		}
-		return failf("expected %s to exist, found no such object in the cluster", shown)
+		return failf(msg.KubeExpectExist, shown)
 	}
 	if !want {
-		return failf("expected %s to be absent, found it in the cluster", shown)
+		return failf(msg.KubeExpectAbsent, shown)
 	}
 	if len(kc.Labels) > 0 {
 		metadata, _ := obj["metadata"].(map[string]any)
@@ -65,15 +66,15 @@ func checkKube(ctx context.Context, env Env, kc *lab.KubeCheck) error {
 		for _, k := range keys {
 			got, ok := have[k]
 			if !ok {
-				return failf("expected label %s=%s on %s, found no such label", k, kc.Labels[k], shown)
+				return failf(msg.KubeLabelMissing, k, kc.Labels[k], shown)
 			}
 			if got != kc.Labels[k] {
-				return failf("expected label %s=%s on %s, found %s=%v", k, kc.Labels[k], shown, k, got)
+				return failf(msg.KubeLabelWrong, k, kc.Labels[k], shown, k, got)
 			}
 		}
 	}
 	if kc.Field != nil {
-		return checkFieldAssert(ctx, env, kc.Field, []any{obj}, "in "+shown)
+		return checkFieldAssert(ctx, env, kc.Field, []any{obj}, msg.T(msg.WhereIn, shown))
 	}
 	return nil
 }

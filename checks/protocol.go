@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 )
 
 // Request is what the host writes to the checker's stdin: where the lab's
@@ -23,8 +24,27 @@ type Request struct {
 	Root string `json:"root,omitempty"`
 	// Kube, when set, lets kube checks and kube references read the
 	// cluster; the checker uses nothing else (no kubeconfig file).
-	Kube   *KubeCredentials `json:"kube,omitempty"`
-	Checks []lab.Check      `json:"checks"`
+	Kube *KubeCredentials `json:"kube,omitempty"`
+	// Areas are the directories that hold the learner's files besides
+	// the top-level directory of each path (see areas.go): the home, the
+	// work directory and the fixtures.
+	Areas []string `json:"areas,omitempty"`
+	// Lang is the language of the results' messages (en or ja, as
+	// msg.Choose picks it on the host); empty means English.
+	Lang msg.Lang `json:"lang,omitempty"`
+	// ProbeStart, when set, is when the step's probe started (the host's
+	// clock, which the sandbox's files share): writtenDuringProbe file
+	// checks compare modification times with it.
+	ProbeStart *time.Time `json:"probeStart,omitempty"`
+	// AuditDir is where the checker reads the API server's audit log
+	// (the grader container's read-only mount); empty makes audit checks
+	// errors.
+	AuditDir string `json:"auditDir,omitempty"`
+	// Since gives the start of each check's window, by position in
+	// Checks: when the check's step became current. Audit checks judge
+	// only the requests after it; a missing or zero time is the whole log.
+	Since  []time.Time `json:"since,omitempty"`
+	Checks []lab.Check `json:"checks"`
 }
 
 // KubeCredentials are the grader's: the API server, a bearer token and the
@@ -77,7 +97,16 @@ func (r Request) env() (Env, error) {
 	if !filepath.IsAbs(root) {
 		return Env{}, fmt.Errorf("check request: root %q is not an absolute path", r.Root)
 	}
-	env := Env{Root: root, Now: time.Now}
+	for _, a := range r.Areas {
+		if !filepath.IsAbs(a) {
+			return Env{}, fmt.Errorf("check request: area %q is not an absolute path", a)
+		}
+	}
+	env := Env{Root: root, Now: time.Now, Areas: r.Areas, Lang: r.Lang}
+	if r.ProbeStart != nil {
+		env.ProbeStart = *r.ProbeStart
+	}
+	env.Audit = r.auditSource()
 	if r.Kube == nil {
 		return env, nil
 	}
@@ -105,4 +134,15 @@ func (k *KubeCredentials) restConfig() *rest.Config {
 		Burst:           100,
 		Proxy:           func(*http.Request) (*url.URL, error) { return nil, nil },
 	}
+}
+
+// auditSource is the round's audit log, with each audit check's window.
+func (r Request) auditSource() *AuditSource {
+	src := &AuditSource{Dir: r.AuditDir, Since: map[*lab.AuditCheck]time.Time{}}
+	for i, c := range r.Checks {
+		if c.Audit != nil && i < len(r.Since) {
+			src.Since[c.Audit] = r.Since[i]
+		}
+	}
+	return src
 }

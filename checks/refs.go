@@ -2,10 +2,14 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/go-git/go-git/v5"
+
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 )
 
 // resolveRef reads the value a reference names, normalized. What the
@@ -21,8 +25,9 @@ func resolveRef(ctx context.Context, env Env, s string) (any, error) {
 	}
 	got, err := readRef(ctx, env, r)
 	if err != nil {
-		if f, ok := err.(*failure); ok {
-			return nil, failf("reference %s: %s", s, f.msg)
+		var f *failure
+		if errors.As(err, &f) {
+			return nil, failf(msg.RefFailed, s, f.text)
 		}
 		return nil, fmt.Errorf("reference %s: %w", s, err)
 	}
@@ -32,37 +37,23 @@ func resolveRef(ctx context.Context, env Env, s string) (any, error) {
 func readRef(ctx context.Context, env Env, r lab.Ref) (any, error) {
 	hasField := len(r.Field) > 0
 	var docs []any
-	var where string
+	var where any
 	switch r.Source {
 	case lab.RefGit:
 		repo, err := openRepo(env, r.Repo)
 		if err != nil {
 			return nil, err
 		}
-		commit, err := resolveCommit(repo, r.Repo, r.Rev)
+		value, gitDocs, gitWhere, err := readGitRef(repo.Repository, r)
 		if err != nil {
-			return nil, err
-		}
-		if r.File == "" {
-			return commit.Hash.String(), nil
-		}
-		data, err := readCommitFile(commit, r.File, r.Rev)
-		if err != nil {
-			return nil, err
+			return nil, repo.explain(err)
 		}
 		if !hasField {
-			return strings.TrimSpace(string(data)), nil
+			return value, nil
 		}
-		format, err := formatOf(r.File, "")
-		if err != nil {
-			return nil, err
-		}
-		where = fmt.Sprintf("%s at %s", r.File, r.Rev)
-		if docs, err = decodeDocuments(data, format, where); err != nil {
-			return nil, err
-		}
+		docs, where = gitDocs, gitWhere
 	case lab.RefFile:
-		_, host, err := resolveInRoot(env.Root, r.Path)
+		_, host, err := resolveLearnerPath(env, r.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +78,7 @@ func readRef(ctx context.Context, env Env, r lab.Ref) (any, error) {
 			return nil, err
 		}
 		if obj == nil {
-			return nil, failf("%s not found in the cluster", describeObject(r.APIVersion, r.Kind, r.Namespace, r.Name))
+			return nil, failf(msg.RefObjectNotFound, describeObject(r.APIVersion, r.Kind, r.Namespace, r.Name))
 		}
 		where = describeObject(r.APIVersion, r.Kind, r.Namespace, r.Name)
 		docs = []any{obj}
@@ -100,7 +91,7 @@ func readRef(ctx context.Context, env Env, r lab.Ref) (any, error) {
 	sel := selectAll(r.Field, docs)
 	switch len(sel) {
 	case 0:
-		return nil, failf("%s not found in %s", r.Field, where)
+		return nil, failf(msg.RefFieldNotFound, r.Field, where)
 	case 1:
 		return sel[0].value, nil
 	}
@@ -109,4 +100,32 @@ func readRef(ctx context.Context, env Env, r lab.Ref) (any, error) {
 		list[i] = s.value
 	}
 	return list, nil
+}
+
+// readGitRef reads what a git reference names: the commit's hash, a
+// committed file's trimmed content, or (with a field) its documents.
+func readGitRef(repo *git.Repository, r lab.Ref) (value any, docs []any, where msg.Text, err error) {
+	commit, err := resolveCommit(repo, r.Repo, r.Rev)
+	if err != nil {
+		return nil, nil, msg.Text{}, err
+	}
+	if r.File == "" {
+		return commit.Hash.String(), nil, msg.Text{}, nil
+	}
+	data, err := readCommitFile(commit, r.File, r.Rev)
+	if err != nil {
+		return nil, nil, msg.Text{}, err
+	}
+	if len(r.Field) == 0 {
+		return strings.TrimSpace(string(data)), nil, msg.Text{}, nil
+	}
+	format, err := formatOf(r.File, "")
+	if err != nil {
+		return nil, nil, msg.Text{}, err
+	}
+	where = msg.T(msg.FileAtRev, r.File, r.Rev)
+	if docs, err = decodeDocuments(data, format, where); err != nil {
+		return nil, nil, msg.Text{}, err
+	}
+	return nil, docs, where, nil
 }

@@ -3,8 +3,9 @@ package checks
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
+
+	"github.com/labctl/labctl/msg"
 )
 
 // Status is the outcome of one check.
@@ -65,23 +66,30 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 
 // failure is the learner's work not meeting a requirement. A check returns
 // nil for pass, a *failure for fail, and any other error for error.
-type failure struct{ msg string }
+// Its text is put into words in the learner's language only when the
+// result is made (see outcome); Error gives it in English.
+type failure struct{ text msg.Text }
 
-func (f *failure) Error() string { return f.msg }
+func (f *failure) Error() string { return f.text.String() }
 
-// failf reports that the learner's work does not meet the requirement.
-func failf(format string, args ...any) error {
-	return &failure{msg: fmt.Sprintf(format, args...)}
+// failf reports that the learner's work does not meet the requirement, in
+// the words of the catalogue's key.
+func failf(key msg.Key, args ...any) error {
+	return &failure{text: msg.T(key, args...)}
 }
 
-// outcome maps what a check returned to a status and a message.
-func outcome(err error) (Status, string) {
+// outcome maps what a check returned to a status and an English message.
+func outcome(err error) (Status, string) { return outcomeIn(err, msg.New(msg.English)) }
+
+// outcomeIn maps what a check returned to a status and a message in cat's
+// language.
+func outcomeIn(err error, cat *msg.Catalog) (Status, string) {
 	if err == nil {
 		return Pass, ""
 	}
 	var f *failure
 	if errors.As(err, &f) {
-		return Fail, f.msg
+		return Fail, cat.Render(f.text)
 	}
 	return Error, err.Error()
 }

@@ -25,6 +25,9 @@ func resolveInRoot(root, p string) (labPath, hostPath string, err error) {
 	if !path.IsAbs(p) {
 		return "", "", fmt.Errorf("path %q is not absolute", p)
 	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real // the root is the grader's own; its links are trusted
+	}
 	var resolved []string // components below root, all existing and no links
 	pending := splitPath(p)
 	links := 0

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+
+	"github.com/labctl/labctl/msg"
 )
 
 // normalize turns a decoded value from any source (encoding/json with or
@@ -155,6 +157,22 @@ func typeName(v any) string {
 		return "array"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// typeText names a normalized value's type for messages, in the reader's
+// language.
+func typeText(v any) any { return typeWord(typeName(v)) }
+
+// typeWord names an Assert.Type for messages.
+func typeWord(t string) any {
+	key, ok := map[string]msg.Key{
+		"null": msg.TypeNull, "string": msg.TypeString, "boolean": msg.TypeBoolean, "number": msg.TypeNumber,
+		"integer": msg.TypeInteger, "object": msg.TypeObject, "array": msg.TypeArray,
+	}[t]
+	if !ok {
+		return t
+	}
+	return msg.T(key)
 }
 
 // hasType reports whether a normalized value is of the Assert.Type t;

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
@@ -76,50 +75,25 @@ func (e *EnvironmentError) Error() string {
 
 func (e *EnvironmentError) Unwrap() error { return e.Err }
 
-// runRound runs cs in one checker round and verifies the checker answered
-// each check.
+// runRound runs cs in one checker round (checks.RunRound: its deadline, its
+// answer verified).
 func runRound(ctx context.Context, c Checker, cs []lab.Check) ([]checks.Result, error) {
-	if len(cs) == 0 {
-		return nil, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, roundTimeout(cs))
-	defer cancel()
-	rs, err := c.RunChecks(ctx, cs)
+	rs, err := checks.RunRound(ctx, cs, c.RunChecks)
 	if err != nil {
 		return nil, &EnvironmentError{Err: err}
-	}
-	if len(rs) != len(cs) {
-		return nil, &EnvironmentError{Err: fmt.Errorf("the checker answered %d results for %d checks", len(rs), len(cs))}
-	}
-	for i := range rs {
-		if rs[i].Name != cs[i].Name {
-			return nil, &EnvironmentError{Err: fmt.Errorf("the checker answered result %q where check %q was expected", rs[i].Name, cs[i].Name)}
-		}
 	}
 	return rs, nil
 }
 
-// roundTimeout bounds one checker round: every check's own timeout (10s
-// when unset) as if they ran one after another, plus a minute for copying
-// the checker in and starting it, and never more than ten minutes.
-func roundTimeout(cs []lab.Check) time.Duration {
-	d := time.Minute
-	for _, c := range cs {
-		if c.Timeout.Duration > 0 {
-			d += c.Timeout.Duration
-		} else {
-			d += 10 * time.Second
-		}
-	}
-	return min(d, 10*time.Minute)
-}
-
-// RunAll runs the checks of every step of l in ONE checker round and splits
-// the results per step id.
-func RunAll(ctx context.Context, c Checker, l *lab.Lab) (map[string][]checks.Result, error) {
+// RunAll runs the checks of every step of l and splits the results per
+// step id: the steps without a probe in ONE checker round, then each step
+// with a probe through it (RunStep), in lab order. p and cat are RunStep's.
+func RunAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, cat *msg.Catalog) (map[string][]checks.Result, error) {
 	var all []lab.Check
 	for _, s := range l.Steps {
-		all = append(all, s.Checks...)
+		if s.Probe == nil {
+			all = append(all, s.Checks...)
+		}
 	}
 	rs, err := runRound(ctx, c, all)
 	if err != nil {
@@ -127,8 +101,19 @@ func RunAll(ctx context.Context, c Checker, l *lab.Lab) (map[string][]checks.Res
 	}
 	out := make(map[string][]checks.Result, len(l.Steps))
 	for _, s := range l.Steps {
-		out[s.ID] = rs[:len(s.Checks):len(s.Checks)]
-		rs = rs[len(s.Checks):]
+		if s.Probe == nil {
+			out[s.ID] = rs[:len(s.Checks):len(s.Checks)]
+			rs = rs[len(s.Checks):]
+		}
+	}
+	for i := range l.Steps {
+		s := &l.Steps[i]
+		if s.Probe == nil {
+			continue
+		}
+		if out[s.ID], err = RunStep(ctx, c, p, s, cat, nil); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/labctl/labctl/msg"
 	"github.com/labctl/labctl/progress"
 	"github.com/labctl/labctl/report"
+	"github.com/labctl/labctl/textsafe"
 )
 
 // ScriptRunner runs a bash script in the sandbox as the learner would and
@@ -32,6 +33,9 @@ type Session struct {
 	// Scripts, when set, runs the setup script of a step the learner
 	// advances to; provision's *Env is the real one.
 	Scripts ScriptRunner
+	// Prober runs the probes of steps that have one; when nil, a Checker
+	// that is also a Prober (provision's *Env) is used.
+	Prober  Prober
 	Catalog *msg.Catalog
 	// Out receives results, Err status lines.
 	Out, Err io.Writer
@@ -39,6 +43,15 @@ type Session struct {
 	Color bool
 	// Now is time.Now outside tests.
 	Now func() time.Time
+}
+
+// prober is the Prober of the session's probes, or nil.
+func (s *Session) prober() Prober {
+	if s.Prober != nil {
+		return s.Prober
+	}
+	p, _ := s.Checker.(Prober)
+	return p
 }
 
 func (s *Session) now() time.Time {
@@ -104,7 +117,7 @@ func (s *Session) Check(ctx context.Context, stepID string) (Verdict, error) {
 	}
 	fmt.Fprintf(s.Err, c.Checking+"\n", progress.Index(s.Lab, step.ID)+1, n, title(step))
 
-	rs, err := runRound(ctx, s.Checker, step.Checks)
+	rs, err := RunStep(ctx, s.Checker, s.prober(), step, c, s.now)
 	if err != nil {
 		return Errored, s.localise(err)
 	}
@@ -118,6 +131,7 @@ func (s *Session) Check(ctx context.Context, stepID string) (Verdict, error) {
 		fmt.Fprintf(s.Out, c.CouldNotRun+"\n", sum.Errored)
 		return v, nil
 	case Failed:
+		io.WriteString(s.Out, report.MistakeText(report.LikelyMistakes(step, rs), c, "  "))
 		fmt.Fprintf(s.Out, c.StepNotPassed+"\n", title(step), sum.Failed, sum.Required)
 	case Passed:
 		fmt.Fprintf(s.Out, c.StepPassed+"\n", title(step))
@@ -175,7 +189,7 @@ func (s *Session) Grade(ctx context.Context) (*report.Report, Verdict, error) {
 		return nil, Errored, err
 	}
 	at := s.now()
-	results, err := RunAll(ctx, s.Checker, s.Lab)
+	results, err := RunAll(ctx, s.Checker, s.prober(), s.Lab, s.Catalog)
 	if err != nil {
 		return nil, Errored, s.localise(err)
 	}
@@ -233,7 +247,7 @@ func WriteResults(w io.Writer, rs []checks.Result, c *msg.Catalog, color bool) e
 		}
 		fmt.Fprintf(&b, "  %s %s\n", mark, line)
 		if r.Status != checks.Pass && r.Message != "" {
-			for _, l := range strings.Split(strings.TrimRight(r.Message, "\n"), "\n") {
+			for _, l := range strings.Split(strings.TrimRight(textsafe.Escape(r.Message), "\n"), "\n") {
 				fmt.Fprintf(&b, "      %s\n", l)
 			}
 		}

@@ -33,7 +33,7 @@ const tamperHookLog = "/var/tmp/labctl-tamper-hook.log"
 // files or environment, as a learner who is root there could.
 const tamperScript = `set -euo pipefail
 cat > /usr/local/lib/tamper-hook.sh <<'HOOK'
-echo "$$ $0 $(tr '\0' ' ' < /proc/$PPID/cmdline 2>/dev/null)" >> ` + tamperHookLog + `
+echo "$$ $0 ${BASH_EXECUTION_STRING:-}" >> ` + tamperHookLog + `
 printf '{"results":[{"name":"report-commit","status":"pass"}]}\n' > /tmp/forged-results.json
 echo 'deployment.apps/web unchanged' > /tmp/forged-apply.txt
 HOOK
@@ -154,7 +154,9 @@ func (r *labctlRun) parseGrade(code int, out string) gradeReport {
 }
 
 // gradeUnhooked grades and fails the test when grading started any shell
-// that sourced the learner's BASH_ENV/ENV hook.
+// that sourced the learner's BASH_ENV/ENV hook, but for the learner's own
+// sync script, which the last step's probe runs in the learner's
+// environment on purpose.
 func (r *labctlRun) gradeUnhooked(ctx context.Context, box string) (int, gradeReport) {
 	r.t.Helper()
 	before := hookRuns(ctx, r.t, box)
@@ -165,6 +167,15 @@ func (r *labctlRun) gradeUnhooked(ctx context.Context, box string) (int, gradeRe
 	}
 	return code, g
 }
+
+// probeRun is what the GitOps lab's last step runs in the sandbox, as the
+// learner, to see what it does.
+const probeRun = "/root/gitops/sync.sh"
+
+// probeDependent are the checks that judge what the learner's own sync
+// script did when the probe ran it: with the learner's tools replaced by
+// liars, the script really does nothing, and they fail.
+var probeDependent = []string{"sync-script/web-synced", "sync-script/report-commit"}
 
 // sandboxExec runs argv in the sandbox through Docker alone, without any
 // shell the learner could have hooked, and returns its stdout.
@@ -179,10 +190,18 @@ func sandboxExec(ctx context.Context, t *testing.T, container string, argv ...st
 	return out.String()
 }
 
+// hookRuns counts the shells that sourced the hook, but those of the
+// probe's run of the learner's script.
 func hookRuns(ctx context.Context, t *testing.T, container string) int {
 	t.Helper()
 	out := sandboxExec(ctx, t, container, "sh", "-c", "cat "+tamperHookLog+" 2>/dev/null || true")
-	return strings.Count(out, "\n")
+	n := 0
+	for _, line := range strings.Split(out, "\n") {
+		if line != "" && !strings.Contains(line, probeRun) {
+			n++
+		}
+	}
+	return n
 }
 
 // TestE2ETamper shows that a learner who is root in the sandbox cannot
@@ -190,8 +209,8 @@ func hookRuns(ctx context.Context, t *testing.T, container string) int {
 // kubeconfig, a forged git identity and a bogus preload change nothing;
 // real mistakes hidden behind those lies are still failures; forged
 // checker binaries or results planted in the sandbox are never used; and a
-// learner process racing to replace the checker binary where it runs from
-// neither changes the grade nor sees the grader's request.
+// learner process that hijacks every new process in the sandbox neither
+// meets the checker nor changes the grade.
 func TestE2ETamper(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
@@ -273,13 +292,22 @@ func TestE2ETamper(t *testing.T) {
 	if armed <= before {
 		t.Fatalf("the BASH_ENV hook did not run for a bash started in the sandbox (%d runs before, %d after)", before, armed)
 	}
-	code, tampered := r.gradeUnhooked(ctx, box)
-	if code != 0 || !tampered.Passed || tampered.Score != honest.Score || tampered.MaxScore != honest.MaxScore {
-		t.Errorf("grade after tampering: exit %d, passed %v, score %d/%d; want exit 0 and %d/%d",
-			code, tampered.Passed, tampered.Score, tampered.MaxScore, honest.Score, honest.MaxScore)
+	// Only what the learner's own script does when the probe runs it
+	// changes: it now runs the learner's lying tools.
+	tamperedWant := maps.Clone(all)
+	for _, k := range probeDependent {
+		if _, ok := tamperedWant[k]; !ok {
+			t.Fatalf("the lab has no check %s", k)
+		}
+		tamperedWant[k] = "fail"
 	}
-	if got := tampered.statuses(); !maps.Equal(got, all) {
-		t.Errorf("check statuses after tampering:\n%v\nwant\n%v", got, all)
+	code, tampered := r.gradeUnhooked(ctx, box)
+	if code != 1 || tampered.Passed || tampered.Score != honest.Score-len(probeDependent) || tampered.MaxScore != honest.MaxScore {
+		t.Errorf("grade after tampering: exit %d, passed %v, score %d/%d; want exit 1 and %d/%d",
+			code, tampered.Passed, tampered.Score, tampered.MaxScore, honest.Score-len(probeDependent), honest.MaxScore)
+	}
+	if got := tampered.statuses(); !maps.Equal(got, tamperedWant) {
+		t.Errorf("check statuses after tampering:\n%v\nwant\n%v", got, tamperedWant)
 	}
 
 	// 3. Real mistakes behind the lies are still failures.
@@ -314,6 +342,7 @@ func TestE2ETamper(t *testing.T) {
 		"change-via-commit/cluster-matches-repo",
 		"revert/cluster-replicas",
 		"sync-script/report-commit",
+		"sync-script/web-synced",
 	}
 	want := maps.Clone(all)
 	for _, k := range wantFail {
@@ -366,85 +395,96 @@ func TestE2ETamper(t *testing.T) {
 		t.Errorf("check statuses with forgeries:\n%v\nwant\n%v", got, want)
 	}
 
-	// 5. A learner process racing the grader for the checker binary gains
-	// nothing either: the grade is still step 3's and the grader's request
-	// (with its credentials) never reaches the learner.
-	t.Run("checker swap race", func(t *testing.T) {
+	// 5. A learner process that stops every new process in the sandbox and
+	// reads and rewrites its pipes through /proc never meets the checker: it
+	// runs in the grader container, in a PID namespace of its own. The
+	// hijacker is shown to work on a process that does run in the sandbox.
+	t.Run("process hijacker", func(t *testing.T) {
 		rr := *r
 		rr.t = t
-		if code, _, _ := rr.run(ctx, "exec", "--", "bash", "-l", "-c", swapScript); code != 0 {
-			t.Fatalf("starting the swapper exited %d", code)
+		if code, _, _ := rr.run(ctx, "exec", "--", "bash", "-l", "-c", hijackScript); code != 0 {
+			t.Fatalf("starting the hijacker exited %d", code)
 		}
 		t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			_ = exec.CommandContext(ctx, "docker", "exec", box, "sh", "-c", "kill $(cat /var/tmp/swap.pid)").Run()
+			_ = exec.CommandContext(ctx, "docker", "exec", box, "sh", "-c", "kill $(cat /var/tmp/hijack.pid)").Run()
 		})
-		code, raced := rr.gradeUnhooked(ctx, box)
-		swapped := sandboxExec(ctx, t, box, "sh", "-c", "cat /var/tmp/swap.log 2>/dev/null || true")
-		stolen := sandboxExec(ctx, t, box, "sh", "-c", "head -c 120 /var/tmp/stolen-request.json 2>/dev/null || true")
-		if code != 1 || raced.Passed || raced.Score != wrong.Score {
-			t.Errorf("grade while a learner process swaps the checker binary: exit %d, passed %v, score %d/%d; want exit 1, not passed, %d/%d\nswapper log:\n%s",
-				code, raced.Passed, raced.Score, raced.MaxScore, wrong.Score, wrong.MaxScore, swapped)
+		// The hijacker works: a process started in the sandbox is stopped,
+		// and what it prints is rewritten.
+		_, probe, _ := rr.run(ctx, "exec", "--", "sh", "-c", "sleep 1; echo probe-says-fail")
+		code, hijacked := rr.gradeUnhooked(ctx, box)
+		// The hijacker rewrites the output of every process, the test's own
+		// reads included: stop it before reading what it did.
+		sandboxExec(ctx, t, box, "sh", "-c", "kill $(cat /var/tmp/hijack.pid); sleep 0.2")
+		log := sandboxExec(ctx, t, box, "sh", "-c", "cat /var/tmp/hijack.log 2>/dev/null || true")
+		stolen := sandboxExec(ctx, t, box, "sh", "-c", "cat /var/tmp/stolen-* 2>/dev/null | head -c 400 || true")
+		if !strings.Contains(log, "stopped") || !strings.Contains(log, "probe-says-fail") {
+			t.Errorf("the hijacker never caught the probe, so this proves nothing; probe printed %q, its log:\n%s", probe, log)
 		}
-		if got := raced.statuses(); !maps.Equal(got, want) {
-			t.Errorf("check statuses while the checker is swapped:\n%v\nwant\n%v", got, want)
+		// The hijacker may break the learner's own sync script when the
+		// probe runs it (it writes into that script's output files too):
+		// the last step may only get worse. Every other check is as before.
+		if code != 1 || hijacked.Passed || hijacked.Score > wrong.Score {
+			t.Errorf("grade while a learner process hijacks every new process: exit %d, passed %v, score %d/%d; want exit 1, not passed, at most %d/%d\nhijacker log:\n%s",
+				code, hijacked.Passed, hijacked.Score, hijacked.MaxScore, wrong.Score, wrong.MaxScore, log)
 		}
-		if !strings.Contains(swapped, "blocked "+sandbox.CheckerMount+"/labctl-check-") {
-			t.Errorf("the swapper never found the checker, so this proves nothing; its log:\n%s", swapped)
+		for k, st := range hijacked.statuses() {
+			if strings.HasPrefix(k, "sync-script/") {
+				if want[k] == "fail" && st == "pass" {
+					t.Errorf("%s passes while the hijacker runs; it failed without it", k)
+				}
+				continue
+			}
+			if st != want[k] {
+				t.Errorf("%s is %q while the hijacker runs, want %q", k, st, want[k])
+			}
 		}
-		if stolen != "" {
+		if strings.Contains(log, "labctl-check-") || strings.Contains(log, "__check") || strings.Contains(log, sandbox.CheckerMount+"/") {
+			t.Errorf("the hijacker saw the checker:\n%s", log)
+		}
+		if strings.Contains(stolen, "token") || strings.Contains(stolen, `"kube"`) {
 			t.Errorf("the learner captured the grader's check request, credentials included: %q…", stolen)
+		}
+		if got := sandboxExec(ctx, t, box, "sh", "-c", "test -e "+sandbox.CheckerMount+" && echo present || echo absent"); strings.TrimSpace(got) != "absent" {
+			t.Errorf("the sandbox has the checker's mount %s", sandbox.CheckerMount)
 		}
 	})
 }
 
-// swapScript starts, detached, a learner process that watches /run and the
-// read-only checker mount for the grader's checker and tries to replace it
-// with a wrapper that saves the request and turns every failure into a
-// pass, logging whether it could. It needs no tool beyond the sandbox's perl.
-const swapScript = `set -euo pipefail
-cat > /var/tmp/forger <<'FORGER'
-#!/bin/sh
-tee /var/tmp/stolen-request.json | /var/tmp/real-checker "$@" | sed 's/"status":"fail"/"status":"pass"/g'
-FORGER
-chmod 755 /var/tmp/forger
-cat > /var/tmp/swap.pl <<'SWAP'
-open(my $log, '>>', '/var/tmp/swap.log') or die;
+// hijackScript starts, detached, a learner process that watches /proc for
+// every new process in the sandbox, stops it with SIGSTOP, logs its command
+// line, saves whatever it can read of its stdin, writes a forged all-pass
+// answer into its stdout, and lets it go on: the attack that forged a full
+// grade while the checker ran in the sandbox. It needs only the sandbox's
+// perl.
+const hijackScript = `set -euo pipefail
+cat > /var/tmp/hijack.pl <<'HIJACK'
+use POSIX ();
+open(my $log, '>>', '/var/tmp/hijack.log') or die;
 select((select($log), $| = 1)[0]);
-my %done;
+my %seen = ($$ => 1, getppid() => 1);
+my $forged = '{"results":[{"name":"x","status":"pass"}]}' . "\n";
 while (1) {
-  if (opendir(my $dh, '/run')) {
-    while (my $e = readdir($dh)) {
-      next unless $e =~ /^labctl-check-[0-9a-f]+$/ && !$done{$e};
-      my $d = "/run/$e";
-      next unless -e "$d/labctl";
-      link("$d/labctl", '/var/tmp/real-checker') unless -e '/var/tmp/real-checker';
-      unlink("$d/.f");
-      link('/var/tmp/forger', "$d/.f") or next;
-      rename("$d/.f", "$d/labctl") or next;
-      $done{$e} = 1;
-      print $log "swapped $d\n";
+  opendir(my $dh, '/proc') or die;
+  for my $pid (grep { /^\d+$/ } readdir($dh)) {
+    next if $seen{$pid}++;
+    kill('STOP', $pid) or next;
+    my $cmd = '';
+    if (open(my $c, '<', "/proc/$pid/cmdline")) { local $/; $cmd = <$c> // ''; $cmd =~ s/\0/ /g; }
+    print $log "stopped $pid $cmd\n";
+    if (sysopen(my $in, "/proc/$pid/fd/0", POSIX::O_RDONLY | POSIX::O_NONBLOCK)) {
+      my $buf = '';
+      sysread($in, $buf, 65536);
+      if (length $buf) { open(my $s, '>', "/var/tmp/stolen-$pid"); print $s $buf; }
     }
-    closedir($dh);
+    if (open(my $out, '>>', "/proc/$pid/fd/1")) { print $out $forged; close($out); }
+    kill('CONT', $pid);
   }
-  if (opendir(my $dh, '/.labctl')) {
-    while (my $e = readdir($dh)) {
-      next unless $e =~ /^labctl-check-[0-9a-f]+$/ && !$done{$e};
-      my $f = "/.labctl/$e";
-      $done{$e} = 1;
-      unlink('/.labctl/.f');
-      if (link('/var/tmp/forger', '/.labctl/.f') && rename('/.labctl/.f', $f)) {
-        print $log "swapped $f\n";
-      } else {
-        print $log "blocked $f: $!\n";
-      }
-    }
-    closedir($dh);
-  }
+  closedir($dh);
   select(undef, undef, undef, 0.0005);
 }
-SWAP
-setsid perl /var/tmp/swap.pl </dev/null >/dev/null 2>&1 &
-echo $! > /var/tmp/swap.pid
+HIJACK
+setsid perl /var/tmp/hijack.pl </dev/null >/dev/null 2>&1 &
+echo $! > /var/tmp/hijack.pid
 `

@@ -158,6 +158,28 @@ row "soft reset, changed namespace" "${tsd} s" "<= 5 s" "$(verdict "$tsd" 5)"
 row "hard reset" "${th} s" "-" "-"
 row "soft (changed) / hard reset" "$(ratio "$tsd" "$th")" "<= 0.20" "$(verdict "$(ratio "$tsd" "$th")" 0.20)"
 
+# A probe's cost: `labctl check sync-script` runs the step's probe (an admin
+# scale of web on the node, the learner's sync.sh in the sandbox, the checks,
+# the restore); the row compares it with the plain check round above.
+note "bench: a probe's cost (labctl check sync-script, 3 times)"
+"$labctl" -q reset --to sync-script >>"$work/log" 2>&1 || die "reset --to sync-script failed"
+"$labctl" exec -- bash -c 'cat > /root/gitops/sync.sh <<"SYNC"
+#!/bin/bash
+repo=/root/gitops/repo ns=gitops-lab
+mkdir -p /root/gitops/out
+kubectl diff -n $ns -f $repo/apps/web/ >/dev/null
+n=$(kubectl apply -n $ns -f $repo/apps/web/ -o name | wc -l)
+if kubectl diff -n $ns -f $repo/apps/web/ >/dev/null; then drift=false; else drift=true; fi
+printf "{\"repo_commit\": \"%s\", \"drift\": %s, \"applied\": %d}\n" "$(git -C $repo rev-parse HEAD)" $drift $n >/root/gitops/out/sync-report.json
+SYNC
+chmod +x /root/gitops/sync.sh' >>"$work/log" 2>&1 || die "could not write sync.sh"
+: >"$work/probe.t"
+for _ in 1 2 3; do
+	{ timed "$labctl" check sync-script && echo; } >>"$work/probe.t" || die "labctl check sync-script did not pass through its probe"
+done
+tp=$(med <"$work/probe.t")
+row "check with a probe (sync-script)" "$(ratio "$tp" "$tc") x check round (${tp} s)" "-" "-"
+
 if [ "${BENCH_SKIP_TEST:-}" = 1 ]; then
 	row "labctl test (GitOps lab)" "not run" "<= 90 s" "-"
 else

@@ -51,7 +51,10 @@ func KindSettingsFor(nodeRef string) KindSettings {
 }
 
 // KindClusterConfig renders a kind v1alpha4 cluster file with one
-// control-plane node on nodeRef and the settings it needs, for the kind CLI.
+// control-plane node on nodeRef and only the settings the node image needs,
+// for testing the image with the kind CLI. A lab's cluster has more (its
+// audit log): `labctl images kind-config` prints that file, rendered by
+// provision.KindConfigFile from the configuration `up` gives kind.
 func KindClusterConfig(nodeRef string) string {
 	s := KindSettingsFor(nodeRef)
 	var b strings.Builder

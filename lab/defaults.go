@@ -9,25 +9,38 @@ const (
 	DefaultFixturesDir  = "/opt/lab/fixtures"
 	DefaultLanguage     = "en"
 	DefaultCheckTimeout = 10 * time.Second
+	DefaultProbeTimeout = 60 * time.Second
 	DefaultPoints       = 1
 	DefaultMessageWhich = "last"
 	DefaultCommandDir   = "/"
+	DefaultPodSecurity  = PodSecurityBaseline
+)
+
+// Pod Security Standards a lab can enforce in its namespaces.
+const (
+	PodSecurityBaseline   = "baseline"
+	PodSecurityRestricted = "restricted"
+	PodSecurityPrivileged = "privileged"
 )
 
 // Default fills in every field left unset that has a default, so code using
-// a Lab never has to: the cluster provider, the sandbox's directories, the
-// language, each check's timeout and points, exists: true on file, git,
-// kube and field checks, message.which, and a command's exit code and
-// directory. Parse and Load call it; call it on a Lab built in Go before
-// Validate.
+// a Lab never has to: the cluster provider and Pod Security level, the
+// sandbox's directories, the language, each check's timeout and points,
+// each probe's timeout, exists: true on file, git, kube and field checks,
+// message.which, and a command's exit code and directory. Parse and Load call it; call it on a
+// Lab built in Go before Validate.
 func (l *Lab) Default() {
 	setString(&l.Cluster.Provider, DefaultProvider)
+	setString(&l.Cluster.PodSecurity, DefaultPodSecurity)
 	setString(&l.Sandbox.WorkDir, DefaultWorkDir)
 	setString(&l.Sandbox.Fixtures, DefaultFixturesDir)
 	setString(&l.Metadata.Language, DefaultLanguage)
 	for i := range l.Steps {
 		for j := range l.Steps[i].Checks {
 			l.Steps[i].Checks[j].Default()
+		}
+		if p := l.Steps[i].Probe; p != nil && p.Timeout.Duration == 0 {
+			p.Timeout.Duration = DefaultProbeTimeout
 		}
 	}
 }
@@ -60,6 +73,9 @@ func (c *Check) Default() {
 		if k.Field != nil {
 			setTrue(&k.Field.Exists)
 		}
+	}
+	if a := c.Audit; a != nil && a.Request != nil {
+		setTrue(&a.Request.Exists)
 	}
 	if cmd := c.Command; cmd != nil {
 		if cmd.ExitCode == nil {

@@ -19,6 +19,9 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if l.Cluster.PodSecurity != PodSecurityBaseline {
+		t.Errorf("cluster.podSecurity defaults to %q, want baseline", l.Cluster.PodSecurity)
+	}
 	if l.Cluster.Provider != "kind" || l.Sandbox.WorkDir != "/root" || l.Sandbox.Fixtures != "/opt/lab/fixtures" || l.Metadata.Language != "en" {
 		t.Errorf("lab defaults: provider %q workDir %q fixtures %q language %q",
 			l.Cluster.Provider, l.Sandbox.WorkDir, l.Sandbox.Fixtures, l.Metadata.Language)

@@ -3,6 +3,7 @@ package lab
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -51,7 +52,10 @@ func (w Warning) String() string {
 //     mentioned in the instructions of the check's step or an earlier
 //     step, or in the lab's goal; otherwise the learner has to guess it;
 //   - every step should have mistake scripts, so that labctl test proves
-//     its checks catch a wrong solution.
+//     its checks catch a wrong solution;
+//   - cluster.podSecurity: privileged lets the learner run privileged,
+//     host namespace and hostPath Pods, that is become root on the node;
+//     so does an access rule that writes namespaces, by relabelling one.
 //
 // A path counts as mentioned when it is written whole, or when one of its
 // parent directories is written and so is the rest of it (a repository,
@@ -64,6 +68,22 @@ func (l *Lab) Lint() []Warning {
 			w.File, w.Line, w.Column = file, line, col
 		}
 		ws = append(ws, w)
+	}
+	if l.Cluster.PodSecurity == PodSecurityPrivileged {
+		add("cluster.podSecurity", "privileged lets the learner run privileged, hostPID, hostNetwork and hostPath Pods in the lab's namespaces, "+
+			"which makes them root on the cluster's node (its CA key, admin credentials) and gives them a route to the host; "+
+			"use %s or %s unless the lab is about exactly that", PodSecurityBaseline, PodSecurityRestricted)
+	}
+	for _, rs := range []struct {
+		field string
+		rules []PolicyRule
+	}{{"access.rules", l.Access.Rules}, {"access.clusterRules", l.Access.ClusterRules}} {
+		for i, r := range rs.rules {
+			if writesNamespaces(r) {
+				add(joinIndex(rs.field, i), "this rule lets the learner change namespaces, and so relabel the lab's namespaces out of their Pod Security level (cluster.podSecurity); "+
+					"grant namespaces only get, list and watch unless the lab is about namespaces")
+			}
+		}
 	}
 	texts := []string{l.Metadata.Goal}
 	for i := range l.Steps {
@@ -176,4 +196,13 @@ func endsWord(t string, end int) bool {
 // nameByte reports whether c can be part of a file or object name.
 func nameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// writesNamespaces reports whether r grants a verb other than get, list and
+// watch on the core group's namespaces.
+func writesNamespaces(r PolicyRule) bool {
+	core := slices.Contains(r.APIGroups, "") || slices.Contains(r.APIGroups, "*")
+	ns := slices.Contains(r.Resources, "namespaces") || slices.Contains(r.Resources, "*")
+	writes := slices.ContainsFunc(r.Verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" })
+	return core && ns && writes
 }

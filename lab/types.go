@@ -45,6 +45,12 @@ type Cluster struct {
 	NodeImage string `yaml:"nodeImage" json:"nodeImage,omitempty"`
 	// Namespaces are created by up and recreated by reset.
 	Namespaces []string `yaml:"namespaces" json:"namespaces,omitempty"`
+	// PodSecurity is the Pod Security Standard enforced in the lab's
+	// namespaces: baseline (default) refuses privileged, host namespace and
+	// hostPath Pods; restricted also requires non-root, hardened Pods;
+	// privileged allows everything, including a route from the learner to
+	// the node and the host (lint warns).
+	PodSecurity string `yaml:"podSecurity" json:"podSecurity,omitempty" jsonschema:"enum=baseline,enum=restricted,enum=privileged"`
 }
 
 // Sandbox describes the learner's container.
@@ -96,6 +102,49 @@ type Step struct {
 	Solve string `yaml:"solve" json:"solve"`
 	// Mistakes are known wrong solutions and the checks that must catch them.
 	Mistakes []Mistake `yaml:"mistakes" json:"mistakes,omitempty"`
+	// Alternatives are other correct solutions: run from the state at the
+	// start of the step, each must make every check pass, as Solve does.
+	Alternatives []Alternative `yaml:"alternatives" json:"alternatives,omitempty"`
+	// Probe, when set, runs the learner's work before the step's checks
+	// judge it (see Probe).
+	Probe *Probe `yaml:"probe" json:"probe,omitempty"`
+}
+
+// Alternative is another valid solution of a step, which labctl test must
+// see pass.
+type Alternative struct {
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description" json:"description,omitempty"`
+	// Script runs in the sandbox like Step.Solve.
+	Script string `yaml:"script" json:"script"`
+}
+
+// ProbeResult is the name of the result a step with a probe reports for
+// the probe's run, beside its checks; no check of such a step may take it.
+const ProbeResult = "probe"
+
+// Probe tests what the learner built by running it: the host first changes
+// the world with the cluster's admin identity (Setup), then runs Run in the
+// sandbox as the learner with a deadline, then the step's checks judge what
+// it did, and finally Restore puts the world back, whatever happened. A
+// probe runs in labctl check, labctl grade, labctl test and the shell's
+// lab check, never in the shell's automatic rounds.
+type Probe struct {
+	// Setup is a bash script run on the cluster's node with the admin's
+	// kubeconfig (KUBECONFIG is set), never in the sandbox.
+	Setup string `yaml:"setup" json:"setup,omitempty"`
+	// Run is a bash command run in the sandbox as the learner's shell runs
+	// it, e.g. /root/gitops/sync.sh.
+	Run string `yaml:"run" json:"run"`
+	// Timeout bounds Run, e.g. "60s"; default 60s.
+	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
+	// Restore is a bash script run like Setup after the checks, always,
+	// even when Run fails or times out.
+	Restore string `yaml:"restore" json:"restore,omitempty"`
+	// Needs names checks of the step that must pass before the probe runs
+	// (the script exists and is executable); when one does not, the probe
+	// is skipped and its result says why.
+	Needs []string `yaml:"needs" json:"needs,omitempty"`
 }
 
 // Mistake is a known wrong solution of a step. Run from the state at the
@@ -107,9 +156,13 @@ type Mistake struct {
 	Script string `yaml:"script" json:"script"`
 	// Fails names checks of the same step that must fail after Script.
 	Fails []string `yaml:"fails" json:"fails"`
+	// Explain tells the learner, in the lab's language, what this mistake
+	// is and how to put it right. It is shown when a step's failing checks
+	// are exactly Fails (see Step.LikelyMistakes).
+	Explain string `yaml:"explain" json:"explain,omitempty"`
 }
 
-// Check is one typed assertion. Exactly one of File, Git, Kube and Command is set.
+// Check is one typed assertion. Exactly one of File, Git, Kube, Command and Audit is set.
 type Check struct {
 	// Name is unique within its step ([a-z0-9-]).
 	Name string `yaml:"name" json:"name"`
@@ -126,6 +179,7 @@ type Check struct {
 	Git     *GitCheck     `yaml:"git" json:"git,omitempty"`
 	Kube    *KubeCheck    `yaml:"kube" json:"kube,omitempty"`
 	Command *CommandCheck `yaml:"command" json:"command,omitempty"`
+	Audit   *AuditCheck   `yaml:"audit" json:"audit,omitempty"`
 }
 
 // FileCheck asserts things about one path in the sandbox. Every set field
@@ -155,6 +209,10 @@ type FileCheck struct {
 	Field *FieldAssert `yaml:"field" json:"field,omitempty"`
 	// NotInside requires the path (symbolic links resolved) to lie outside this directory.
 	NotInside string `yaml:"notInside" json:"notInside,omitempty"`
+	// WrittenDuringProbe requires the file to have been modified since the
+	// step's probe started, that is by the probe's run; only in a step
+	// with a probe.
+	WrittenDuringProbe bool `yaml:"writtenDuringProbe" json:"writtenDuringProbe,omitempty"`
 }
 
 // Range bounds a count; a nil end is open.

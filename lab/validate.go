@@ -133,6 +133,12 @@ func (v *validator) cluster(c *Cluster) {
 	if c.Provider != DefaultProvider {
 		v.add("cluster.provider", "%q is not supported; the only provider is %q", c.Provider, DefaultProvider)
 	}
+	switch c.PodSecurity {
+	case PodSecurityBaseline, PodSecurityRestricted, PodSecurityPrivileged:
+	default:
+		v.add("cluster.podSecurity", "%q is not a Pod Security Standard; use %s (the default), %s or %s",
+			c.PodSecurity, PodSecurityBaseline, PodSecurityRestricted, PodSecurityPrivileged)
+	}
 	first := map[string]string{}
 	for i, ns := range c.Namespaces {
 		p := joinIndex("cluster.namespaces", i)
@@ -225,12 +231,15 @@ func (v *validator) step(p string, s *Step) {
 			switch {
 			case named[name]:
 				v.add(fp, "check %q is named twice", name)
+			case name == ProbeResult && s.Probe != nil:
 			case checks[name] == "":
 				v.add(fp, "step %q has no check %q; it has %s", s.ID, name, listNames(checks))
 			}
 			named[name] = true
 		}
 	}
+	v.alternatives(p, s)
+	v.probe(p, s, checks)
 }
 
 // listNames quotes the keys of m, sorted, for messages.
@@ -270,12 +279,16 @@ func (v *validator) check(p string, c *Check) {
 		kinds = append(kinds, "command")
 		v.commandCheck(p+".command", c.Command)
 	}
+	if c.Audit != nil {
+		kinds = append(kinds, "audit")
+		v.auditCheck(p+".audit", c.Audit)
+	}
 	switch len(kinds) {
 	case 1:
 	case 0:
-		v.add(p, "a check needs exactly one of file, git, kube or command")
+		v.add(p, "a check needs exactly one of file, git, kube, command or audit")
 	default:
-		v.add(p, "a check has exactly one of file, git, kube or command, found %s; split it into several checks", strings.Join(kinds, " and "))
+		v.add(p, "a check has exactly one of file, git, kube, command or audit, found %s; split it into several checks", strings.Join(kinds, " and "))
 	}
 }
 

@@ -52,6 +52,11 @@ func TestValidateRules(t *testing.T) {
 		good: header + "      - {name: c, file: {path: /x}}\ncluster: {provider: kind}\n",
 		want: `cluster.provider: "k3d" is not supported; the only provider is "kind"`,
 	}, {
+		name: "cluster.podSecurity",
+		bad:  header + "      - {name: c, file: {path: /x}}\ncluster: {podSecurity: none} #!\n",
+		good: header + "      - {name: c, file: {path: /x}}\ncluster: {podSecurity: restricted}\n",
+		want: `cluster.podSecurity: "none" is not a Pod Security Standard; use baseline (the default), restricted or privileged`,
+	}, {
 		name: "namespace not a DNS label",
 		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  namespaces:\n  - ok\n  - Not_OK #!\n",
 		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  namespaces:\n  - ok\n  - ok-too\n",
@@ -130,12 +135,37 @@ func TestValidateRules(t *testing.T) {
 		name: "check without a kind",
 		bad:  check("      - name: c #!\n        description: nothing to check\n"),
 		good: check("      - name: c\n        file: {path: /x}\n"),
-		want: `steps[0].checks[0]: a check needs exactly one of file, git, kube or command`,
+		want: `steps[0].checks[0]: a check needs exactly one of file, git, kube, command or audit`,
 	}, {
 		name: "check of two kinds",
 		bad:  check("      - name: c #!\n        file: {path: /x}\n        command: {run: [ls]}\n"),
 		good: check("      - name: c\n        command: {run: [ls]}\n"),
-		want: `steps[0].checks[0]: a check has exactly one of file, git, kube or command, found file and command`,
+		want: `steps[0].checks[0]: a check has exactly one of file, git, kube, command or audit, found file and command`,
+	}, {
+		name: "audit verb",
+		bad:  check("      - name: c\n        audit:\n          verbs: [apply, scale] #!\n          resource: deployments\n"),
+		good: check("      - name: c\n        audit:\n          verbs: [apply, patch]\n          resource: deployments\n"),
+		want: `steps[0].checks[0].audit.verbs[1]: "scale" is not one of`,
+	}, {
+		name: "audit without a resource",
+		bad:  check("      - name: c\n        audit:\n          verbs: [apply] #!\n"),
+		good: check("      - name: c\n        audit:\n          verbs: [apply]\n          resource: deployments\n"),
+		want: `steps[0].checks[0].audit.resource: missing`,
+	}, {
+		name: "audit resource not plural lower case",
+		bad:  check("      - name: c\n        audit:\n          resource: Deployment #!\n"),
+		good: check("      - name: c\n        audit:\n          resource: deployments\n"),
+		want: `steps[0].checks[0].audit.resource: "Deployment" is not a resource name`,
+	}, {
+		name: "audit after without a resource",
+		bad:  check("      - name: c\n        audit:\n          resource: deployments\n          after: {verbs: [apply]} #!\n"),
+		good: check("      - name: c\n        audit:\n          resource: deployments\n          after: {verbs: [apply], resource: deployments}\n"),
+		want: `steps[0].checks[0].audit.after.resource: missing`,
+	}, {
+		name: "audit request path",
+		bad:  check("      - name: c\n        audit:\n          resource: deployments\n          request: {path: 'spec.[', equals: 5} #!\n"),
+		good: check("      - name: c\n        audit:\n          resource: deployments\n          request: {path: spec.replicas, equals: 5}\n"),
+		want: `steps[0].checks[0].audit.request.path`,
 	}, {
 		name: "negative timeout",
 		bad:  check("      - name: c\n        timeout: -1s #!\n        file: {path: /x}\n"),

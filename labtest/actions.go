@@ -59,7 +59,7 @@ func tail(out string) string {
 // answers for other checks than asked, stops the test: nothing after it
 // can be trusted.
 func (r *runner) checks(ctx context.Context, p *Phase, s *lab.Step) ([]checks.Result, bool) {
-	rs, err := runRound(ctx, r.env, s.Checks)
+	rs, err := runStep(ctx, r.env, s, r.o.Now)
 	if err != nil {
 		p.fail(s.ID, p.Script, "", err.Error())
 		r.stopped = true
@@ -69,36 +69,21 @@ func (r *runner) checks(ctx context.Context, p *Phase, s *lab.Step) ([]checks.Re
 	return rs, true
 }
 
-// roundLimit bounds one checker round beyond the checks' own timeouts.
-const roundLimit = 10 * time.Minute
-
-func runRound(ctx context.Context, env Environment, cs []lab.Check) ([]checks.Result, error) {
-	if len(cs) == 0 {
-		return nil, nil
-	}
-	d := time.Minute
-	for _, c := range cs {
-		if c.Timeout.Duration > 0 {
-			d += c.Timeout.Duration
-		} else {
-			d += checks.DefaultTimeout
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, min(d, roundLimit))
-	defer cancel()
-	rs, err := env.RunChecks(ctx, cs)
+// runStep runs the step's checks as labctl check does: through its probe
+// when it has one (grading.RunStep).
+func runStep(ctx context.Context, env Environment, s *lab.Step, now func() time.Time) ([]checks.Result, error) {
+	rs, err := grading.RunStep(ctx, env, prober(env), s, nil, now)
 	if err != nil {
 		return nil, fmt.Errorf("running the checks: %w", err)
 	}
-	if len(rs) != len(cs) {
-		return nil, fmt.Errorf("the checker answered %d results for %d checks", len(rs), len(cs))
-	}
-	for i := range rs {
-		if rs[i].Name != cs[i].Name {
-			return nil, fmt.Errorf("the checker answered result %q where check %q was expected", rs[i].Name, cs[i].Name)
-		}
-	}
 	return rs, nil
+}
+
+// prober is env's way of running probes, or nil when it has none (a
+// step with a probe then reports that its probe could not run).
+func prober(env Environment) grading.Prober {
+	p, _ := env.(grading.Prober)
+	return p
 }
 
 // resetTo brings the environment back to the start of step s the way
@@ -144,7 +129,7 @@ func (r *runner) reset(ctx context.Context, p *Phase, to string) {
 // every check must pass.
 func (r *runner) grade(ctx context.Context) {
 	r.phase(Phase{Kind: Grade}, "Grading the whole lab: 100 %", func(p *Phase) {
-		results, err := grading.RunAll(ctx, r.env, r.o.Lab)
+		results, err := grading.RunAll(ctx, r.env, prober(r.env), r.o.Lab, nil)
 		if err != nil {
 			p.fail("", "", "", "grading: "+err.Error())
 			r.stopped = true

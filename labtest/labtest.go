@@ -1,9 +1,10 @@
 // Package labtest owns `labctl test`: it proves a lab end to end on an
 // environment of its own. Step by step, the step's checks must fail before
 // its solve, every mistake script must make exactly the checks it names
-// fail, the solve script must make every check pass (and keep them passing
-// a moment later); then the full grade must be 100 % and a reset must bring
-// the first step back. The environment is reached through the small
+// fail, every alternative solution and the solve script must make every
+// check pass (the solve's checks must still pass a moment later); then the
+// full grade must be 100 % and a reset must bring the first step back.
+// A step with a probe is checked through it, as labctl check does. The environment is reached through the small
 // Environment interface; reset.Provisioned is the real one.
 package labtest
 
@@ -118,12 +119,21 @@ func (r *runner) run(ctx context.Context, first, last int) {
 		if r.stopped {
 			break
 		}
+		if r.stepStarted(ctx, s); r.stopped {
+			break
+		}
 		r.before(ctx, s)
 		for j := range s.Mistakes {
 			if r.stopped {
 				break
 			}
 			r.mistake(ctx, s, &s.Mistakes[j])
+		}
+		for j := range s.Alternatives {
+			if r.stopped {
+				break
+			}
+			r.alternative(ctx, s, &s.Alternatives[j])
 		}
 		if !r.stopped {
 			r.solve(ctx, s)
@@ -221,6 +231,23 @@ func (r *runner) mistake(ctx context.Context, s *lab.Step, m *lab.Mistake) {
 			return
 		}
 		p.Failures = append(p.Failures, compareMistake(s.ID, script, m.Fails, rs)...)
+	})
+	if !r.stopped {
+		r.resetTo(ctx, s, "after "+script)
+	}
+}
+
+// alternative runs another valid solution from the step's start, requires
+// every check to pass, and resets to the step's start.
+func (r *runner) alternative(ctx context.Context, s *lab.Step, a *lab.Alternative) {
+	script := ScriptAlternative + " " + a.Name
+	r.phase(Phase{Step: s.ID, Kind: Alternative, Script: script}, fmt.Sprintf("%s: alternative %s passes", r.stepTitle(s), a.Name), func(p *Phase) {
+		if !r.script(ctx, p, s, script, a.Script) {
+			return
+		}
+		if rs, ok := r.checks(ctx, p, s); ok {
+			p.Failures = append(p.Failures, notPassing(s.ID, script, rs)...)
+		}
 	})
 	if !r.stopped {
 		r.resetTo(ctx, s, "after "+script)

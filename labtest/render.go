@@ -89,6 +89,8 @@ func phaseName(p Phase) string {
 		return "checks fail before the solve"
 	case Mistake:
 		return p.Script + " is caught"
+	case Alternative:
+		return p.Script + " passes every check"
 	case Reset:
 		return "reset to the step's start"
 	case Solve:

@@ -20,6 +20,8 @@ const (
 	Before Kind = "before"
 	// Mistake: a mistake makes exactly the checks it names fail.
 	Mistake Kind = "mistake"
+	// Alternative: another valid solution makes every check pass.
+	Alternative Kind = "alternative"
 	// Reset brings the environment back to the step's start.
 	Reset Kind = "reset"
 	// Solve: the solve makes every check pass.
@@ -37,13 +39,16 @@ const (
 	ScriptSolve   = "solve"
 	ScriptSetup   = "setup"
 	ScriptMistake = "mistake"
+	// ScriptAlternative is followed by the alternative's name.
+	ScriptAlternative = "alternative"
 )
 
 // Failure is one deviation from what the lab promises.
 type Failure struct {
 	// Step is the step's id; empty for the lab as a whole.
 	Step string `json:"step,omitempty"`
-	// Script is "solve", "setup" or "mistake <name>"; empty when no
+	// Script is "solve", "setup", "mistake <name>" or "alternative
+	// <name>"; empty when no
 	// script is at fault.
 	Script string `json:"script,omitempty"`
 	// Check is the check's name; empty when no one check is at fault.

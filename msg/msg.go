@@ -100,8 +100,33 @@ type Catalog struct {
 	BackedUp string
 	// ResetDone: step number, step count, step title.
 	ResetDone string
+	// UpDone: lab name (%q).
+	UpDone string
 	// ReportWritten: path of the report file.
 	ReportWritten string
+	// LikelyMistake: the description of a known mistake of the lab.
+	LikelyMistake string
+
+	// The shell's own texts (labctl shell and the in-band lab function).
+	// ShellStep: step number, step count, step title.
+	ShellStep string
+	// ShellHelp: no verbs.
+	ShellHelp string
+	// Hint: hint number, hint count, the hint.
+	Hint string
+	// NoHints, NoMoreHints: no verbs.
+	NoHints     string
+	NoMoreHints string
+	// UnknownRequest: the verb asked for (%q).
+	UnknownRequest string
+	// Progress: lab title, steps done, step count.
+	Progress string
+	// Goal heads the lab's goal; no verbs.
+	Goal string
+	// Why: step title, heading the step's reason.
+	Why string
+	// NoWhy: step title.
+	NoWhy string
 }
 
 // New returns the catalogue in lang; an unknown language gives English.
@@ -131,7 +156,19 @@ func english() *Catalog {
 		HeaderPoints:   "POINTS",
 		BackedUp:       "Your /root was saved to %s",
 		ResetDone:      "The lab is reset. You are at step %d/%d: %s",
+		UpDone:         "Lab %q is up. Start with `labctl shell`.",
 		ReportWritten:  "Report written to %s",
+		LikelyMistake:  "This looks like a known mistake: %s",
+		ShellStep:      "Step %d/%d: %s",
+		ShellHelp:      "Your work is checked after every command. `lab check` checks now, `lab hint` gives a hint, `lab step` shows this step again, `lab why` says why it matters, `lab status` shows your progress.",
+		Hint:           "Hint %d/%d: %s",
+		NoHints:        "This step has no hints.",
+		NoMoreHints:    "That was the last hint for this step.",
+		UnknownRequest: "lab: unknown request %q; use lab check|hint|step|why|next|status.",
+		Progress:       "%s: %d of %d steps done",
+		Goal:           "Goal",
+		Why:            "Why this step matters: %s",
+		NoWhy:          "The lab says nothing more about why %s matters.",
 	}
 }
 
@@ -154,6 +191,18 @@ func japanese() *Catalog {
 		HeaderPoints:   "点数",
 		BackedUp:       "/root を %s に保存しました",
 		ResetDone:      "ラボをリセットしました。現在はステップ %d/%d: %s",
+		UpDone:         "ラボ %q の準備ができました。`labctl shell` で始めてください。",
 		ReportWritten:  "レポートを %s に書き出しました",
+		LikelyMistake:  "よくある間違いのようです: %s",
+		ShellStep:      "ステップ %d/%d: %s",
+		ShellHelp:      "コマンドを実行するたびに自動で確認します。`lab check` 今すぐ確認、`lab hint` ヒント、`lab step` 手順をもう一度、`lab why` このステップの意味、`lab status` 進み具合。",
+		Hint:           "ヒント %d/%d: %s",
+		NoHints:        "このステップにヒントはありません。",
+		NoMoreHints:    "ヒントはこれで全部です。",
+		UnknownRequest: "lab: 不明なコマンド %q です。lab check|hint|step|why|next|status を使ってください。",
+		Progress:       "%s: %d/%d ステップ完了",
+		Goal:           "このラボの目標",
+		Why:            "このステップの意味: %s",
+		NoWhy:          "%s について、ラボに説明はありません。",
 	}
 }

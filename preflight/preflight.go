@@ -14,16 +14,47 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/labctl/labctl/msg"
 )
 
 // Finding is the result of one probe.
 type Finding struct {
-	Name    string
-	OK      bool
+	Name string
+	OK   bool
+	// Message is the finding in English, for logs; Said is the same in
+	// words to be put in the reader's language (see Words).
 	Message string
-	// Fix says what to do when OK is false (empty when OK).
-	Fix string
+	Said    msg.Text
+	// Fix says what to do when OK is false (empty when OK); FixSaid is the
+	// same in words to be put in the reader's language.
+	Fix     string
+	FixSaid msg.Text
 }
+
+// found makes a Finding from its texts; a fix with no key means none.
+func found(name string, ok bool, said, fix msg.Text) Finding {
+	f := Finding{Name: name, OK: ok, Message: said.String(), Said: said, FixSaid: fix}
+	if fix.Key != "" {
+		f.Fix = fix.String()
+	}
+	return f
+}
+
+// Words are the finding's message and fix in c's language (nil is English).
+func (f Finding) Words(c *msg.Catalog) (message, fix string) {
+	if c == nil {
+		return f.Message, f.Fix
+	}
+	message = c.Render(f.Said)
+	if f.FixSaid.Key != "" {
+		fix = c.Render(f.FixSaid)
+	}
+	return message, fix
+}
+
+// noFix is the fix of a finding that needs none.
+var noFix msg.Text
 
 // Thresholds the probes hold the machine to.
 const (
@@ -106,10 +137,10 @@ func probeDocker(ctx context.Context, h host) (dockerInfo, error) {
 
 func dockerFinding(info dockerInfo, err error) Finding {
 	if err != nil {
-		return Finding{Name: "docker", Message: fmt.Sprintf("the Docker engine does not answer: %v", err),
-			Fix: "install and start Docker (Debian: run hack/docker-engine.sh as root), and make sure your user may use it (the docker group)"}
+		return found("docker", false, msg.T(msg.PreflightDockerDown, msg.Detail(err.Error())),
+			msg.T(msg.PreflightDockerFix, "hack/docker-engine.sh"))
 	}
-	return Finding{Name: "docker", OK: true, Message: fmt.Sprintf("Docker engine %s answers (default runtime %s)", info.serverVersion, info.defaultRuntime)}
+	return found("docker", true, msg.T(msg.PreflightDockerUp, info.serverVersion, info.defaultRuntime), noFix)
 }
 
 // capabilityFinding checks that privileged containers can get every
@@ -119,21 +150,20 @@ func capabilityFinding(h host, info dockerInfo, dockerOK bool) Finding {
 	const name = "capabilities"
 	status, err := h.readFile("/proc/self/status")
 	if err != nil {
-		return Finding{Name: name, OK: true, Message: "capability bounding set not readable here (not Linux?): assuming privileged containers work"}
+		return found(name, true, msg.T(msg.PreflightCapsUnreadable), noFix)
 	}
 	mask, err := capBnd(string(status))
 	if err != nil {
-		return Finding{Name: name, Message: err.Error(), Fix: "check /proc/self/status"}
+		return found(name, false, msg.T(msg.PreflightCapsBroken, msg.Detail(err.Error())), msg.T(msg.PreflightCapsBrokenFix, "/proc/self/status"))
 	}
 	if mask&(1<<capSysResource) != 0 {
-		return Finding{Name: name, OK: true, Message: "capability bounding set includes CAP_SYS_RESOURCE: privileged containers work"}
+		return found(name, true, msg.T(msg.PreflightCapsOK, "CAP_SYS_RESOURCE"), noFix)
 	}
 	if dockerOK && info.defaultRuntime != "" && info.defaultRuntime != "runc" && info.defaultRuntime != "io.containerd.runc.v2" {
-		return Finding{Name: name, OK: true, Message: fmt.Sprintf("capability bounding set lacks CAP_SYS_RESOURCE; Docker's default runtime %s filters capabilities", info.defaultRuntime)}
+		return found(name, true, msg.T(msg.PreflightCapsFiltered, "CAP_SYS_RESOURCE", info.defaultRuntime), noFix)
 	}
-	return Finding{Name: name,
-		Message: "capability bounding set lacks CAP_SYS_RESOURCE: privileged containers (kind nodes) will fail with \"unable to apply caps\"",
-		Fix:     "run hack/docker-engine.sh or register a capability-filtering runtime as Docker's default runtime"}
+	return found(name, false, msg.T(msg.PreflightCapsMissing, "CAP_SYS_RESOURCE", "unable to apply caps"),
+		msg.T(msg.PreflightCapsFix, "hack/docker-engine.sh"))
 }
 
 // capBnd parses the CapBnd line of /proc/self/status.
@@ -152,12 +182,12 @@ func capBnd(status string) (uint64, error) {
 
 func cgroupFinding(h host) Finding {
 	if h.exists("/sys/fs/cgroup/cgroup.controllers") {
-		return Finding{Name: "cgroup", OK: true, Message: "cgroup v2"}
+		return found("cgroup", true, msg.T(msg.PreflightCgroup, "v2"), noFix)
 	}
 	if h.exists("/sys/fs/cgroup") {
-		return Finding{Name: "cgroup", OK: true, Message: "cgroup v1: supported (the kubelet is configured with failCgroupV1: false); cgroup v2 is preferred"}
+		return found("cgroup", true, msg.T(msg.PreflightCgroupV1, "v1", "failCgroupV1: false", "v2"), noFix)
 	}
-	return Finding{Name: "cgroup", OK: true, Message: "no /sys/fs/cgroup here (not Linux?): the Docker engine's VM provides cgroups"}
+	return found("cgroup", true, msg.T(msg.PreflightNoCgroup, "/sys/fs/cgroup"), noFix)
 }
 
 func inotifyFinding(h host) Finding {
@@ -165,15 +195,16 @@ func inotifyFinding(h host) Finding {
 	watches, errW := readInt(h, "/proc/sys/fs/inotify/max_user_watches")
 	instances, errI := readInt(h, "/proc/sys/fs/inotify/max_user_instances")
 	if errW != nil || errI != nil {
-		return Finding{Name: name, OK: true, Message: "inotify limits not readable here (not Linux?)"}
+		return found(name, true, msg.T(msg.PreflightInotifyUnreadable), noFix)
 	}
-	msg := fmt.Sprintf("fs.inotify.max_user_watches=%d, max_user_instances=%d", watches, instances)
+	limits := msg.T(msg.PreflightInotify, "fs.inotify.max_user_watches", watches, "max_user_instances", instances)
 	if watches >= MinInotifyWatches && instances >= MinInotifyInstances {
-		return Finding{Name: name, OK: true, Message: msg}
+		return found(name, true, limits, noFix)
 	}
-	return Finding{Name: name,
-		Message: msg + fmt.Sprintf(" (below %d and %d: kubelet and pods may fail with \"too many open files\")", MinInotifyWatches, MinInotifyInstances),
-		Fix:     fmt.Sprintf("sudo sysctl -w fs.inotify.max_user_watches=%d fs.inotify.max_user_instances=%d (persist in /etc/sysctl.d/)", max(watches, MinInotifyWatches), max(instances, MinInotifyInstances))}
+	sysctl := fmt.Sprintf("sudo sysctl -w fs.inotify.max_user_watches=%d fs.inotify.max_user_instances=%d",
+		max(watches, MinInotifyWatches), max(instances, MinInotifyInstances))
+	return found(name, false, msg.T(msg.PreflightInotifyLow, limits, MinInotifyWatches, MinInotifyInstances, "too many open files"),
+		msg.T(msg.PreflightInotifyFix, sysctl, "/etc/sysctl.d/"))
 }
 
 func readInt(h host, name string) (int, error) {
@@ -192,12 +223,12 @@ func diskFinding(h host, info dockerInfo, dockerOK bool) Finding {
 	}
 	free, err := h.freeBytes(path)
 	if err != nil {
-		return Finding{Name: name, OK: true, Message: fmt.Sprintf("free space under %s not measurable from here (%v)", path, err)}
+		return found(name, true, msg.T(msg.PreflightDiskUnmeasurable, path, msg.Detail(err.Error())), noFix)
 	}
-	msg := fmt.Sprintf("%.1f GiB free under %s", float64(free)/(1<<30), path)
+	space := msg.T(msg.PreflightDisk, float64(free)/(1<<30), path)
 	if free >= MinFreeDiskBytes {
-		return Finding{Name: name, OK: true, Message: msg}
+		return found(name, true, space, noFix)
 	}
-	return Finding{Name: name, Message: msg + fmt.Sprintf(" (a lab needs %d GiB)", MinFreeDiskBytes>>30),
-		Fix: "free disk space there (for example `docker system prune`)"}
+	return found(name, false, msg.T(msg.PreflightDiskLow, space, MinFreeDiskBytes>>30),
+		msg.T(msg.PreflightDiskFix, "`docker system prune`"))
 }

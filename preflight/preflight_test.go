@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/labctl/labctl/msg"
 )
 
 // fakeHost is a machine described by its files, existing paths, free bytes
@@ -131,6 +133,35 @@ func TestRunOnThisMachine(t *testing.T) {
 	for _, f := range fs {
 		if f.Name == "" || f.Message == "" || (!f.OK && f.Fix == "") {
 			t.Errorf("incomplete finding %+v", f)
+		}
+	}
+}
+
+// TestFindingsInJapanese: every finding and fix of a machine that lacks
+// everything has Japanese words, the values it names as they are, and the
+// English of logs is what a nil catalogue gives.
+func TestFindingsInJapanese(t *testing.T) {
+	files := goodFiles(withoutResource)
+	files["/proc/sys/fs/inotify/max_user_watches"] = "8192\n"
+	for _, h := range []host{
+		fakeHost(files, []string{"/sys/fs/cgroup"}, 3<<30, "", errors.New("Cannot connect to the Docker daemon")),
+		fakeHost(files, []string{"/sys/fs/cgroup", "/sys/fs/cgroup/cgroup.controllers"}, 3<<30, "28.0.1\trunc\t/srv/docker", nil),
+	} {
+		for _, f := range run(context.Background(), h) {
+			enMsg, enFix := f.Words(nil)
+			if enMsg != f.Message || enFix != f.Fix {
+				t.Errorf("%s: nil catalogue gives %q / %q, want the English %q / %q", f.Name, enMsg, enFix, f.Message, f.Fix)
+			}
+			jaMsg, jaFix := f.Words(msg.New(msg.Japanese))
+			if jaMsg == enMsg && f.Name != "cgroup" {
+				t.Errorf("%s: the Japanese message is the English one: %q", f.Name, jaMsg)
+			}
+			if (jaFix == "") != (enFix == "") || (jaFix != "" && jaFix == enFix) {
+				t.Errorf("%s: Japanese fix %q for English fix %q", f.Name, jaFix, enFix)
+			}
+			if f.Name == "inotify" && !f.OK && !strings.Contains(jaFix, "max_user_watches=524288") {
+				t.Errorf("inotify: the Japanese fix lost the command: %q", jaFix)
+			}
 		}
 	}
 }

@@ -104,6 +104,9 @@ func (p *Progress) Record(l *lab.Lab, id string, passed bool, now time.Time) (Ou
 			if j := p.firstUnpassed(l, i+1); j >= 0 {
 				p.Current = l.Steps[j].ID
 			}
+			if next, done := p.CurrentStep(l); !done {
+				p.MarkStarted(next.ID, now)
+			}
 		}
 	}
 	out.Next, out.Done = p.CurrentStep(l)
@@ -132,6 +135,12 @@ func (p *Progress) Reconcile(l *lab.Lab, digest string) bool {
 			changed = true
 		}
 	}
+	for id := range p.Started {
+		if Index(l, id) < 0 {
+			delete(p.Started, id)
+			changed = true
+		}
+	}
 	if p.Current != "" && Index(l, p.Current) < 0 {
 		p.Current = ""
 		changed = true
@@ -154,6 +163,7 @@ func (p *Progress) StartAt(l *lab.Lab, id string, now time.Time) error {
 	}
 	p.Attempts = nil
 	p.Current = id
+	p.Started = map[string]time.Time{id: now.UTC()}
 	return nil
 }
 
@@ -163,6 +173,32 @@ func (p *Progress) Restart() {
 	p.Passed = nil
 	p.Attempts = nil
 	p.Current = ""
+	p.Started = nil
+}
+
+// RestartAt restarts the progress as Restart does, noting that the
+// learner's new attempt began at now.
+func (p *Progress) RestartAt(now time.Time) {
+	p.Restart()
+	p.Begun = now.UTC()
+}
+
+// MarkStarted notes that step id became the current step at now: audit
+// checks of the step judge what the learner did since.
+func (p *Progress) MarkStarted(id string, now time.Time) {
+	if p.Started == nil {
+		p.Started = map[string]time.Time{}
+	}
+	p.Started[id] = now.UTC()
+}
+
+// StepStart is the start of step id's window: when it became the current
+// step, else when the learner's attempt began (zero: the lab's start).
+func (p *Progress) StepStart(id string) time.Time {
+	if t, ok := p.Started[id]; ok {
+		return t
+	}
+	return p.Begun
 }
 
 // AddGrade appends g to the grade history.

@@ -160,3 +160,48 @@ func TestStartAtAndRestart(t *testing.T) {
 		t.Errorf("after Restart: %+v", p)
 	}
 }
+
+func TestStepStartFollowsTheLearner(t *testing.T) {
+	l := threeSteps()
+	t0 := time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)
+	p := New("lab1")
+	if !p.StepStart("one").IsZero() || !p.StepStart("two").IsZero() {
+		t.Fatalf("a new progress has window starts: %v", p.Started)
+	}
+	// Checking a step that is not current starts nothing.
+	p.Record(l, "two", true, t0)
+	if !p.StepStart("three").IsZero() {
+		t.Errorf("passing step two out of turn started three at %v", p.StepStart("three"))
+	}
+	p.Record(l, "one", false, t0.Add(time.Minute))
+	if !p.StepStart("three").IsZero() {
+		t.Errorf("a failing round started a step: %v", p.Started)
+	}
+	// Passing the current step starts the next one not yet passed.
+	p.Record(l, "one", true, t0.Add(2*time.Minute))
+	if got := p.StepStart("three"); !got.Equal(t0.Add(2 * time.Minute)) {
+		t.Errorf("three started at %v, want when one passed", got)
+	}
+	if err := p.StartAt(l, "two", t0.Add(3*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.StepStart("two"); !got.Equal(t0.Add(3 * time.Minute)) {
+		t.Errorf("after StartAt two, two started at %v", got)
+	}
+	if !p.StepStart("three").IsZero() {
+		t.Errorf("StartAt kept a later step's start: %v", p.Started)
+	}
+	p.RestartAt(t0.Add(4 * time.Minute))
+	for _, id := range []string{"one", "two", "three"} {
+		if got := p.StepStart(id); !got.Equal(t0.Add(4 * time.Minute)) {
+			t.Errorf("after a reset, %s's window starts at %v, want the reset", id, got)
+		}
+	}
+	p.Record(l, "one", true, t0.Add(5*time.Minute))
+	if got := p.StepStart("two"); !got.Equal(t0.Add(5 * time.Minute)) {
+		t.Errorf("two started at %v after one passed", got)
+	}
+	if p.Reconcile(&lab.Lab{Steps: l.Steps[:1]}, "d") && p.Started["two"] != (time.Time{}) {
+		t.Errorf("reconcile kept a removed step's start")
+	}
+}

@@ -37,6 +37,12 @@ type Progress struct {
 	Current string `json:"current,omitempty"`
 	// Passed maps a step id to when its checks first passed.
 	Passed map[string]time.Time `json:"passed,omitempty"`
+	// Started maps a step id to when it became the learner's current
+	// step; audit checks judge what the learner did since then.
+	Started map[string]time.Time `json:"started,omitempty"`
+	// Begun is when the learner's present attempt began (the last reset);
+	// zero when the lab was never reset.
+	Begun time.Time `json:"begun,omitzero"`
 	// Attempts maps a step id to the number of times its checks were run.
 	Attempts map[string]int `json:"attempts,omitempty"`
 	// Grades is the grade history, oldest first.

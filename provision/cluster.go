@@ -34,6 +34,11 @@ type ClusterConfig struct {
 	KubeadmPatches []string
 	// WaitForReady bounds kind's wait for the control plane.
 	WaitForReady time.Duration
+	// AuditDir, when set, is the host directory the API server keeps its
+	// audit log in (see audit.go); AuditPolicy is written there before
+	// the cluster is made.
+	AuditDir    string
+	AuditPolicy []byte
 }
 
 // kindConfig builds the single-node kind cluster configuration.
@@ -44,6 +49,9 @@ func kindConfig(c ClusterConfig) *v1alpha4.Cluster {
 		KubeadmConfigPatches: append([]string(nil), c.KubeadmPatches...),
 	}
 	cfg.Networking.DisableDefaultCNI = c.DisableDefaultCNI
+	if c.AuditDir != "" {
+		addAudit(cfg, c.AuditDir)
+	}
 	v1alpha4.SetDefaultsCluster(cfg)
 	return cfg
 }
@@ -82,6 +90,11 @@ func (k *kind) exists(ctx context.Context) (bool, error) {
 // create makes the cluster. When ctx ends first, the half-made cluster is
 // deleted (kind itself cannot be interrupted) and ctx's error returned.
 func (k *kind) create(ctx context.Context, c ClusterConfig) error {
+	if c.AuditDir != "" {
+		if err := startAuditLog(c.AuditDir, c.AuditPolicy); err != nil {
+			return err
+		}
+	}
 	wait := c.WaitForReady
 	if wait == 0 {
 		wait = 3 * time.Minute

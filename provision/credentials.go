@@ -1,11 +1,17 @@
 package provision
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/labctl/labctl/checks"
 )
@@ -17,11 +23,13 @@ const credentialsFile = "credentials.json"
 
 // savedCredentials are the tokens of one cluster: Node is the ID of its
 // control-plane container, so that credentials of a cluster since
-// recreated are never used.
+// recreated are never used. GraderExpires is when the grader's short-lived
+// token expires.
 type savedCredentials struct {
-	Node    string                 `json:"node"`
-	Grader  checks.KubeCredentials `json:"grader"`
-	Learner identity               `json:"learner"`
+	Node          string                 `json:"node"`
+	Grader        checks.KubeCredentials `json:"grader"`
+	GraderExpires time.Time              `json:"graderExpires,omitzero"`
+	Learner       identity               `json:"learner"`
 }
 
 // loadCredentials returns the saved credentials of the cluster whose
@@ -36,11 +44,18 @@ func loadCredentials(dir, node string) (c savedCredentials, ok bool) {
 		c.Grader.Token == "" || c.Learner.Token == "" {
 		return savedCredentials{}, false
 	}
+	if c.GraderExpires.IsZero() {
+		c.GraderExpires = tokenExpiry(c.Grader.Token)
+	}
 	return c, true
 }
 
-// saveCredentials writes c atomically, readable by its owner only.
+// saveCredentials writes c atomically, readable by its owner only. An
+// unset GraderExpires is read from the grader's token.
 func saveCredentials(dir string, c savedCredentials) error {
+	if c.GraderExpires.IsZero() {
+		c.GraderExpires = tokenExpiry(c.Grader.Token)
+	}
 	b, err := json.Marshal(c)
 	if err != nil {
 		return fmt.Errorf("encoding the lab's credentials: %w", err)
@@ -70,5 +85,93 @@ func forgetCredentials(dir string) error {
 	if err := os.Remove(filepath.Join(dir, credentialsFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing the lab's credentials: %w", err)
 	}
+	return nil
+}
+
+// graderRenewBefore is how much of the grader's token must be left for a
+// check round to use it; a shorter rest is renewed first.
+const graderRenewBefore = 10 * time.Minute
+
+// graderTokenSlack tolerates the API server answering a lifetime a little
+// longer than asked.
+const graderTokenSlack = 5 * time.Minute
+
+// graderNeedsRenewal reports whether a grader token expiring at expires
+// must be replaced at now: its expiry is unknown, less than
+// graderRenewBefore is left, or it lasts longer than labctl issues grader
+// tokens for (one issued by an earlier labctl, valid for a year).
+func graderNeedsRenewal(expires, now time.Time) bool {
+	left := expires.Sub(now)
+	return expires.IsZero() || left < graderRenewBefore || left > graderTokenLifetime+graderTokenSlack
+}
+
+// tokenExpiry reads the expiry (the exp claim) of a service account token,
+// a JWT the API server issued to labctl over TLS; zero when the token is
+// not a JWT with one. The signature is not checked: the API server does,
+// and the expiry only decides when labctl asks for a new token.
+func tokenExpiry(token string) time.Time {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return time.Time{}
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return time.Time{}
+	}
+	var claims struct {
+		Exp int64 `json:"exp"`
+	}
+	if json.Unmarshal(payload, &claims) != nil || claims.Exp <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(claims.Exp, 0).UTC()
+}
+
+// RenewGrader gives the grader a new token when less than
+// graderRenewBefore of its current one is left, and saves it. A session
+// that lasts longer than the grader's token (the shell) calls it before
+// each check round; Connect does already.
+func (e *Env) RenewGrader(ctx context.Context) error {
+	if e.Grader != nil && !graderNeedsRenewal(tokenExpiry(e.Grader.Token), time.Now()) {
+		return nil
+	}
+	node, err := e.Engine.State(ctx, controlPlaneNode(e.Lab.Metadata.Name))
+	if err != nil {
+		return err
+	}
+	if !node.Running {
+		return fmt.Errorf("cluster %s is not running: %w", e.Cluster, ErrNotUp)
+	}
+	dir, err := stateDir(e.Lab.Metadata.Name)
+	if err != nil {
+		return err
+	}
+	return e.renewGrader(ctx, dir, node.ID)
+}
+
+// renewGrader issues the grader a new short-lived token through the
+// admin's credentials (read from the node once) and saves it, with the
+// learner's unchanged token, in dir for the cluster whose node has ID node.
+func (e *Env) renewGrader(ctx context.Context, dir, node string) error {
+	admin, err := e.AdminConfig(ctx)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		return fmt.Errorf("connecting to cluster %s: %w", e.Cluster, err)
+	}
+	grader, err := issueToken(ctx, cs, GraderAccount, admin.CAData, graderTokenLifetime)
+	if err != nil {
+		return fmt.Errorf("renewing the grader's credentials: %w", err)
+	}
+	e.Grader = &checks.KubeCredentials{Server: ControlPlaneServer(e.Lab.Metadata.Name), Token: grader.Token, CAData: grader.CAData}
+	if e.learner.Token == "" {
+		// Nothing to save the grader's token beside: the next call
+		// issues both.
+		return nil
+	}
+	// The saved token only spares the next call a trip to the cluster.
+	_ = saveCredentials(dir, savedCredentials{Node: node, Grader: *e.Grader, GraderExpires: grader.Expires, Learner: e.learner})
 	return nil
 }

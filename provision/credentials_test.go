@@ -1,9 +1,13 @@
 package provision
 
 import (
+	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/labctl/labctl/checks"
 )
@@ -80,5 +84,87 @@ func TestSetupPendingMarker(t *testing.T) {
 	}
 	if setupPending(dir) {
 		t.Error("the mark outlived its clearing")
+	}
+}
+
+// jwt makes a token shaped like the API server's with the given exp claim
+// (none when exp is 0); its signature is not a real one.
+func jwt(exp int64) string {
+	claims := `{"iss":"https://kubernetes.default.svc","sub":"system:serviceaccount:labctl-system:grader"}`
+	if exp != 0 {
+		claims = fmt.Sprintf(`{"exp":%d,"sub":"system:serviceaccount:labctl-system:grader"}`, exp)
+	}
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"RS256"}`)) + "." + enc([]byte(claims)) + ".c2ln"
+}
+
+func TestTokenExpiry(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	if got := tokenExpiry(jwt(at.Unix())); !got.Equal(at) {
+		t.Errorf("tokenExpiry = %v, want %v", got, at)
+	}
+	for _, tok := range []string{"", "opaque-token", jwt(0), "a.!!!.c", "a." + base64.RawURLEncoding.EncodeToString([]byte("[1]")) + ".c"} {
+		if got := tokenExpiry(tok); !got.IsZero() {
+			t.Errorf("tokenExpiry(%q) = %v, want zero (unknown)", tok, got)
+		}
+	}
+}
+
+func TestGraderNeedsRenewal(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		expires time.Time
+		want    bool
+	}{
+		{"just issued", now.Add(time.Hour), false},
+		{"issued a little long", now.Add(time.Hour + 4*time.Minute), false},
+		{"11 minutes left", now.Add(11 * time.Minute), false},
+		{"exactly 10 minutes left", now.Add(10 * time.Minute), false},
+		{"9 minutes left", now.Add(9 * time.Minute), true},
+		{"expired", now.Add(-time.Minute), true},
+		{"unknown", time.Time{}, true},
+		{"a year's token of an earlier labctl", now.Add(300 * 24 * time.Hour), true},
+	} {
+		if got := graderNeedsRenewal(tc.expires, now); got != tc.want {
+			t.Errorf("%s: graderNeedsRenewal = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The saved grader token's expiry is written with it, read from the token
+// when not given, and read from the token of a file that lacks it.
+func TestSavedGraderExpiry(t *testing.T) {
+	dir := t.TempDir()
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	c := savedCredentials{
+		Node:    "node-1",
+		Grader:  checks.KubeCredentials{Token: jwt(at.Unix())},
+		Learner: identity{Token: "learner-token"},
+	}
+	if err := saveCredentials(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, credentialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"graderExpires":"2030-01-02T03:04:05Z"`) {
+		t.Errorf("saved %s, want the grader's expiry in it", b)
+	}
+	given := at.Add(-30 * time.Minute)
+	c.GraderExpires = given
+	if err := saveCredentials(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := loadCredentials(dir, "node-1"); !ok || !got.GraderExpires.Equal(given) {
+		t.Errorf("loaded expiry %v, %v; want the one saved, %v", got.GraderExpires, ok, given)
+	}
+	old := fmt.Sprintf(`{"node":"node-1","grader":{"token":%q},"learner":{"token":"l"}}`, jwt(at.Unix()))
+	if err := os.WriteFile(filepath.Join(dir, credentialsFile), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := loadCredentials(dir, "node-1"); !ok || !got.GraderExpires.Equal(at) {
+		t.Errorf("a file without the expiry: loaded %v, %v; want the token's, %v", got.GraderExpires, ok, at)
 	}
 }

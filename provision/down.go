@@ -12,9 +12,20 @@ import (
 )
 
 // Down removes everything of the lab: its kind cluster and every
-// container, volume and network labelled with it, and nothing else. The
-// lab's progress is kept. It is safe to repeat.
+// container, volume and network labelled with it, the learner's home
+// volume included, and nothing else. The lab's progress is kept. It is safe
+// to repeat. Callers that destroy a learner's home save it first.
 func Down(ctx context.Context, l *lab.Lab) error {
+	return down(ctx, l, false)
+}
+
+// DownKeepingHome is Down that keeps the learner's home volume (labelled
+// role=home), so that a later Up resumes the learner's work.
+func DownKeepingHome(ctx context.Context, l *lab.Lab) error {
+	return down(ctx, l, true)
+}
+
+func down(ctx context.Context, l *lab.Lab, keepHome bool) error {
 	if l == nil || l.Metadata.Name == "" {
 		return errors.New("provision: no lab given")
 	}
@@ -37,7 +48,7 @@ func Down(ctx context.Context, l *lab.Lab) error {
 	// Containers first: volumes and networks in use cannot be removed.
 	for _, kindOrder := range []string{"container", "volume", "network"} {
 		for _, o := range objs {
-			if o.Kind != kindOrder {
+			if o.Kind != kindOrder || (keepHome && o.Kind == "volume" && o.Labels[sandbox.LabelRole] == sandbox.RoleHome) {
 				continue
 			}
 			switch o.Kind {

@@ -35,7 +35,10 @@ func e2eTestLab() *lab.Lab {
 	l.Cluster.Namespaces = []string{"e2e-ns"}
 	l.Sandbox = lab.Sandbox{WorkDir: "/root", Fixtures: "/opt/lab/fixtures"}
 	l.Steps = []lab.Step{
-		{ID: "one", Setup: "echo setup-ran > /root/setup-marker"},
+		{ID: "one", Setup: "echo setup-ran > /root/setup-marker", Checks: []lab.Check{
+			// The grader may read what the lab's checks name, and only that.
+			{Name: "ns", Kube: &lab.KubeCheck{APIVersion: "v1", Kind: "Namespace", Name: "e2e-ns"}},
+		}},
 		{ID: "two", Setup: "exit 1"},
 	}
 	return l
@@ -204,7 +207,7 @@ func TestE2EProvision(t *testing.T) {
 	}
 	cancel()
 	h.opts.Retain = false
-	h.expect("after the interrupted retained up", 1, 1, 1)
+	h.expect("after the interrupted retained up", 2, 1, 1)
 
 	t.Log("first complete up")
 	w = &cancelAt{step: "\x00never", cancel: func() {}}
@@ -215,7 +218,7 @@ func TestE2EProvision(t *testing.T) {
 	if !strings.Contains(w.buf.String(), "✓ Reusing cluster") || !strings.Contains(w.buf.String(), "✓ Ready") {
 		t.Errorf("status lines:\n%s", w.buf.String())
 	}
-	h.expect("after up", 1, 1, 1)
+	h.expect("after up", 2, 1, 1)
 	if code, out := script(t, env, "cat /root/setup-marker"); code != 0 || out != "setup-ran\n" {
 		t.Errorf("step setup: %d %q", code, out)
 	}
@@ -234,7 +237,7 @@ kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes 2>
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.expect("after a second up", 1, 1, 1)
+	h.expect("after a second up", 2, 1, 1)
 	if code, out := script(t, env, "cat /root/work; test -e /root/setup-marker"); code == 0 || out != "learner-work\n" {
 		t.Errorf("a second up re-ran the setup or lost the learner's work: %d %q", code, out)
 	}
@@ -285,7 +288,7 @@ kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes 2>
 	if code, out := script(t, env2, "cat /root/work"); code != 0 || out != "learner-work\n" {
 		t.Errorf("the recreated sandbox lost the home volume: %q", out)
 	}
-	h.expect("after repairing the sandbox", 1, 1, 1)
+	h.expect("after repairing the sandbox", 2, 1, 1)
 	env2.Close()
 
 	// A stopped control plane is not up; the next up deletes and recreates
@@ -304,7 +307,7 @@ kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes 2>
 	if !strings.Contains(w.buf.String(), "✗ Reusing cluster") || !strings.Contains(w.buf.String(), "✓ Repairing cluster") {
 		t.Errorf("repair status lines:\n%s", w.buf.String())
 	}
-	h.expect("after repairing the cluster", 1, 1, 1)
+	h.expect("after repairing the cluster", 2, 1, 1)
 	if code, out := script(t, env3, "cat /root/setup-marker; kubectl get ns e2e-ns -o name"); code != 0 || out != "setup-ran\nnamespace/e2e-ns\n" {
 		t.Errorf("after the cluster repair: %d %q", code, out)
 	}
@@ -326,7 +329,7 @@ kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes 2>
 	if code, out := script(t, env3, "test ! -e /root/work && test ! -e /root/setup-marker && echo clean; kubectl get ns e2e-ns -o name"); code != 0 || out != "clean\nnamespace/e2e-ns\n" {
 		t.Errorf("after RecreateSandbox the home should be new and kubectl should work: %d %q", code, out)
 	}
-	h.expect("after RecreateSandbox", 1, 1, 1)
+	h.expect("after RecreateSandbox", 2, 1, 1)
 	env3.Close()
 
 	t.Log("down")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 	"github.com/labctl/labctl/sandbox"
 )
 
@@ -28,6 +30,9 @@ type Env struct {
 	Engine *sandbox.Engine
 	// Container is the sandbox container's name.
 	Container string
+	// grader is the grader container's name: checks run there, out of the
+	// learner's reach.
+	grader string
 	// Cluster is the kind cluster's name.
 	Cluster string
 	// Grader are the read-only credentials the checker uses, with the API
@@ -71,7 +76,7 @@ func Connect(ctx context.Context, l *lab.Lab, opts ...ConnectOption) (*Env, erro
 
 func connect(ctx context.Context, engine *sandbox.Engine, l *lab.Lab) (*Env, error) {
 	name := l.Metadata.Name
-	env := &Env{Lab: l, Engine: engine, Container: sandbox.ContainerName(name), Cluster: ClusterName(name)}
+	env := newEnv(l, engine)
 	st, err := engine.State(ctx, env.Container)
 	if err != nil {
 		return nil, err
@@ -81,6 +86,19 @@ func connect(ctx context.Context, engine *sandbox.Engine, l *lab.Lab) (*Env, err
 	}
 	if env.settings, err = engine.SandboxSettings(ctx, env.Container); err != nil {
 		return nil, err
+	}
+	if env.settings.CheckerDir, err = checkerDir(name); err != nil {
+		return nil, err
+	}
+	if env.settings.AuditDir, err = AuditDir(name); err != nil {
+		return nil, err
+	}
+	gst, err := engine.State(ctx, env.grader)
+	if err != nil {
+		return nil, err
+	}
+	if !gst.Running {
+		return nil, fmt.Errorf("grader container %s is not running: %w", env.grader, ErrNotUp)
 	}
 	node, err := engine.State(ctx, controlPlaneNode(name))
 	if err != nil {
@@ -99,6 +117,11 @@ func connect(ctx context.Context, engine *sandbox.Engine, l *lab.Lab) (*Env, err
 	if c, ok := loadCredentials(dir, node.ID); ok {
 		env.Grader = &c.Grader
 		env.learner = c.Learner
+		if graderNeedsRenewal(c.GraderExpires, time.Now()) {
+			if err := env.renewGrader(ctx, dir, node.ID); err != nil {
+				return nil, err
+			}
+		}
 		return env, nil
 	}
 	if err := env.issueCredentials(ctx); err != nil {
@@ -108,6 +131,13 @@ func connect(ctx context.Context, engine *sandbox.Engine, l *lab.Lab) (*Env, err
 	// cluster: when they cannot be written, that call issues new ones.
 	_ = env.saveCredentials(dir, node.ID)
 	return env, nil
+}
+
+// newEnv is the Env of lab l, before anything is known of its state.
+func newEnv(l *lab.Lab, engine *sandbox.Engine) *Env {
+	name := l.Metadata.Name
+	return &Env{Lab: l, Engine: engine, Container: sandbox.ContainerName(name),
+		grader: sandbox.GraderName(name), Cluster: ClusterName(name)}
 }
 
 // controlPlaneNode is the container kind runs the lab's single node in.
@@ -160,12 +190,11 @@ func (e *Env) saveCredentials(dir, node string) error {
 // Close releases the Docker connection.
 func (e *Env) Close() error { return e.Engine.Close() }
 
-// checkRoundSlack covers copying the checker in and starting it.
-const checkRoundSlack = 30 * time.Second
-
-// RunChecks runs the checks in one checker round inside the sandbox, with
-// the grader's credentials. The round ends at ctx's deadline or, sooner, at
-// a bound derived from the checks' own timeouts.
+// RunChecks runs the checks in one checker round in the grader container,
+// with the grader's credentials, until ctx ends: callers run it through
+// checks.RunRound, which sets the round's deadline. The results are the
+// checker's verdicts only: names, order and status are verified, and
+// description, points and optional are the lab's (checks.ReadResponse).
 func (e *Env) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
 	if len(cs) == 0 {
 		return nil, nil
@@ -174,24 +203,33 @@ func (e *Env) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, e
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, roundTimeout(cs))
-	defer cancel()
-	resp, err := e.Engine.RunChecker(ctx, e.Container, bin, checks.Request{Root: "/", Kube: e.Grader, Checks: cs})
+	// The grader's token lives an hour: a shell open longer gets a new
+	// one here, when the one it has nears its end.
+	if err := e.RenewGrader(ctx); err != nil {
+		return nil, err
+	}
+	auditDir, since := e.auditRequest(cs)
+	resp, err := e.Engine.RunChecker(ctx, e.grader, bin, checks.Request{
+		Root: "/", Kube: e.Grader, Areas: e.learnerAreas(), Lang: msg.Choose(e.Lab.Metadata.Language, os.Getenv), Checks: cs,
+		ProbeStart: checks.ProbeStartFrom(ctx),
+		AuditDir:   auditDir, Since: since,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("running checks in %s: %w", e.Container, err)
+		return nil, fmt.Errorf("running checks in %s: %w", e.grader, err)
 	}
 	return resp.Results, nil
 }
 
-// roundTimeout bounds a round: the checker runs up to 8 checks at once,
-// each within its timeout (10s by default).
-func roundTimeout(cs []lab.Check) time.Duration {
-	longest := 10 * time.Second
-	for _, c := range cs {
-		longest = max(longest, c.Timeout.Duration)
+// learnerAreas are the directories of the learner's files a check may
+// follow a link into: the home, the work directory and the fixtures.
+func (e *Env) learnerAreas() []string {
+	areas := []string{"/root"}
+	for _, d := range []string{e.Lab.Sandbox.WorkDir, e.Lab.Sandbox.Fixtures} {
+		if d != "" && !slices.Contains(areas, d) {
+			areas = append(areas, d)
+		}
 	}
-	waves := (len(cs) + 7) / 8
-	return time.Duration(waves)*longest + checkRoundSlack
+	return areas
 }
 
 // Exec runs a process in the sandbox and returns its exit code.

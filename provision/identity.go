@@ -32,40 +32,115 @@ const (
 	builtinAdminRole = "admin"
 )
 
-// tokenLifetime is how long the tokens labctl issues stay valid: a lab may
-// stay up for months, and every `labctl up` issues new ones.
-const tokenLifetime = 365 * 24 * time.Hour
+// Lifetimes of the tokens labctl issues. The learner's lasts the lab: a lab
+// may stay up for months, and every `labctl up` issues a new one. The
+// grader's is short, an hour, and renewed by the host when less than
+// graderRenewBefore of it is left (Env.RenewGrader); the API server's
+// shortest is ten minutes.
+const (
+	learnerTokenLifetime = 365 * 24 * time.Hour
+	graderTokenLifetime  = time.Hour
+)
 
-// identity is one service account's credentials.
+// identity is one service account's credentials; Expires is when its token
+// stops being valid.
 type identity struct {
-	Token  string `json:"token"`
-	CAData []byte `json:"caData"`
+	Token   string    `json:"token"`
+	CAData  []byte    `json:"caData"`
+	Expires time.Time `json:"expires,omitzero"`
 }
 
-// setupCluster creates the lab's namespaces, the learner's identity with the
-// lab's access, and the grader's read-everything identity, and issues both
-// a token; ca is the cluster's CA, which their credentials carry. It is
-// idempotent.
+// Labels of the Pod Security Admission controller on a lab namespace.
+const (
+	podSecurityEnforce        = "pod-security.kubernetes.io/enforce"
+	podSecurityEnforceVersion = "pod-security.kubernetes.io/enforce-version"
+	podSecurityWarn           = "pod-security.kubernetes.io/warn"
+	podSecurityWarnVersion    = "pod-security.kubernetes.io/warn-version"
+	podSecurityAudit          = "pod-security.kubernetes.io/audit"
+	podSecurityAuditVersion   = "pod-security.kubernetes.io/audit-version"
+)
+
+// namespaceLabels are the labels of each of the lab's namespaces: the lab's
+// own, and Pod Security Admission enforcing (and warning and auditing) the
+// lab's level at the cluster's latest version. Under the default, baseline,
+// the API server refuses privileged, host namespace and hostPath Pods: the
+// learner, admin of the namespace, has no route from it to the node. Up and
+// reset write them; the learner may not change them (no write on
+// namespaces, see ensureLearnerAdminRole).
+func namespaceLabels(l *lab.Lab) map[string]string {
+	level := l.Cluster.PodSecurity
+	if level == "" {
+		level = lab.DefaultPodSecurity
+	}
+	return map[string]string{
+		sandbox.LabelLab:          l.Metadata.Name,
+		podSecurityEnforce:        level,
+		podSecurityEnforceVersion: "latest",
+		podSecurityWarn:           level,
+		podSecurityWarnVersion:    "latest",
+		podSecurityAudit:          level,
+		podSecurityAuditVersion:   "latest",
+	}
+}
+
+// setupCluster creates the lab's namespaces under Pod Security Admission,
+// the learner's identity with the lab's access, and the grader's identity
+// that may read exactly the objects the lab's checks read, and issues both
+// a token; ca is the cluster's CA, which their credentials carry. Last it
+// deletes kind's bootstrap tokens, which would let anyone on the kind
+// network join a node. It is idempotent.
 func setupCluster(ctx context.Context, cs kubernetes.Interface, ca []byte, l *lab.Lab) (learner, grader identity, err error) {
 	labels := map[string]string{sandbox.LabelLab: l.Metadata.Name}
 	if err := ensureNamespace(ctx, cs, SystemNamespace, labels); err != nil {
 		return learner, grader, err
 	}
 	for _, ns := range l.Cluster.Namespaces {
-		if err := ensureNamespace(ctx, cs, ns, labels); err != nil {
+		if err := ensureNamespace(ctx, cs, ns, namespaceLabels(l)); err != nil {
 			return learner, grader, err
 		}
 	}
 	if err := grantLearner(ctx, cs, l, labels); err != nil {
 		return learner, grader, err
 	}
-	if err := grantGrader(ctx, cs, labels); err != nil {
+	grants, err := graderGrants(ctx, cs.Discovery(), l.KubeReads())
+	if err != nil {
+		return learner, grader, err
+	}
+	if err := grantGrader(ctx, cs, grants, labels); err != nil {
 		return learner, grader, err
 	}
 	if err := ensureDefaultServiceAccounts(ctx, cs, l.Cluster.Namespaces); err != nil {
 		return learner, grader, err
 	}
-	return issueTokens(ctx, cs, ca)
+	if learner, grader, err = issueTokens(ctx, cs, ca); err != nil {
+		return learner, grader, err
+	}
+	return learner, grader, deleteBootstrapTokens(ctx, cs)
+}
+
+// bootstrapTokenType is the type of the Secrets holding kubeadm's bootstrap
+// tokens, which kind leaves in kube-system.
+const bootstrapTokenType = corev1.SecretType("bootstrap.kubernetes.io/token")
+
+// deleteBootstrapTokens deletes every bootstrap token Secret: kind's
+// well-known token would let anything that reaches the API server, the
+// learner's sandbox included, join a node and read what the node may. A
+// lab's cluster never adds nodes.
+func deleteBootstrapTokens(ctx context.Context, cs kubernetes.Interface) error {
+	secrets, err := cs.CoreV1().Secrets(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{FieldSelector: "type=" + string(bootstrapTokenType)})
+	if err != nil {
+		return fmt.Errorf("looking for the cluster's bootstrap tokens: %w", err)
+	}
+	for _, s := range secrets.Items {
+		if s.Type != bootstrapTokenType {
+			continue
+		}
+		err := cs.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, s.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting the cluster's bootstrap token %s: %w", s.Name, err)
+		}
+	}
+	return nil
 }
 
 // fieldManager is the field manager of what labctl writes in a cluster.
@@ -191,32 +266,6 @@ func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labe
 	return apply(ctx, cs.RbacV1().ClusterRoleBindings(), crb, func(cur *rbacv1.ClusterRoleBinding) { cur.Subjects = crb.Subjects })
 }
 
-// grantGrader gives the grader account get, list and watch on everything.
-func grantGrader(ctx context.Context, cs kubernetes.Interface, labels map[string]string) error {
-	if err := ensureAccount(ctx, cs, GraderAccount, labels); err != nil {
-		return err
-	}
-	cr := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: graderRole, Labels: labels},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
-			{NonResourceURLs: []string{"*"}, Verbs: []string{"get"}},
-		},
-	}
-	if err := apply(ctx, cs.RbacV1().ClusterRoles(), cr, func(cur *rbacv1.ClusterRole) { cur.Rules = cr.Rules }); err != nil {
-		return fmt.Errorf("granting the grader read access: %w", err)
-	}
-	crb := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: graderRole, Labels: labels},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: GraderAccount, Namespace: SystemNamespace}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: graderRole},
-	}
-	if err := apply(ctx, cs.RbacV1().ClusterRoleBindings(), crb, func(cur *rbacv1.ClusterRoleBinding) { cur.Subjects = crb.Subjects }); err != nil {
-		return fmt.Errorf("granting the grader read access: %w", err)
-	}
-	return nil
-}
-
 func policyRules(rules []lab.PolicyRule) []rbacv1.PolicyRule {
 	out := make([]rbacv1.PolicyRule, 0, len(rules))
 	for _, r := range rules {
@@ -277,17 +326,18 @@ func apply[T named](ctx context.Context, c client[T], obj T, mutate func(T)) err
 // itself: nothing waits for a controller. Tokens issued before stay valid
 // until they expire or their account is deleted.
 func issueTokens(ctx context.Context, cs kubernetes.Interface, ca []byte) (learner, grader identity, err error) {
-	if learner, err = issueToken(ctx, cs, LearnerAccount, ca); err != nil {
+	if learner, err = issueToken(ctx, cs, LearnerAccount, ca, learnerTokenLifetime); err != nil {
 		return identity{}, identity{}, err
 	}
-	if grader, err = issueToken(ctx, cs, GraderAccount, ca); err != nil {
+	if grader, err = issueToken(ctx, cs, GraderAccount, ca, graderTokenLifetime); err != nil {
 		return identity{}, identity{}, err
 	}
 	return learner, grader, nil
 }
 
-func issueToken(ctx context.Context, cs kubernetes.Interface, account string, ca []byte) (identity, error) {
-	secs := int64(tokenLifetime / time.Second)
+func issueToken(ctx context.Context, cs kubernetes.Interface, account string, ca []byte, lifetime time.Duration) (identity, error) {
+	secs := int64(lifetime / time.Second)
+	asked := time.Now()
 	tr, err := cs.CoreV1().ServiceAccounts(SystemNamespace).CreateToken(ctx, account, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs},
 	}, metav1.CreateOptions{})
@@ -297,5 +347,9 @@ func issueToken(ctx context.Context, cs kubernetes.Interface, account string, ca
 	if tr.Status.Token == "" {
 		return identity{}, fmt.Errorf("issuing a token to %s: the API server answered an empty token", account)
 	}
-	return identity{Token: tr.Status.Token, CAData: ca}, nil
+	expires := tr.Status.ExpirationTimestamp.Time
+	if expires.IsZero() {
+		expires = asked.Add(lifetime)
+	}
+	return identity{Token: tr.Status.Token, CAData: ca, Expires: expires.UTC()}, nil
 }

@@ -14,12 +14,16 @@ type State struct {
 	// APIReady is set when the API server answered the admin credentials.
 	APIReady bool
 	Sandbox  sandbox.ContainerState
+	// Grader is the container the checks run in.
+	Grader sandbox.ContainerState
 	// Objects are the Docker objects labelled with the lab.
 	Objects []sandbox.Object
 }
 
 // Up reports whether the lab is fully up.
-func (s State) Up() bool { return s.ClusterExists && s.APIReady && s.Sandbox.Running }
+func (s State) Up() bool {
+	return s.ClusterExists && s.APIReady && s.Sandbox.Running && s.Grader.Running
+}
 
 // Inspect reports what exists of the lab's environment, changing nothing.
 func Inspect(ctx context.Context, l *lab.Lab) (State, error) {
@@ -34,6 +38,9 @@ func Inspect(ctx context.Context, l *lab.Lab) (State, error) {
 	name := l.Metadata.Name
 	var st State
 	if st.Sandbox, err = engine.State(ctx, sandbox.ContainerName(name)); err != nil {
+		return st, err
+	}
+	if st.Grader, err = engine.State(ctx, sandbox.GraderName(name)); err != nil {
 		return st, err
 	}
 	if st.Objects, err = engine.ListByLabel(ctx, map[string]string{sandbox.LabelLab: name}); err != nil {

@@ -3,6 +3,8 @@ package provision
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,7 +18,9 @@ import (
 // a new cluster answers, and a learner bound to it before then is refused
 // everything. The API server creates the roles it aggregates when it
 // starts, so labctl resolves the aggregation itself and the learner's
-// access works the moment it is granted.
+// access works the moment it is granted. Whatever a role aggregated into
+// admin may add, the learner gets no write on namespaces: a namespace's
+// labels hold its Pod Security level.
 func ensureLearnerAdminRole(ctx context.Context, cs kubernetes.Interface, lbls map[string]string) error {
 	list, err := cs.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -26,6 +30,7 @@ func ensureLearnerAdminRole(ctx context.Context, cs kubernetes.Interface, lbls m
 	if err != nil {
 		return err
 	}
+	rules = withoutNamespaceWrites(rules)
 	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: learnerAdminRole, Labels: lbls}, Rules: rules}
 	if err := apply(ctx, cs.RbacV1().ClusterRoles(), cr, func(cur *rbacv1.ClusterRole) { cur.Rules = rules; cur.Labels = lbls }); err != nil {
 		return fmt.Errorf("granting the learner access: %w", err)
@@ -81,4 +86,49 @@ func aggregatedRules(roles []rbacv1.ClusterRole, name string) ([]rbacv1.PolicyRu
 		return nil, fmt.Errorf("the cluster's %s ClusterRole grants nothing to give the learner", name)
 	}
 	return rules, nil
+}
+
+// withoutNamespaceWrites returns rules with every verb but get, list and
+// watch taken away from the core group's namespaces (and their
+// subresources). RBAC authorizes a write on namespace N against the roles
+// bound in N, so a write on namespaces granted in a lab namespace would let
+// the learner relabel it out of Pod Security. A rule that also covers other
+// resources keeps them as it was; one whose resources are a wildcard keeps
+// its reads only.
+func withoutNamespaceWrites(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+	read := []string{"get", "list", "watch"}
+	out := make([]rbacv1.PolicyRule, 0, len(rules))
+	for _, r := range rules {
+		core := slices.Contains(r.APIGroups, "") || slices.Contains(r.APIGroups, "*")
+		writes := slices.ContainsFunc(r.Verbs, func(v string) bool { return !slices.Contains(read, v) })
+		if !core || !writes || len(r.NonResourceURLs) > 0 {
+			out = append(out, r)
+			continue
+		}
+		if slices.Contains(r.Resources, "*") {
+			r.Verbs = slices.DeleteFunc(slices.Clone(r.Verbs), func(v string) bool { return !slices.Contains(read, v) })
+			if len(r.Verbs) > 0 {
+				out = append(out, r)
+			}
+			continue
+		}
+		isNS := func(res string) bool { return res == "namespaces" || strings.HasPrefix(res, "namespaces/") }
+		ns := slices.DeleteFunc(slices.Clone(r.Resources), func(res string) bool { return !isNS(res) })
+		if len(ns) == 0 {
+			out = append(out, r)
+			continue
+		}
+		rest := r.DeepCopy()
+		rest.Resources = slices.DeleteFunc(slices.Clone(r.Resources), isNS)
+		if len(rest.Resources) > 0 {
+			out = append(out, *rest)
+		}
+		reads := slices.DeleteFunc(slices.Clone(r.Verbs), func(v string) bool { return !slices.Contains(read, v) })
+		if len(reads) > 0 {
+			nsRule := r.DeepCopy()
+			nsRule.Resources, nsRule.Verbs = ns, reads
+			out = append(out, *nsRule)
+		}
+	}
+	return out
 }

@@ -91,3 +91,52 @@ func TestEnsureDefaultServiceAccounts(t *testing.T) {
 		t.Errorf("b's default ServiceAccount: %v", err)
 	}
 }
+
+func TestWithoutNamespaceWrites(t *testing.T) {
+	rule := func(groups, resources, verbs []string) rbacv1.PolicyRule {
+		return rbacv1.PolicyRule{APIGroups: groups, Resources: resources, Verbs: verbs}
+	}
+	core, all := []string{""}, []string{"*"}
+	rw := []string{"get", "list", "watch", "update", "patch"}
+	for _, tc := range []struct {
+		name string
+		in   []rbacv1.PolicyRule
+		want []rbacv1.PolicyRule
+	}{{
+		name: "reads of namespaces stay",
+		in:   []rbacv1.PolicyRule{rule(core, []string{"namespaces"}, []string{"get", "list", "watch"})},
+		want: []rbacv1.PolicyRule{rule(core, []string{"namespaces"}, []string{"get", "list", "watch"})},
+	}, {
+		name: "writes of namespaces go, other resources keep theirs",
+		in:   []rbacv1.PolicyRule{rule(core, []string{"pods", "namespaces", "namespaces/status"}, rw)},
+		want: []rbacv1.PolicyRule{
+			rule(core, []string{"pods"}, rw),
+			rule(core, []string{"namespaces", "namespaces/status"}, []string{"get", "list", "watch"}),
+		},
+	}, {
+		name: "a rule writing only namespaces goes",
+		in:   []rbacv1.PolicyRule{rule(all, []string{"namespaces"}, []string{"patch", "update"})},
+		want: []rbacv1.PolicyRule{},
+	}, {
+		name: "a wildcard of the core group keeps its reads",
+		in:   []rbacv1.PolicyRule{rule(core, all, []string{"*"}), rule(core, all, rw)},
+		want: []rbacv1.PolicyRule{rule(core, all, []string{"get", "list", "watch"})},
+	}, {
+		name: "other groups are untouched",
+		in:   []rbacv1.PolicyRule{rule([]string{"apps"}, all, []string{"*"})},
+		want: []rbacv1.PolicyRule{rule([]string{"apps"}, all, []string{"*"})},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := withoutNamespaceWrites(tc.in)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			for i := range got {
+				if !slices.Equal(got[i].APIGroups, tc.want[i].APIGroups) || !slices.Equal(got[i].Resources, tc.want[i].Resources) ||
+					!slices.Equal(got[i].Verbs, tc.want[i].Verbs) {
+					t.Errorf("rule %d = %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}

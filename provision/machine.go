@@ -3,10 +3,12 @@ package provision
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/msg"
 	"github.com/labctl/labctl/preflight"
 	"github.com/labctl/labctl/status"
 )
@@ -26,9 +28,10 @@ func (r *upRun) preflight(ctx context.Context) error {
 		if f.OK {
 			continue
 		}
-		r.st.Printf("%s: %s", f.Name, f.Message)
-		if f.Fix != "" {
-			r.st.Printf("  fix: %s", f.Fix)
+		message, fix := f.Words(r.opts.Catalog)
+		r.st.Printf("%s: %s", f.Name, message)
+		if fix != "" {
+			r.st.Printf("  %s", r.say(msg.StatusFix, fix))
 		}
 		failed = append(failed, f.Name)
 	}
@@ -77,6 +80,8 @@ func (r *upRun) ensureImages(ctx context.Context) error {
 		DisableDefaultCNI: ks.DisableDefaultCNI,
 		KubeadmPatches:    ks.KubeadmConfigPatches,
 		WaitForReady:      3 * time.Minute,
+		AuditDir:          filepath.Join(r.dir, "audit"),
+		AuditPolicy:       auditPolicy(r.lab),
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 	"github.com/labctl/labctl/progress"
 	"github.com/labctl/labctl/sandbox"
 	"github.com/labctl/labctl/status"
@@ -33,6 +34,8 @@ type Options struct {
 	Retain bool
 	// Status receives one line per step; nil prints nothing.
 	Status *status.Logger
+	// Catalog words the status lines in the learner's language; nil is English.
+	Catalog *msg.Catalog
 	// Log, when set, receives kind's messages and the setup scripts' output.
 	Log io.Writer
 	// NodeImage and SandboxImage override the images (and the lab's own).
@@ -93,7 +96,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		}
 		env = nil
 	}()
-	if err := r.step(ctx, "Checking the machine", r.preflight); err != nil {
+	if err := r.step(ctx, r.say(msg.StatusCheckingMachine), r.preflight); err != nil {
 		return nil, err
 	}
 	if r.engine, err = sandbox.NewEngine(ctx); err != nil {
@@ -103,11 +106,11 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		return nil, err
 	}
 	r.kind = newKind(r.lab.Metadata.Name, filepath.Join(r.dir, "admin.kubeconfig"), opts.Log)
-	if err := r.step(ctx, "Ensuring images", r.ensureImages); err != nil {
+	if err := r.step(ctx, r.say(msg.StatusEnsuringImages), r.ensureImages); err != nil {
 		return nil, err
 	}
-	env = &Env{Lab: r.lab, Engine: r.engine, Container: sandbox.ContainerName(r.lab.Metadata.Name),
-		Cluster: r.kind.name, checkerOverride: opts.CheckerBinary}
+	env = newEnv(r.lab, r.engine)
+	env.checkerOverride = opts.CheckerBinary
 	// The sandbox needs only the cluster's Docker network, which kind makes
 	// first: it is made while kind starts the control plane.
 	sandboxCtx, stopSandbox := context.WithCancel(ctx)
@@ -125,17 +128,21 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		return nil, err
 	}
 	var learner identity
-	if err := r.step(ctx, "Setting up the cluster", func(ctx context.Context) error {
+	if err := r.step(ctx, r.say(msg.StatusSettingUpCluster), func(ctx context.Context) error {
 		var err error
 		learner, err = r.setupCluster(ctx, env)
 		return err
 	}); err != nil {
 		return env, err
 	}
-	if err := r.step(ctx, "Preparing sandbox", func(ctx context.Context) error {
+	if err := r.step(ctx, r.say(msg.StatusPreparingSandbox), func(ctx context.Context) error {
 		res := sandboxMade()
 		if res.fresh {
 			r.fresh = true
+		}
+		if res.repaired != "" {
+			r.st.Start(r.say(msg.StatusRepairingSandbox))
+			r.st.Printf("%s", res.repaired)
 		}
 		if res.err != nil {
 			return res.err
@@ -145,7 +152,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		return env, err
 	}
 	if r.fresh || setupPending(r.dir) {
-		if err := r.step(ctx, "Running step setup", func(ctx context.Context) error {
+		if err := r.step(ctx, r.say(msg.StatusRunningSetup), func(ctx context.Context) error {
 			if err := env.RunStepSetup(ctx, opts.CurrentStep, r.log(), r.log()); err != nil {
 				return err
 			}
@@ -154,7 +161,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 			return env, err
 		}
 	}
-	if err := r.step(ctx, "Ready", env.waitReady); err != nil {
+	if err := r.step(ctx, r.say(msg.StatusReady), env.waitReady); err != nil {
 		return env, err
 	}
 	r.st.End(true)
@@ -168,6 +175,11 @@ func (r *upRun) step(ctx context.Context, title string, fn func(context.Context)
 		return err
 	}
 	return fn(ctx)
+}
+
+// say words a status line in the learner's language.
+func (r *upRun) say(key msg.Key, args ...any) string {
+	return r.opts.Catalog.Say(key, args...)
 }
 
 func (r *upRun) log() io.Writer {
@@ -193,11 +205,11 @@ func (r *upRun) rollback() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	r.st.Start("Removing what this run created")
+	r.st.Start(r.say(msg.StatusRollingBack))
 	ok := true
 	for i := len(r.undos) - 1; i >= 0; i-- {
 		if err := r.undos[i].fn(ctx); err != nil {
-			r.st.Printf("could not remove %s: %v", r.undos[i].what, err)
+			r.st.Printf("%s", r.say(msg.StatusCouldNotRemove, r.undos[i].what, err))
 			ok = false
 		}
 	}
@@ -209,11 +221,11 @@ func (r *upRun) rollback() {
 func (r *upRun) ensureCluster(ctx context.Context) error {
 	exists, err := r.kind.exists(ctx)
 	if err != nil {
-		r.st.Start("Checking cluster")
+		r.st.Start(r.say(msg.StatusCheckingCluster))
 		return err
 	}
 	if exists {
-		r.st.Start("Reusing cluster")
+		r.st.Start(r.say(msg.StatusReusingCluster))
 		if cfg, err := r.kind.adminConfig(ctx); err == nil && apiReady(ctx, cfg) == nil {
 			return nil
 		}
@@ -221,12 +233,12 @@ func (r *upRun) ensureCluster(ctx context.Context) error {
 			return err
 		}
 		r.st.End(false)
-		r.st.Start("Repairing cluster (deleting and recreating it)")
+		r.st.Start(r.say(msg.StatusRepairingCluster))
 		if err := r.kind.delete(ctx); err != nil {
 			return err
 		}
 	} else {
-		r.st.Start("Creating cluster")
+		r.st.Start(r.say(msg.StatusCreatingCluster))
 	}
 	r.fresh = true
 	if err := markSetupPending(r.dir); err != nil {
@@ -272,10 +284,12 @@ func (r *upRun) setupCluster(ctx context.Context, env *Env) (identity, error) {
 }
 
 // sandboxResult is the outcome of createSandbox; fresh is set when it made
-// a new home volume.
+// a new home volume, repaired says why it recreated a sandbox that no longer
+// ran commands.
 type sandboxResult struct {
-	fresh bool
-	err   error
+	fresh    bool
+	repaired string
+	err      error
 }
 
 // createSandbox ensures the home volume and the container, once the
@@ -304,6 +318,9 @@ func (r *upRun) createSandbox(ctx context.Context, env *Env, clusterDone <-chan 
 		return sandboxResult{err: err}
 	}
 	settings.CheckerDir = dir
+	if settings.AuditDir, err = AuditDir(name); err != nil {
+		return sandboxResult{err: err}
+	}
 	spec, err := sandbox.BuildSpec(settings)
 	if err != nil {
 		return sandboxResult{err: err}
@@ -325,12 +342,33 @@ func (r *upRun) createSandbox(ctx context.Context, env *Env, clusterDone <-chan 
 		}
 		r.created("volume "+vol, func(ctx context.Context) error { return r.engine.RemoveVolume(ctx, vol) })
 	}
+	if res.repaired, err = r.repairSandbox(ctx, spec.Name); err != nil {
+		return sandboxResult{fresh: res.fresh, err: err}
+	}
 	made, err = r.engine.EnsureSandbox(ctx, spec)
 	if made {
 		r.created("container "+spec.Name, func(ctx context.Context) error { return r.engine.Remove(ctx, spec.Name) })
 	}
-	res.err = err
+	if err != nil {
+		res.err = err
+		return res
+	}
+	res.err = r.ensureGrader(ctx, settings)
 	return res
+}
+
+// ensureGrader makes the grader container run beside the sandbox: it mounts
+// the home volume, so it comes after it.
+func (r *upRun) ensureGrader(ctx context.Context, settings sandbox.Settings) error {
+	spec, err := sandbox.BuildGraderSpec(settings)
+	if err != nil {
+		return err
+	}
+	made, err := r.engine.EnsureSandbox(ctx, spec)
+	if made {
+		r.created("container "+spec.Name, func(ctx context.Context) error { return r.engine.Remove(ctx, spec.Name) })
+	}
+	return err
 }
 
 // networkPoll is how often createSandbox looks for the kind network.

@@ -2,12 +2,14 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
@@ -44,14 +46,15 @@ func (e *StuckNamespacesError) Error() string {
 
 // ResetNamespaces puts the lab's namespaces back to how up left them. What
 // Kubernetes and labctl's setup put in a namespace (the default
-// ServiceAccount, the kube-root-ca.crt ConfigMap, the learner's Role and
-// RoleBinding) is kept while unchanged; every other object of every
+// ServiceAccount, the kube-root-ca.crt ConfigMap, the learner's and the
+// grader's Roles and RoleBindings) is kept while unchanged; every other object of every
 // namespaced type the cluster lists is deleted, pods without a grace
 // period, and waited for (bounded). This is what deleting the namespace
 // does, without the namespace controller's slow sweep. When discovery
 // cannot say what types exist, or a namespace is already terminating, the
-// namespace is deleted and waited for instead. Either way the namespaces
-// and the learner's access are then ensured. What does not go away in time
+// namespace is deleted and waited for instead. Either way the namespaces,
+// with their Pod Security labels, and the learner's and the grader's access
+// are then ensured. What does not go away in time
 // is reported in a *StuckObjectsError or *StuckNamespacesError, not waited
 // on.
 func ResetNamespaces(ctx context.Context, env *Env) error {
@@ -87,10 +90,17 @@ type nsReset struct {
 	lab  *lab.Lab
 	wait time.Duration
 	poll time.Duration
+	// grader holds the rules of the grader's Role in each lab namespace.
+	grader map[string][]rbacv1.PolicyRule
 }
 
 func (r *nsReset) run(ctx context.Context) error {
 	nss := r.lab.Cluster.Namespaces
+	grants, err := graderGrants(ctx, r.disc, r.lab.KubeReads())
+	if err != nil {
+		return err
+	}
+	_, r.grader = graderPolicy(grants, func(string) bool { return true })
 	gvrs, err := r.resourceTypes(ctx)
 	if err != nil {
 		return err
@@ -119,11 +129,14 @@ func (r *nsReset) run(ctx context.Context) error {
 	}
 	labels := r.labels()
 	for _, ns := range nss {
-		if err := ensureNamespace(ctx, r.cs, ns, labels); err != nil {
+		if err := ensureNamespace(ctx, r.cs, ns, namespaceLabels(r.lab)); err != nil {
 			return err
 		}
 	}
 	if err := grantLearner(ctx, r.cs, r.lab, labels); err != nil {
+		return err
+	}
+	if err := grantGrader(ctx, r.cs, grants, labels); err != nil {
 		return err
 	}
 	return ensureDefaultServiceAccounts(ctx, r.cs, nss)
@@ -184,8 +197,9 @@ func (r *nsReset) waitGone(ctx context.Context, nss []string) error {
 	return nil
 }
 
-// RecreateSandbox replaces the sandbox container and its home volume with
-// new, empty ones made with the same settings, and writes the learner's
+// RecreateSandbox replaces the sandbox container, its home volume and the
+// grader container with new ones made with the same settings (the home
+// empty), and writes the learner's
 // kubeconfig in. Back up /root first (Engine.CopyOut) if it matters.
 func RecreateSandbox(ctx context.Context, env *Env) error {
 	name := env.Lab.Metadata.Name
@@ -193,7 +207,15 @@ func RecreateSandbox(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	if err := env.Engine.Remove(ctx, env.Container); err != nil {
+	graderSpec, err := sandbox.BuildGraderSpec(env.settings)
+	if err != nil {
+		return err
+	}
+	// The grader mounts the home volume too: both go before the volume,
+	// and both come back, at the same time.
+	if err := both(ctx,
+		func(ctx context.Context) error { return env.Engine.Remove(ctx, env.Container) },
+		func(ctx context.Context) error { return env.Engine.Remove(ctx, env.grader) }); err != nil {
 		return err
 	}
 	vol := sandbox.VolumeName(name)
@@ -203,7 +225,9 @@ func RecreateSandbox(ctx context.Context, env *Env) error {
 	if _, err := env.Engine.EnsureVolume(ctx, vol, sandbox.Labels(name, sandbox.RoleHome)); err != nil {
 		return err
 	}
-	if _, err := env.Engine.EnsureSandbox(ctx, spec); err != nil {
+	if err := both(ctx,
+		func(ctx context.Context) error { _, err := env.Engine.EnsureSandbox(ctx, spec); return err },
+		func(ctx context.Context) error { _, err := env.Engine.EnsureSandbox(ctx, graderSpec); return err }); err != nil {
 		return err
 	}
 	if env.learner.Token == "" {
@@ -215,4 +239,12 @@ func RecreateSandbox(ctx context.Context, env *Env) error {
 		return err
 	}
 	return nil
+}
+
+// both runs f and g at the same time and returns their errors joined.
+func both(ctx context.Context, f, g func(context.Context) error) error {
+	errc := make(chan error, 1)
+	go func() { errc <- g(ctx) }()
+	err := f(ctx)
+	return errors.Join(err, <-errc)
 }

@@ -104,9 +104,23 @@ var listDelete = []string{"create", "delete", "deletecollection", "get", "list",
 // default ServiceAccount, kube-root-ca.crt and the learner's binding.
 func resetFixture(t *testing.T) (*nsReset, *fake.Clientset, *trackerStore) {
 	t.Helper()
+	return resetFixtureOf(t, testLab())
+}
+
+// resetFixtureOf is resetFixture of the lab l.
+func resetFixtureOf(t *testing.T, l *lab.Lab) (*nsReset, *fake.Clientset, *trackerStore) {
+	t.Helper()
 	cs := fakeCluster()
 	ctx := context.Background()
-	l := testLab()
+	cs.Fake.Resources = []*metav1.APIResourceList{
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{
+			resource("configmaps", listDelete...), resource("serviceaccounts", listDelete...), resource("pods", listDelete...),
+			{Name: "bindings", Namespaced: true, Kind: "Binding", Verbs: []string{"create"}},
+		}},
+		{GroupVersion: "rbac.authorization.k8s.io/v1", APIResources: []metav1.APIResource{
+			resource("rolebindings", listDelete...), resource("roles", listDelete...),
+		}},
+	}
 	if _, _, err := setupCluster(ctx, cs, []byte("CA"), l); err != nil {
 		t.Fatal(err)
 	}
@@ -118,15 +132,6 @@ func resetFixture(t *testing.T) (*nsReset, *fake.Clientset, *trackerStore) {
 				Annotations: map[string]string{"kubernetes.io/description": "the cluster's CA"}},
 			Data: map[string]string{"ca.crt": "CA"},
 		}, byController)
-	}
-	cs.Fake.Resources = []*metav1.APIResourceList{
-		{GroupVersion: "v1", APIResources: []metav1.APIResource{
-			resource("configmaps", listDelete...), resource("serviceaccounts", listDelete...), resource("pods", listDelete...),
-			{Name: "bindings", Namespaced: true, Kind: "Binding", Verbs: []string{"create"}},
-		}},
-		{GroupVersion: "rbac.authorization.k8s.io/v1", APIResources: []metav1.APIResource{
-			resource("rolebindings", listDelete...), resource("roles", listDelete...),
-		}},
 	}
 	cs.ClearActions()
 	store := &trackerStore{cs: cs}
@@ -350,5 +355,55 @@ func TestResetNamespacesStuckObject(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "kubectl -n argo get configmaps/held -o yaml") {
 		t.Errorf("message lacks the way to look: %v", err)
+	}
+}
+
+// TestResetNamespacesGraderAndPodSecurity: the grader's Role and binding
+// in a lab namespace are kept as up made them, put back when the learner
+// changed them, and the namespace's Pod Security labels are restored.
+func TestResetNamespacesGraderAndPodSecurity(t *testing.T) {
+	ctx := context.Background()
+	reading := func() *lab.Lab {
+		l := testLab()
+		l.Steps = []lab.Step{{ID: "s", Checks: []lab.Check{{Name: "cm",
+			Kube: &lab.KubeCheck{APIVersion: "v1", Kind: "ConfigMap", Namespace: "argo", Name: "settings"}}}}}
+		return l
+	}
+	r, cs, store := resetFixtureOf(t, reading())
+	if err := r.run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if del := store.deleted(); len(del) != 0 {
+		t.Errorf("a pristine lab lost %v", del)
+	}
+	want, err := cs.RbacV1().Roles("argo").Get(ctx, graderRole, metav1.GetOptions{})
+	if err != nil || len(want.Rules) != 1 || !slices.Equal(want.Rules[0].ResourceNames, []string{"settings"}) {
+		t.Fatalf("the grader's role in argo = %+v, %v", want, err)
+	}
+
+	r, cs, store = resetFixtureOf(t, reading())
+	role, _ := cs.RbacV1().Roles("argo").Get(ctx, graderRole, metav1.GetOptions{})
+	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}})
+	cs.RbacV1().Roles("argo").Update(ctx, role, metav1.UpdateOptions{})
+	cs.RbacV1().RoleBindings("argo").Delete(ctx, graderRole, metav1.DeleteOptions{})
+	ns, _ := cs.CoreV1().Namespaces().Get(ctx, "argo", metav1.GetOptions{})
+	ns.Labels[podSecurityEnforce] = "privileged"
+	cs.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
+	if err := r.run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := store.deleted(); !slices.Equal(got, []string{"argo/roles/" + graderRole}) {
+		t.Errorf("deleted %v, want the grader's changed role", got)
+	}
+	role, err = cs.RbacV1().Roles("argo").Get(ctx, graderRole, metav1.GetOptions{})
+	if err != nil || len(role.Rules) != 1 || role.Rules[0].Resources[0] != "configmaps" {
+		t.Errorf("the grader's role after reset = %+v, %v; want get on ConfigMap settings only", role, err)
+	}
+	if _, err := cs.RbacV1().RoleBindings("argo").Get(ctx, graderRole, metav1.GetOptions{}); err != nil {
+		t.Errorf("the grader's binding was not restored: %v", err)
+	}
+	ns, _ = cs.CoreV1().Namespaces().Get(ctx, "argo", metav1.GetOptions{})
+	if ns.Labels[podSecurityEnforce] != lab.PodSecurityBaseline {
+		t.Errorf("argo enforces %q after reset, want baseline", ns.Labels[podSecurityEnforce])
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/textsafe"
 )
 
 type junitSuites struct {
@@ -64,27 +65,30 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			Name:      s.ID,
 			Timestamp: r.GradedAt.UTC().Format(time.RFC3339),
 			Properties: []junitProperty{
-				{Name: "title", Value: s.Title},
+				{Name: "title", Value: textsafe.EscapeLine(s.Title)},
 				{Name: "lab.digest", Value: r.Lab.Digest},
 			},
 		}
 		var suiteMs int64
 		for _, c := range s.Checks {
-			tc := junitCase{Name: c.Name, Classname: r.Lab.Name + "." + s.ID, Time: seconds(c.DurationMs)}
-			text := c.Message
+			tc := junitCase{Name: textsafe.EscapeLine(c.Name), Classname: r.Lab.Name + "." + s.ID, Time: seconds(c.DurationMs)}
+			// Messages quote the learner's text: escaped, they cannot
+			// hold a character XML 1.0 forbids or steer a terminal.
+			message := textsafe.Escape(c.Message)
+			text := message
 			if c.Description != "" {
-				text = c.Description + "\n" + c.Message
+				text = textsafe.Escape(c.Description) + "\n" + message
 			}
 			switch {
 			case c.Status == checks.Pass:
 			case c.Optional:
-				tc.Skipped = &junitProblem{Message: fmt.Sprintf("optional check did not pass (%s): %s", c.Status, c.Message)}
+				tc.Skipped = &junitProblem{Message: fmt.Sprintf("optional check did not pass (%s): %s", c.Status, message)}
 				suite.Skipped++
 			case c.Status == checks.Fail:
-				tc.Failure = &junitProblem{Message: c.Message, Type: "fail", Text: text}
+				tc.Failure = &junitProblem{Message: message, Type: "fail", Text: text}
 				suite.Failures++
 			default:
-				tc.Error = &junitProblem{Message: c.Message, Type: "error", Text: text}
+				tc.Error = &junitProblem{Message: message, Type: "error", Text: text}
 				suite.Errors++
 			}
 			suite.Tests++

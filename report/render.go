@@ -9,6 +9,7 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/msg"
+	"github.com/labctl/labctl/textsafe"
 )
 
 // Format is a rendering of a report.
@@ -135,20 +136,21 @@ func WriteText(w io.Writer, r *Report, c *msg.Catalog) error {
 			if ch.Status == checks.Pass {
 				earned = ch.Points
 			}
-			line := ch.Name
+			line := textsafe.EscapeLine(ch.Name)
 			if ch.Description != "" {
-				line += ": " + ch.Description
+				line += ": " + textsafe.EscapeLine(ch.Description)
 			}
 			if ch.Optional {
 				line += " " + c.Optional
 			}
 			fmt.Fprintf(b, "%s    %s %s\n", pad(points(earned, ch.Points)), Mark(ch.Status), line)
 			if ch.Status != checks.Pass && ch.Message != "" {
-				for _, l := range strings.Split(strings.TrimRight(ch.Message, "\n"), "\n") {
+				for _, l := range strings.Split(strings.TrimRight(textsafe.Escape(ch.Message), "\n"), "\n") {
 					fmt.Fprintf(b, "%s      %s\n", indent, l)
 				}
 			}
 		}
+		b.WriteString(MistakeText(s.Mistakes, c, indent+"    "))
 	}
 	sum := r.Summary()
 	fmt.Fprintf(b, c.Score+"\n", r.Score, r.MaxScore)

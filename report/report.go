@@ -31,6 +31,11 @@
 //	      "durationMs":  integer,
 //	      "points":      integer,  // what the check is worth
 //	      "optional":    boolean
+//	    }],
+//	    "mistakes": [{       // the step's declared mistakes whose fails are
+//	      "name":        string, // exactly the checks that failed; [] when
+//	      "description": string, // none is, or a check could not run
+//	      "explain":     string
 //	    }]
 //	  }]
 //	}
@@ -81,6 +86,8 @@ type Step struct {
 	Title  string  `json:"title"`
 	Passed bool    `json:"passed"`
 	Checks []Check `json:"checks"`
+	// Mistakes are the known mistakes the failing checks look like.
+	Mistakes []Mistake `json:"mistakes"`
 }
 
 // Check is the result of one check.
@@ -152,7 +159,8 @@ func Build(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]c
 		sum := Summarize(rs)
 		r.Score += sum.Score
 		r.MaxScore += sum.MaxScore
-		st := Step{ID: s.ID, Title: s.Title, Passed: sum.Passed(), Checks: make([]Check, 0, len(rs))}
+		st := Step{ID: s.ID, Title: s.Title, Passed: sum.Passed(), Checks: make([]Check, 0, len(rs)),
+			Mistakes: LikelyMistakes(&s, rs)}
 		if !st.Passed {
 			r.Passed = false
 		}

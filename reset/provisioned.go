@@ -7,6 +7,7 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/status"
 )
@@ -58,7 +59,7 @@ func (p *Provisioned) RecreateCluster(ctx context.Context) error {
 	if st == nil {
 		st = status.Discard()
 	}
-	st.Start("Removing the lab's cluster and sandbox")
+	st.Start(p.up.Catalog.Say(msg.StatusRemovingCluster))
 	if err := provision.Down(ctx, p.env.Lab); err != nil {
 		st.End(false)
 		return err

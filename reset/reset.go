@@ -11,13 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 	"github.com/labctl/labctl/progress"
 )
 
@@ -65,12 +65,15 @@ type Options struct {
 	To string
 	// Status prints the stages; nil prints nothing.
 	Status Status
+	// Catalog words the stages in the learner's language; nil is English.
+	Catalog *msg.Catalog
 	// ScriptOutput, when set, receives the output of setup and solve
 	// scripts as they run; it is always kept for the error of a script that
 	// fails.
 	ScriptOutput io.Writer
 	// NoBackup skips saving /root first: for an environment whose home
-	// holds nothing worth keeping, such as the one `labctl test` makes.
+	// holds nothing worth keeping, such as the one `labctl test` makes, or
+	// a learner who chose to lose a /root too big to save (--no-backup).
 	NoBackup bool
 	// Now is time.Now outside tests.
 	Now func() time.Time
@@ -137,7 +140,7 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 	res = &Result{}
 
 	if !o.NoBackup {
-		if err := stage("Saving your /root", func() error {
+		if err := stage(o.Catalog.Say(msg.StatusSavingHome), func() error {
 			res.Backup, err = backup(ctx, env, filepath.Join(o.Store.Dir(), "backups"), now())
 			return err
 		}); err != nil {
@@ -149,13 +152,13 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 			return res, fmt.Errorf("recreating the lab's environment: %w", err)
 		}
 	} else {
-		if err := stage("Recreating the sandbox and the lab's namespaces", func() error { return recreate(ctx, env) }); err != nil {
+		if err := stage(o.Catalog.Say(msg.StatusRecreatingSandbox), func() error { return recreate(ctx, env) }); err != nil {
 			return res, err
 		}
 	}
 
 	restart := func(p *progress.Progress) error {
-		p.Restart()
+		p.RestartAt(now())
 		p.UpdatedAt = now().UTC()
 		return nil
 	}
@@ -187,7 +190,7 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 	}
 	cur := &o.Lab.Steps[target]
 	add(cur, "setup", cur.Setup)
-	if err := runScripts(ctx, env, replay, st, o.ScriptOutput); err != nil {
+	if err := runScripts(ctx, env, replay, st, o.Catalog, o.ScriptOutput); err != nil {
 		return res, err
 	}
 	if o.To != "" {
@@ -223,45 +226,6 @@ func recreate(ctx context.Context, env Environment) error {
 	return errors.Join(sbErr, nsErr)
 }
 
-// backup writes the sandbox's /root to dir/root-<UTC timestamp>.tar through
-// a temporary file, so that a backup that fails halfway leaves no file that
-// looks whole.
-func backup(ctx context.Context, env Environment, dir string, at time.Time) (string, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	name := filepath.Join(dir, "root-"+at.UTC().Format("20060102T150405Z")+".tar")
-	f, err := os.CreateTemp(dir, ".root-*.tar.tmp")
-	if err != nil {
-		return "", err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := env.BackupHome(ctx, f); err != nil {
-		return "", err
-	}
-	if err := f.Sync(); err != nil {
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(name); err == nil {
-		return "", fmt.Errorf("%s exists already; wait a second and try again", name)
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		return "", err
-	}
-	ok = true
-	return name, nil
-}
-
 // tailSize is how much of a failed script's output its error keeps.
 const tailSize = 2048
 
@@ -270,7 +234,7 @@ type script struct{ step, kind, text string }
 
 // runScripts runs the scripts in order, in one go, with a status line for
 // each, and stops at the first that fails.
-func runScripts(ctx context.Context, env Environment, scripts []script, st Status, out io.Writer) error {
+func runScripts(ctx context.Context, env Environment, scripts []script, st Status, c *msg.Catalog, out io.Writer) error {
 	if len(scripts) == 0 {
 		return nil
 	}
@@ -291,7 +255,11 @@ func runScripts(ctx context.Context, env Environment, scripts []script, st Statu
 		}
 		running = i
 		buf.Reset()
-		st.Start(fmt.Sprintf("Running the %s script of step %s", scripts[i].kind, scripts[i].step))
+		key := msg.StatusRunningSolveOf
+		if scripts[i].kind == "setup" {
+			key = msg.StatusRunningSetupOf
+		}
+		st.Start(c.Say(key, scripts[i].step))
 	}
 	failed, code, err := env.RunScripts(ctx, texts, w, w, started)
 	if running >= 0 {

@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 	"github.com/labctl/labctl/progress"
 )
 
@@ -368,5 +370,36 @@ func TestResetRepairsCorruptProgress(t *testing.T) {
 	}
 	if _, err := o.Store.Load("lab1"); err != nil {
 		t.Errorf("after reset the progress must load: %v", err)
+	}
+}
+
+// TestResetSpeaksTheCatalogsLanguage: with a Japanese catalogue every
+// stage, scripts included, is a Japanese line; the step's id stays as it is.
+func TestResetSpeaksTheCatalogsLanguage(t *testing.T) {
+	o := options(t)
+	seedProgress(t, o)
+	rec := &recorder{}
+	o.Status, o.Catalog, o.To = rec, msg.New(msg.Japanese), "two"
+	if _, err := Run(context.Background(), &fakeEnv{}, o); err != nil {
+		t.Fatal(err)
+	}
+	var starts []string
+	for _, l := range rec.lines {
+		if s, ok := strings.CutPrefix(l, "start "); ok {
+			starts = append(starts, s)
+		}
+	}
+	want := []string{
+		"/root を保存しています",
+		"サンドボックスとラボのネームスペースを作り直しています",
+		"ステップ one の準備スクリプトを実行しています",
+	}
+	if len(starts) < len(want)+1 || !slices.Equal(starts[:len(want)], want) {
+		t.Fatalf("status lines %q, want them to begin with %q", starts, want)
+	}
+	for _, s := range starts {
+		if strings.Contains(s, "Running") || strings.Contains(s, "Saving") {
+			t.Errorf("an English status line in a Japanese reset: %q", s)
+		}
 	}
 }

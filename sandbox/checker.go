@@ -23,10 +23,10 @@ const CheckerPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
 // ErrNotStatic says the labctl binary cannot run inside the sandbox.
 var ErrNotStatic = errors.New("labctl must be built static (CGO_ENABLED=0 make build)")
 
-// CheckerBinary returns the path of the binary copied into the sandbox to
+// CheckerBinary returns the path of the binary placed in the grader to
 // run checks: override when set (the checker-binary setting), else the
-// running labctl. It must be a static ELF executable, since the sandbox's
-// libraries are the learner's.
+// running labctl. It must be a static ELF executable, since the grader's
+// libraries are the sandbox image's, not the host's.
 func CheckerBinary(override string) (string, error) {
 	p := override
 	if p == "" {
@@ -66,11 +66,11 @@ type CheckerRound struct {
 }
 
 // runChecker places the static binary at checkerPath, under a fresh name, in
-// the host directory that the sandbox mounts read-only at CheckerMount, runs
-// it once as root in / with only CheckerPath in its environment and stdin as
-// its input, and removes it on the host. The learner, root in the sandbox,
-// can neither write to that mount nor replace it, and nothing of the
-// sandbox's own is run to place or remove the binary.
+// the host directory that the grader container mounts read-only at
+// CheckerMount, runs it once there as root in / with only CheckerPath in its
+// environment and stdin as its input, and removes it on the host. The
+// grader shares no namespace with the sandbox: no process of the learner's
+// can see the checker, its pipes or that directory.
 func (e *Engine) runChecker(ctx context.Context, containerName, checkerPath string, args []string, stdin []byte) (CheckerRound, error) {
 	dir, env, err := e.checkerSetting(ctx, containerName)
 	if err != nil {
@@ -123,7 +123,7 @@ func (e *Engine) checkerSetting(ctx context.Context, containerName string) (dir 
 		}
 	}
 	if dir == "" {
-		return "", nil, fmt.Errorf("container %s has no read-only checker mount at %s: run `labctl up` to recreate the sandbox", containerName, CheckerMount)
+		return "", nil, fmt.Errorf("container %s has no read-only checker mount at %s: run `labctl up` to recreate it", containerName, CheckerMount)
 	}
 	var defined []string
 	if c.Config != nil {

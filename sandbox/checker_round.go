@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,47 +9,33 @@ import (
 	"github.com/labctl/labctl/checks"
 )
 
-// RunChecker runs one checker round in the container: the static binary at
-// checkerPath is copied in under a fresh random directory, run once as
-// `labctl __check` with req on stdin and a cleared environment, and removed.
-// When ctx ends first, every check is reported as an error: the checker's
-// partial output is not trusted.
-func (e *Engine) RunChecker(ctx context.Context, containerName, checkerPath string, req checks.Request) (checks.Response, error) {
+// RunChecker runs one checker round in the grader container: the static
+// binary at checkerPath is placed under a fresh name on the grader's
+// read-only checker mount, run once as `labctl __check` with req on stdin
+// and a cleared environment, and removed. When ctx ends first, every check
+// is reported as an error: the checker's partial output is not trusted.
+// The answer is read by checks.ReadResponse, which keeps only what the
+// checker alone can know.
+func (e *Engine) RunChecker(ctx context.Context, graderName, checkerPath string, req checks.Request) (checks.Response, error) {
 	in, err := json.Marshal(req)
 	if err != nil {
 		return checks.Response{}, fmt.Errorf("encoding the check request: %w", err)
 	}
-	round, err := e.runChecker(ctx, containerName, checkerPath, []string{"__check"}, in)
+	round, err := e.runChecker(ctx, graderName, checkerPath, []string{"__check"}, in)
 	if err != nil {
 		return checks.Response{}, err
 	}
 	if round.Overran {
 		return allErrors(req, fmt.Sprintf("the checker did not finish before its deadline (%v)", ctx.Err())), nil
 	}
-	return decodeResponse(req, round)
-}
-
-// decodeResponse reads the checker's answer, which must hold one result per
-// requested check, in order.
-func decodeResponse(req checks.Request, round CheckerRound) (checks.Response, error) {
 	if round.ExitCode != 0 {
-		return checks.Response{}, fmt.Errorf("the checker exited with status %d: %s", round.ExitCode, firstLines(round.Stderr))
+		return checks.Response{}, WithDetail(fmt.Errorf("the checker exited with status %d: %s", round.ExitCode, FirstLine(round.Stderr)), round.Stderr)
 	}
-	var resp checks.Response
-	dec := json.NewDecoder(bytes.NewReader(round.Stdout))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&resp); err != nil {
-		return checks.Response{}, fmt.Errorf("reading the checker's answer: %w (stderr: %s)", err, firstLines(round.Stderr))
+	rs, err := checks.ReadResponse(req.Checks, round.Stdout)
+	if err != nil {
+		return checks.Response{}, err
 	}
-	if len(resp.Results) != len(req.Checks) {
-		return checks.Response{}, fmt.Errorf("the checker answered %d results for %d checks", len(resp.Results), len(req.Checks))
-	}
-	for i, r := range resp.Results {
-		if r.Name != req.Checks[i].Name {
-			return checks.Response{}, fmt.Errorf("the checker's result %d is for %q, not %q", i, r.Name, req.Checks[i].Name)
-		}
-	}
-	return resp, nil
+	return checks.Response{Results: rs}, nil
 }
 
 // allErrors reports every requested check as an error with msg.
@@ -65,13 +50,19 @@ func allErrors(req checks.Request, msg string) checks.Response {
 	return resp
 }
 
-func firstLines(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 2000 {
-		s = s[:2000] + "…"
+// FirstLine is the first non-empty line of a process's error output, at
+// most 300 bytes: enough to say what went wrong, never a Go runtime's
+// goroutine dump.
+func FirstLine(b []byte) string {
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if len(line) > 300 {
+			line = line[:300] + "…"
+		}
+		return line
 	}
-	if s == "" {
-		return "(nothing)"
-	}
-	return s
+	return "(nothing on stderr)"
 }

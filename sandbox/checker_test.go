@@ -54,33 +54,16 @@ func twoChecks() checks.Request {
 	}}
 }
 
-func TestDecodeResponse(t *testing.T) {
-	req := twoChecks()
-	good := `{"results":[{"name":"a","status":"pass","durationMs":3,"points":1},{"name":"b","status":"fail","message":"no","durationMs":1,"points":2,"optional":true}]}`
-	resp, err := decodeResponse(req, CheckerRound{Stdout: []byte(good)})
-	if err != nil {
-		t.Fatal(err)
+func TestFirstLineNeverShowsAGoroutineDump(t *testing.T) {
+	dump := "\nruntime: failed to create new OS thread (have 2 already; errno=11)\nruntime: may need to increase max user processes (ulimit -u)\nfatal error: newosproc\n\ngoroutine 1 [running]:\nruntime.throw(...)\n"
+	if got := FirstLine([]byte(dump)); got != "runtime: failed to create new OS thread (have 2 already; errno=11)" {
+		t.Errorf("FirstLine = %q", got)
 	}
-	if len(resp.Results) != 2 || resp.Results[0].Status != checks.Pass || resp.Results[1].Status != checks.Fail || resp.Results[1].Message != "no" {
-		t.Fatalf("results = %+v", resp.Results)
+	if got := FirstLine(nil); got != "(nothing on stderr)" {
+		t.Errorf("FirstLine(nil) = %q", got)
 	}
-	for _, tc := range []struct {
-		name  string
-		round CheckerRound
-		want  string
-	}{
-		{"exit status", CheckerRound{ExitCode: 2, Stderr: []byte("bad request")}, "exited with status 2: bad request"},
-		{"not json", CheckerRound{Stdout: []byte("hello")}, "reading the checker's answer"},
-		{"too few", CheckerRound{Stdout: []byte(`{"results":[{"name":"a","status":"pass","points":1}]}`)}, "1 results for 2 checks"},
-		{"wrong order", CheckerRound{Stdout: []byte(`{"results":[{"name":"b","status":"pass"},{"name":"a","status":"pass"}]}`)}, `is for "b", not "a"`},
-		{"unknown field", CheckerRound{Stdout: []byte(`{"results":[],"extra":1}`)}, "unknown field"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := decodeResponse(req, tc.round)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
-			}
-		})
+	if got := FirstLine([]byte(strings.Repeat("x", 1000))); len(got) > 310 {
+		t.Errorf("FirstLine kept %d bytes", len(got))
 	}
 }
 

@@ -61,8 +61,10 @@ func (e *Engine) RemoveVolume(ctx context.Context, name string) error {
 }
 
 // EnsureSandbox makes the container described by spec run. A running
-// container with the same image and spec hash is reused; anything else under
-// the name is removed and created afresh. It reports whether it created one.
+// container (not paused nor restarting) with the same image and spec hash is
+// reused; anything else under the name is removed and created afresh. It
+// reports whether it created one. It does not run anything in a container
+// it reuses: RemoveUnresponsive probes the sandbox first.
 func (e *Engine) EnsureSandbox(ctx context.Context, spec Spec) (created bool, err error) {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
@@ -76,7 +78,7 @@ func (e *Engine) EnsureSandbox(ctx context.Context, spec Spec) (created bool, er
 	cur, err := e.cli.ContainerInspect(ctx, spec.Name)
 	switch {
 	case err == nil:
-		healthy := cur.State != nil && cur.State.Running && !cur.State.Restarting &&
+		healthy := stateReason(cur.State) == "" &&
 			cur.Image == img.ID && cur.Config != nil && cur.Config.Labels[LabelSpecHash] == spec.Hash
 		if healthy {
 			return false, nil
@@ -241,8 +243,6 @@ func (e *Engine) SandboxSettings(ctx context.Context, name string) (Settings, er
 	}
 	for _, m := range c.HostConfig.Mounts {
 		switch {
-		case m.Type == mount.TypeBind && m.ReadOnly && m.Target == CheckerMount:
-			s.CheckerDir = m.Source
 		case m.Type == mount.TypeBind && m.ReadOnly:
 			s.FixturesDir, s.FixturesMount = m.Source, m.Target
 		}

@@ -240,15 +240,23 @@ func TestE2ECheckerRound(t *testing.T) {
 	labName, netName := e2eLab(t, e)
 	ctx := context.Background()
 	checkerDir := t.TempDir()
-	spec, err := BuildSpec(Settings{Lab: labName, Image: e2eImage(t), Network: netName, CheckerDir: checkerDir})
+	settings := Settings{Lab: labName, Image: e2eImage(t), Network: netName, CheckerDir: checkerDir}
+	sandboxSpec, err := BuildSpec(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := BuildGraderSpec(settings)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.EnsureVolume(ctx, VolumeName(labName), Labels(labName, RoleHome)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.EnsureSandbox(ctx, spec); err != nil {
-		t.Fatal(err)
+	for _, s := range []Spec{sandboxSpec, spec} {
+		if _, err := e.EnsureSandbox(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Remove(context.Background(), s.Name) })
 	}
 	bin := buildStatic(t)
 
@@ -273,11 +281,16 @@ func TestE2ECheckerRound(t *testing.T) {
 	if left, _ := os.ReadDir(checkerDir); len(left) != 0 {
 		t.Errorf("the checker was left behind in %s: %v", checkerDir, left)
 	}
-	// The learner, root in the sandbox, cannot write where the checker runs from.
-	code, _, _ := e2eRun(t, e, spec.Name, ExecOptions{Cmd: []string{"bash", "-c",
-		"touch " + CheckerMount + "/forged || mv " + CheckerMount + " /moved || exit 3"}})
+	// The learner, root in the sandbox, does not even see where the checker
+	// runs from, and the grader cannot write the learner's home.
+	code, _, _ := e2eRun(t, e, sandboxSpec.Name, ExecOptions{Cmd: []string{"bash", "-c", "test -e " + CheckerMount + " && exit 4; echo x > /root/mine"}})
+	if code != 0 {
+		t.Errorf("the sandbox has %s, or /root is not writable there (exit %d)", CheckerMount, code)
+	}
+	code, _, _ = e2eRun(t, e, spec.Name, ExecOptions{Cmd: []string{"sh", "-c",
+		"test \"$(cat /root/mine)\" = x || exit 4; touch /root/forged || touch " + CheckerMount + "/forged || touch /usr/bin/forged || exit 3"}})
 	if code != 3 {
-		t.Errorf("the learner could write to or move %s (exit %d)", CheckerMount, code)
+		t.Errorf("the grader could write the home, the checker mount or its own root file system, or does not see the home (exit %d)", code)
 	}
 
 	// A round that overruns its context is flagged, and its directory goes.
@@ -292,8 +305,8 @@ func TestE2ECheckerRound(t *testing.T) {
 	}
 }
 
-// BenchmarkE2ECheckerRound measures one checker round (copy in, exec,
-// remove) with the real static labctl binary and an empty request.
+// BenchmarkE2ECheckerRound measures one checker round in a grader container
+// (place, exec, remove) with the real static labctl binary and an empty request.
 //
 //	LABCTL_TEST_SANDBOX_IMAGE=... go test -tags e2e ./sandbox/ -run '^$' -bench CheckerRound -benchtime 10x
 func BenchmarkE2ECheckerRound(b *testing.B) {
@@ -315,7 +328,7 @@ func BenchmarkE2ECheckerRound(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer e.RemoveNetwork(ctx, netName)
-	spec, _ := BuildSpec(Settings{Lab: labName, Image: img, Network: netName, CheckerDir: b.TempDir()})
+	spec, _ := BuildGraderSpec(Settings{Lab: labName, Image: img, Network: netName, CheckerDir: b.TempDir()})
 	e.EnsureVolume(ctx, VolumeName(labName), Labels(labName, RoleHome))
 	defer e.RemoveVolume(ctx, VolumeName(labName))
 	if _, err := e.EnsureSandbox(ctx, spec); err != nil {

@@ -22,10 +22,8 @@ const (
 	RoleHome    = "home"
 )
 
-// CheckerMount is where the host's checker directory appears in the sandbox,
-// read-only. It is a direct child of / so that, being a mount point, it can
-// be neither renamed nor replaced by the learner, who has no CAP_SYS_ADMIN to
-// unmount or remount it.
+// CheckerMount is where the host's checker directory appears, read-only, in
+// the grader container. The sandbox does not have it.
 const CheckerMount = "/.labctl"
 
 // KindNetwork is the Docker network kind puts its nodes on; the sandbox joins
@@ -72,11 +70,19 @@ type Settings struct {
 	WorkDir string
 	// Network is the Docker network to join; empty means KindNetwork.
 	Network string
-	// CheckerDir is the host directory mounted read-only at CheckerMount,
-	// where the host puts the checker binary for each round. Without it
-	// the sandbox cannot be graded.
+	// CheckerDir is the host directory the grader container (not the
+	// sandbox) mounts read-only at CheckerMount, where the host puts the
+	// checker binary for each round. Without it the lab cannot be graded.
 	CheckerDir string
+	// AuditDir is the host directory of the API server's audit log, which
+	// the grader container (not the sandbox) mounts read-only at
+	// AuditMount for audit checks; empty mounts nothing.
+	AuditDir string
 }
+
+// AuditMount is where the grader container sees the API server's audit
+// log. The sandbox does not have it.
+const AuditMount = "/var/log/labctl-audit"
 
 // Spec is everything ContainerCreate needs for the sandbox.
 type Spec struct {
@@ -117,14 +123,6 @@ func BuildSpec(s Settings) (Spec, error) {
 			Type:     mount.TypeBind,
 			Source:   s.FixturesDir,
 			Target:   s.FixturesMount,
-			ReadOnly: true,
-		})
-	}
-	if s.CheckerDir != "" {
-		mounts = append(mounts, mount.Mount{
-			Type:     mount.TypeBind,
-			Source:   s.CheckerDir,
-			Target:   CheckerMount,
 			ReadOnly: true,
 		})
 	}

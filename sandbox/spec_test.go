@@ -76,7 +76,7 @@ func TestBuildSpecHardening(t *testing.T) {
 		t.Errorf("unexpected host access: binds %v tmpfs %v devices %v pid %q ipc %q userns %q",
 			h.Binds, h.Tmpfs, h.Devices, h.PidMode, h.IpcMode, h.UsernsMode)
 	}
-	var home, fixtures, checker *mount.Mount
+	var home, fixtures *mount.Mount
 	for i, m := range h.Mounts {
 		if strings.Contains(m.Source, "docker.sock") || strings.Contains(m.Target, "docker.sock") {
 			t.Errorf("the Docker socket is mounted: %+v", m)
@@ -86,8 +86,6 @@ func TestBuildSpecHardening(t *testing.T) {
 			home = &h.Mounts[i]
 		case "/opt/lab/fixtures":
 			fixtures = &h.Mounts[i]
-		case CheckerMount:
-			checker = &h.Mounts[i]
 		default:
 			t.Errorf("unexpected mount %+v", m)
 		}
@@ -97,9 +95,6 @@ func TestBuildSpecHardening(t *testing.T) {
 	}
 	if fixtures == nil || fixtures.Type != mount.TypeBind || !fixtures.ReadOnly || fixtures.Source != testSettings().FixturesDir {
 		t.Errorf("fixtures mount = %+v", fixtures)
-	}
-	if checker == nil || checker.Type != mount.TypeBind || !checker.ReadOnly || checker.Source != testSettings().CheckerDir || checker.Target != "/.labctl" {
-		t.Errorf("checker mount = %+v, want the host's checker directory read-only at /.labctl", checker)
 	}
 }
 

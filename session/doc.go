@@ -25,7 +25,8 @@
 // order, whatever the encoding, however the stream is split into reads.
 //
 // Verbs: check (run the step's checks now and show each result), hint (the
-// step's hints one at a time, in order, counted per shell), step (the step's title and instructions), next
+// step's hints one at a time, in order, counted per shell), step (the step's title and instructions),
+// why (why the step matters, as the lab's why says), next
 // (move on when the step's checks pass, else say what is missing) and status
 // (where the learner stands in the lab). The nonce is a token of letters,
 // digits and '-' chosen by the lab function.
@@ -85,4 +86,5 @@ const (
 	VerbStep   = "step"
 	VerbNext   = "next"
 	VerbStatus = "status"
+	VerbWhy    = "why"
 )

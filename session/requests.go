@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -46,7 +47,6 @@ func (s *Session) abandonRequest() {
 
 // reply computes the answer to verb.
 func (s *Session) reply(ctx context.Context, verb string) string {
-	w := s.words()
 	st, err := s.cfg.Progress.State()
 	if err != nil {
 		return s.couldNotRunText(err)
@@ -54,9 +54,9 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 	switch verb {
 	case VerbStatus:
 		return s.statusText(st)
-	case VerbCheck, VerbNext, VerbHint, VerbStep:
+	case VerbCheck, VerbNext, VerbHint, VerbStep, VerbWhy:
 	default:
-		return fmt.Sprintf(w.Unknown, verb) + "\n"
+		return fmt.Sprintf(s.cat.UnknownRequest, verb) + "\n"
 	}
 	if st.Current == nil {
 		return fmt.Sprintf(s.cat.AllDone, len(s.cfg.Lab.Steps)) + "\n"
@@ -64,22 +64,28 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 	step := *st.Current
 	switch verb {
 	case VerbStep:
-		heading := fmt.Sprintf(w.Step, s.stepNumber(step.ID), len(s.cfg.Lab.Steps), step.Title)
+		heading := fmt.Sprintf(s.cat.ShellStep, s.stepNumber(step.ID), len(s.cfg.Lab.Steps), step.Title)
 		return s.stepText(heading, step)
+	case VerbWhy:
+		return s.whyText(step)
 	case VerbHint:
 		if len(step.Hints) == 0 {
-			return w.NoHints + "\n"
+			return s.cat.NoHints + "\n"
 		}
 		i := s.hints[step.ID]
 		if i >= len(step.Hints) {
-			return w.NoMoreHints + "\n"
+			return s.cat.NoMoreHints + "\n"
 		}
 		s.hints[step.ID] = i + 1
-		return fmt.Sprintf(w.Hint, i+1, len(step.Hints), step.Hints[i]) + "\n"
+		hint := s.md.Render(step.Hints[i])
+		if strings.Contains(hint, "\n") {
+			hint = "\n" + indent(hint)
+		}
+		return fmt.Sprintf(s.cat.Hint, i+1, len(step.Hints), hint) + "\n"
 	}
 	// check and next run the checks now, once: an explicit request is
 	// answered at once, as `labctl check` is.
-	results, err := s.round(ctx, &step)
+	results, err := s.askedRound(ctx, &step)
 	if err != nil {
 		return s.couldNotRunText(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/grading"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/report"
 )
@@ -65,7 +66,9 @@ func (s *Session) autoRound(ctx context.Context) (string, bool) {
 		return s.couldNotRunText(err), true
 	}
 	step := st.Current
-	if step == nil || len(step.Checks) == 0 {
+	// A step with a probe passes only when the learner asks (lab check):
+	// its probe changes the cluster, and its checks judge the probe's run.
+	if step == nil || len(step.Checks) == 0 || step.Probe != nil {
 		return "", false
 	}
 	results, err := s.round(ctx, step)
@@ -94,11 +97,16 @@ func (s *Session) autoRound(ctx context.Context) (string, bool) {
 	return text, false
 }
 
-// round runs step's checks once, bounded by the round timeout.
+// round runs step's checks once (checks.RunRound: its deadline, its answer
+// verified).
 func (s *Session) round(ctx context.Context, step *lab.Step) ([]checks.Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.RoundTimeout)
-	defer cancel()
-	return s.cfg.Check(ctx, step.Checks)
+	return checks.RunRound(ctx, step.Checks, s.cfg.Check)
+}
+
+// askedRound runs step's checks when the learner asks: through the step's
+// probe when it has one (grading.RunStep).
+func (s *Session) askedRound(ctx context.Context, step *lab.Step) ([]checks.Result, error) {
+	return grading.RunStep(ctx, s.cfg.Check, s.cfg.Probe, step, s.cat, nil)
 }
 
 // complete records that step passed and returns the banner saying so, with

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/grading"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/msg"
 )
@@ -42,6 +43,11 @@ type Size struct{ Rows, Cols uint }
 // (*provision.Env).RunChecks does.
 type Checker func(ctx context.Context, cs []lab.Check) ([]checks.Result, error)
 
+// RunChecks makes a Checker a grading.Checker.
+func (c Checker) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
+	return c(ctx, cs)
+}
+
 // State is where the learner stands.
 type State struct {
 	// Current is the step the learner is on; nil once every step has passed.
@@ -67,12 +73,18 @@ type Config struct {
 	Terminal Terminal
 	Check    Checker
 	Progress Progress
+	// Probe runs the probe of a step that has one (lab.Probe), only when
+	// the learner asks with lab check or lab next: a probe changes the
+	// cluster, which a check after every command must not do. Nil makes
+	// such a step's probe result an error.
+	Probe grading.Prober
 	// Catalog holds labctl's own words; nil means English.
 	Catalog *msg.Catalog
-	// Color enables ANSI colour in banners.
+	// Color enables ANSI colour in banners and styled Markdown; without
+	// it the lab's Markdown is plain text.
 	Color bool
 	// Timing; zero values take the defaults below.
-	Debounce, Recheck, Quiet, RoundTimeout time.Duration
+	Debounce, Recheck, Quiet time.Duration
 }
 
 // Defaults of Config's timing.
@@ -84,8 +96,6 @@ const (
 	// DefaultQuiet is how long output must pause before labctl writes a
 	// banner at the prompt.
 	DefaultQuiet = 150 * time.Millisecond
-	// DefaultRoundTimeout bounds one round of checks.
-	DefaultRoundTimeout = 60 * time.Second
 	// AckDeadline is the latest an acknowledgement is sent after its
 	// request: the lab function stops waiting at 15 s.
 	AckDeadline = 13 * time.Second
@@ -95,6 +105,7 @@ const (
 type Session struct {
 	cfg Config
 	cat *msg.Catalog
+	md  *Markdown
 
 	trigger chan struct{} // a command ended: please check (buffered, 1)
 	notices chan string   // text for the terminal from the background rounds
@@ -125,7 +136,6 @@ func New(cfg Config) (*Session, error) {
 	setDefault(&cfg.Debounce, DefaultDebounce)
 	setDefault(&cfg.Recheck, DefaultRecheck)
 	setDefault(&cfg.Quiet, DefaultQuiet)
-	setDefault(&cfg.RoundTimeout, DefaultRoundTimeout)
 	cat := cfg.Catalog
 	if cat == nil {
 		cat = msg.New(msg.English)
@@ -133,6 +143,7 @@ func New(cfg Config) (*Session, error) {
 	return &Session{
 		cfg:     cfg,
 		cat:     cat,
+		md:      NewMarkdown(cfg.Color),
 		trigger: make(chan struct{}, 1),
 		notices: make(chan string, 8),
 		hints:   map[string]int{},

@@ -6,47 +6,15 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
 	"github.com/labctl/labctl/report"
+	"github.com/labctl/labctl/textsafe"
 )
-
-// words are the shell's own texts, beside the shared catalogue.
-type words struct {
-	Step, Help, Hint, NoHints, NoMoreHints, Unknown, Status, NotCurrent string
-}
-
-func wordsFor(lang msg.Lang) words {
-	if lang == msg.Japanese {
-		return words{
-			Step:        "ステップ %d/%d: %s",
-			Help:        "コマンドを実行するたびに自動で確認します。`lab check` 今すぐ確認、`lab hint` ヒント、`lab step` 手順をもう一度、`lab status` 進み具合。",
-			Hint:        "ヒント %d/%d: %s",
-			NoHints:     "このステップにヒントはありません。",
-			NoMoreHints: "ヒントはこれで全部です。",
-			Unknown:     "lab: 不明なコマンド %q です。lab check|hint|step|next|status を使ってください。",
-			Status:      "%s: %d/%d ステップ完了",
-			NotCurrent:  "(未完了)",
-		}
-	}
-	return words{
-		Step:        "Step %d/%d: %s",
-		Help:        "Your work is checked after every command. `lab check` checks now, `lab hint` gives a hint, `lab step` shows this step again, `lab status` shows your progress.",
-		Hint:        "Hint %d/%d: %s",
-		NoHints:     "This step has no hints.",
-		NoMoreHints: "That was the last hint for this step.",
-		Unknown:     "lab: unknown request %q; use lab check|hint|step|next|status.",
-		Status:      "%s: %d of %d steps done",
-		NotCurrent:  "(not done)",
-	}
-}
 
 // crlf turns \n line ends into \r\n, as a terminal in raw mode needs.
 func crlf(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	return strings.ReplaceAll(s, "\n", "\r\n")
 }
-
-func (s *Session) words() words { return wordsFor(s.cat.Lang) }
 
 // paint wraps text in an SGR colour when colour is on.
 func (s *Session) paint(sgr, text string) string {
@@ -70,10 +38,29 @@ func (s *Session) stepNumber(id string) int {
 func (s *Session) stepText(heading string, step lab.Step) string {
 	var b strings.Builder
 	b.WriteString(s.paint("1", heading) + "\n")
-	if in := strings.TrimSpace(step.Instructions); in != "" {
+	if in := s.md.Render(step.Instructions); in != "" {
 		b.WriteString("\n" + indent(in) + "\n")
 	}
 	return b.String()
+}
+
+// goalText is the lab's title and goal, shown when the shell starts and in
+// lab status; "" when the lab states no goal.
+func (s *Session) goalText() string {
+	goal := s.md.Render(s.cfg.Lab.Metadata.Goal)
+	if goal == "" {
+		return ""
+	}
+	return s.paint("1", s.cat.Goal) + "\n" + indent(goal) + "\n"
+}
+
+// whyText says why step matters, as the lab explains it.
+func (s *Session) whyText(step lab.Step) string {
+	why := s.md.Render(step.Why)
+	if why == "" {
+		return fmt.Sprintf(s.cat.NoWhy, step.Title) + "\n"
+	}
+	return s.paint("1", fmt.Sprintf(s.cat.Why, step.Title)) + "\n" + indent(why) + "\n"
 }
 
 func indent(text string) string {
@@ -92,15 +79,21 @@ func (s *Session) welcome(st State) string {
 	if st.Current == nil {
 		return fmt.Sprintf(s.cat.AllDone, n) + "\n"
 	}
-	w := s.words()
-	heading := fmt.Sprintf(w.Step, s.stepNumber(st.Current.ID), n, st.Current.Title)
-	return s.stepText(heading, *st.Current) + "\n" + w.Help + "\n\n"
+	heading := fmt.Sprintf(s.cat.ShellStep, s.stepNumber(st.Current.ID), n, st.Current.Title)
+	goal := s.goalText()
+	if goal != "" {
+		goal += "\n"
+	}
+	return goal + s.stepText(heading, *st.Current) + "\n" + s.cat.ShellHelp + "\n\n"
 }
 
 // passedBanner says step passed and what comes next.
 func (s *Session) passedBanner(step lab.Step, after State) string {
 	var b strings.Builder
 	b.WriteString(s.paint("1;32", "✓ "+fmt.Sprintf(s.cat.StepPassed, step.Title)) + "\n")
+	if strings.TrimSpace(step.Why) != "" {
+		b.WriteString("\n" + s.whyText(step))
+	}
 	n := len(s.cfg.Lab.Steps)
 	if after.Current == nil {
 		b.WriteString("\n" + fmt.Sprintf(s.cat.AllDone, n) + "\n")
@@ -131,11 +124,12 @@ func (s *Session) resultsText(step lab.Step, results []checks.Result) string {
 		}
 		line := "  " + s.paint(sgr, mark) + " " + name
 		if r.Status != checks.Pass && r.Message != "" {
-			line += ": " + r.Message
+			line += ": " + textsafe.Escape(r.Message)
 		}
 		b.WriteString(line + "\n")
 	}
 	sum := report.Summarize(results)
+	b.WriteString(report.MistakeText(report.LikelyMistakes(&step, results), s.cat, "  "))
 	if sum.Errored > 0 {
 		b.WriteString(fmt.Sprintf(s.cat.CouldNotRun, sum.Errored) + "\n")
 	}
@@ -153,12 +147,14 @@ func (s *Session) couldNotRunText(err error) string {
 // statusText lists the steps, marking those passed and the current one.
 func (s *Session) statusText(st State) string {
 	var b strings.Builder
-	w := s.words()
 	title := s.cfg.Lab.Metadata.Title
 	if title == "" {
 		title = s.cfg.Lab.Metadata.Name
 	}
-	b.WriteString(fmt.Sprintf(w.Status, title, len(st.Passed), len(s.cfg.Lab.Steps)) + "\n")
+	b.WriteString(fmt.Sprintf(s.cat.Progress, title, len(st.Passed), len(s.cfg.Lab.Steps)) + "\n")
+	if goal := s.md.Render(s.cfg.Lab.Metadata.Goal); goal != "" {
+		b.WriteString(indent(goal) + "\n")
+	}
 	for i, step := range s.cfg.Lab.Steps {
 		mark := " "
 		switch {

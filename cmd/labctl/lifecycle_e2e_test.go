@@ -63,7 +63,9 @@ steps:
 		t.Helper()
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = labDir
-		cmd.Env = append(os.Environ(), "LABCTL_STATE_DIR="+state, "LABCTL_CHECKER_BINARY="+bin, "NO_COLOR=1")
+		// The lines read below ("Reusing cluster") are the English ones.
+		cmd.Env = append(os.Environ(), "LABCTL_STATE_DIR="+state, "LABCTL_CHECKER_BINARY="+bin, "NO_COLOR=1",
+			"LC_ALL=", "LC_MESSAGES=", "LANG=en_US.UTF-8")
 		cmd.Stdin = strings.NewReader(stdin)
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -74,7 +76,7 @@ steps:
 		}
 		return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
 	}
-	t.Cleanup(func() { run("", "down") })
+	t.Cleanup(func() { run("", "down", "--purge", "--no-backup") })
 
 	if code, _, errOut := run("", "up"); code != 0 {
 		t.Fatalf("up: exit %d\n%s", code, errOut)
@@ -119,5 +121,12 @@ steps:
 	}
 	if code, _, errOut := run("", "exec", "true"); code != 1 || !strings.Contains(errOut, "run `labctl up`") {
 		t.Errorf("exec after down: exit %d %q", code, errOut)
+	}
+	// down kept the home volume; --purge saves it as a tar, then removes it.
+	if code, out, errOut := run("", "down", "--purge"); code != 0 || !strings.Contains(out, filepath.Join(state, "e2e-cli", "backups")) {
+		t.Errorf("down --purge: exit %d %q %s", code, out, errOut)
+	}
+	if out, _ := exec.Command("docker", "volume", "ls", "-q", "--filter", "label=dev.labctl.lab=e2e-cli").Output(); strings.TrimSpace(string(out)) != "" {
+		t.Errorf("volumes after down --purge: %s", out)
 	}
 }

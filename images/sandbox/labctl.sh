@@ -41,24 +41,25 @@ for _labctl_map in emacs vi-insert vi-command; do
 done
 unset _labctl_map
 
-# lab check|hint|step|next|status: ask labctl, which answers on the
+# lab check|hint|step|why|next|status: ask labctl, which answers on the
 # terminal and then acknowledges in-band; wait for that (at most 15 s) with
 # echo off so the acknowledgement never shows.
 lab() {
 	local verb=${1:-status}
 	case $verb in
-	check | hint | step | next | status) ;;
+	check | hint | step | why | next | status) ;;
 	-h | --help | help)
-		printf 'usage: lab check|hint|step|next|status\n'
+		printf 'usage: lab check|hint|step|why|next|status\n'
 		printf '  check   run the checks of the current step now\n'
 		printf '  hint    show the next hint of the current step\n'
 		printf '  step    show the current step again\n'
+		printf '  why     say why the current step matters\n'
 		printf '  next    move on when the current step is done\n'
 		printf '  status  show your progress in the lab\n'
 		return 0
 		;;
 	*)
-		printf 'lab: unknown command %q; try: lab check|hint|step|next|status\n' "$verb" >&2
+		printf 'lab: unknown command %q; try: lab check|hint|step|why|next|status\n' "$verb" >&2
 		return 2
 		;;
 	esac

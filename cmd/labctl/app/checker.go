@@ -6,13 +6,13 @@ import (
 	"github.com/labctl/labctl/checks"
 )
 
-// newCheckerCommand is the checker the host runs inside the sandbox: one
+// newCheckerCommand is the checker the host runs in the grader container: one
 // JSON check request on stdin, the results as JSON on stdout. It reads no
 // configuration file and no kubeconfig: everything comes in the request.
 func newCheckerCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:    "__check",
-		Short:  "Run checks from a JSON request on stdin (used inside the sandbox)",
+		Short:  "Run checks from a JSON request on stdin (run by labctl in the grader container)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		// The checker runs with a cleared environment; it must not read

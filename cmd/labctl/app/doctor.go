@@ -1,10 +1,13 @@
 package app
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/msg"
 	"github.com/labctl/labctl/preflight"
 )
 
@@ -17,6 +20,7 @@ func newDoctorCommand(g *globals) *cobra.Command {
 			"it changes nothing, and exits 1 when something needs fixing.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			c := doctorCatalog(g)
 			problems := 0
 			for _, f := range preflight.Run(cmd.Context()) {
 				mark := "✓"
@@ -24,15 +28,26 @@ func newDoctorCommand(g *globals) *cobra.Command {
 					mark = "✗"
 					problems++
 				}
-				fmt.Fprintf(g.streams.Out, "%s %-13s %s\n", mark, f.Name, f.Message)
-				if !f.OK && f.Fix != "" {
-					fmt.Fprintf(g.streams.Out, "  %-13s fix: %s\n", "", f.Fix)
+				message, fix := f.Words(c)
+				fmt.Fprintf(g.streams.Out, "%s %-13s %s\n", mark, f.Name, message)
+				if !f.OK && fix != "" {
+					fmt.Fprintf(g.streams.Out, "  %-13s %s\n", "", c.Say(msg.StatusFix, fix))
 				}
 			}
 			if problems > 0 {
-				return &ExitError{Code: 1, Err: fmt.Errorf("%d problem(s) found", problems)}
+				return &ExitError{Code: 1, Err: errors.New(c.Say(msg.DoctorProblems, problems))}
 			}
 			return nil
 		},
 	}
+}
+
+// doctorCatalog speaks the language of the lab labctl would use, chosen as
+// for every learner-facing line; a lab that cannot be loaded leaves the
+// choice to the locale, doctor being about the machine, not the lab.
+func doctorCatalog(g *globals) *msg.Catalog {
+	if l, _, _, err := g.loadLab(); err == nil {
+		return labCatalog(l)
+	}
+	return msg.New(msg.Choose("", os.Getenv))
 }

@@ -1,30 +1,92 @@
 package app
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/msg"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/reset"
 )
 
-func newDownCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "down",
-		Short: "Remove the lab's cluster, sandbox and home volume (progress is kept)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDown(cmd, g)
-		},
-	}
+type downOptions struct {
+	purge    bool
+	noBackup bool
 }
 
-func runDown(cmd *cobra.Command, g *globals) error {
-	l, _, _, err := g.loadLab()
+func newDownCommand(g *globals) *cobra.Command {
+	var o downOptions
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Remove the lab's cluster and sandbox (your /root and progress are kept)",
+		Long: "Removes the lab's kind cluster, sandbox container and network. Your /root (the home volume) and\n" +
+			"your progress are kept: the next `labctl up` resumes your work. --purge removes the home volume\n" +
+			"too, after saving /root as a tar under the state directory, as reset does; a /root beyond 2 GiB\n" +
+			"(sparse files counted at their full size) is not saved and nothing is removed: delete what you do\n" +
+			"not need, or add --no-backup to lose it.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.noBackup && !o.purge {
+				return errors.New("--no-backup goes with --purge: without it /root is kept, not saved")
+			}
+			return runDown(cmd.Context(), g, o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&o.purge, "purge", false, "remove your home volume too (/root is saved as a tar first)")
+	fl.BoolVar(&o.noBackup, "no-backup", false, "with --purge, do not save /root first (what it holds is lost)")
+	return cmd
+}
+
+func runDown(ctx context.Context, g *globals, o downOptions) error {
+	if !o.purge {
+		l, _, _, err := g.loadLab()
+		if err != nil {
+			return err
+		}
+		st := g.statusLogger()
+		st.Start(labCatalog(l).Say(msg.StatusRemovingKeepHome, l.Metadata.Name))
+		err = provision.DownKeepingHome(ctx, l)
+		st.End(err == nil)
+		return err
+	}
+	ls, err := g.loadLabState()
 	if err != nil {
 		return err
 	}
 	st := g.statusLogger()
-	st.Start("Removing lab " + l.Metadata.Name)
-	err = provision.Down(cmd.Context(), l)
+	if !o.noBackup {
+		st.Start(ls.catalog.Say(msg.StatusSavingHome))
+		path, err := saveHome(ctx, g, ls)
+		st.End(err == nil)
+		if err != nil {
+			return fmt.Errorf("saving /root before removing it (nothing was removed): %w", err)
+		}
+		if path != "" {
+			fmt.Fprintf(g.streams.Out, ls.catalog.BackedUp+"\n", path)
+		}
+	}
+	st.Start(ls.catalog.Say(msg.StatusRemovingWithHome, ls.lab.Metadata.Name))
+	err = provision.Down(ctx, ls.lab)
 	st.End(err == nil)
 	return err
+}
+
+// saveHome writes the lab's /root to the backups directory, as reset does,
+// and returns the tar's path, or "" when the lab has no home to save.
+func saveHome(ctx context.Context, g *globals, ls *labState) (string, error) {
+	home, err := provision.OpenHome(ctx, ls.lab, "")
+	if errors.Is(err, provision.ErrNoHome) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer home.Close()
+	return reset.Backup(ctx, home, filepath.Join(ls.store.Dir(), "backups"), time.Now())
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/provision"
 )
 
 type imagesOptions struct {
@@ -31,15 +32,28 @@ func newImagesKindConfigCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "kind-config [NODE_IMAGE]",
 		Short: "Print the kind cluster file labctl uses for a node image (default: this labctl's)",
-		Long: "kind-config prints the kind v1alpha4 cluster file with the settings labctl gives kind for a\n" +
-			"cluster on NODE_IMAGE, so that `kind create cluster --config` can make the same cluster by hand.",
+		Long: "kind-config prints the kind v1alpha4 cluster file with the settings labctl gives kind for the\n" +
+			"lab's cluster on NODE_IMAGE, so that `kind create cluster --config` can make the same cluster by hand.\n" +
+			"It writes the lab's API server audit policy into the lab's state directory first: the file names it.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			ref := images.NodeRef()
+			l, _, _, err := g.loadLab()
+			if err != nil {
+				return err
+			}
+			ref := l.Cluster.NodeImage
+			if ref == "" {
+				ref = images.NodeRef()
+			}
 			if len(args) == 1 {
 				ref = args[0]
 			}
-			_, err := io.WriteString(g.streams.Out, images.KindClusterConfig(ref))
+			s := images.KindSettingsFor(ref)
+			out, err := provision.KindConfigFile(l, ref, s.DisableDefaultCNI, s.KubeadmConfigPatches)
+			if err != nil {
+				return err
+			}
+			_, err = g.streams.Out.Write(out)
 			return err
 		},
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -22,6 +23,9 @@ func TestImagesSaveNeedsAFile(t *testing.T) {
 // doctor prints one line per probe on stdout, each problem followed by its
 // fix, and exits 1 exactly when a probe failed.
 func TestDoctorReportsEveryProbe(t *testing.T) {
+	t.Setenv("LC_ALL", "")
+	t.Setenv("LC_MESSAGES", "")
+	t.Setenv("LANG", "en_US.UTF-8")
 	code, out, errOut := runLabctl(t, "doctor")
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	probes, problems := 0, 0
@@ -46,12 +50,42 @@ func TestDoctorReportsEveryProbe(t *testing.T) {
 }
 
 func TestImagesKindConfigPrintsTheClusterFile(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("LABCTL_STATE_DIR", state)
 	code, out, _ := runLabctl(t, "images", "kind-config", "labctl/node:test")
 	if code != 0 || !strings.Contains(out, "image: labctl/node:test") || !strings.Contains(out, "disableDefaultCNI: true") ||
-		!strings.Contains(out, "leader-elect") {
+		!strings.Contains(out, "leader-elect") || !strings.Contains(out, "audit-policy-file") {
 		t.Errorf("code %d, stdout %q", code, out)
+	}
+	// The file names the audit policy, which must exist for the API server to start.
+	policies, _ := filepath.Glob(filepath.Join(state, "*", "audit", "policy.yaml"))
+	if len(policies) != 1 || !strings.Contains(out, "hostPath: "+filepath.Dir(policies[0])) {
+		t.Errorf("audit policies written: %v; stdout %q", policies, out)
 	}
 	if code, _, errOut := runLabctl(t, "images", "kind-config", "a", "b"); code == 0 {
 		t.Errorf("two node images were accepted: %q", errOut)
+	}
+}
+
+// doctor speaks the learner's language: the built-in lab is Japanese, so
+// with no locale its lines are Japanese, with an English locale English.
+func TestDoctorSpeaksTheLabsLanguage(t *testing.T) {
+	t.Setenv("LC_ALL", "")
+	t.Setenv("LC_MESSAGES", "")
+	for lang, want := range map[string]string{"": "空き容量", "en_US.UTF-8": "free"} {
+		t.Setenv("LANG", lang)
+		_, out, _ := runLabctl(t, "doctor")
+		disk := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, " disk ") {
+				disk = l
+			}
+		}
+		if !strings.Contains(disk, want) {
+			t.Errorf("LANG=%q: disk line %q, want it to say %q\n%s", lang, disk, want, out)
+		}
+		if lang == "" && strings.Contains(out, "fix: ") {
+			t.Errorf("LANG unset: an English fix in a Japanese lab:\n%s", out)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +18,8 @@ func newLintCommand(g *globals) *cobra.Command {
 		Short: "Check a lab file and report every problem with its line",
 		Long: "lint loads a lab file strictly (FILE, else --lab, else ./lab.yaml, else the built-in lab),\n" +
 			"prints every problem as file:line:column: field: message on stderr, a summary on stdout,\n" +
-			"and exits 1 when there are problems. Warnings (file:line:column: warning: ...) do not fail it unless --strict.",
+			"and exits 1 when there are problems. Warnings (file:line:column: warning: ...) do not fail it unless --strict.\n" +
+			"With -v it also lists the cluster objects the lab's checks read, which are all the grader may read.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file := ""
@@ -62,7 +65,49 @@ func runLint(g *globals, file string, strict bool) error {
 	for _, s := range l.Steps {
 		checks += len(s.Checks)
 	}
-	_, err = fmt.Fprintf(g.streams.Out, "%s: OK (%s, %s)\n", source, count(len(l.Steps), "step"), count(checks, "check"))
+	if _, err = fmt.Fprintf(g.streams.Out, "%s: OK (%s, %s)\n", source, count(len(l.Steps), "step"), count(checks, "check")); err != nil {
+		return err
+	}
+	if g.verbose() {
+		if err := printGraderReads(g.streams.Out, l); err != nil {
+			return err
+		}
+		return printProbes(g.streams.Out, l)
+	}
+	return nil
+}
+
+// printProbes lists the steps whose checks run the learner's work through
+// a probe, and with which identities.
+func printProbes(w io.Writer, l *lab.Lab) error {
+	probes := l.ProbeSummary()
+	if len(probes) == 0 {
+		_, err := fmt.Fprintln(w, "No step has a probe: the checks only read what the learner left.")
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, each running the learner's work before its step's checks (in check, grade, test and the shell's lab check):\n", count(len(probes), "probe"))
+	for _, p := range probes {
+		fmt.Fprintf(&b, "  %s\n", p)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// printGraderReads lists the cluster objects the lab's checks read: the
+// grader's credentials may get exactly these, and nothing else.
+func printGraderReads(w io.Writer, l *lab.Lab) error {
+	reads := l.KubeReads()
+	if len(reads) == 0 {
+		_, err := fmt.Fprintln(w, "The grader may read no cluster object: no check reads the cluster.")
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The grader may get exactly these %s (no list, no watch, nothing else):\n", count(len(reads), "cluster object"))
+	for _, r := range reads {
+		fmt.Fprintf(&b, "  %s\n", r)
+	}
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

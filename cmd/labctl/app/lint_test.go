@@ -193,3 +193,27 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// lint -v lists what the grader may read; without -v it does not.
+func TestLintVerboseListsGraderReads(t *testing.T) {
+	code, out, errOut := runLabctl(t, "lint", "-v", "../../../lab.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	want := "The grader may get exactly these 2 cluster objects (no list, no watch, nothing else):\n" +
+		"  apps/v1 Deployment gitops-lab/web\n" +
+		"  v1 Service gitops-lab/web\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("lint -v stdout = %q, want it to contain %q", out, want)
+	}
+	probe := "1 probe, each running the learner's work before its step's checks (in check, grade, test and the shell's lab check):\n" +
+		"  step sync-script: runs \"/root/gitops/sync.sh\" in the sandbox as the learner (deadline 1m0s); " +
+		"setup before it and restore after the checks with the cluster's admin identity on its node; only when these checks pass: script-executable\n"
+	if !strings.HasSuffix(out, probe) {
+		t.Errorf("lint -v stdout = %q, want it to end with %q", out, probe)
+	}
+	_, out, _ = runLabctl(t, "lint", "../../../lab.yaml")
+	if strings.Contains(out, "grader") {
+		t.Errorf("lint without -v listed the grader's reads: %q", out)
+	}
+}

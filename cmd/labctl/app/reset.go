@@ -13,8 +13,9 @@ import (
 )
 
 type resetOptions struct {
-	hard bool
-	to   string
+	hard     bool
+	to       string
+	noBackup bool
 }
 
 func newResetCommand(g *globals) *cobra.Command {
@@ -24,7 +25,9 @@ func newResetCommand(g *globals) *cobra.Command {
 		Short: "Start the lab over (your /root is saved first)",
 		Long: "Saves your /root as a tar under the state directory, recreates the sandbox and its volume and the\n" +
 			"lab's namespaces, runs the setup again and resets your progress. --hard recreates the cluster too;\n" +
-			"--to STEP then replays the solve scripts of the steps before STEP and leaves you at STEP.",
+			"--to STEP then replays the solve scripts of the steps before STEP and leaves you at STEP. A /root\n" +
+			"beyond 2 GiB (sparse files counted at their full size) is not saved and nothing is reset: delete\n" +
+			"what you do not need, or pass --no-backup to lose it.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runReset(cmd.Context(), g, o)
@@ -33,6 +36,7 @@ func newResetCommand(g *globals) *cobra.Command {
 	fl := cmd.Flags()
 	fl.BoolVar(&o.hard, "hard", false, "recreate the cluster too")
 	fl.StringVar(&o.to, "to", "", "replay the solve scripts of the steps before STEP and start at STEP")
+	fl.BoolVar(&o.noBackup, "no-backup", false, "do not save /root first (what it holds is lost)")
 	return cmd
 }
 
@@ -51,8 +55,8 @@ func runReset(ctx context.Context, g *globals, o resetOptions) error {
 		return err
 	}
 	sl := status.New(g.streams.Err, status.Options{Quiet: g.quiet(), NoColor: g.noColor()})
-	opts := reset.Options{Lab: st.lab, Store: st.store, Hard: o.hard, To: o.to, Status: sl}
-	up := provision.Options{Lab: st.lab, Fixtures: st.fixtures, Status: sl, CheckerBinary: g.cfg.GetString("checker-binary")}
+	opts := reset.Options{Lab: st.lab, Store: st.store, Hard: o.hard, To: o.to, Status: sl, Catalog: st.catalog, NoBackup: o.noBackup}
+	up := provision.Options{Lab: st.lab, Fixtures: st.fixtures, Status: sl, Catalog: st.catalog, CheckerBinary: g.cfg.GetString("checker-binary")}
 	if g.verbose() {
 		opts.ScriptOutput = g.streams.Err
 		up.Log = g.streams.Err

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -69,9 +70,21 @@ func Main(in io.Reader, out, errOut io.Writer, args []string) int {
 	return Run(ctx, Streams{In: in, Out: out, Err: errOut}, args)
 }
 
-// Run is Main with a caller-supplied context.
+// Run is Main with a caller-supplied context. No Go stack trace reaches the
+// user: a panic of labctl's becomes a one-line internal error (exit code 2)
+// and a crash report of a program it ran is cut to its first line, both
+// shown in full only with -v.
 func Run(ctx context.Context, s Streams, args []string) int {
-	root := newRootCommand(s)
+	root, g := newRoot(s)
+	return runRoot(ctx, s, args, root, g)
+}
+
+func runRoot(ctx context.Context, s Streams, args []string, root *cobra.Command, g *globals) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			code = printPanic(s.Err, p, debug.Stack(), verboseArgs(g, args))
+		}
+	}()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -80,15 +93,32 @@ func Run(ctx context.Context, s Streams, args []string) int {
 	var exit *ExitError
 	if errors.As(err, &exit) {
 		if exit.Err != nil {
-			fmt.Fprintf(s.Err, "labctl: %v\n", exit.Err)
+			printError(s.Err, exit.Err, verboseArgs(g, args))
 		}
 		return exit.Code
 	}
-	fmt.Fprintf(s.Err, "labctl: %v\n", err)
+	printError(s.Err, err, verboseArgs(g, args))
 	return 1
 }
 
-func newRootCommand(s Streams) *cobra.Command {
+// verboseArgs is -v from the configuration once it is loaded, else from
+// the arguments themselves.
+func verboseArgs(g *globals, args []string) bool {
+	if g.verbose() {
+		return true
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-v" || a == "--verbose" || a == "--verbose=true" {
+			return true
+		}
+	}
+	return false
+}
+
+func newRoot(s Streams) (*cobra.Command, *globals) {
 	g := &globals{streams: s, cfg: viper.New()}
 	cmd := &cobra.Command{
 		Use:           "labctl",
@@ -125,7 +155,7 @@ func newRootCommand(s Streams) *cobra.Command {
 		newImagesCommand(g),
 		newDoctorCommand(g),
 	)
-	return cmd
+	return cmd, g
 }
 
 // loadConfig binds, in order of precedence: flags, LABCTL_* environment

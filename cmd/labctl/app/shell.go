@@ -16,7 +16,7 @@ func newShellCommand(g *globals) *cobra.Command {
 		Use:   "shell",
 		Short: "Open a shell in the sandbox; your work is checked after every command",
 		Long: "Open a login shell in the lab's sandbox. After every command the current step's checks run;\n" +
-			"when they pass you see the next step. Inside, `lab check|hint|step|next|status` asks labctl directly.",
+			"when they pass you see the next step. Inside, `lab check|hint|step|why|next|status` asks labctl directly.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runShell(cmd.Context(), g)
@@ -61,9 +61,10 @@ func runShell(ctx context.Context, g *globals) error {
 		Shell:    shell,
 		Terminal: term,
 		Check:    env.RunChecks,
+		Probe:    env,
 		Progress: &session.StoreProgress{Store: st.store, Lab: st.lab, Digest: st.digest, Scripts: env},
 		Catalog:  st.catalog,
-		Color:    !g.noColor(),
+		Color:    !g.noColor() && os.Getenv("TERM") != "dumb",
 	})
 	if err != nil {
 		return err

@@ -48,7 +48,12 @@ func runStatus(cmd *cobra.Command, g *globals) error {
 	}
 	fmt.Fprintf(out, "lab:      %s\n", name)
 	fmt.Fprintf(out, "cluster:  %s %s\n", provision.ClusterName(name), cluster)
+	graderState := "missing (run `labctl up` to make it)"
+	if st.Grader.Exists {
+		graderState = st.Grader.Status
+	}
 	fmt.Fprintf(out, "sandbox:  %s\n", sandboxState)
+	fmt.Fprintf(out, "grader:   %s\n", graderState)
 	var objs []string
 	for _, o := range st.Objects {
 		objs = append(objs, o.Kind+" "+o.Name)

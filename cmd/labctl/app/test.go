@@ -37,8 +37,10 @@ func newTestCommand(g *globals) *cobra.Command {
 		Long: "Brings up a fresh copy of the lab named <name>-test (its own cluster and sandbox; a running lab is\n" +
 			"never touched) and, step by step, checks that the step's checks fail before its solve, that every\n" +
 			"mistake script makes exactly the checks it names fail (resetting to the step's start after each, as\n" +
-			"`labctl reset --to` does), and that the solve makes every check pass and keeps them passing. Then the\n" +
-			"whole lab must grade 100 % and a reset must make the first step fail again. The environment is\n" +
+			"`labctl reset --to` does), that every alternative solution makes every check pass (reset likewise),\n" +
+			"and that the solve makes every check pass and keeps them passing; a step with a probe is checked\n" +
+			"through it, as `labctl check` does. Then the whole lab must grade 100 % and a reset must make the\n" +
+			"first step fail again. The environment is\n" +
 			"removed at the end unless --keep.\n" +
 			"Exit status: 0 when the lab proves itself, 1 when it does not, 2 when it could not be tested.",
 		Args: cobra.NoArgs,

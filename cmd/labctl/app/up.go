@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/msg"
 	"github.com/labctl/labctl/progress"
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/status"
@@ -45,8 +47,10 @@ func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
 			current = p.Current
 		}
 	}
+	catalog := labCatalog(l)
 	env, err := provision.Up(cmd.Context(), provision.Options{
 		Lab:           l,
+		Catalog:       catalog,
 		Fixtures:      fixtures,
 		Retain:        o.retain,
 		Status:        g.statusLogger(),
@@ -66,7 +70,7 @@ func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
 	}
 	defer env.Close()
 	if !g.quiet() {
-		fmt.Fprintf(g.streams.Err, "\nLab %q is up. Start with `labctl shell`.\n", l.Metadata.Name)
+		fmt.Fprintf(g.streams.Err, "\n%s\n", fmt.Sprintf(catalog.UpDone, l.Metadata.Name))
 	}
 	return nil
 }
@@ -82,4 +86,10 @@ func (g *globals) detail() io.Writer {
 		return g.streams.Err
 	}
 	return nil
+}
+
+// labCatalog is the message catalogue in the learner's language for lab l:
+// the lab's language, unless the locale names another.
+func labCatalog(l *lab.Lab) *msg.Catalog {
+	return msg.New(msg.Choose(l.Metadata.Language, os.Getenv))
 }

@@ -1,0 +1,42 @@
+package checks
+
+import (
+	"context"
+	"io/fs"
+	"time"
+
+	"github.com/labctl/labctl/msg"
+)
+
+// checkWrittenDuringProbe requires the file whose information is fi to have
+// been modified since the step's probe started. Without a probe in this
+// round the check fails: the file could only have been written by hand.
+func checkWrittenDuringProbe(env Env, shown string, fi fs.FileInfo) error {
+	if env.ProbeStart.IsZero() {
+		return failf(msg.FileNoProbe, shown)
+	}
+	if fi.ModTime().Before(env.ProbeStart) {
+		return failf(msg.FileExpectProbeRun, shown, stamp(env.ProbeStart), stamp(fi.ModTime()))
+	}
+	return nil
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("15:04:05.000 MST") }
+
+type probeStartKey struct{}
+
+// WithProbeStart returns a context that carries the moment a step's probe
+// started, for the round of checks that judges the probe's run: the host's
+// RunChecks passes it to the checker (Request.ProbeStart).
+func WithProbeStart(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, probeStartKey{}, t)
+}
+
+// ProbeStartFrom is the moment WithProbeStart put in ctx, or nil.
+func ProbeStartFrom(ctx context.Context) *time.Time {
+	t, ok := ctx.Value(probeStartKey{}).(time.Time)
+	if !ok {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,65 @@
+package checks
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labctl/labctl/lab"
+)
+
+func TestWrittenDuringProbe(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "/root/report.json", `{"drift": false}`, 0o644)
+	written := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(root, "/root/report.json"), written, written); err != nil {
+		t.Fatal(err)
+	}
+	check := lab.Check{File: &lab.FileCheck{Path: "/root/report.json", WrittenDuringProbe: true}}
+	tests := []struct {
+		name   string
+		start  time.Time
+		status Status
+		msg    string
+	}{
+		{"no probe ran", time.Time{}, Fail, "/root/report.json must be written by the step's probe, which did not run in this round"},
+		{"written before the probe", written.Add(time.Second), Fail, "which started at 12:00:01.000 UTC, found it last modified at 12:00:00.000 UTC, before the run"},
+		{"written during the probe", written.Add(-time.Second), Pass, ""},
+		{"written the instant it started", written, Pass, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCheck(t, Env{Root: root, ProbeStart: tt.start}, check)
+			if r.Status != tt.status || !strings.Contains(r.Message, tt.msg) {
+				t.Errorf("got %s %q, want %s containing %q", r.Status, r.Message, tt.status, tt.msg)
+			}
+		})
+	}
+}
+
+func TestProbeStartTravelsInTheRequest(t *testing.T) {
+	if ProbeStartFrom(context.Background()) != nil {
+		t.Fatal("a context without a probe has a probe start")
+	}
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	got := ProbeStartFrom(WithProbeStart(context.Background(), start))
+	if got == nil || !got.Equal(start) {
+		t.Fatalf("probe start %v, want %v", got, start)
+	}
+	b, err := json.Marshal(Request{ProbeStart: got})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req Request
+	if err := json.Unmarshal(b, &req); err != nil {
+		t.Fatal(err)
+	}
+	env, err := req.env()
+	if err != nil || !env.ProbeStart.Equal(start) {
+		t.Fatalf("env.ProbeStart = %v (%v), want %v", env.ProbeStart, err, start)
+	}
+}

@@ -1,0 +1,98 @@
+package checks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// roundSlack covers placing the checker and starting it.
+const roundSlack = 30 * time.Second
+
+// RoundTimeout bounds one checker round of cs: the checker runs
+// maxConcurrent checks at once, each within its own timeout (DefaultTimeout
+// when unset), plus the time to start it. Every caller that runs a round
+// uses this one bound.
+func RoundTimeout(cs []lab.Check) time.Duration {
+	longest := DefaultTimeout
+	for _, c := range cs {
+		longest = max(longest, c.Timeout.Duration)
+	}
+	waves := (len(cs) + maxConcurrent - 1) / maxConcurrent
+	return time.Duration(waves)*(longest+cancelGrace) + roundSlack
+}
+
+// maxAnswer bounds the checker's answer the host reads: a message per check
+// is short, and an answer beyond this is not the checker's.
+const maxAnswer = 8 << 20
+
+// ReadResponse reads the checker's answer to the checks cs from out, trusting
+// nothing in it that the host knows itself: out holds exactly one JSON value
+// and nothing after it (white space aside), with exactly one result per check,
+// in order, named as requested, each with status pass, fail or error. The
+// results' description, points and optional flag are the host's (from cs),
+// never the answer's.
+func ReadResponse(cs []lab.Check, out []byte) ([]Result, error) {
+	if len(out) > maxAnswer {
+		return nil, fmt.Errorf("the checker's answer is %d bytes, more than the %d an answer can be", len(out), maxAnswer)
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.DisallowUnknownFields()
+	var resp Response
+	if err := dec.Decode(&resp); err != nil {
+		return nil, fmt.Errorf("reading the checker's answer: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("reading the checker's answer: more data follows its one JSON value")
+	}
+	return Reconcile(cs, resp.Results)
+}
+
+// Reconcile checks that rs answers cs — one result per check, in order,
+// named as requested, with a known status — and returns the results with
+// the host's own description, points and optional flag of each check.
+func Reconcile(cs []lab.Check, rs []Result) ([]Result, error) {
+	if len(rs) != len(cs) {
+		return nil, fmt.Errorf("the checker answered %d results for %d checks", len(rs), len(cs))
+	}
+	out := make([]Result, len(rs))
+	for i, r := range rs {
+		c := cs[i]
+		if r.Name != c.Name {
+			return nil, fmt.Errorf("the checker answered result %d for %q where check %q was asked", i+1, r.Name, c.Name)
+		}
+		switch r.Status {
+		case Pass, Fail, Error:
+		default:
+			return nil, fmt.Errorf("the checker answered status %q for check %q (want pass, fail or error)", r.Status, c.Name)
+		}
+		if r.Duration < 0 {
+			r.Duration = 0
+		}
+		r.Description, r.Points, r.Optional = c.Description, max(c.Points, 1), c.Optional
+		out[i] = r
+	}
+	return out, nil
+}
+
+// RunRound runs one round of the checks cs through run, the one way every
+// caller runs a round: with RoundTimeout's deadline (or ctx's, if sooner),
+// and with the answer verified by Reconcile.
+func RunRound(ctx context.Context, cs []lab.Check, run func(context.Context, []lab.Check) ([]Result, error)) ([]Result, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, RoundTimeout(cs))
+	defer cancel()
+	rs, err := run(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	return Reconcile(cs, rs)
+}

@@ -1,0 +1,77 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labctl/labctl/lab"
+)
+
+func twoChecks() []lab.Check {
+	return []lab.Check{
+		{Name: "a", Points: 1},
+		{Name: "b", Points: 2, Optional: true, Description: "bee"},
+	}
+}
+
+func TestReadResponseKeepsOnlyTheCheckersVerdicts(t *testing.T) {
+	// The answer claims other points, optional flags and descriptions: the
+	// host's own lab wins.
+	good := `{"results":[{"name":"a","status":"pass","durationMs":3,"points":99,"optional":true,"description":"forged"},` +
+		`{"name":"b","status":"fail","message":"no","durationMs":1,"points":0}]}` + "\n"
+	rs, err := ReadResponse(twoChecks(), []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs[0].Status != Pass || rs[0].Points != 1 || rs[0].Optional || rs[0].Description != "" || rs[0].Duration != 3*time.Millisecond {
+		t.Errorf("result a = %+v", rs[0])
+	}
+	if rs[1].Status != Fail || rs[1].Message != "no" || rs[1].Points != 2 || !rs[1].Optional || rs[1].Description != "bee" {
+		t.Errorf("result b = %+v", rs[1])
+	}
+}
+
+func TestReadResponseRefusesAnythingButOneAnswer(t *testing.T) {
+	pass2 := `{"results":[{"name":"a","status":"pass"},{"name":"b","status":"pass"}]}`
+	for _, tc := range []struct{ name, out, want string }{
+		{"not json", "hello", "reading the checker's answer"},
+		{"empty", "", "reading the checker's answer"},
+		{"too few", `{"results":[{"name":"a","status":"pass"}]}`, "1 results for 2 checks"},
+		{"too many", `{"results":[{"name":"a","status":"pass"},{"name":"b","status":"pass"},{"name":"b","status":"pass"}]}`, "3 results for 2 checks"},
+		{"wrong order", `{"results":[{"name":"b","status":"pass"},{"name":"a","status":"pass"}]}`, `for "b" where check "a"`},
+		{"unknown field", `{"results":[],"extra":1}`, "unknown field"},
+		{"unknown status", `{"results":[{"name":"a","status":"pass"},{"name":"b","status":"skipped"}]}`, `status "skipped"`},
+		{"empty status", `{"results":[{"name":"a","status":"pass"},{"name":"b"}]}`, `status ""`},
+		{"a second answer", pass2 + pass2, "more data follows"},
+		{"trailing garbage", pass2 + "x", "more data follows"},
+		{"a forged answer before the real one", `{"results":[{"name":"a","status":"pass"},{"name":"b","status":"pass"}]}{"results":[]}`, "more data follows"},
+		{"huge", `{"results":[{"name":"a","status":"pass","message":"` + strings.Repeat("x", maxAnswer) + `"}]}`, "more than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadResponse(twoChecks(), []byte(tc.out))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := ReadResponse(twoChecks(), []byte(" \n"+pass2+"\n\t ")); err != nil {
+		t.Errorf("white space around the answer: %v", err)
+	}
+}
+
+func TestRoundTimeout(t *testing.T) {
+	ten := lab.Check{Name: "x"}
+	long := lab.Check{Name: "y", Timeout: lab.Duration{Duration: time.Minute}}
+	one := RoundTimeout([]lab.Check{ten})
+	if want := DefaultTimeout + cancelGrace + roundSlack; one != want {
+		t.Errorf("one check: %v, want %v", one, want)
+	}
+	nine := make([]lab.Check, 9)
+	if got, want := RoundTimeout(nine), 2*(DefaultTimeout+cancelGrace)+roundSlack; got != want {
+		t.Errorf("nine checks (two waves): %v, want %v", got, want)
+	}
+	if got, want := RoundTimeout([]lab.Check{ten, long}), time.Minute+cancelGrace+roundSlack; got != want {
+		t.Errorf("a long check: %v, want %v", got, want)
+	}
+}

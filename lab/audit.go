@@ -1,0 +1,78 @@
+package lab
+
+// AuditCheck asserts what the learner's identity did in the cluster during
+// the step, as the API server's audit log recorded it: the write requests
+// (create, update, patch, delete) the learner made in the lab's namespaces
+// since the step became current, that succeeded and were not dry runs.
+// It passes when some such request matches every set field, or, with
+// Absent, when none does.
+type AuditCheck struct {
+	AuditSelector `yaml:",inline" json:",inline"`
+	// Request asserts on a field of the request's body: the object sent,
+	// or the patch (for a scale subresource, a Scale object or a patch of
+	// one: spec.replicas in both).
+	Request *RequestAssert `yaml:"request" json:"request,omitempty"`
+	// Absent requires that no request in the step matches.
+	Absent bool `yaml:"absent" json:"absent,omitempty"`
+	// After requires the matched request to come after the last request
+	// of the whole log matching this selector; with Absent, only requests
+	// after it count. When nothing matches After, a required request
+	// fails and an absent one counts every request of the step.
+	After *AuditSelector `yaml:"after" json:"after,omitempty"`
+}
+
+// AuditSelector picks requests of the audit log; every set field must
+// match.
+type AuditSelector struct {
+	// Verbs are any of create, update, patch, delete and apply (a kubectl
+	// apply, client-side or server-side: a create or patch whose field
+	// manager is kubectl's apply). Empty means any write.
+	Verbs []string `yaml:"verbs" json:"verbs,omitempty"`
+	// Resource is the plural resource name, e.g. deployments.
+	Resource string `yaml:"resource" json:"resource,omitempty"`
+	// Subresource is e.g. scale or status; empty means the object itself.
+	Subresource string `yaml:"subresource" json:"subresource,omitempty"`
+	// Namespace and Name of the object written.
+	Namespace string `yaml:"namespace" json:"namespace,omitempty"`
+	Name      string `yaml:"name" json:"name,omitempty"`
+}
+
+// RequestAssert asserts on a field of a request's body.
+type RequestAssert struct {
+	Path   string `yaml:"path" json:"path"`
+	Assert `yaml:",inline" json:",inline"`
+}
+
+// AuditVerbs are the verbs an audit check may name.
+var AuditVerbs = []string{"create", "update", "patch", "delete", "apply"}
+
+func (v *validator) auditCheck(p string, a *AuditCheck) {
+	v.auditSelector(p, &a.AuditSelector)
+	if a.Resource == "" {
+		v.add(p+".resource", "missing; name the plural resource written, e.g. deployments")
+	}
+	if a.After != nil {
+		v.auditSelector(p+".after", a.After)
+		if a.After.Resource == "" {
+			v.add(p+".after.resource", "missing; name the plural resource of the earlier request, e.g. deployments")
+		}
+	}
+	if r := a.Request; r != nil {
+		// The body's format is JSON; the rest is a field assertion's.
+		v.fieldAssert(p+".request", &FieldAssert{Path: r.Path, Assert: r.Assert})
+	}
+}
+
+func (v *validator) auditSelector(p string, s *AuditSelector) {
+	for i, verb := range s.Verbs {
+		v.enum(joinIndex(p+".verbs", i), verb, AuditVerbs...)
+	}
+	for _, f := range []struct{ name, value string }{{"resource", s.Resource}, {"subresource", s.Subresource}} {
+		if f.value != "" && !isDNSLabel(f.value, maxDNSLabelLen) {
+			v.add(p+"."+f.name, "%q is not a resource name; write it in lower case and plural, e.g. deployments", f.value)
+		}
+	}
+	if s.Namespace != "" && !isDNSLabel(s.Namespace, maxDNSLabelLen) {
+		v.add(p+".namespace", "%q is not a DNS label", s.Namespace)
+	}
+}

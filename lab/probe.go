@@ -1,0 +1,87 @@
+package lab
+
+import (
+	"fmt"
+	"strings"
+)
+
+// alternatives validates a step's alternative solutions.
+func (v *validator) alternatives(p string, s *Step) {
+	names := map[string]string{}
+	for i, a := range s.Alternatives {
+		ap := joinIndex(p+".alternatives", i)
+		if v.ident(ap+".name", "alternative", a.Name) {
+			if first, dup := names[a.Name]; dup {
+				v.add(ap+".name", "alternative name %q is used twice in this step (first at %s)", a.Name, v.line(first))
+			} else {
+				names[a.Name] = ap + ".name"
+			}
+		}
+		if strings.TrimSpace(a.Script) == "" {
+			v.add(ap+".script", "missing; write the bash script of this other correct solution")
+		}
+	}
+}
+
+// probe validates a step's probe and the checks that need one; checks maps
+// the step's check names to their paths.
+func (v *validator) probe(p string, s *Step, checks map[string]string) {
+	if s.Probe == nil {
+		for i, c := range s.Checks {
+			if c.File != nil && c.File.WrittenDuringProbe {
+				v.add(joinIndex(p+".checks", i)+".file.writtenDuringProbe",
+					"step %q has no probe, so no run can write the file; add a probe to the step or remove writtenDuringProbe", s.ID)
+			}
+		}
+		return
+	}
+	pp := p + ".probe"
+	if strings.TrimSpace(s.Probe.Run) == "" {
+		v.add(pp+".run", "missing; give the command the probe runs in the sandbox as the learner, e.g. /root/sync.sh")
+	}
+	if s.Probe.Timeout.Duration <= 0 {
+		v.add(pp+".timeout", "%s must be positive", s.Probe.Timeout.Duration)
+	}
+	if first, ok := checks[ProbeResult]; ok {
+		v.add(first, "a step with a probe reports the probe's run as %q; give this check another name", ProbeResult)
+	}
+	named := map[string]bool{}
+	for i, name := range s.Probe.Needs {
+		np := joinIndex(pp+".needs", i)
+		switch {
+		case named[name]:
+			v.add(np, "check %q is named twice", name)
+		case checks[name] == "":
+			v.add(np, "step %q has no check %q; it has %s", s.ID, name, listNames(checks))
+		}
+		named[name] = true
+	}
+}
+
+// ProbeSummary describes, one line each, the probes of l and what they run
+// with which identity, for labctl lint -v.
+func (l *Lab) ProbeSummary() []string {
+	var out []string
+	for _, s := range l.Steps {
+		pr := s.Probe
+		if pr == nil {
+			continue
+		}
+		line := fmt.Sprintf("step %s: runs %q in the sandbox as the learner (deadline %s)", s.ID, strings.TrimSpace(pr.Run), pr.Timeout.Duration)
+		var admin []string
+		if strings.TrimSpace(pr.Setup) != "" {
+			admin = append(admin, "setup before it")
+		}
+		if strings.TrimSpace(pr.Restore) != "" {
+			admin = append(admin, "restore after the checks")
+		}
+		if len(admin) > 0 {
+			line += "; " + strings.Join(admin, " and ") + " with the cluster's admin identity on its node"
+		}
+		if len(pr.Needs) > 0 {
+			line += "; only when these checks pass: " + strings.Join(pr.Needs, ", ")
+		}
+		out = append(out, line)
+	}
+	return out
+}

@@ -1,0 +1,57 @@
+package lab
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// probeLab is a valid lab whose step s1 has a probe; extra is YAML added
+// to the step (indented four spaces).
+func probeLab(checks, extra string) string {
+	return strings.Replace(header, "    checks:\n", extra+"    checks:\n", 1) + checks
+}
+
+const probeChecks = "      - {name: exists, file: {path: /root/sync.sh, executable: true}}\n" +
+	"      - {name: fresh, file: {path: /root/out.json, writtenDuringProbe: true}}\n"
+
+func TestProbeDefaultsAndSummary(t *testing.T) {
+	l, err := Parse("t.yaml", []byte(probeLab(probeChecks, "    probe:\n      setup: kubectl scale\n      run: /root/sync.sh\n      needs: [exists]\n"+
+		"    alternatives:\n      - {name: other, script: 'true'}\n"+
+		"    mistakes:\n      - {name: skipped, script: 'rm /root/sync.sh', fails: [exists, fresh, probe]}\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := l.Steps[0].Probe
+	if p == nil || p.Timeout.Duration != time.Minute || p.Run != "/root/sync.sh" {
+		t.Fatalf("probe %+v", p)
+	}
+	if len(l.Steps[0].Alternatives) != 1 || l.Steps[0].Alternatives[0].Name != "other" {
+		t.Errorf("alternatives %+v", l.Steps[0].Alternatives)
+	}
+	want := []string{`step s1: runs "/root/sync.sh" in the sandbox as the learner (deadline 1m0s); setup before it with the cluster's admin identity on its node; only when these checks pass: exists`}
+	if got := l.ProbeSummary(); len(got) != 1 || got[0] != want[0] {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+}
+
+func TestProbeValidation(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"run missing", probeLab(probeChecks, "    probe: {setup: x}\n"), "steps[0].probe.run: missing"},
+		{"negative timeout", probeLab(probeChecks, "    probe: {run: x, timeout: -1s}\n"), "steps[0].probe.timeout: -1s must be positive"},
+		{"unknown need", probeLab(probeChecks, "    probe: {run: x, needs: [nope]}\n"), `steps[0].probe.needs[0]: step "s1" has no check "nope"`},
+		{"check named probe", probeLab(probeChecks+"      - {name: probe, file: {path: /x}}\n", "    probe: {run: x}\n"), `reports the probe's run as "probe"`},
+		{"writtenDuringProbe without a probe", probeLab(probeChecks, ""), "steps[0].checks[1].file.writtenDuringProbe: step \"s1\" has no probe"},
+		{"mistake names probe without one", probeLab("      - {name: c, file: {path: /x}}\n", "    mistakes:\n      - {name: m, script: x, fails: [probe]}\n"), `step "s1" has no check "probe"`},
+		{"alternative without script", probeLab(probeChecks, "    probe: {run: x}\n    alternatives:\n      - {name: a}\n"), "steps[0].alternatives[0].script: missing"},
+		{"alternatives with one name", probeLab(probeChecks, "    probe: {run: x}\n    alternatives:\n      - {name: a, script: x}\n      - {name: a, script: y}\n"), `alternative name "a" is used twice`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := strings.Join(problems(t, tt.src), "\n")
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("problems:\n%s\nwant one containing %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,46 @@
+package msg
+
+// The keys of the audit checks' messages. A request is shown the way the
+// learner would type it (apply deployments/web -n gitops-lab), the same in
+// every language.
+const (
+	AuditMissing      Key = "audit.missing"
+	AuditMissingAfter Key = "audit.missingAfter"
+	AuditNoEarlier    Key = "audit.noEarlier"
+	AuditBody         Key = "audit.body"
+	AuditUnexpected   Key = "audit.unexpected"
+	AuditInBody       Key = "audit.inBody"
+	AuditStepStart    Key = "audit.stepStart"
+	AuditLabStart     Key = "audit.labStart"
+)
+
+var auditEnglish = map[Key]string{
+	AuditMissing:      "expected the cluster to have received %s %s, found no such request",
+	AuditMissingAfter: "expected %s after the last %s (at %s), found none after it",
+	AuditNoEarlier:    "expected %s after %s, found no %s to come after",
+	AuditBody:         "expected %s %s with its body as required, found %d such request(s) and none with it; the last: %s",
+	AuditUnexpected:   "expected no %s %s, found one at %s",
+	AuditInBody:       "in the request's body",
+	AuditStepStart:    "since the step began (%s)",
+	AuditLabStart:     "since the lab began",
+}
+
+var auditJapanese = map[Key]string{
+	AuditMissing:      "%[2]s %[1]s のリクエストがクラスターに届いているはずですが、ありません",
+	AuditMissingAfter: "最後の %[2]s (%[3]s) のあとに %[1]s があるはずですが、ありません",
+	AuditNoEarlier:    "%[2]s のあとに %[1]s があるはずですが、そもそも %[3]s がありません",
+	AuditBody:         "%[2]s 本文が条件を満たす %[1]s があるはずですが、該当する %[3]d 件のどれも満たしません。最後のもの: %[4]s",
+	AuditUnexpected:   "%[2]s %[1]s はないはずですが、%[3]s にありました",
+	AuditInBody:       "リクエストの本文で",
+	AuditStepStart:    "ステップの開始 (%s) 以降に",
+	AuditLabStart:     "ラボの開始以降に",
+}
+
+func init() {
+	for k, v := range auditEnglish {
+		englishKeyed[k] = v
+	}
+	for k, v := range auditJapanese {
+		japaneseKeyed[k] = v
+	}
+}

@@ -1,0 +1,393 @@
+package msg
+
+// The keys of the checks' messages. Each table below has a text for every
+// key; a format may take its arguments in another order in another
+// language (%[2]s), but always the same arguments with the same verbs.
+const (
+	ListSeparator Key = "list.separator"
+
+	// Parts of messages.
+	WhereIn       Key = "where.in"
+	WhereInAtHEAD Key = "where.inAtHEAD"
+	FileAtRev     Key = "where.fileAtRev"
+	FromRef       Key = "value.fromRef"
+	FromRefSuffix Key = "value.fromRefSuffix"
+	SizeMiB       Key = "size.mib"
+	SizeBytes     Key = "size.bytes"
+	RangeExactly  Key = "range.exactly"
+	RangeBetween  Key = "range.between"
+	RangeAtLeast  Key = "range.atLeast"
+	RangeAtMost   Key = "range.atMost"
+	RangeAny      Key = "range.any"
+	OutputSuffix  Key = "command.outputSuffix"
+
+	// Kinds of files and of values.
+	ModeRegular Key = "mode.regular"
+	ModeDir     Key = "mode.dir"
+	ModeSymlink Key = "mode.symlink"
+	ModeFIFO    Key = "mode.fifo"
+	ModeSocket  Key = "mode.socket"
+	ModeDevice  Key = "mode.device"
+	ModeSpecial Key = "mode.special"
+	TypeNull    Key = "type.null"
+	TypeString  Key = "type.string"
+	TypeBoolean Key = "type.boolean"
+	TypeNumber  Key = "type.number"
+	TypeInteger Key = "type.integer"
+	TypeObject  Key = "type.object"
+	TypeArray   Key = "type.array"
+
+	// Reading the learner's files.
+	LeadsOutside        Key = "file.leadsOutside"
+	NotExist            Key = "file.notExist"
+	NotRegularFile      Key = "file.notRegular"
+	ChangedWhileReading Key = "file.changed"
+	TooLarge            Key = "file.tooLarge"
+	NotValidJSON        Key = "doc.notJSON"
+	JSONTrailing        Key = "doc.jsonTrailing"
+	NotValidYAML        Key = "doc.notYAML"
+
+	// File checks.
+	FileExpectExist     Key = "file.expectExist"
+	FileExpectAbsent    Key = "file.expectAbsent"
+	FileExpectRegular   Key = "file.expectRegular"
+	FileExpectDir       Key = "file.expectDir"
+	FileExpectExec      Key = "file.expectExec"
+	FileExpectNotExec   Key = "file.expectNotExec"
+	FileExpectOutside   Key = "file.expectOutside"
+	FileExpectExactly   Key = "file.expectExactly"
+	FileExpectContains  Key = "file.expectContains"
+	FileExpectMatch     Key = "file.expectMatch"
+	FileExpectNotMatch  Key = "file.expectNotMatch"
+	FileExpectLines     Key = "file.expectLines"
+	FileExpectScript    Key = "file.expectScript"
+	FileExpectProbeRun  Key = "file.expectProbeRun"
+	FileNoProbe         Key = "file.noProbe"
+	AssertAbsent        Key = "assert.absent"
+	AssertNotFound      Key = "assert.notFound"
+	AssertType          Key = "assert.type"
+	AssertEquals        Key = "assert.equals"
+	AssertNotEquals     Key = "assert.notEquals"
+	AssertStringMatch   Key = "assert.stringMatch"
+	AssertMatch         Key = "assert.match"
+	AssertStringNoMatch Key = "assert.stringNoMatch"
+	AssertNoMatch       Key = "assert.noMatch"
+	AssertBoundNumber   Key = "assert.boundNumber"
+	AssertCompareType   Key = "assert.compareType"
+	AssertCompare       Key = "assert.compare"
+	AssertSubsetObject  Key = "assert.subsetObject"
+	AssertSubsetType    Key = "assert.subsetType"
+	AssertSubset        Key = "assert.subset"
+
+	// Git checks.
+	GitExpectRepo      Key = "git.expectRepo"
+	GitExpectNoRepo    Key = "git.expectNoRepo"
+	GitNoRepoAt        Key = "git.noRepoAt"
+	GitCommits         Key = "git.commits"
+	GitTracked         Key = "git.tracked"
+	GitNoCommits       Key = "git.noCommits"
+	GitRevNotFound     Key = "git.revNotFound"
+	GitFileNotFoundAt  Key = "git.fileNotFoundAt"
+	GitFileTooLarge    Key = "git.fileTooLarge"
+	GitConfigUnset     Key = "git.configUnset"
+	GitHistoryTooLong  Key = "git.historyTooLong"
+	GitHistoryOfTooBig Key = "git.historyOfTooLong"
+	GitBare            Key = "git.bare"
+	GitNotClean        Key = "git.notClean"
+	GitNotDirty        Key = "git.notDirty"
+	GitdirFile         Key = "git.gitdirFile"
+	GitDirNotDir       Key = "git.dirNotDir"
+	GitBorrows         Key = "git.borrows"
+	GitHeadNotRegular  Key = "git.headNotRegular"
+	GitSymlink         Key = "git.symlink"
+	GitOtherDir        Key = "git.otherDir"
+	GitObjectTooLarge  Key = "git.objectTooLarge"
+	ScopeIn            Key = "git.scopeIn"
+	ScopeTouching      Key = "git.scopeTouching"
+	WhichLast          Key = "git.whichLast"
+	WhichFirst         Key = "git.whichFirst"
+	MsgNoCommits       Key = "git.msgNoCommits"
+	MsgOne             Key = "git.msgOne"
+	MsgAll             Key = "git.msgAll"
+	MsgAny             Key = "git.msgAny"
+	ProblemShort       Key = "git.problemShort"
+	ProblemMatch       Key = "git.problemMatch"
+	DescMatch          Key = "git.descMatch"
+	DescMinLength      Key = "git.descMinLength"
+	DescExist          Key = "git.descExist"
+	DescAnd            Key = "git.descAnd"
+
+	// Kube checks and references.
+	KubeExpectExist   Key = "kube.expectExist"
+	KubeExpectAbsent  Key = "kube.expectAbsent"
+	KubeLabelMissing  Key = "kube.labelMissing"
+	KubeLabelWrong    Key = "kube.labelWrong"
+	RefFailed         Key = "ref.failed"
+	RefObjectNotFound Key = "ref.objectNotFound"
+	RefFieldNotFound  Key = "ref.fieldNotFound"
+
+	// Command checks.
+	CommandNoDir  Key = "command.noDir"
+	CommandExit   Key = "command.exit"
+	CommandStdout Key = "command.stdout"
+
+	// Checks that could not finish.
+	NotRun      Key = "engine.notRun"
+	TimedOut    Key = "engine.timedOut"
+	NotFinished Key = "engine.notFinished"
+)
+
+// keyed holds the keyed texts of every language.
+var keyed = map[Lang]map[Key]string{English: englishKeyed, Japanese: japaneseKeyed}
+
+var englishKeyed = map[Key]string{
+	ListSeparator: ", ",
+
+	WhereIn:       "in %s",
+	WhereInAtHEAD: "in %s at HEAD",
+	FileAtRev:     "%s at %s",
+	FromRef:       "%s (from %s)",
+	FromRefSuffix: " (from %s)",
+	SizeMiB:       "%d MiB",
+	SizeBytes:     "%d bytes",
+	RangeExactly:  "exactly %d",
+	RangeBetween:  "between %d and %d",
+	RangeAtLeast:  "at least %d",
+	RangeAtMost:   "at most %d",
+	RangeAny:      "any number of",
+	OutputSuffix:  "; output: %s",
+
+	ModeRegular: "regular file",
+	ModeDir:     "directory",
+	ModeSymlink: "symbolic link",
+	ModeFIFO:    "named pipe (FIFO)",
+	ModeSocket:  "socket",
+	ModeDevice:  "device",
+	ModeSpecial: "special file",
+	TypeNull:    "null",
+	TypeString:  "string",
+	TypeBoolean: "boolean",
+	TypeNumber:  "number",
+	TypeInteger: "integer",
+	TypeObject:  "object",
+	TypeArray:   "array",
+
+	LeadsOutside:        "%s leads outside the learner's files (to %s)",
+	NotExist:            "%s does not exist",
+	NotRegularFile:      "%s is a %s, not a regular file",
+	ChangedWhileReading: "%s changed while being read; expected a regular file",
+	TooLarge:            "%s is larger than %s, more than any check reads",
+	NotValidJSON:        "%s is not valid JSON: %v",
+	JSONTrailing:        "%s is not valid JSON: unexpected data after the first value",
+	NotValidYAML:        "%s is not valid YAML: %v",
+
+	FileExpectExist:     "expected %s to exist, found nothing there",
+	FileExpectAbsent:    "expected %s to be absent, found a %s",
+	FileExpectRegular:   "expected %s to be a regular file, found a %s",
+	FileExpectDir:       "expected %s to be a directory, found a %s",
+	FileExpectExec:      "expected %s to be executable, found mode %04o",
+	FileExpectNotExec:   "expected %s not to be executable, found mode %04o",
+	FileExpectOutside:   "expected %s to lie outside %s, found it resolves to %s",
+	FileExpectExactly:   "expected %s to contain exactly %s%s, found %s",
+	FileExpectContains:  "expected %s to contain %q, found no such text",
+	FileExpectMatch:     "expected %s to match %q, found no match",
+	FileExpectNotMatch:  "expected %s not to match %q, found %s",
+	FileExpectLines:     "expected %s to have %s non-empty lines, found %d",
+	FileExpectScript:    "expected at least %s of the letters in %s to be %s, found %s (%d of %d; letters in code are not counted, and a word of ASCII letters counts as one unless the script is Latin)",
+	FileExpectProbeRun:  "expected %s to be written by the probe's run, which started at %s, found it last modified at %s, before the run",
+	FileNoProbe:         "%s must be written by the step's probe, which did not run in this round; `lab check` in the shell, or `labctl check`, runs it",
+	AssertAbsent:        "expected %s to be absent %s, found %s",
+	AssertNotFound:      "%s not found %s",
+	AssertType:          "expected %s to be of type %s %s, found %s %s",
+	AssertEquals:        "expected %s = %s %s, found %s",
+	AssertNotEquals:     "expected %s != %s %s, found %s",
+	AssertStringMatch:   "expected %s to be a string matching %q %s, found %s %s",
+	AssertMatch:         "expected %s to match %q %s, found %s",
+	AssertStringNoMatch: "expected %s to be a string not matching %q %s, found %s %s",
+	AssertNoMatch:       "expected %s not to match %q %s, found %s",
+	AssertBoundNumber:   "expected a number for %s, found %s",
+	AssertCompareType:   "expected %s %s %s %s, found %s %s",
+	AssertCompare:       "expected %s %s %s %s, found %s",
+	AssertSubsetObject:  "expected an object for subsetOf, found %s",
+	AssertSubsetType:    "expected %s to be an object within %s %s, found %s %s",
+	AssertSubset:        "expected every entry of %s to appear in %s %s, found %s: %s",
+
+	GitExpectRepo:      "expected a git repository at %s, found none",
+	GitExpectNoRepo:    "expected no git repository at %s, found one",
+	GitNoRepoAt:        "no git repository at %s",
+	GitCommits:         "expected %s commits reachable from HEAD in %s, found %d",
+	GitTracked:         "expected %s to be tracked at HEAD in %s, found it is not",
+	GitNoCommits:       "the repository at %s has no commits",
+	GitRevNotFound:     "revision %s not found in %s",
+	GitFileNotFoundAt:  "%s not found at %s",
+	GitFileTooLarge:    "%s at %s is larger than %d MiB, more than any check reads",
+	GitConfigUnset:     "expected %s to be set in %s/.git/config, found it unset or empty",
+	GitHistoryTooLong:  "the history has more than %d commits, more than any check walks",
+	GitHistoryOfTooBig: "the history of %s has more than %d commits, more than any check walks",
+	GitBare:            "%s is a bare repository, expected a work tree",
+	GitNotClean:        "expected a clean work tree in %s, found %d change(s): %s",
+	GitNotDirty:        "expected uncommitted changes in %s, found a clean work tree",
+	GitdirFile:         "%s is a file that points to a repository elsewhere (gitdir:); expected the repository's own .git directory",
+	GitDirNotDir:       "%s is a %s; expected the repository's own .git directory",
+	GitBorrows:         "%s has %s, which borrows another repository's files; a lab's repository must hold its own",
+	GitHeadNotRegular:  "%s/HEAD is a %s, not a regular file",
+	GitSymlink:         "%s is a symbolic link (to %s); git reads a repository's own files only",
+	GitOtherDir:        "%s refers to another directory (%s); a lab's repository must hold its own files",
+	GitObjectTooLarge:  "%s object %s in %s is larger than %s, more than any check reads",
+	ScopeIn:            "in %s",
+	ScopeTouching:      "touching %s in %s",
+	WhichLast:          "last",
+	WhichFirst:         "first",
+	MsgNoCommits:       "expected commits %s, found none",
+	MsgOne:             "expected the message of the %s commit %s (%s) to %s",
+	MsgAll:             "expected every commit message %s to %s in %s",
+	MsgAny:             "expected a commit message %s to %s, found none among %d commit(s); the last: %s",
+	ProblemShort:       "be at least %d characters long, found %d: %s",
+	ProblemMatch:       "match %q, found %s",
+	DescMatch:          "match %q",
+	DescMinLength:      "be at least %d characters long",
+	DescExist:          "exist",
+	DescAnd:            "%s and %s",
+
+	KubeExpectExist:   "expected %s to exist, found no such object in the cluster",
+	KubeExpectAbsent:  "expected %s to be absent, found it in the cluster",
+	KubeLabelMissing:  "expected label %s=%s on %s, found no such label",
+	KubeLabelWrong:    "expected label %s=%s on %s, found %s=%v",
+	RefFailed:         "reference %s: %s",
+	RefObjectNotFound: "%s not found in the cluster",
+	RefFieldNotFound:  "%s not found in %s",
+
+	CommandNoDir:  "expected a directory %s to run %s in, found none",
+	CommandExit:   "expected exit code %d from %s, found %d%s",
+	CommandStdout: "expected the output of %s to match %q, found %s",
+
+	NotRun:      "not run: %v",
+	TimedOut:    "timed out after %s",
+	NotFinished: "not finished: %v",
+}
+
+var japaneseKeyed = map[Key]string{
+	ListSeparator: "、",
+
+	WhereIn:       "%s の",
+	WhereInAtHEAD: "HEAD の %s の",
+	FileAtRev:     "%[2]s の %[1]s",
+	FromRef:       "%s (%s より)",
+	FromRefSuffix: " (%s より)",
+	SizeMiB:       "%d MiB",
+	SizeBytes:     "%d バイト",
+	RangeExactly:  "ちょうど %d",
+	RangeBetween:  "%d 以上 %d 以下",
+	RangeAtLeast:  "%d 以上",
+	RangeAtMost:   "%d 以下",
+	RangeAny:      "任意の数",
+	OutputSuffix:  "。出力: %s",
+
+	ModeRegular: "通常のファイル",
+	ModeDir:     "ディレクトリ",
+	ModeSymlink: "シンボリックリンク",
+	ModeFIFO:    "名前付きパイプ (FIFO)",
+	ModeSocket:  "ソケット",
+	ModeDevice:  "デバイス",
+	ModeSpecial: "特殊ファイル",
+	TypeNull:    "null",
+	TypeString:  "文字列",
+	TypeBoolean: "真偽値",
+	TypeNumber:  "数値",
+	TypeInteger: "整数",
+	TypeObject:  "オブジェクト",
+	TypeArray:   "配列",
+
+	LeadsOutside:        "%s は学習者のファイルの外を指しています (行き先: %s)",
+	NotExist:            "%s が存在しません",
+	NotRegularFile:      "%s は通常のファイルではなく、%sです",
+	ChangedWhileReading: "%s が読み取りの途中で変わりました。通常のファイルにしてください",
+	TooLarge:            "%s は %s より大きく、チェックが読める大きさを超えています",
+	NotValidJSON:        "%s は正しい JSON ではありません。パーサーの報告: %v",
+	JSONTrailing:        "%s は正しい JSON ではありません: 最初の値の後に余分なデータがあります",
+	NotValidYAML:        "%s は正しい YAML ではありません。パーサーの報告: %v",
+
+	FileExpectExist:     "%s があるはずですが、何もありません",
+	FileExpectAbsent:    "%s は無いはずですが、%sがあります",
+	FileExpectRegular:   "%s は通常のファイルのはずですが、%sです",
+	FileExpectDir:       "%s はディレクトリのはずですが、%sです",
+	FileExpectExec:      "%s は実行可能のはずですが、モードは %04o です",
+	FileExpectNotExec:   "%s は実行可能でないはずですが、モードは %04o です",
+	FileExpectOutside:   "%s は %s の外にあるはずですが、%s を指しています",
+	FileExpectExactly:   "%s の内容はちょうど %s%s のはずですが、%s でした",
+	FileExpectContains:  "%s に %q が含まれるはずですが、見つかりません",
+	FileExpectMatch:     "%s は %q に一致するはずですが、一致する箇所がありません",
+	FileExpectNotMatch:  "%s は %q に一致しないはずですが、%s があります",
+	FileExpectLines:     "%s の空でない行の数は %s のはずですが、%d でした",
+	FileExpectScript:    "%[2]s の文字の %[1]s 以上が%[3]sのはずですが、%[4]s (%[6]d 文字中 %[5]d 文字。コードの中の文字は数えず、ラテン文字の判定以外では半角英字の1語を1文字と数えます) でした",
+	FileExpectProbeRun:  "%[1]s は %[2]s に始まったプローブの実行で書かれるはずですが、最終更新は実行前の %[3]s でした",
+	FileNoProbe:         "%s はこのステップのプローブの実行で書かれるはずですが、今回のチェックではプローブが実行されていません。プローブは自動のチェックでは実行されないので、チェックを明示的に実行してください",
+	AssertAbsent:        "%[2]s %[1]s は無いはずですが、%[3]s がありました",
+	AssertNotFound:      "%[2]s %[1]s が見つかりません",
+	AssertType:          "%[3]s %[1]s は%[2]sのはずですが、%[4]sの %[5]s でした",
+	AssertEquals:        "%[3]s %[1]s は %[2]s のはずですが、%[4]s でした",
+	AssertNotEquals:     "%[3]s %[1]s は %[2]s 以外のはずですが、%[4]s でした",
+	AssertStringMatch:   "%[3]s %[1]s は %[2]q に一致する文字列のはずですが、%[4]sの %[5]s でした",
+	AssertMatch:         "%[3]s %[1]s は %[2]q に一致するはずですが、%[4]s でした",
+	AssertStringNoMatch: "%[3]s %[1]s は %[2]q に一致しない文字列のはずですが、%[4]sの %[5]s でした",
+	AssertNoMatch:       "%[3]s %[1]s は %[2]q に一致しないはずですが、%[4]s でした",
+	AssertBoundNumber:   "%s には数値が必要ですが、%s でした",
+	AssertCompareType:   "%[4]s %[1]s は %[2]s %[3]s のはずですが、%[5]sの %[6]s でした",
+	AssertCompare:       "%[4]s %[1]s は %[2]s %[3]s のはずですが、%[5]s でした",
+	AssertSubsetObject:  "subsetOf にはオブジェクトが必要ですが、%s でした",
+	AssertSubsetType:    "%[3]s %[1]s は %[2]s に含まれるオブジェクトのはずですが、%[4]sの %[5]s でした",
+	AssertSubset:        "%[3]s %[1]s の項目はすべて %[2]s にあるはずですが、%[4]s: %[5]s がありません",
+
+	GitExpectRepo:      "%s に git リポジトリがあるはずですが、ありません",
+	GitExpectNoRepo:    "%s に git リポジトリは無いはずですが、あります",
+	GitNoRepoAt:        "%s に git リポジトリがありません",
+	GitCommits:         "%[2]s の HEAD から辿れるコミットの数は %[1]s のはずですが、%[3]d でした",
+	GitTracked:         "%[2]s の HEAD で %[1]s が管理されているはずですが、されていません",
+	GitNoCommits:       "%s のリポジトリにはコミットがありません",
+	GitRevNotFound:     "%[2]s にリビジョン %[1]s がありません",
+	GitFileNotFoundAt:  "%[2]s に %[1]s がありません",
+	GitFileTooLarge:    "%[2]s の %[1]s は %[3]d MiB より大きく、チェックが読める大きさを超えています",
+	GitConfigUnset:     "%[2]s/.git/config に %[1]s が設定されているはずですが、未設定か空です",
+	GitHistoryTooLong:  "履歴のコミットが %d 個を超えていて、チェックが辿れる数を超えています",
+	GitHistoryOfTooBig: "%s の履歴のコミットが %d 個を超えていて、チェックが辿れる数を超えています",
+	GitBare:            "%s はベアリポジトリです。作業ツリーのあるリポジトリにしてください",
+	GitNotClean:        "%s の作業ツリーに変更は無いはずですが、%d 件の変更があります: %s",
+	GitNotDirty:        "%s にコミットしていない変更があるはずですが、作業ツリーに変更はありません",
+	GitdirFile:         "%s は別の場所のリポジトリを指すファイル (gitdir:) です。リポジトリ自身の .git ディレクトリにしてください",
+	GitDirNotDir:       "%s は%sです。リポジトリ自身の .git ディレクトリにしてください",
+	GitBorrows:         "%s には %s があり、別のリポジトリのファイルを借りています。ラボのリポジトリは自分のファイルを持つ必要があります",
+	GitHeadNotRegular:  "%s/HEAD は通常のファイルではなく、%sです",
+	GitSymlink:         "%s はシンボリックリンク (行き先: %s) です。リポジトリ自身のファイルだけを読みます",
+	GitOtherDir:        "%s は別のディレクトリ (%s) を参照しています。ラボのリポジトリは自分のファイルを持つ必要があります",
+	GitObjectTooLarge:  "%[3]s の %[1]s オブジェクト %[2]s は %[4]s より大きく、チェックが読める大きさを超えています",
+	ScopeIn:            "%s の",
+	ScopeTouching:      "%[2]s で %[1]s を変更した",
+	WhichLast:          "最新の",
+	WhichFirst:         "最初の",
+	MsgNoCommits:       "%sコミットがあるはずですが、ありません",
+	MsgOne:             "%[2]s%[1]sコミット (%[3]s) のメッセージは%[4]s",
+	MsgAll:             "%[1]sすべてのコミットのメッセージは%[2]s (%[3]s)",
+	MsgAny:             "%[1]sコミットのどれかのメッセージが%[2]sはずですが、%[3]d 個のどれも違います。最新のもの:%[4]s",
+	ProblemShort:       " %d 文字以上のはずですが、%d 文字でした: %s",
+	ProblemMatch:       " %q に一致するはずですが、%s でした",
+	DescMatch:          " %q に一致する",
+	DescMinLength:      " %d 文字以上である",
+	DescExist:          "存在する",
+	DescAnd:            "%s、かつ%s",
+
+	KubeExpectExist:   "クラスターに %s があるはずですが、ありません",
+	KubeExpectAbsent:  "%s は無いはずですが、クラスターにあります",
+	KubeLabelMissing:  "%[3]s にラベル %[1]s=%[2]s があるはずですが、そのラベルはありません",
+	KubeLabelWrong:    "%[3]s のラベルは %[1]s=%[2]s のはずですが、%[4]s=%[5]v でした",
+	RefFailed:         "参照 %s: %s",
+	RefObjectNotFound: "クラスターに %s がありません",
+	RefFieldNotFound:  "%[2]s に %[1]s がありません",
+
+	CommandNoDir:  "%[2]s を実行するディレクトリ %[1]s がありません",
+	CommandExit:   "%[2]s の終了コードは %[1]d のはずですが、%[3]d でした%[4]s",
+	CommandStdout: "%s の出力は %q に一致するはずですが、%s でした",
+
+	NotRun:      "実行されませんでした: %v",
+	TimedOut:    "%s で時間切れになりました",
+	NotFinished: "終わりませんでした: %v",
+}

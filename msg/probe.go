@@ -1,0 +1,52 @@
+package msg
+
+// The keys of a step's probe result (see lab.Probe): the run's command,
+// its exit status, duration and last lines of output.
+const (
+	ProbeDescription   Key = "probe.description"
+	ProbeRan           Key = "probe.ran"
+	ProbeExited        Key = "probe.exited"
+	ProbeTimedOut      Key = "probe.timedOut"
+	ProbeNotStarted    Key = "probe.notStarted"
+	ProbeSkipped       Key = "probe.skipped"
+	ProbeSetupFailed   Key = "probe.setupFailed"
+	ProbeRestoreFailed Key = "probe.restoreFailed"
+	ProbeUnavailable   Key = "probe.unavailable"
+	ProbeNoSetup       Key = "probe.noSetup"
+	ProbeOutput        Key = "probe.output"
+)
+
+func init() {
+	for k, v := range map[Key]string{
+		ProbeDescription: "runs %s as you, after changing the cluster",
+		ProbeRan:         "%s exited with status 0 after %s",
+		ProbeExited:      "%s exited with status %d after %s",
+		ProbeTimedOut:    "%s did not finish within %s and was stopped",
+		ProbeNotStarted:  "%s could not be started: %s. This is not your fault: check the lab with `labctl status` and repair it with `labctl up`",
+		ProbeSkipped:     "%s was not run, because these checks must pass first: %s",
+		ProbeSetupFailed: "the probe's setup, which changes the cluster before %s runs, failed (%s). This is not your fault: " +
+			"check the lab with `labctl status`, repair it with `labctl up`, then check again",
+		ProbeRestoreFailed: "the probe could not put the cluster back after %s ran (%s). This is not your fault: " +
+			"`labctl reset --to` the current step puts the lab back",
+		ProbeUnavailable: "this command does not run probes, so %s was not run; `labctl check` runs it",
+		ProbeNoSetup:     "the check was not run, because the probe's setup failed",
+		ProbeOutput:      "its last lines of output:\n%s",
+	} {
+		englishKeyed[k] = v
+	}
+	for k, v := range map[Key]string{
+		ProbeDescription:   "クラスターを変えてから、あなたとして %s を実行する",
+		ProbeRan:           "%s は %s で終了ステータス 0 で終わりました",
+		ProbeExited:        "%[1]s は %[3]s 後に終了ステータス %[2]d で終わりました",
+		ProbeTimedOut:      "%s は %s 以内に終わらなかったので止めました",
+		ProbeNotStarted:    "%s を開始できませんでした: %s。あなたの作業の問題ではありません。ラボの状態を確認し、修復してください",
+		ProbeSkipped:       "%s は実行していません。先に次のチェックが合格する必要があります: %s",
+		ProbeSetupFailed:   "%s の実行前にクラスターを変えるプローブの準備が失敗しました (%s)。あなたの作業の問題ではありません。ラボの状態を確認し、修復してから、もう一度チェックしてください",
+		ProbeRestoreFailed: "%s の実行後、プローブがクラスターを元に戻せませんでした (%s)。あなたの作業の問題ではありません。現在のステップにリセットすると元に戻ります",
+		ProbeUnavailable:   "このコマンドはプローブを実行しないので、%s は実行していません。チェックを明示的に実行すると実行されます",
+		ProbeNoSetup:       "プローブの準備が失敗したので、このチェックは実行していません",
+		ProbeOutput:        "出力の最後の行:\n%s",
+	} {
+		japaneseKeyed[k] = v
+	}
+}

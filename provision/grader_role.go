@@ -1,0 +1,223 @@
+package provision
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/sandbox"
+)
+
+// graderGrant is one object the grader may get: a resource of an API group,
+// in Namespace (empty for a cluster-scoped resource), named Name.
+type graderGrant struct {
+	Group     string
+	Resource  string
+	Namespace string
+	Name      string
+}
+
+// resourceLister is the part of discovery that maps a kind to its resource.
+type resourceLister interface {
+	ServerResourcesForGroupVersionWithContext(ctx context.Context, groupVersion string) (*metav1.APIResourceList, error)
+}
+
+// graderGrants maps every object the lab's checks read (lab.KubeReads) to
+// the resource serving it, as the cluster's discovery says, the way the
+// checker does. A kind the cluster does not serve yet (a CRD the learner
+// installs later) gets the resource name Kubernetes derives from it
+// (Widget: widgets) and is namespaced when the check names a namespace.
+// The grants are sorted and each is given once.
+func graderGrants(ctx context.Context, disc resourceLister, reads []lab.KubeRead) ([]graderGrant, error) {
+	lists := map[string]*metav1.APIResourceList{}
+	var out []graderGrant
+	for _, r := range reads {
+		gv, err := schema.ParseGroupVersion(r.APIVersion)
+		if err != nil {
+			return nil, fmt.Errorf("the lab reads %s: apiVersion %q: %w", r, r.APIVersion, err)
+		}
+		list, seen := lists[r.APIVersion]
+		if !seen {
+			list, err = disc.ServerResourcesForGroupVersionWithContext(ctx, r.APIVersion)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("finding the resource for %s %s: %w", r.APIVersion, r.Kind, err)
+			}
+			lists[r.APIVersion] = list
+		}
+		g := graderGrant{Group: gv.Group, Namespace: r.Namespace, Name: r.Name}
+		if res, ok := findKind(list, r.Kind); ok {
+			g.Resource = res.Name
+			if !res.Namespaced {
+				g.Namespace = ""
+			}
+		} else {
+			plural, _ := meta.UnsafeGuessKindToResource(gv.WithKind(r.Kind))
+			g.Resource = plural.Resource
+		}
+		out = append(out, g)
+	}
+	slices.SortFunc(out, compareGrants)
+	return slices.Compact(out), nil
+}
+
+func compareGrants(a, b graderGrant) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Group, b.Group),
+		cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Name, b.Name))
+}
+
+// findKind returns the resource of list serving kind, not a subresource.
+func findKind(list *metav1.APIResourceList, kind string) (metav1.APIResource, bool) {
+	if list == nil {
+		return metav1.APIResource{}, false
+	}
+	for _, r := range list.APIResources {
+		if r.Kind == kind && !strings.Contains(r.Name, "/") {
+			return r, true
+		}
+	}
+	return metav1.APIResource{}, false
+}
+
+// graderPolicy turns grants into RBAC rules: get on exactly the named
+// objects, one rule per resource, sorted. Grants in a namespace for which
+// inNS reports true go into that namespace's Role; the others
+// (cluster-scoped objects, and objects of namespaces that do not exist yet,
+// which cannot hold a Role) into the ClusterRole, where a name matches in
+// every namespace.
+func graderPolicy(grants []graderGrant, inNS func(string) bool) (cluster []rbacv1.PolicyRule, namespaced map[string][]rbacv1.PolicyRule) {
+	type key struct{ ns, group, resource string }
+	names := map[key][]string{}
+	var keys []key
+	for _, g := range grants {
+		k := key{group: g.Group, resource: g.Resource}
+		if g.Namespace != "" && inNS(g.Namespace) {
+			k.ns = g.Namespace
+		}
+		if _, ok := names[k]; !ok {
+			keys = append(keys, k)
+		}
+		if !slices.Contains(names[k], g.Name) {
+			names[k] = append(names[k], g.Name)
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.group, b.group), cmp.Compare(a.resource, b.resource))
+	})
+	cluster = []rbacv1.PolicyRule{}
+	namespaced = map[string][]rbacv1.PolicyRule{}
+	for _, k := range keys {
+		rn := names[k]
+		slices.Sort(rn)
+		rule := rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{k.group}, Resources: []string{k.resource}, ResourceNames: rn}
+		if k.ns == "" {
+			cluster = append(cluster, rule)
+		} else {
+			namespaced[k.ns] = append(namespaced[k.ns], rule)
+		}
+	}
+	return cluster, namespaced
+}
+
+// grantGrader gives the grader account get on exactly the objects the lab's
+// checks read (graderGrants) and nothing else: a Role in each namespace
+// that exists, a ClusterRole for the rest. Roles a previous lab file needed
+// and this one does not are removed.
+func grantGrader(ctx context.Context, cs kubernetes.Interface, grants []graderGrant, labels map[string]string) error {
+	if err := ensureAccount(ctx, cs, GraderAccount, labels); err != nil {
+		return err
+	}
+	exists := map[string]bool{}
+	for _, g := range grants {
+		if _, seen := exists[g.Namespace]; seen || g.Namespace == "" {
+			continue
+		}
+		_, err := cs.CoreV1().Namespaces().Get(ctx, g.Namespace, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("granting the grader read access: looking up namespace %s: %w", g.Namespace, err)
+		}
+		exists[g.Namespace] = err == nil
+	}
+	cluster, namespaced := graderPolicy(grants, func(ns string) bool { return exists[ns] })
+	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: GraderAccount, Namespace: SystemNamespace}}
+	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: graderRole, Labels: labels}, Rules: cluster}
+	if err := apply(ctx, cs.RbacV1().ClusterRoles(), cr, func(cur *rbacv1.ClusterRole) {
+		cur.Rules, cur.Labels, cur.AggregationRule = cluster, labels, nil
+	}); err != nil {
+		return fmt.Errorf("granting the grader read access: %w", err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: graderRole, Labels: labels},
+		Subjects:   subjects,
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: graderRole},
+	}
+	if err := apply(ctx, cs.RbacV1().ClusterRoleBindings(), crb, func(cur *rbacv1.ClusterRoleBinding) { cur.Subjects = subjects }); err != nil {
+		return fmt.Errorf("granting the grader read access: %w", err)
+	}
+	for ns, rules := range namespaced {
+		if err := grantGraderIn(ctx, cs, ns, rules, labels); err != nil {
+			return err
+		}
+	}
+	return removeStaleGraderRoles(ctx, cs, namespaced, labels)
+}
+
+// graderRoleIn and graderBindingIn are the grader's Role and RoleBinding in
+// ns.
+func graderRoleIn(ns string, rules []rbacv1.PolicyRule, labels map[string]string) *rbacv1.Role {
+	return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: graderRole, Namespace: ns, Labels: labels}, Rules: rules}
+}
+
+func graderBindingIn(ns string, labels map[string]string) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: graderRole, Namespace: ns, Labels: labels},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: GraderAccount, Namespace: SystemNamespace}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: graderRole},
+	}
+}
+
+// grantGraderIn writes the grader's Role and RoleBinding in ns, replacing
+// whatever the learner, admin of a lab namespace, may have changed in them.
+func grantGraderIn(ctx context.Context, cs kubernetes.Interface, ns string, rules []rbacv1.PolicyRule, labels map[string]string) error {
+	role := graderRoleIn(ns, rules, labels)
+	if err := apply(ctx, cs.RbacV1().Roles(ns), role, func(cur *rbacv1.Role) {
+		cur.Rules, cur.Labels, cur.Annotations = rules, labels, nil
+	}); err != nil {
+		return fmt.Errorf("granting the grader read access in %s: %w", ns, err)
+	}
+	if err := ensureRoleBinding(ctx, cs, graderBindingIn(ns, labels)); err != nil {
+		return fmt.Errorf("granting the grader read access in %s: %w", ns, err)
+	}
+	return nil
+}
+
+// removeStaleGraderRoles deletes the grader's Roles and RoleBindings, made
+// for this lab, in namespaces where it needs none now.
+func removeStaleGraderRoles(ctx context.Context, cs kubernetes.Interface, keep map[string][]rbacv1.PolicyRule, labels map[string]string) error {
+	sel := metav1.ListOptions{LabelSelector: sandbox.LabelLab + "=" + labels[sandbox.LabelLab]}
+	roles, err := cs.RbacV1().Roles(metav1.NamespaceAll).List(ctx, sel)
+	if err != nil {
+		return fmt.Errorf("looking for the grader's former roles: %w", err)
+	}
+	for _, r := range roles.Items {
+		if _, ok := keep[r.Namespace]; ok || r.Name != graderRole {
+			continue
+		}
+		if err := cs.RbacV1().RoleBindings(r.Namespace).Delete(ctx, graderRole, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("removing the grader's former access in %s: %w", r.Namespace, err)
+		}
+		if err := cs.RbacV1().Roles(r.Namespace).Delete(ctx, graderRole, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("removing the grader's former access in %s: %w", r.Namespace, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,260 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// discoveryResources is what a cluster's discovery says of the kinds the
+// tests read.
+var discoveryResources = []*metav1.APIResourceList{
+	{GroupVersion: "v1", APIResources: []metav1.APIResource{
+		{Name: "configmaps", Namespaced: true, Kind: "ConfigMap"},
+		{Name: "namespaces", Namespaced: false, Kind: "Namespace"},
+		{Name: "namespaces/status", Namespaced: false, Kind: "Namespace"},
+		{Name: "services", Namespaced: true, Kind: "Service"},
+		{Name: "services/proxy", Namespaced: true, Kind: "ServiceProxyOptions"},
+	}},
+	{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{
+		{Name: "deployments/scale", Namespaced: true, Kind: "Scale"},
+		{Name: "deployments", Namespaced: true, Kind: "Deployment"},
+	}},
+}
+
+// readingLab is testLab with kube checks and references reading objects of
+// its namespaces, a cluster-scoped one, one in a namespace that does not
+// exist, and one of a kind the cluster does not serve yet.
+func readingLab(t *testing.T) *lab.Lab {
+	t.Helper()
+	src := `apiVersion: labctl.dev/v1alpha1
+kind: Lab
+metadata: {name: gitops}
+cluster: {namespaces: [gitops-lab, argo]}
+steps:
+  - id: s
+    title: S
+    instructions: I
+    solve: "true"
+    checks:
+      - name: deploy
+        kube:
+          apiVersion: apps/v1
+          kind: Deployment
+          namespace: gitops-lab
+          name: web
+          field: {path: spec.replicas, equals: {ref: 'kube:v1/ConfigMap/gitops-lab/settings#data.replicas'}}
+      - name: svc
+        kube: {apiVersion: v1, kind: Service, namespace: gitops-lab, name: web}
+      - name: other-svc
+        kube: {apiVersion: v1, kind: Service, namespace: gitops-lab, name: api}
+      - name: ns
+        kube: {apiVersion: v1, kind: Namespace, namespace: gitops-lab, name: argo}
+      - name: elsewhere
+        kube: {apiVersion: v1, kind: ConfigMap, namespace: staging, name: settings}
+      - name: crd
+        kube: {apiVersion: example.com/v1, kind: Widget, namespace: argo, name: w}
+`
+	l, err := lab.Parse("lab.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func grantStrings(gs []graderGrant) []string {
+	var out []string
+	for _, g := range gs {
+		out = append(out, fmt.Sprintf("%s|%s|%s|%s", g.Namespace, g.Group, g.Resource, g.Name))
+	}
+	return out
+}
+
+func TestGraderGrants(t *testing.T) {
+	cs := fake.NewClientset()
+	cs.Fake.Resources = discoveryResources
+	grants, err := graderGrants(context.Background(), cs.Discovery(), readingLab(t).KubeReads())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"||namespaces|argo", // cluster-scoped: the namespace written is ignored, as the checker does
+		"argo|example.com|widgets|w",
+		"gitops-lab||configmaps|settings",
+		"gitops-lab||services|api",
+		"gitops-lab||services|web",
+		"gitops-lab|apps|deployments|web",
+		"staging||configmaps|settings",
+	}
+	if got := grantStrings(grants); !slices.Equal(got, want) {
+		t.Errorf("grants:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestGraderGrantsDiscoveryFails(t *testing.T) {
+	cs := fake.NewClientset()
+	cs.PrependReactor("get", "resource", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewServiceUnavailable("the API server is starting")
+	})
+	_, err := graderGrants(context.Background(), cs.Discovery(), readingLab(t).KubeReads())
+	if err == nil || !strings.Contains(err.Error(), "finding the resource for") {
+		t.Fatalf("err = %v, want the failed discovery named", err)
+	}
+}
+
+func TestGraderPolicy(t *testing.T) {
+	grants := []graderGrant{
+		{Resource: "namespaces", Name: "argo"},
+		{Group: "apps", Resource: "deployments", Namespace: "gitops-lab", Name: "web"},
+		{Resource: "services", Namespace: "gitops-lab", Name: "web"},
+		{Resource: "services", Namespace: "gitops-lab", Name: "api"},
+		{Resource: "configmaps", Namespace: "staging", Name: "settings"},
+		{Resource: "configmaps", Namespace: "later", Name: "flags"},
+	}
+	cluster, namespaced := graderPolicy(grants, func(ns string) bool { return ns == "gitops-lab" })
+	show := func(rules []rbacv1.PolicyRule) []string {
+		var out []string
+		for _, r := range rules {
+			out = append(out, fmt.Sprintf("%v %v %v %v", r.Verbs, r.APIGroups, r.Resources, r.ResourceNames))
+		}
+		return out
+	}
+	wantCluster := []string{"[get] [] [configmaps] [flags settings]", "[get] [] [namespaces] [argo]"}
+	if got := show(cluster); !slices.Equal(got, wantCluster) {
+		t.Errorf("cluster rules:\n got %q\nwant %q", got, wantCluster)
+	}
+	wantNS := []string{"[get] [] [services] [api web]", "[get] [apps] [deployments] [web]"}
+	if got := show(namespaced["gitops-lab"]); !slices.Equal(got, wantNS) || len(namespaced) != 1 {
+		t.Errorf("rules in gitops-lab:\n got %q\nwant %q (and no other namespace: %v)", got, wantNS, namespaced)
+	}
+	for _, r := range append(cluster, namespaced["gitops-lab"]...) {
+		if len(r.ResourceNames) == 0 || !slices.Equal(r.Verbs, []string{"get"}) {
+			t.Errorf("rule %+v is wider than get on named objects", r)
+		}
+	}
+	if cluster, namespaced := graderPolicy(nil, func(string) bool { return true }); len(cluster) != 0 || len(namespaced) != 0 {
+		t.Errorf("a lab reading nothing grants %v %v", cluster, namespaced)
+	}
+}
+
+// TestSetupClusterGrader: up gives the grader a Role of exactly what the
+// lab reads in each namespace, the rest cluster-wide by name, and no
+// Secrets; a later lab file that reads less takes the rest away.
+func TestSetupClusterGrader(t *testing.T) {
+	cs := fakeCluster()
+	cs.Fake.Resources = discoveryResources
+	ctx := context.Background()
+	l := readingLab(t)
+	for range 2 {
+		if _, _, err := setupCluster(ctx, cs, []byte("CA"), l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	role, err := cs.RbacV1().Roles("gitops-lab").Get(ctx, graderRole, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(role.Rules) != 3 {
+		t.Errorf("the grader's role in gitops-lab = %+v, want configmaps, services, deployments", role.Rules)
+	}
+	rb, err := cs.RbacV1().RoleBindings("gitops-lab").Get(ctx, graderRole, metav1.GetOptions{})
+	if err != nil || rb.RoleRef.Kind != "Role" || rb.Subjects[0].Name != GraderAccount {
+		t.Fatalf("the grader's binding in gitops-lab = %+v, %v", rb, err)
+	}
+	if _, err := cs.RbacV1().Roles("argo").Get(ctx, graderRole, metav1.GetOptions{}); err != nil {
+		t.Errorf("no grader role in argo, where the lab reads a Widget: %v", err)
+	}
+	cr, err := cs.RbacV1().ClusterRoles().Get(ctx, graderRole, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resources []string
+	for _, r := range cr.Rules {
+		if len(r.ResourceNames) == 0 || !slices.Equal(r.Verbs, []string{"get"}) {
+			t.Errorf("cluster rule %+v is wider than get on named objects", r)
+		}
+		resources = append(resources, r.Resources...)
+	}
+	// staging does not exist: its ConfigMap is granted by name cluster-wide.
+	if !slices.Equal(resources, []string{"configmaps", "namespaces"}) {
+		t.Errorf("the grader's cluster rules cover %v, want configmaps (of staging) and namespaces", resources)
+	}
+	for _, r := range append(cr.Rules, role.Rules...) {
+		if slices.Contains(r.Resources, "secrets") || slices.Contains(r.Resources, "*") {
+			t.Errorf("the grader may read %v", r.Resources)
+		}
+	}
+	// The lab no longer reads anything in argo.
+	l.Steps[0].Checks = l.Steps[0].Checks[:1]
+	if _, _, err := setupCluster(ctx, cs, []byte("CA"), l); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.RbacV1().Roles("argo").Get(ctx, graderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the grader's role in argo outlived the check that needed it: %v", err)
+	}
+	if _, err := cs.RbacV1().RoleBindings("argo").Get(ctx, graderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the grader's binding in argo outlived the check that needed it: %v", err)
+	}
+	if cr, _ := cs.RbacV1().ClusterRoles().Get(ctx, graderRole, metav1.GetOptions{}); len(cr.Rules) != 0 {
+		t.Errorf("the grader's cluster rules outlived the checks that needed them: %+v", cr.Rules)
+	}
+}
+
+// TestSetupClusterSecurity: the lab's namespaces enforce their Pod Security
+// level, and kind's bootstrap tokens are gone, other Secrets kept.
+func TestSetupClusterSecurity(t *testing.T) {
+	for _, level := range []string{"", lab.PodSecurityRestricted} {
+		cs := fakeCluster()
+		ctx := context.Background()
+		for _, s := range []*corev1.Secret{
+			{ObjectMeta: metav1.ObjectMeta{Name: "bootstrap-token-abcdef", Namespace: "kube-system"}, Type: bootstrapTokenType},
+			{ObjectMeta: metav1.ObjectMeta{Name: "keep", Namespace: "kube-system"}, Type: corev1.SecretTypeOpaque},
+		} {
+			if _, err := cs.CoreV1().Secrets("kube-system").Create(ctx, s, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l := testLab()
+		l.Cluster.PodSecurity = level
+		// A namespace the learner's earlier work left without the labels.
+		cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argo",
+			Labels: map[string]string{podSecurityEnforce: "privileged"}}}, metav1.CreateOptions{})
+		for range 2 {
+			if _, _, err := setupCluster(ctx, cs, []byte("CA"), l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := level
+		if want == "" {
+			want = lab.PodSecurityBaseline
+		}
+		for _, ns := range l.Cluster.Namespaces {
+			n, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.Labels[podSecurityEnforce] != want || n.Labels[podSecurityEnforceVersion] != "latest" || n.Labels[podSecurityWarn] != want {
+				t.Errorf("podSecurity %q: namespace %s labels %v, want enforce=%s", level, ns, n.Labels, want)
+			}
+		}
+		secrets, err := cs.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(secrets.Items) != 1 || secrets.Items[0].Name != "keep" {
+			t.Errorf("Secrets of kube-system after up: %v, want only keep", secrets.Items)
+		}
+	}
+}

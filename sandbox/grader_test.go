@@ -1,0 +1,122 @@
+package sandbox
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+)
+
+func TestBuildGraderSpecSharesNothingWritableWithTheLearner(t *testing.T) {
+	s, err := BuildGraderSpec(testSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "labctl-gitops-grader" {
+		t.Errorf("name = %q", s.Name)
+	}
+	c, h := s.Config, s.Host
+	if c.Labels[LabelLab] != "gitops" || c.Labels[LabelRole] != RoleGrader || c.Labels[LabelSpecHash] != s.Hash {
+		t.Errorf("labels = %v", c.Labels)
+	}
+	if c.User != "0:0" || c.WorkingDir != "/" || !slices.Contains(c.Env, CheckerPath) {
+		t.Errorf("user %q workdir %q env %v", c.User, c.WorkingDir, c.Env)
+	}
+	// Its own PID, IPC, UTS and user namespaces: nothing joins the sandbox's.
+	if h.PidMode != "" || h.IpcMode != container.IPCModePrivate || h.UTSMode != "" || h.UsernsMode != "" || h.Privileged {
+		t.Errorf("namespaces: pid %q ipc %q uts %q userns %q privileged %v", h.PidMode, h.IpcMode, h.UTSMode, h.UsernsMode, h.Privileged)
+	}
+	if !h.ReadonlyRootfs {
+		t.Error("the grader's root file system is writable")
+	}
+	if !slices.Equal(h.CapDrop, []string{"ALL"}) || !slices.Equal(h.CapAdd, []string{"DAC_READ_SEARCH"}) {
+		t.Errorf("capabilities: drop %v add %v", h.CapDrop, h.CapAdd)
+	}
+	if !slices.Contains(h.SecurityOpt, "no-new-privileges") {
+		t.Errorf("SecurityOpt = %v", h.SecurityOpt)
+	}
+	if h.PidsLimit == nil || *h.PidsLimit != GraderPidsLimit || h.Memory != GraderMemoryLimit || h.MemorySwap != GraderMemoryLimit {
+		t.Errorf("limits: pids %v memory %d swap %d", h.PidsLimit, h.Memory, h.MemorySwap)
+	}
+	if string(h.NetworkMode) != "kind" {
+		t.Errorf("network = %q", h.NetworkMode)
+	}
+	if len(h.Binds) != 0 || len(h.Devices) != 0 {
+		t.Errorf("binds %v devices %v", h.Binds, h.Devices)
+	}
+	want := map[string]mount.Mount{
+		"/root":             {Type: mount.TypeVolume, Source: "labctl-gitops-home"},
+		"/opt/lab/fixtures": {Type: mount.TypeBind, Source: testSettings().FixturesDir},
+		CheckerMount:        {Type: mount.TypeBind, Source: testSettings().CheckerDir},
+	}
+	if len(h.Mounts) != len(want) {
+		t.Errorf("mounts = %+v", h.Mounts)
+	}
+	for _, m := range h.Mounts {
+		w, ok := want[m.Target]
+		if !ok || m.Type != w.Type || m.Source != w.Source || !m.ReadOnly {
+			t.Errorf("mount %+v, want %+v read-only", m, w)
+		}
+		if strings.Contains(m.Source, "docker.sock") {
+			t.Errorf("the Docker socket is mounted: %+v", m)
+		}
+	}
+}
+
+func TestBuildGraderSpecRejectsBadSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    Settings
+		want string
+	}{
+		{"no lab", Settings{Image: "i", CheckerDir: "/c"}, "lab name"},
+		{"no checker directory", Settings{Lab: "x", Image: "i"}, "checker directory"},
+		{"fixtures without mount", Settings{Lab: "x", Image: "i", CheckerDir: "/c", FixturesDir: "/d"}, "sandbox.fixtures"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := BuildGraderSpec(tc.s); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAuditLogOnlyInTheGrader(t *testing.T) {
+	s := testSettings()
+	s.AuditDir = "/home/u/.local/state/labctl/gitops/audit"
+	g, err := BuildGraderSpec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(g.Host.Mounts, func(m mount.Mount) bool { return m.Target == AuditMount })
+	if i < 0 {
+		t.Fatalf("the grader does not mount the audit log: %+v", g.Host.Mounts)
+	}
+	if m := g.Host.Mounts[i]; m.Type != mount.TypeBind || m.Source != s.AuditDir || !m.ReadOnly {
+		t.Errorf("audit mount %+v, want %s read-only", m, s.AuditDir)
+	}
+	without, err := BuildGraderSpec(testSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if without.Hash == g.Hash {
+		t.Error("the grader's spec hash ignores the audit mount, so an old grader would be kept")
+	}
+	if slices.ContainsFunc(without.Host.Mounts, func(m mount.Mount) bool { return m.Target == AuditMount }) {
+		t.Error("a grader without an audit directory mounts one")
+	}
+	sb, err := BuildSpec(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range sb.Host.Mounts {
+		if m.Source == s.AuditDir || strings.HasPrefix(m.Target, AuditMount) {
+			t.Errorf("the sandbox mounts the audit log: %+v", m)
+		}
+	}
+	if len(sb.Host.Binds) != 0 {
+		t.Errorf("sandbox binds %v", sb.Host.Binds)
+	}
+}

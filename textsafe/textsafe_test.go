@@ -1,0 +1,57 @@
+package textsafe
+
+import (
+	"encoding/xml"
+	"strings"
+	"testing"
+)
+
+func TestEscape(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain text, ünïcode, 日本語\tand a tab", "plain text, ünïcode, 日本語\tand a tab"},
+		{"a\x1b[1Ab", `a\x1b[1Ab`},
+		{"\x1b]0;pwned\x07", `\x1b]0;pwned\x07`},
+		{"over\rwrite", `over\x0dwrite`},
+		{"two\nlines", "two\nlines"},
+		{"back\bspace\x7f", `back\x08space\x7f`},
+		{"c1 \u0085 \u009b", `c1 \x85 \x9b`},
+		{"bidi \u202eevil\u202c \u2066x\u2069", `bidi \u202eevil\u202c \u2066x\u2069`},
+		{"sep \u2028 \u2029", `sep \u2028 \u2029`},
+		{"bad \xff byte", `bad \xff byte`},
+		{"nul \x00", `nul \x00`},
+	}
+	for _, tt := range tests {
+		if got := Escape(tt.in); got != tt.want {
+			t.Errorf("Escape(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := EscapeLine("a\nb"); got != `a\x0ab` {
+		t.Errorf("EscapeLine kept a line feed: %q", got)
+	}
+}
+
+// TestEscapeIsXMLSafe: whatever the learner wrote, the escaped text is
+// XML 1.0 that encoding/xml writes and reads back unchanged.
+func TestEscapeIsXMLSafe(t *testing.T) {
+	var all strings.Builder
+	for r := rune(0); r < 0x3000; r++ {
+		all.WriteRune(r)
+	}
+	all.WriteString("\xff\xfe\uFFFE\uFFFF")
+	esc := Escape(all.String())
+	type doc struct {
+		Attr string `xml:"a,attr"`
+		Text string `xml:",chardata"`
+	}
+	out, err := xml.Marshal(doc{Attr: esc, Text: esc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back doc
+	if err := xml.Unmarshal(out, &back); err != nil {
+		t.Fatalf("escaped text does not parse as XML: %v", err)
+	}
+	if back.Text != strings.ReplaceAll(esc, "\r", "") || strings.ContainsRune(back.Text, '\uFFFD') {
+		t.Error("escaped text did not survive XML unchanged")
+	}
+}
