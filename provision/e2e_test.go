@@ -106,6 +106,32 @@ func (h *e2eHarness) up(ctx context.Context, w *cancelAt) (*Env, error) {
 	return Up(ctx, o)
 }
 
+// upFresh brings lab l up from nothing on labctl's images, with one fixture
+// file, and takes it down when the test ends.
+func upFresh(t *testing.T, ctx context.Context, l *lab.Lab) *Env {
+	t.Helper()
+	node, sb := e2eImages(t)
+	engine, err := sandbox.NewEngine(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engine.Close() })
+	h := &e2eHarness{t: t, engine: engine, opts: Options{
+		Lab: l, Fixtures: fstest.MapFS{"hello.txt": {Data: []byte("hello\n")}},
+		NodeImage: node, SandboxImage: sb, CheckerBinary: e2eChecker(t),
+	}}
+	if err := Down(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Down(context.Background(), l) })
+	env, err := h.up(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { env.Close() })
+	return env
+}
+
 // count returns how many containers, volumes and networks carry the lab's
 // label, and how many kind node containers the lab's cluster has.
 func (h *e2eHarness) count() (containers, volumes, networks, nodes int) {

@@ -22,29 +22,12 @@ import (
 func TestE2EResetNamespaces(t *testing.T) {
 	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	node, sb := e2eImages(t)
+	_, sb := e2eImages(t)
 	ctx := context.Background()
 	l := e2eTestLab()
 	l.Metadata.Name = "e2e-reset"
 	l.Cluster.Namespaces = []string{"e2e-used", "e2e-untouched"}
-	engine, err := sandbox.NewEngine(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer engine.Close()
-	h := &e2eHarness{t: t, engine: engine, opts: Options{
-		Lab: l, Fixtures: fstest.MapFS{"hello.txt": {Data: []byte("hello\n")}},
-		NodeImage: node, SandboxImage: sb, CheckerBinary: e2eChecker(t),
-	}}
-	if err := Down(ctx, l); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { Down(context.Background(), l) })
-	env, err := h.up(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := upFresh(t, ctx, l)
 	admin, err := env.AdminConfig(ctx)
 	if err != nil {
 		t.Fatal(err)

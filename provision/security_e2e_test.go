@@ -47,27 +47,9 @@ func securityLab() *lab.Lab {
 func TestE2ESecurity(t *testing.T) {
 	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	node, sb := e2eImages(t)
 	ctx := context.Background()
 	l := securityLab()
-	engine, err := sandbox.NewEngine(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer engine.Close()
-	h := &e2eHarness{t: t, engine: engine, opts: Options{
-		Lab: l, Fixtures: fstest.MapFS{"hello.txt": {Data: []byte("hello\n")}},
-		NodeImage: node, SandboxImage: sb, CheckerBinary: e2eChecker(t),
-	}}
-	if err := Down(ctx, l); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { Down(context.Background(), l) })
-	env, err := h.up(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer env.Close()
+	env := upFresh(t, ctx, l)
 	admin, err := env.AdminConfig(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +220,7 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := engine.State(ctx, nodeName)
+		n, err := env.Engine.State(ctx, nodeName)
 		if err != nil {
 			t.Fatal(err)
 		}

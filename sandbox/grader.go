@@ -5,7 +5,6 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/api/types/network"
 )
 
 // RoleGrader labels the grader container: the checks run there, apart from
@@ -109,13 +108,5 @@ func BuildGraderSpec(s Settings) (Spec, error) {
 			MemorySwap: GraderMemoryLimit,
 		},
 	}
-	netCfg := &network.NetworkingConfig{
-		EndpointsConfig: map[string]*network.EndpointSettings{netName: {}},
-	}
-	hash, err := specHash(cfg, host, netCfg)
-	if err != nil {
-		return Spec{}, err
-	}
-	cfg.Labels[LabelSpecHash] = hash
-	return Spec{Name: GraderName(s.Lab), Config: cfg, Host: host, Network: netCfg, Hash: hash}, nil
+	return finishSpec(GraderName(s.Lab), cfg, host, netName)
 }

@@ -153,6 +153,12 @@ func BuildSpec(s Settings) (Spec, error) {
 			MemorySwap: MemoryLimit,
 		},
 	}
+	return finishSpec(ContainerName(s.Lab), cfg, host, netName)
+}
+
+// finishSpec joins the container to netName and stamps its configuration
+// with the hash of all of it.
+func finishSpec(name string, cfg *container.Config, host *container.HostConfig, netName string) (Spec, error) {
 	netCfg := &network.NetworkingConfig{
 		EndpointsConfig: map[string]*network.EndpointSettings{netName: {}},
 	}
@@ -161,7 +167,7 @@ func BuildSpec(s Settings) (Spec, error) {
 		return Spec{}, err
 	}
 	cfg.Labels[LabelSpecHash] = hash
-	return Spec{Name: ContainerName(s.Lab), Config: cfg, Host: host, Network: netCfg, Hash: hash}, nil
+	return Spec{Name: name, Config: cfg, Host: host, Network: netCfg, Hash: hash}, nil
 }
 
 func specHash(parts ...any) (string, error) {
