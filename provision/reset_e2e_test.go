@@ -6,12 +6,9 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/labctl/labctl/sandbox"
 )
 
 // TestE2EResetNamespaces resets a real lab namespace the learner filled

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/sandbox"
 )
 
 const secNS = "e2e-sec-ns"
