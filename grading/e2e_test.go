@@ -93,10 +93,14 @@ func buildStatic(ctx context.Context, t *testing.T, root, dir string) string {
 	return bin
 }
 
-// upUntilCleanup brings the lab up and takes it down when the test ends,
-// unless LABCTL_E2E_KEEP is set.
+// upUntilCleanup brings the lab up from nothing (a home kept by an earlier
+// run's `down` is purged first) and takes it down, home included, when the
+// test ends, unless LABCTL_E2E_KEEP is set.
 func upUntilCleanup(ctx context.Context, t *testing.T, r *labctlRun) {
 	t.Helper()
+	if code, _, _ := r.run(ctx, "down", "--purge", "--no-backup"); code != 0 {
+		t.Fatalf("labctl down --purge exited %d", code)
+	}
 	if code, _, _ := r.run(ctx, "up"); code != 0 {
 		t.Fatalf("labctl up exited %d", code)
 	}
@@ -106,7 +110,7 @@ func upUntilCleanup(ctx context.Context, t *testing.T, r *labctlRun) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		r.run(ctx, "down")
+		r.run(ctx, "down", "--purge", "--no-backup")
 	})
 }
 

@@ -87,7 +87,8 @@ func TestE2ELabctlShell(t *testing.T) {
 	}
 	cat := msg.New(msg.Japanese) // LANG=C.UTF-8 and a Japanese lab
 
-	t.Cleanup(func() { labctl(t, bin, labFile, state, 10*time.Minute, "down") })
+	labctl(t, bin, labFile, state, 10*time.Minute, "down", "--purge", "--no-backup")
+	t.Cleanup(func() { labctl(t, bin, labFile, state, 10*time.Minute, "down", "--purge", "--no-backup") })
 	started := time.Now()
 	labctl(t, bin, labFile, state, 30*time.Minute, "up")
 	t.Logf("labctl up took %v", time.Since(started))
