@@ -49,7 +49,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "inf"; else pri
 
 cleanup() {
 	note "bench: cleaning up"
-	(cd "$work/lab" 2>/dev/null && "$labctl" -q down) >>"$work/log" 2>&1
+	(cd "$work/lab" 2>/dev/null && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1
 	"$work/kind" delete cluster --name "$bare" >>"$work/log" 2>&1
 	docker rm -f "$bare-control-plane" >/dev/null 2>&1
 	# The log and `labctl test`'s report stay for a look.
@@ -100,7 +100,7 @@ for round in 1 2; do
 	t=$(timed "$labctl" up) || die "labctl up failed; log: $(tail -5 "$work/log")"
 	tu=$(awk -v a="$tu" -v b="$t" 'BEGIN { printf "%.2f", a + b }')
 	if [ "$round" = 1 ]; then
-		"$labctl" -q down >>"$work/log" 2>&1 || die "labctl down failed"
+		"$labctl" -q down --purge --no-backup >>"$work/log" 2>&1 || die "labctl down failed"
 	fi
 done
 row "up / bare kind create (2 each)" "$(ratio "$tu" "$tb") (${tu} s / ${tb} s)" "<= 1.10" "$(verdict "$(ratio "$tu" "$tb")" 1.10)"
@@ -123,16 +123,20 @@ checked >>"$work/log" 2>&1 || die "labctl check could not check"
 : >"$work/exec.t"
 : >"$work/check.t"
 : >"$work/kube.t"
+: >"$work/audit.t"
 for _ in 1 2 3 4 5 6 7; do
 	{ timed docker exec "$sb" true && echo; } >>"$work/exec.t" || die "docker exec failed"
 	{ timed checked && echo; } >>"$work/check.t" || die "labctl check could not check"
 	{ timed checked apply && echo; } >>"$work/kube.t" || die "labctl check apply could not check"
+	{ timed checked revert && echo; } >>"$work/audit.t" || die "labctl check revert could not check"
 done
 te=$(med <"$work/exec.t")
 tc=$(med <"$work/check.t")
 tk=$(med <"$work/kube.t")
+ta=$(med <"$work/audit.t")
 row "check round / docker exec true" "$(ratio "$tc" "$te") (${tc} s / ${te} s)" "<= 2.0" "$(verdict "$(ratio "$tc" "$te")" 2.0)"
 row "  same, step with kube checks" "$(ratio "$tk" "$te") (${tk} s / ${te} s)" "<= 2.0" "$(verdict "$(ratio "$tk" "$te")" 2.0)"
+row "  same, step with audit checks (revert)" "$(ratio "$ta" "$te") (${ta} s / ${te} s)" "<= 2.0" "$(verdict "$(ratio "$ta" "$te")" 2.0)"
 
 note "bench: grade"
 tg=$(timed "$labctl" grade)
@@ -184,7 +188,7 @@ if [ "${BENCH_SKIP_TEST:-}" = 1 ]; then
 	row "labctl test (GitOps lab)" "not run" "<= 90 s" "-"
 else
 	note "bench: labctl test of the GitOps lab (minutes)"
-	"$labctl" -q down >>"$work/log" 2>&1
+	"$labctl" -q down --purge --no-backup >>"$work/log" 2>&1
 	# `labctl test` brings its own environment up; the target is the time
 	# after that up, which its report gives apart.
 	s=$(now)
