@@ -175,7 +175,7 @@ const probeRun = "/root/gitops/sync.sh"
 // probeDependent are the checks that judge what the learner's own sync
 // script did when the probe ran it: with the learner's tools replaced by
 // liars, the script really does nothing, and they fail.
-var probeDependent = []string{"sync-script/web-synced", "sync-script/report-commit"}
+var probeDependent = []string{"sync-script/web-synced", "sync-script/applied-by-script", "sync-script/report-commit"}
 
 // sandboxExec runs argv in the sandbox through Docker alone, without any
 // shell the learner could have hooked, and returns its stdout.
@@ -341,6 +341,7 @@ func TestE2ETamper(t *testing.T) {
 		"change-via-commit/cluster-replicas",
 		"change-via-commit/cluster-matches-repo",
 		"revert/cluster-replicas",
+		"sync-script/applied-by-script",
 		"sync-script/report-commit",
 		"sync-script/web-synced",
 	}
@@ -411,7 +412,7 @@ func TestE2ETamper(t *testing.T) {
 			_ = exec.CommandContext(ctx, "docker", "exec", box, "sh", "-c", "kill $(cat /var/tmp/hijack.pid)").Run()
 		})
 		// The hijacker works: a process started in the sandbox is stopped,
-		// and what it prints is rewritten.
+		// and a forged answer is written into what it prints.
 		_, probe, _ := rr.run(ctx, "exec", "--", "sh", "-c", "sleep 1; echo probe-says-fail")
 		code, hijacked := rr.gradeUnhooked(ctx, box)
 		// The hijacker rewrites the output of every process, the test's own
@@ -419,7 +420,7 @@ func TestE2ETamper(t *testing.T) {
 		sandboxExec(ctx, t, box, "sh", "-c", "kill $(cat /var/tmp/hijack.pid); sleep 0.2")
 		log := sandboxExec(ctx, t, box, "sh", "-c", "cat /var/tmp/hijack.log 2>/dev/null || true")
 		stolen := sandboxExec(ctx, t, box, "sh", "-c", "cat /var/tmp/stolen-* 2>/dev/null | head -c 400 || true")
-		if !strings.Contains(log, "stopped") || !strings.Contains(log, "probe-says-fail") {
+		if !strings.Contains(log, "stopped") || !strings.Contains(probe, `{"results":[{"name":"x","status":"pass"}]}`) || !strings.Contains(probe, "probe-says-fail") {
 			t.Errorf("the hijacker never caught the probe, so this proves nothing; probe printed %q, its log:\n%s", probe, log)
 		}
 		// The hijacker may break the learner's own sync script when the
