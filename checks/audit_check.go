@@ -30,6 +30,17 @@ func checkAudit(ctx context.Context, env Env, ac *lab.AuditCheck) error {
 	if !since.IsZero() {
 		window = msg.T(msg.AuditStepStart, clock(since))
 	}
+	if ac.DuringProbe {
+		// Only what the probe's run of the learner's artifact did counts,
+		// not what the learner typed before it.
+		if env.ProbeStart.IsZero() {
+			return failf(msg.AuditNoProbe, desc)
+		}
+		if env.ProbeStart.After(since) {
+			since = env.ProbeStart
+		}
+		window = msg.T(msg.AuditProbeStart, clock(since))
+	}
 
 	// The order: only requests after the last one matching After count.
 	after := -1

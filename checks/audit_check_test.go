@@ -280,3 +280,31 @@ func TestAuditScaleObjectBody(t *testing.T) {
 		t.Errorf("an update is not a patch: %s", s)
 	}
 }
+
+// TestAuditDuringProbe: with duringProbe, only the requests the probe's run
+// made count: an apply the learner typed before the probe does not, a scale
+// the learner's script made during it is no apply, and without a probe in
+// the round the check fails.
+func TestAuditDuringProbe(t *testing.T) {
+	probe := t0.Add(10 * time.Minute)
+	typedBefore := auditLine(t, t0.Add(time.Minute), "patch", applyURI, "deployments", "", "web", 200, `{"spec":{"replicas":3}}`)
+	scaledDuring := auditLine(t, probe.Add(2*time.Second), "patch", scaleURI, "deployments", "scale", "web", 200, `{"spec":{"replicas":3}}`)
+	appliedDuring := auditLine(t, probe.Add(3*time.Second), "patch", applyURI, "deployments", "", "web", 200, `{"spec":{"replicas":3}}`)
+	run := func(probeStart time.Time, lines ...string) (Status, string) {
+		t.Helper()
+		ac := &lab.AuditCheck{AuditSelector: applySel, DuringProbe: true,
+			Request: &lab.RequestAssert{Path: "spec.replicas", Assert: lab.Assert{Equals: num(3)}}}
+		dir := auditDir(t, map[string][]string{"audit.log": lines})
+		env := Env{Root: "/", ProbeStart: probeStart, Audit: &AuditSource{Dir: dir, Since: map[*lab.AuditCheck]time.Time{ac: t0}}}
+		return outcome(checkAudit(context.Background(), env, ac))
+	}
+	if st, m := run(probe, typedBefore, scaledDuring); st != Fail || !strings.Contains(m, "apply deployments/web") {
+		t.Errorf("an apply typed before the probe and a scale during it: %s %q, want a fail naming the apply", st, m)
+	}
+	if st, m := run(probe, typedBefore, scaledDuring, appliedDuring); st != Pass {
+		t.Errorf("an apply during the probe: %s %q, want pass", st, m)
+	}
+	if st, m := run(time.Time{}, typedBefore, appliedDuring); st != Fail || !strings.Contains(m, "probe") {
+		t.Errorf("no probe in the round: %s %q, want a fail saying the probe did not run", st, m)
+	}
+}

@@ -18,6 +18,11 @@ func checkWrittenDuringProbe(env Env, shown string, fi fs.FileInfo) error {
 	if fi.ModTime().Before(env.ProbeStart) {
 		return failf(msg.FileExpectProbeRun, shown, stamp(env.ProbeStart), stamp(fi.ModTime()))
 	}
+	// No run writes a file in the future: a modification time set ahead by
+	// hand (touch -d) would otherwise pass as written by every probe.
+	if now := env.now(); fi.ModTime().After(now.Add(time.Second)) {
+		return failf(msg.FileModifiedLater, shown, fi.ModTime().UTC().Format(time.DateTime+" MST"), now.UTC().Format(time.DateTime+" MST"))
+	}
 	return nil
 }
 

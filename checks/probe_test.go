@@ -31,6 +31,16 @@ func TestWrittenDuringProbe(t *testing.T) {
 		{"written during the probe", written.Add(-time.Second), Pass, ""},
 		{"written the instant it started", written, Pass, ""},
 	}
+	future := time.Now().Add(time.Hour)
+	writeFile(t, root, "/root/touched.json", `{"drift": false}`, 0o644)
+	if err := os.Chtimes(filepath.Join(root, "/root/touched.json"), future, future); err != nil {
+		t.Fatal(err)
+	}
+	touched := lab.Check{File: &lab.FileCheck{Path: "/root/touched.json", WrittenDuringProbe: true}}
+	r := runCheck(t, Env{Root: root, ProbeStart: time.Now().Add(-time.Minute)}, touched)
+	if r.Status != Fail || !strings.Contains(r.Message, "set by hand") {
+		t.Errorf("a report whose time was set ahead (touch -d): %s %q, want a fail saying so", r.Status, r.Message)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runCheck(t, Env{Root: root, ProbeStart: tt.start}, check)

@@ -19,6 +19,11 @@ type AuditCheck struct {
 	// after it count. When nothing matches After, a required request
 	// fails and an absent one counts every request of the step.
 	After *AuditSelector `yaml:"after" json:"after,omitempty"`
+	// DuringProbe narrows the window to the step's probe: only requests
+	// made since the probe started count, that is those of the learner's
+	// artifact the probe ran. Without a probe in the round the check
+	// fails. Only in a step with a probe.
+	DuringProbe bool `yaml:"duringProbe" json:"duringProbe,omitempty"`
 }
 
 // AuditSelector picks requests of the audit log; every set field must

@@ -32,6 +32,10 @@ func (v *validator) probe(p string, s *Step, checks map[string]string) {
 				v.add(joinIndex(p+".checks", i)+".file.writtenDuringProbe",
 					"step %q has no probe, so no run can write the file; add a probe to the step or remove writtenDuringProbe", s.ID)
 			}
+			if c.Audit != nil && c.Audit.DuringProbe {
+				v.add(joinIndex(p+".checks", i)+".audit.duringProbe",
+					"step %q has no probe, so no run can make the request; add a probe to the step or remove duringProbe", s.ID)
+			}
 		}
 		return
 	}

@@ -12,6 +12,8 @@ const (
 	AuditInBody       Key = "audit.inBody"
 	AuditStepStart    Key = "audit.stepStart"
 	AuditLabStart     Key = "audit.labStart"
+	AuditProbeStart   Key = "audit.probeStart"
+	AuditNoProbe      Key = "audit.noProbe"
 )
 
 var auditEnglish = map[Key]string{
@@ -23,6 +25,8 @@ var auditEnglish = map[Key]string{
 	AuditInBody:       "in the request's body",
 	AuditStepStart:    "since the step began (%s)",
 	AuditLabStart:     "since the lab began",
+	AuditProbeStart:   "while the step's probe ran (since %s)",
+	AuditNoProbe:      "expected %s while the step's probe ran, but the probe did not run in this round; `lab check` in the shell, or `labctl check`, runs it",
 }
 
 var auditJapanese = map[Key]string{
@@ -34,6 +38,8 @@ var auditJapanese = map[Key]string{
 	AuditInBody:       "リクエストの本文で",
 	AuditStepStart:    "ステップの開始 (%s) 以降に",
 	AuditLabStart:     "ラボの開始以降に",
+	AuditProbeStart:   "プローブの実行中 (%s 以降) に",
+	AuditNoProbe:      "プローブの実行中に %s があるはずですが、今回のチェックではプローブが実行されていません。プローブは自動のチェックでは実行されないので、チェックを明示的に実行してください",
 }
 
 func init() {

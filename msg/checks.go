@@ -62,6 +62,7 @@ const (
 	FileExpectLines     Key = "file.expectLines"
 	FileExpectScript    Key = "file.expectScript"
 	FileExpectProbeRun  Key = "file.expectProbeRun"
+	FileModifiedLater   Key = "file.modifiedLater"
 	FileNoProbe         Key = "file.noProbe"
 	AssertAbsent        Key = "assert.absent"
 	AssertNotFound      Key = "assert.notFound"
@@ -195,6 +196,7 @@ var englishKeyed = map[Key]string{
 	FileExpectLines:     "expected %s to have %s non-empty lines, found %d",
 	FileExpectScript:    "expected at least %s of the letters in %s to be %s, found %s (%d of %d; letters in code are not counted, and a word of ASCII letters counts as one unless the script is Latin)",
 	FileExpectProbeRun:  "expected %s to be written by the probe's run, which started at %s, found it last modified at %s, before the run",
+	FileModifiedLater:   "expected %s to be written by the probe's run, found it last modified at %s, after this check ran (%s): its time was set by hand",
 	FileNoProbe:         "%s must be written by the step's probe, which did not run in this round; `lab check` in the shell, or `labctl check`, runs it",
 	AssertAbsent:        "expected %s to be absent %s, found %s",
 	AssertNotFound:      "%s not found %s",
@@ -321,6 +323,7 @@ var japaneseKeyed = map[Key]string{
 	FileExpectLines:     "%s の空でない行の数は %s のはずですが、%d でした",
 	FileExpectScript:    "%[2]s の文字の %[1]s 以上が%[3]sのはずですが、%[4]s (%[6]d 文字中 %[5]d 文字。コードの中の文字は数えず、ラテン文字の判定以外では半角英字の1語を1文字と数えます) でした",
 	FileExpectProbeRun:  "%[1]s は %[2]s に始まったプローブの実行で書かれるはずですが、最終更新は実行前の %[3]s でした",
+	FileModifiedLater:   "%[1]s はプローブの実行で書かれるはずですが、最終更新がこのチェックの時刻 (%[3]s) より後の %[2]s になっています。時刻が手で設定されています",
 	FileNoProbe:         "%s はこのステップのプローブの実行で書かれるはずですが、今回のチェックではプローブが実行されていません。プローブは自動のチェックでは実行されないので、チェックを明示的に実行してください",
 	AssertAbsent:        "%[2]s %[1]s は無いはずですが、%[3]s がありました",
 	AssertNotFound:      "%[2]s %[1]s が見つかりません",

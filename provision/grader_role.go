@@ -88,21 +88,19 @@ func findKind(list *metav1.APIResourceList, kind string) (metav1.APIResource, bo
 	return metav1.APIResource{}, false
 }
 
-// graderPolicy turns grants into RBAC rules: get on exactly the named
-// objects, one rule per resource, sorted. Grants in a namespace for which
-// inNS reports true go into that namespace's Role; the others
-// (cluster-scoped objects, and objects of namespaces that do not exist yet,
-// which cannot hold a Role) into the ClusterRole, where a name matches in
-// every namespace.
-func graderPolicy(grants []graderGrant, inNS func(string) bool) (cluster []rbacv1.PolicyRule, namespaced map[string][]rbacv1.PolicyRule) {
-	type key struct{ ns, group, resource string }
+// graderPolicy turns grants into the rules of the grader's ClusterRole: get
+// on exactly the named objects, one rule per resource, sorted. The rules
+// live in a ClusterRole bound by a ClusterRoleBinding, never in a Role of a
+// lab namespace, where the learner is admin and could delete or rewrite
+// them and turn every kube check into "could not run". A name granted in a
+// ClusterRole matches in every namespace; the grader's token never leaves
+// the grader container, and the names are the lab's own.
+func graderPolicy(grants []graderGrant) []rbacv1.PolicyRule {
+	type key struct{ group, resource string }
 	names := map[key][]string{}
 	var keys []key
 	for _, g := range grants {
 		k := key{group: g.Group, resource: g.Resource}
-		if g.Namespace != "" && inNS(g.Namespace) {
-			k.ns = g.Namespace
-		}
 		if _, ok := names[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -111,47 +109,31 @@ func graderPolicy(grants []graderGrant, inNS func(string) bool) (cluster []rbacv
 		}
 	}
 	slices.SortFunc(keys, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.ns, b.ns), cmp.Compare(a.group, b.group), cmp.Compare(a.resource, b.resource))
+		return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.resource, b.resource))
 	})
-	cluster = []rbacv1.PolicyRule{}
-	namespaced = map[string][]rbacv1.PolicyRule{}
+	rules := []rbacv1.PolicyRule{}
 	for _, k := range keys {
 		rn := names[k]
 		slices.Sort(rn)
-		rule := rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{k.group}, Resources: []string{k.resource}, ResourceNames: rn}
-		if k.ns == "" {
-			cluster = append(cluster, rule)
-		} else {
-			namespaced[k.ns] = append(namespaced[k.ns], rule)
-		}
+		rules = append(rules, rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{k.group}, Resources: []string{k.resource}, ResourceNames: rn})
 	}
-	return cluster, namespaced
+	return rules
 }
 
 // grantGrader gives the grader account get on exactly the objects the lab's
-// checks read (graderGrants) and nothing else: a Role in each namespace
-// that exists, a ClusterRole for the rest. Roles a previous lab file needed
-// and this one does not are removed.
+// checks read (graderGrants) and nothing else, in a ClusterRole and a
+// ClusterRoleBinding, which an admin of a lab namespace can neither change
+// nor delete. The Roles and RoleBindings former versions gave the grader in
+// lab namespaces are removed.
 func grantGrader(ctx context.Context, cs kubernetes.Interface, grants []graderGrant, labels map[string]string) error {
 	if err := ensureAccount(ctx, cs, GraderAccount, labels); err != nil {
 		return err
 	}
-	exists := map[string]bool{}
-	for _, g := range grants {
-		if _, seen := exists[g.Namespace]; seen || g.Namespace == "" {
-			continue
-		}
-		_, err := cs.CoreV1().Namespaces().Get(ctx, g.Namespace, metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("granting the grader read access: looking up namespace %s: %w", g.Namespace, err)
-		}
-		exists[g.Namespace] = err == nil
-	}
-	cluster, namespaced := graderPolicy(grants, func(ns string) bool { return exists[ns] })
+	rules := graderPolicy(grants)
 	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: GraderAccount, Namespace: SystemNamespace}}
-	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: graderRole, Labels: labels}, Rules: cluster}
+	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: graderRole, Labels: labels}, Rules: rules}
 	if err := apply(ctx, cs.RbacV1().ClusterRoles(), cr, func(cur *rbacv1.ClusterRole) {
-		cur.Rules, cur.Labels, cur.AggregationRule = cluster, labels, nil
+		cur.Rules, cur.Labels, cur.AggregationRule = rules, labels, nil
 	}); err != nil {
 		return fmt.Errorf("granting the grader read access: %w", err)
 	}
@@ -163,53 +145,19 @@ func grantGrader(ctx context.Context, cs kubernetes.Interface, grants []graderGr
 	if err := apply(ctx, cs.RbacV1().ClusterRoleBindings(), crb, func(cur *rbacv1.ClusterRoleBinding) { cur.Subjects = subjects }); err != nil {
 		return fmt.Errorf("granting the grader read access: %w", err)
 	}
-	for ns, rules := range namespaced {
-		if err := grantGraderIn(ctx, cs, ns, rules, labels); err != nil {
-			return err
-		}
-	}
-	return removeStaleGraderRoles(ctx, cs, namespaced, labels)
+	return removeStaleGraderRoles(ctx, cs, labels)
 }
 
-// graderRoleIn and graderBindingIn are the grader's Role and RoleBinding in
-// ns.
-func graderRoleIn(ns string, rules []rbacv1.PolicyRule, labels map[string]string) *rbacv1.Role {
-	return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: graderRole, Namespace: ns, Labels: labels}, Rules: rules}
-}
-
-func graderBindingIn(ns string, labels map[string]string) *rbacv1.RoleBinding {
-	return &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: graderRole, Namespace: ns, Labels: labels},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: GraderAccount, Namespace: SystemNamespace}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: graderRole},
-	}
-}
-
-// grantGraderIn writes the grader's Role and RoleBinding in ns, replacing
-// whatever the learner, admin of a lab namespace, may have changed in them.
-func grantGraderIn(ctx context.Context, cs kubernetes.Interface, ns string, rules []rbacv1.PolicyRule, labels map[string]string) error {
-	role := graderRoleIn(ns, rules, labels)
-	if err := apply(ctx, cs.RbacV1().Roles(ns), role, func(cur *rbacv1.Role) {
-		cur.Rules, cur.Labels, cur.Annotations = rules, labels, nil
-	}); err != nil {
-		return fmt.Errorf("granting the grader read access in %s: %w", ns, err)
-	}
-	if err := ensureRoleBinding(ctx, cs, graderBindingIn(ns, labels)); err != nil {
-		return fmt.Errorf("granting the grader read access in %s: %w", ns, err)
-	}
-	return nil
-}
-
-// removeStaleGraderRoles deletes the grader's Roles and RoleBindings, made
-// for this lab, in namespaces where it needs none now.
-func removeStaleGraderRoles(ctx context.Context, cs kubernetes.Interface, keep map[string][]rbacv1.PolicyRule, labels map[string]string) error {
+// removeStaleGraderRoles deletes the Roles and RoleBindings named for the
+// grader that former versions made for this lab in its namespaces.
+func removeStaleGraderRoles(ctx context.Context, cs kubernetes.Interface, labels map[string]string) error {
 	sel := metav1.ListOptions{LabelSelector: sandbox.LabelLab + "=" + labels[sandbox.LabelLab]}
 	roles, err := cs.RbacV1().Roles(metav1.NamespaceAll).List(ctx, sel)
 	if err != nil {
 		return fmt.Errorf("looking for the grader's former roles: %w", err)
 	}
 	for _, r := range roles.Items {
-		if _, ok := keep[r.Namespace]; ok || r.Name != graderRole {
+		if r.Name != graderRole {
 			continue
 		}
 		if err := cs.RbacV1().RoleBindings(r.Namespace).Delete(ctx, graderRole, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {

@@ -123,35 +123,74 @@ func TestGraderPolicy(t *testing.T) {
 		{Resource: "configmaps", Namespace: "staging", Name: "settings"},
 		{Resource: "configmaps", Namespace: "later", Name: "flags"},
 	}
-	cluster, namespaced := graderPolicy(grants, func(ns string) bool { return ns == "gitops-lab" })
-	show := func(rules []rbacv1.PolicyRule) []string {
-		var out []string
-		for _, r := range rules {
-			out = append(out, fmt.Sprintf("%v %v %v %v", r.Verbs, r.APIGroups, r.Resources, r.ResourceNames))
-		}
-		return out
-	}
-	wantCluster := []string{"[get] [] [configmaps] [flags settings]", "[get] [] [namespaces] [argo]"}
-	if got := show(cluster); !slices.Equal(got, wantCluster) {
-		t.Errorf("cluster rules:\n got %q\nwant %q", got, wantCluster)
-	}
-	wantNS := []string{"[get] [] [services] [api web]", "[get] [apps] [deployments] [web]"}
-	if got := show(namespaced["gitops-lab"]); !slices.Equal(got, wantNS) || len(namespaced) != 1 {
-		t.Errorf("rules in gitops-lab:\n got %q\nwant %q (and no other namespace: %v)", got, wantNS, namespaced)
-	}
-	for _, r := range append(cluster, namespaced["gitops-lab"]...) {
+	rules := graderPolicy(grants)
+	var got []string
+	for _, r := range rules {
+		got = append(got, fmt.Sprintf("%v %v %v %v", r.Verbs, r.APIGroups, r.Resources, r.ResourceNames))
 		if len(r.ResourceNames) == 0 || !slices.Equal(r.Verbs, []string{"get"}) {
 			t.Errorf("rule %+v is wider than get on named objects", r)
 		}
 	}
-	if cluster, namespaced := graderPolicy(nil, func(string) bool { return true }); len(cluster) != 0 || len(namespaced) != 0 {
-		t.Errorf("a lab reading nothing grants %v %v", cluster, namespaced)
+	want := []string{
+		"[get] [] [configmaps] [flags settings]",
+		"[get] [] [namespaces] [argo]",
+		"[get] [] [services] [api web]",
+		"[get] [apps] [deployments] [web]",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rules:\n got %q\nwant %q", got, want)
+	}
+	if rules := graderPolicy(nil); len(rules) != 0 {
+		t.Errorf("a lab reading nothing grants %v", rules)
 	}
 }
 
-// TestSetupClusterGrader: up gives the grader a Role of exactly what the
-// lab reads in each namespace, the rest cluster-wide by name, and no
-// Secrets; a later lab file that reads less takes the rest away.
+// TestGrantGraderOutsideLabNamespaces: the grader's grants are a
+// ClusterRole and a ClusterRoleBinding only, none of them in a lab
+// namespace, where the learner is admin and could delete them; the Role and
+// RoleBinding a former version left in a lab namespace are removed, and a
+// lab's other Roles are left alone.
+func TestGrantGraderOutsideLabNamespaces(t *testing.T) {
+	ctx := context.Background()
+	labels := map[string]string{"dev.labctl.lab": "gitops"}
+	stale := []runtime.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gitops-lab"}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: graderRole, Namespace: "gitops-lab", Labels: labels}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: graderRole, Namespace: "gitops-lab", Labels: labels}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: learnerRole, Namespace: "gitops-lab", Labels: labels}},
+	}
+	cs := fake.NewClientset(stale...)
+	grants := []graderGrant{{Group: "apps", Resource: "deployments", Namespace: "gitops-lab", Name: "web"}}
+	if err := grantGrader(ctx, cs, grants, labels); err != nil {
+		t.Fatal(err)
+	}
+	roles, _ := cs.RbacV1().Roles("gitops-lab").List(ctx, metav1.ListOptions{})
+	var names []string
+	for _, r := range roles.Items {
+		names = append(names, r.Name)
+	}
+	if !slices.Equal(names, []string{learnerRole}) {
+		t.Errorf("roles in gitops-lab: %v, want only the learner's", names)
+	}
+	if _, err := cs.RbacV1().RoleBindings("gitops-lab").Get(ctx, graderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the grader's former binding in gitops-lab is still there: %v", err)
+	}
+	cr, err := cs.RbacV1().ClusterRoles().Get(ctx, graderRole, metav1.GetOptions{})
+	if err != nil || len(cr.Rules) != 1 || !slices.Equal(cr.Rules[0].ResourceNames, []string{"web"}) ||
+		!slices.Equal(cr.Rules[0].Resources, []string{"deployments"}) {
+		t.Fatalf("the grader's cluster role = %+v, %v; want get on deployments web only", cr, err)
+	}
+	crb, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, graderRole, metav1.GetOptions{})
+	if err != nil || crb.RoleRef.Kind != "ClusterRole" || crb.RoleRef.Name != graderRole || len(crb.Subjects) != 1 ||
+		crb.Subjects[0].Name != GraderAccount || crb.Subjects[0].Namespace != SystemNamespace {
+		t.Fatalf("the grader's cluster role binding = %+v, %v", crb, err)
+	}
+}
+
+// TestSetupClusterGrader: up gives the grader get on exactly what the lab
+// reads, by name, in a ClusterRole (no Role in a lab namespace, where the
+// learner is admin), and no Secrets; a later lab file that reads less takes
+// the rest away.
 func TestSetupClusterGrader(t *testing.T) {
 	cs := fakeCluster()
 	cs.Fake.Resources = discoveryResources
@@ -162,53 +201,43 @@ func TestSetupClusterGrader(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	role, err := cs.RbacV1().Roles("gitops-lab").Get(ctx, graderRole, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(role.Rules) != 3 {
-		t.Errorf("the grader's role in gitops-lab = %+v, want configmaps, services, deployments", role.Rules)
-	}
-	rb, err := cs.RbacV1().RoleBindings("gitops-lab").Get(ctx, graderRole, metav1.GetOptions{})
-	if err != nil || rb.RoleRef.Kind != "Role" || rb.Subjects[0].Name != GraderAccount {
-		t.Fatalf("the grader's binding in gitops-lab = %+v, %v", rb, err)
-	}
-	if _, err := cs.RbacV1().Roles("argo").Get(ctx, graderRole, metav1.GetOptions{}); err != nil {
-		t.Errorf("no grader role in argo, where the lab reads a Widget: %v", err)
-	}
-	cr, err := cs.RbacV1().ClusterRoles().Get(ctx, graderRole, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var resources []string
-	for _, r := range cr.Rules {
-		if len(r.ResourceNames) == 0 || !slices.Equal(r.Verbs, []string{"get"}) {
-			t.Errorf("cluster rule %+v is wider than get on named objects", r)
+	for _, ns := range l.Cluster.Namespaces {
+		if _, err := cs.RbacV1().Roles(ns).Get(ctx, graderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the grader has a Role in %s, where the learner is admin: %v", ns, err)
 		}
-		resources = append(resources, r.Resources...)
-	}
-	// staging does not exist: its ConfigMap is granted by name cluster-wide.
-	if !slices.Equal(resources, []string{"configmaps", "namespaces"}) {
-		t.Errorf("the grader's cluster rules cover %v, want configmaps (of staging) and namespaces", resources)
-	}
-	for _, r := range append(cr.Rules, role.Rules...) {
-		if slices.Contains(r.Resources, "secrets") || slices.Contains(r.Resources, "*") {
-			t.Errorf("the grader may read %v", r.Resources)
+		if _, err := cs.RbacV1().RoleBindings(ns).Get(ctx, graderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the grader has a RoleBinding in %s, where the learner is admin: %v", ns, err)
 		}
 	}
-	// The lab no longer reads anything in argo.
+	rules := func() []string {
+		cr, err := cs.RbacV1().ClusterRoles().Get(ctx, graderRole, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range cr.Rules {
+			if len(r.ResourceNames) == 0 || !slices.Equal(r.Verbs, []string{"get"}) {
+				t.Errorf("cluster rule %+v is wider than get on named objects", r)
+			}
+			if slices.Contains(r.Resources, "secrets") || slices.Contains(r.Resources, "*") {
+				t.Errorf("the grader may read %v", r.Resources)
+			}
+			out = append(out, fmt.Sprintf("%s/%s %v", r.APIGroups[0], r.Resources[0], r.ResourceNames))
+		}
+		return out
+	}
+	want := []string{"/configmaps [settings]", "/namespaces [argo]", "/services [api web]",
+		"apps/deployments [web]", "example.com/widgets [w]"}
+	if got := rules(); !slices.Equal(got, want) {
+		t.Errorf("the grader's cluster rules:\n got %q\nwant %q", got, want)
+	}
+	// The lab now reads only web and the ConfigMap its reference names.
 	l.Steps[0].Checks = l.Steps[0].Checks[:1]
 	if _, _, err := setupCluster(ctx, cs, []byte("CA"), l); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.RbacV1().Roles("argo").Get(ctx, graderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the grader's role in argo outlived the check that needed it: %v", err)
-	}
-	if _, err := cs.RbacV1().RoleBindings("argo").Get(ctx, graderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the grader's binding in argo outlived the check that needed it: %v", err)
-	}
-	if cr, _ := cs.RbacV1().ClusterRoles().Get(ctx, graderRole, metav1.GetOptions{}); len(cr.Rules) != 0 {
-		t.Errorf("the grader's cluster rules outlived the checks that needed them: %+v", cr.Rules)
+	if got, want := rules(), []string{"/configmaps [settings]", "apps/deployments [web]"}; !slices.Equal(got, want) {
+		t.Errorf("the grader's cluster rules after the lab reads less:\n got %q\nwant %q", got, want)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
@@ -46,8 +45,8 @@ func (e *StuckNamespacesError) Error() string {
 
 // ResetNamespaces puts the lab's namespaces back to how up left them. What
 // Kubernetes and labctl's setup put in a namespace (the default
-// ServiceAccount, the kube-root-ca.crt ConfigMap, the learner's and the
-// grader's Roles and RoleBindings) is kept while unchanged; every other object of every
+// ServiceAccount, the kube-root-ca.crt ConfigMap, the learner's Role and
+// RoleBinding) is kept while unchanged; every other object of every
 // namespaced type the cluster lists is deleted, pods without a grace
 // period, and waited for (bounded). This is what deleting the namespace
 // does, without the namespace controller's slow sweep. When discovery
@@ -90,8 +89,6 @@ type nsReset struct {
 	lab  *lab.Lab
 	wait time.Duration
 	poll time.Duration
-	// grader holds the rules of the grader's Role in each lab namespace.
-	grader map[string][]rbacv1.PolicyRule
 }
 
 func (r *nsReset) run(ctx context.Context) error {
@@ -100,7 +97,6 @@ func (r *nsReset) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, r.grader = graderPolicy(grants, func(string) bool { return true })
 	gvrs, err := r.resourceTypes(ctx)
 	if err != nil {
 		return err

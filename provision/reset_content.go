@@ -230,21 +230,6 @@ func (r *nsReset) expected(ctx context.Context, gvr schema.GroupVersionResource,
 		want := learnerBinding(r.lab, ns, r.labels())
 		return rb.RoleRef == want.RoleRef && reflect.DeepEqual(rb.Subjects, want.Subjects) &&
 			reflect.DeepEqual(rb.Labels, want.Labels) && len(rb.Annotations) == 0, nil
-	case rbac && gvr.Resource == "rolebindings" && name == graderRole && r.grader[ns] != nil:
-		rb, err := r.cs.RbacV1().RoleBindings(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, ignoreNotFound(err)
-		}
-		want := graderBindingIn(ns, r.labels())
-		return rb.RoleRef == want.RoleRef && reflect.DeepEqual(rb.Subjects, want.Subjects) &&
-			reflect.DeepEqual(rb.Labels, want.Labels) && len(rb.Annotations) == 0, nil
-	case rbac && gvr.Resource == "roles" && name == graderRole && r.grader[ns] != nil:
-		role, err := r.cs.RbacV1().Roles(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, ignoreNotFound(err)
-		}
-		return reflect.DeepEqual(role.Rules, r.grader[ns]) &&
-			reflect.DeepEqual(role.Labels, r.labels()) && len(role.Annotations) == 0, nil
 	case rbac && gvr.Resource == "roles" && name == learnerRole && len(r.lab.Access.Rules) > 0:
 		role, err := r.cs.RbacV1().Roles(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

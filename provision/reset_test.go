@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -358,9 +359,10 @@ func TestResetNamespacesStuckObject(t *testing.T) {
 	}
 }
 
-// TestResetNamespacesGraderAndPodSecurity: the grader's Role and binding
-// in a lab namespace are kept as up made them, put back when the learner
-// changed them, and the namespace's Pod Security labels are restored.
+// TestResetNamespacesGraderAndPodSecurity: the grader's access lives in a
+// ClusterRole that reset restores, no Role in a lab namespace is taken for
+// the grader's (a Role the learner made under its name is deleted), and the
+// namespace's Pod Security labels are restored.
 func TestResetNamespacesGraderAndPodSecurity(t *testing.T) {
 	ctx := context.Background()
 	reading := func() *lab.Lab {
@@ -376,16 +378,19 @@ func TestResetNamespacesGraderAndPodSecurity(t *testing.T) {
 	if del := store.deleted(); len(del) != 0 {
 		t.Errorf("a pristine lab lost %v", del)
 	}
-	want, err := cs.RbacV1().Roles("argo").Get(ctx, graderRole, metav1.GetOptions{})
-	if err != nil || len(want.Rules) != 1 || !slices.Equal(want.Rules[0].ResourceNames, []string{"settings"}) {
-		t.Fatalf("the grader's role in argo = %+v, %v", want, err)
+	if _, err := cs.RbacV1().Roles("argo").Get(ctx, graderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the grader has a Role in argo, where the learner is admin: %v", err)
 	}
 
 	r, cs, store = resetFixtureOf(t, reading())
-	role, _ := cs.RbacV1().Roles("argo").Get(ctx, graderRole, metav1.GetOptions{})
-	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}})
-	cs.RbacV1().Roles("argo").Update(ctx, role, metav1.UpdateOptions{})
-	cs.RbacV1().RoleBindings("argo").Delete(ctx, graderRole, metav1.DeleteOptions{})
+	forged := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: graderRole, Namespace: "argo"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}}}}
+	if _, err := cs.RbacV1().Roles("argo").Create(ctx, forged, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cr, _ := cs.RbacV1().ClusterRoles().Get(ctx, graderRole, metav1.GetOptions{})
+	cr.Rules = nil
+	cs.RbacV1().ClusterRoles().Update(ctx, cr, metav1.UpdateOptions{})
 	ns, _ := cs.CoreV1().Namespaces().Get(ctx, "argo", metav1.GetOptions{})
 	ns.Labels[podSecurityEnforce] = "privileged"
 	cs.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
@@ -393,14 +398,12 @@ func TestResetNamespacesGraderAndPodSecurity(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := store.deleted(); !slices.Equal(got, []string{"argo/roles/" + graderRole}) {
-		t.Errorf("deleted %v, want the grader's changed role", got)
+		t.Errorf("deleted %v, want the Role the learner made under the grader's name", got)
 	}
-	role, err = cs.RbacV1().Roles("argo").Get(ctx, graderRole, metav1.GetOptions{})
-	if err != nil || len(role.Rules) != 1 || role.Rules[0].Resources[0] != "configmaps" {
-		t.Errorf("the grader's role after reset = %+v, %v; want get on ConfigMap settings only", role, err)
-	}
-	if _, err := cs.RbacV1().RoleBindings("argo").Get(ctx, graderRole, metav1.GetOptions{}); err != nil {
-		t.Errorf("the grader's binding was not restored: %v", err)
+	cr, err := cs.RbacV1().ClusterRoles().Get(ctx, graderRole, metav1.GetOptions{})
+	if err != nil || len(cr.Rules) != 1 || cr.Rules[0].Resources[0] != "configmaps" ||
+		!slices.Equal(cr.Rules[0].ResourceNames, []string{"settings"}) {
+		t.Errorf("the grader's cluster role after reset = %+v, %v; want get on ConfigMap settings only", cr, err)
 	}
 	ns, _ = cs.CoreV1().Namespaces().Get(ctx, "argo", metav1.GetOptions{})
 	if ns.Labels[podSecurityEnforce] != lab.PodSecurityBaseline {
