@@ -16,6 +16,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/progress"
@@ -45,7 +46,10 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 	l := &lab.Lab{APIVersion: lab.APIVersion, Kind: lab.Kind, Metadata: lab.Metadata{Name: "e2e-keep"}}
 	l.Cluster.Namespaces = []string{"e2e-keep"}
 	l.Sandbox = lab.Sandbox{WorkDir: "/root", Fixtures: "/opt/lab/fixtures"}
-	l.Steps = []lab.Step{{ID: "one", Setup: "echo setup-ran > /root/setup-marker"}}
+	l.Steps = []lab.Step{{ID: "one", Setup: "echo setup-ran > /root/setup-marker", Checks: []lab.Check{
+		{Name: "kept", File: &lab.FileCheck{Path: "/root/keep.txt", Contains: []string{"learner-work"}}},
+		{Name: "missing", File: &lab.FileCheck{Path: "/root/never-written.txt"}},
+	}}}
 	engine, err := sandbox.NewEngine(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +156,25 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if out, err := docker("exec", container, "kubectl", "version", "--client"); err == nil {
 		t.Errorf("kubectl still runs in the sandbox whose pids are used up: %s", out)
+	}
+	// The sandbox runs no command any more, but the grade does not run
+	// there: the checks still say pass and fail, in bounded time.
+	checker := filepath.Join(t.TempDir(), "labctl")
+	build := exec.Command("go", "build", "-o", checker, "../cmd/labctl")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the static checker: %v\n%s", err, out)
+	}
+	genv, err := provision.Connect(ctx, l, provision.WithCheckerBinary(checker))
+	if err != nil {
+		t.Fatalf("connecting to the lab whose sandbox's pids are used up: %v", err)
+	}
+	gctx, cancel := context.WithTimeout(ctx, time.Minute)
+	rs, err := checks.RunRound(gctx, l.Steps[0].Checks, genv.RunChecks)
+	cancel()
+	genv.Close()
+	if err != nil || len(rs) != 2 || rs[0].Status != checks.Pass || rs[1].Status != checks.Fail {
+		t.Errorf("a check round while the sandbox's pids are used up: %+v, %v; want kept to pass and missing to fail", rs, err)
 	}
 	env, lines, took := up("after the pids were used up")
 	repaired("pids used up", lines, took)
