@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
@@ -255,7 +256,12 @@ func (r *upRun) setupCluster(ctx context.Context, env *Env) (identity, error) {
 	if err != nil {
 		return identity{}, err
 	}
-	cs, err := kubernetes.NewForConfig(admin)
+	// The setup makes some thirty requests, one after another: client-go's
+	// default of 5 a second (burst 10) would make it wait seconds for
+	// nothing on the lab's own cluster.
+	cfg := rest.CopyConfig(admin)
+	cfg.QPS, cfg.Burst = 200, 400
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return identity{}, fmt.Errorf("connecting to the cluster: %w", err)
 	}
