@@ -96,3 +96,18 @@ func TestShellNamesTheLikelyMistake(t *testing.T) {
 		t.Errorf("a check that could not run must not suggest a mistake:\n%s", got)
 	}
 }
+
+// TestMarkdownPlainKeepsStructure: headings, emphasis, code, links, lists,
+// quotes and code blocks lose their marks and keep their words and shape.
+func TestMarkdownPlainKeepsStructure(t *testing.T) {
+	src := "# Title\n\nUse **kubectl** `diff` and *see*.\nSecond line [docs](https://x.y) <https://a.b>\n\n" +
+		"1. one\n2. two\n   - nested\n\n> quoted\n> more\n\n```sh\nkubectl apply -f x\nkubectl diff\n```\n\n---\n\n    indented code\n"
+	want := "Title\n\nUse kubectl diff and see.\nSecond line docs (https://x.y) https://a.b\n\n1. one\n2. two\n   - nested\n\n" +
+		"│ quoted\n│ more\n\n  kubectl apply -f x\n  kubectl diff\n\n────────\n\n  indented code"
+	if got := NewMarkdown(false).Render(src); got != want {
+		t.Errorf("plain rendering:\n%q\nwant\n%q", got, want)
+	}
+	if got := (*Markdown)(nil).Render("**a**"); got != "a" {
+		t.Errorf("a nil renderer: %q", got)
+	}
+}
