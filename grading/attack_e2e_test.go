@@ -3,7 +3,6 @@
 package grading_test
 
 import (
-	"bytes"
 	"context"
 	"maps"
 	"os"
@@ -82,22 +81,7 @@ func TestE2EAttacks(t *testing.T) {
 	root := repoRoot(t)
 	dir := t.TempDir()
 	bin := buildStatic(ctx, t, root, dir)
-	labFile := copyLab(t, root, dir)
-	b, err := os.ReadFile(labFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	renamed := bytes.Replace(b, []byte("\n  name: "+e2eLabName+"\n"), []byte("\n  name: "+attackLabName+"\n"), 1)
-	if bytes.Equal(renamed, b) {
-		t.Fatalf("the copied lab.yaml has no `  name: %s` line to rename", e2eLabName)
-	}
-	if err := os.WriteFile(labFile, renamed, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l, err := lab.Load(labFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	labFile, l := renamedLab(t, root, dir, attackLabName)
 	var syncStep *lab.Step
 	for i := range l.Steps {
 		if l.Steps[i].ID == "sync-script" {

@@ -93,6 +93,30 @@ func buildStatic(ctx context.Context, t *testing.T, root, dir string) string {
 	return bin
 }
 
+// renamedLab copies the repository's lab into dir under another name, so a
+// test's cluster, sandbox and volume stay apart from every other lab's, and
+// loads it.
+func renamedLab(t *testing.T, root, dir, name string) (string, *lab.Lab) {
+	t.Helper()
+	labFile := copyLab(t, root, dir)
+	b, err := os.ReadFile(labFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := bytes.Replace(b, []byte("\n  name: "+e2eLabName+"\n"), []byte("\n  name: "+name+"\n"), 1)
+	if bytes.Equal(renamed, b) {
+		t.Fatalf("the copied lab.yaml has no `  name: %s` line to rename", e2eLabName)
+	}
+	if err := os.WriteFile(labFile, renamed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := lab.Load(labFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return labFile, l
+}
+
 // upUntilCleanup brings the lab up from nothing (a home kept by an earlier
 // run's `down` is purged first) and takes it down, home included, when the
 // test ends, unless LABCTL_E2E_KEEP is set.

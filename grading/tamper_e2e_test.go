@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/sandbox"
 )
@@ -217,22 +216,7 @@ func TestE2ETamper(t *testing.T) {
 	root := repoRoot(t)
 	dir := t.TempDir()
 	bin := buildStatic(ctx, t, root, dir)
-	labFile := copyLab(t, root, dir)
-	b, err := os.ReadFile(labFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	renamed := bytes.Replace(b, []byte("\n  name: "+e2eLabName+"\n"), []byte("\n  name: "+tamperLabName+"\n"), 1)
-	if bytes.Equal(renamed, b) {
-		t.Fatalf("the copied lab.yaml has no `  name: %s` line to rename", e2eLabName)
-	}
-	if err := os.WriteFile(labFile, renamed, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l, err := lab.Load(labFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	labFile, l := renamedLab(t, root, dir, tamperLabName)
 	if l.Metadata.Name != tamperLabName {
 		t.Fatalf("lab name %q, want %q", l.Metadata.Name, tamperLabName)
 	}
