@@ -10,13 +10,7 @@ func (v *validator) alternatives(p string, s *Step) {
 	names := map[string]string{}
 	for i, a := range s.Alternatives {
 		ap := joinIndex(p+".alternatives", i)
-		if v.ident(ap+".name", "alternative", a.Name) {
-			if first, dup := names[a.Name]; dup {
-				v.add(ap+".name", "alternative name %q is used twice in this step (first at %s)", a.Name, v.line(first))
-			} else {
-				names[a.Name] = ap + ".name"
-			}
-		}
+		v.uniqueName(ap+".name", "alternative", a.Name, names)
 		if strings.TrimSpace(a.Script) == "" {
 			v.add(ap+".script", "missing; write the bash script of this other correct solution")
 		}

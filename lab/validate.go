@@ -200,25 +200,13 @@ func (v *validator) step(p string, s *Step) {
 	for i := range s.Checks {
 		cp := joinIndex(p+".checks", i)
 		c := &s.Checks[i]
-		if v.ident(cp+".name", "check", c.Name) {
-			if first, dup := checks[c.Name]; dup {
-				v.add(cp+".name", "check name %q is used twice in this step (first at %s)", c.Name, v.line(first))
-			} else {
-				checks[c.Name] = cp + ".name"
-			}
-		}
+		v.uniqueName(cp+".name", "check", c.Name, checks)
 		v.check(cp, c)
 	}
 	mistakes := map[string]string{}
 	for i, m := range s.Mistakes {
 		mp := joinIndex(p+".mistakes", i)
-		if v.ident(mp+".name", "mistake", m.Name) {
-			if first, dup := mistakes[m.Name]; dup {
-				v.add(mp+".name", "mistake name %q is used twice in this step (first at %s)", m.Name, v.line(first))
-			} else {
-				mistakes[m.Name] = mp + ".name"
-			}
-		}
+		v.uniqueName(mp+".name", "mistake", m.Name, mistakes)
 		if strings.TrimSpace(m.Script) == "" {
 			v.add(mp+".script", "missing; write the bash script that makes this mistake")
 		}
@@ -483,4 +471,18 @@ func (v *validator) rangeOf(p string, r *Range) {
 	if r.Min == nil && r.Max == nil {
 		v.add(p, "set min, max or both")
 	}
+}
+
+// uniqueName validates name, a step's check, mistake or alternative name at
+// path, as an identifier used once in the step; seen maps the names met so
+// far to their paths.
+func (v *validator) uniqueName(path, kind, name string, seen map[string]string) {
+	if !v.ident(path, kind, name) {
+		return
+	}
+	if first, dup := seen[name]; dup {
+		v.add(path, "%s name %q is used twice in this step (first at %s)", kind, name, v.line(first))
+		return
+	}
+	seen[name] = path
 }

@@ -81,31 +81,31 @@ func runLint(g *globals, file string, strict bool) error {
 // a probe, and with which identities.
 func printProbes(w io.Writer, l *lab.Lab) error {
 	probes := l.ProbeSummary()
-	if len(probes) == 0 {
-		_, err := fmt.Fprintln(w, "No step has a probe: the checks only read what the learner left.")
-		return err
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s, each running the learner's work before its step's checks (in check, grade, test and the shell's lab check):\n", count(len(probes), "probe"))
-	for _, p := range probes {
-		fmt.Fprintf(&b, "  %s\n", p)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return printList(w, probes,
+		"No step has a probe: the checks only read what the learner left.",
+		fmt.Sprintf("%s, each running the learner's work before its step's checks (in check, grade, test and the shell's lab check):", count(len(probes), "probe")))
 }
 
 // printGraderReads lists the cluster objects the lab's checks read: the
 // grader's credentials may get exactly these, and nothing else.
 func printGraderReads(w io.Writer, l *lab.Lab) error {
 	reads := l.KubeReads()
-	if len(reads) == 0 {
-		_, err := fmt.Fprintln(w, "The grader may read no cluster object: no check reads the cluster.")
+	return printList(w, reads,
+		"The grader may read no cluster object: no check reads the cluster.",
+		fmt.Sprintf("The grader may get exactly these %s (no list, no watch, nothing else):", count(len(reads), "cluster object")))
+}
+
+// printList writes none when items is empty, else header and one indented
+// line per item.
+func printList[T any](w io.Writer, items []T, none, header string) error {
+	if len(items) == 0 {
+		_, err := fmt.Fprintln(w, none)
 		return err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "The grader may get exactly these %s (no list, no watch, nothing else):\n", count(len(reads), "cluster object"))
-	for _, r := range reads {
-		fmt.Fprintf(&b, "  %s\n", r)
+	b.WriteString(header + "\n")
+	for _, it := range items {
+		fmt.Fprintf(&b, "  %v\n", it)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
