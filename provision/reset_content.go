@@ -91,20 +91,36 @@ func (r *nsReset) resourceTypes(ctx context.Context) ([]schema.GroupVersionResou
 	return out, nil
 }
 
+// settleLooks is how many looks in a row must find a namespace clear once
+// something was deleted from it. One look lists type by type, so a
+// controller whose owner goes during the look can make a dependent after
+// its type was listed (a ReplicaSet's pod, listed before the ReplicaSet
+// went); each further look catches one more level of owners
+// (Deployment → ReplicaSet → Pod, CronJob → Job → Pod).
+const settleLooks = 3
+
 // clear deletes every object of ns that a fresh lab namespace does not
 // hold, pods without a grace period and dependents in the background, and
-// looks again until none is left, at most r.wait. A namespace already as up
-// left it costs one look.
+// looks again until settleLooks looks in a row find none, at most r.wait. A
+// namespace already as up left it costs one look.
 func (r *nsReset) clear(ctx context.Context, ns string, gvrs []schema.GroupVersionResource) error {
 	deadline := time.Now().Add(r.wait)
-	for {
+	need := 1
+	for clean := 0; ; {
 		extra, err := r.unexpected(ctx, ns, gvrs)
 		if err != nil {
 			return fmt.Errorf("looking into namespace %s: %w", ns, err)
 		}
 		if len(extra) == 0 {
-			return nil
+			if clean++; clean >= need {
+				return nil
+			}
+			if err := sleepCtx(ctx, r.poll); err != nil {
+				return err
+			}
+			continue
 		}
+		clean, need = 0, settleLooks
 		if time.Now().After(deadline) {
 			names := make([]string, len(extra))
 			for i, o := range extra {
@@ -124,11 +140,19 @@ func (r *nsReset) clear(ctx context.Context, ns string, gvrs []schema.GroupVersi
 		if err != nil {
 			return err
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(r.poll):
+		if err := sleepCtx(ctx, r.poll); err != nil {
+			return err
 		}
+	}
+}
+
+// sleepCtx waits d, or less when ctx ends first and then returns its error.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
 

@@ -33,6 +33,9 @@ type trackerStore struct {
 	cs   *fake.Clientset
 	fail string
 	keep string
+	// afterList, when set, runs after each list, as a controller acting
+	// between two lists of one look would.
+	afterList func(gvr schema.GroupVersionResource, ns string)
 
 	mu      sync.Mutex
 	deletes []string
@@ -48,6 +51,9 @@ func (l *trackerStore) List(_ context.Context, gvr schema.GroupVersionResource, 
 	obj, err := l.cs.Tracker().List(gvr, gvr.GroupVersion().WithKind(kinds[gvr.Resource]), ns)
 	if err != nil {
 		return nil, err
+	}
+	if l.afterList != nil {
+		defer l.afterList(gvr, ns)
 	}
 	items, err := meta.ExtractList(obj)
 	if err != nil {
@@ -340,6 +346,39 @@ func TestResetNamespacesListFails(t *testing.T) {
 	}
 	if got := store.deleted(); len(got) != 0 {
 		t.Errorf("deleted %v after a failed look", got)
+	}
+}
+
+// TestResetNamespacesLateDependent: a ReplicaSet that made one more pod
+// after the pods of a look were listed, and went before its own type was
+// listed, leaves a pod that one clean look misses; reset looks until the
+// namespace stays clear.
+func TestResetNamespacesLateDependent(t *testing.T) {
+	r, cs, store := resetFixture(t)
+	ctx := context.Background()
+	cs.CoreV1().ConfigMaps("argo").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "argo"}}, metav1.CreateOptions{})
+	var mu sync.Mutex
+	podLists := 0
+	store.afterList = func(gvr schema.GroupVersionResource, ns string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ns != "argo" || gvr.Resource != "pods" {
+			return
+		}
+		// The second look's pod list: the first look found the
+		// ConfigMap, the second finds nothing, and then the pod comes.
+		if podLists++; podLists == 2 {
+			cs.Tracker().Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-late", Namespace: "argo"}})
+		}
+	}
+	if err := r.run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := store.deleted(), []string{"argo/configmaps/web", "argo/pods/web-late"}; !slices.Equal(got, want) {
+		t.Errorf("deleted %v, want %v", got, want)
+	}
+	if _, err := cs.CoreV1().Pods("argo").Get(ctx, "web-late", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the late pod is still there after the reset (%v)", err)
 	}
 }
 
