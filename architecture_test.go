@@ -1,26 +1,60 @@
 package labctl_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// owners maps an import path prefix to the one top-level directory allowed
-// to import it. Everything else reaches these dependencies through that
-// package.
-var owners = map[string]string{
-	"github.com/docker/docker": "sandbox",
-	"github.com/creack/pty":    "sandbox",
-	"sigs.k8s.io/kind":         "provision",
-	"github.com/spf13/cobra":   "cmd",
-	"github.com/spf13/viper":   "cmd",
-	"github.com/go-git/go-git": "checks",
+// owners maps an import path prefix to the directories allowed to import
+// it. Everything else reaches these dependencies through those packages.
+var owners = map[string][]string{
+	"github.com/docker/docker": {"sandbox", "internal/docker"},
+	"github.com/creack/pty":    {"internal/docker", "internal/terminal", "sandbox"},
+	"sigs.k8s.io/kind":         {"provision"},
+	"github.com/spf13/cobra":   {"cmd"},
+	"github.com/spf13/viper":   {"cmd"},
+	"github.com/go-git/go-git": {"checks"},
+}
+
+// layers says which of the module's packages each package may import (its
+// tests may import more). A package not listed here fails the test: a new
+// one takes its place in the table on purpose.
+var layers = map[string][]string{
+	"lab":                      {},
+	"lab/internal/schemagen":   {"lab"},
+	"internal/textsafe":        {},
+	"internal/msg":             {},
+	"internal/statedir":        {},
+	"internal/statusline":      {},
+	"internal/terminal":        {},
+	"internal/e2etest":         {},
+	"internal/preflight":       {"internal/msg"},
+	"checks":                   {"lab", "internal/msg"},
+	"internal/progress":        {"lab"},
+	"internal/report":          {"lab", "checks", "internal/msg", "internal/textsafe"},
+	"sandbox":                  {},
+	"images":                   {},
+	"images/node/pause":        {},
+	"images/runtime/capfilter": {},
+	"internal/docker":          {"checks", "sandbox", "internal/terminal"},
+	"provision": {"lab", "checks", "images", "sandbox", "internal/docker", "internal/msg", "internal/preflight",
+		"internal/progress", "internal/statedir", "internal/statusline"},
+	"internal/grading": {"lab", "checks", "internal/msg", "internal/progress", "internal/report", "internal/textsafe"},
+	"internal/shell": {"lab", "checks", "internal/grading", "internal/msg", "internal/progress", "internal/report",
+		"internal/textsafe"},
+	"internal/reset":   {"lab", "checks", "provision", "internal/msg", "internal/progress", "internal/statusline"},
+	"internal/labtest": {"lab", "checks", "internal/grading", "internal/progress", "internal/report", "internal/reset"},
+	"cmd/labctl/app":   nil, // the command layer may import every package
+	"cmd/labctl":       {"cmd/labctl/app"},
+	".":                {},
 }
 
 // goFiles lists the module's Go files (not nested modules, not testdata).
@@ -62,14 +96,14 @@ func TestDependencyOwners(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		top := strings.Split(filepath.ToSlash(path), "/")[0]
+		dir := filepath.ToSlash(filepath.Dir(path))
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			for prefix, owner := range owners {
+			for prefix, allowed := range owners {
 				if p == prefix || strings.HasPrefix(p, prefix+"/") {
 					checked++
-					if top != owner {
-						t.Errorf("%s imports %s: only %s/ may import it", path, p, owner)
+					if !underAny(dir, allowed) {
+						t.Errorf("%s imports %s: only %s may import it", path, p, strings.Join(allowed, ", "))
 					}
 				}
 			}
@@ -77,6 +111,76 @@ func TestDependencyOwners(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no file imports any owned dependency: the walk found nothing to check")
+	}
+}
+
+// underAny reports whether dir is one of dirs or below one.
+func underAny(dir string, dirs []string) bool {
+	for _, d := range dirs {
+		if dir == d || strings.HasPrefix(dir, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// generator reports whether f is built only by go run (//go:build ignore).
+func generator(f *ast.File) bool {
+	for _, g := range f.Comments {
+		if g.Pos() >= f.Package {
+			break
+		}
+		for _, c := range g.List {
+			if c.Text == "//go:build ignore" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestLayers holds every package's imports of the module's own packages to
+// the layers table.
+func TestLayers(t *testing.T) {
+	const module = "github.com/labctl/labctl"
+	fset := token.NewFileSet()
+	seen := map[string]bool{}
+	for _, path := range goFiles(t) {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if generator(f) {
+			continue // a go:generate program, not part of the package
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		allowed, listed := layers[dir]
+		if !listed {
+			if !seen[dir] {
+				t.Errorf("package %s is not in the layers table of architecture_test.go", dir)
+			}
+			seen[dir] = true
+			continue
+		}
+		seen[dir] = true
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			rel, ok := strings.CutPrefix(p, module+"/")
+			if !ok || allowed == nil {
+				continue
+			}
+			if !slices.Contains(allowed, rel) {
+				t.Errorf("%s imports %s: the layers table allows %s only %v", path, rel, dir, allowed)
+			}
+		}
+	}
+	for dir := range layers {
+		if !seen[dir] {
+			t.Errorf("the layers table lists %s, which has no Go files", dir)
+		}
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
 )
 
 // operand is a comparison value of an Assert, resolved and normalized, with

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
 )
 
 // checkAudit judges what the learner's identity did in the cluster during

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
 )
 
 // auditLine is one event as the API server writes it at level Request.

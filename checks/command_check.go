@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
 )
 
 // commandPath is the whole search path of a command check's program.

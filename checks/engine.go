@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
 )
 
 // DefaultTimeout bounds a check that sets no timeout.

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
 )
 
 // checkFile runs a file check. Fields are checked in this order and the

@@ -16,7 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
-	"github.com/labctl/labctl/msg"
+	"github.com/labctl/labctl/internal/msg"
 )
 
 // A learner's repository is read as the learner's own and nothing else:

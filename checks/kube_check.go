@@ -8,8 +8,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
 )
 
 // errNoCluster makes kube checks errors when the checker has no cluster

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
 )
 
 // failingChecks are checks of every kind that fail on gitRoot plus the

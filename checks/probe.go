@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/labctl/labctl/msg"
+	"github.com/labctl/labctl/internal/msg"
 )
 
 // checkWrittenDuringProbe requires the file whose information is fi to have

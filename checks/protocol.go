@@ -13,8 +13,8 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
 )
 
 // Request is what the host writes to the checker's stdin: where the lab's

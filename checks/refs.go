@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-git/go-git/v5"
 
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
 )
 
 // resolveRef reads the value a reference names, normalized. What the

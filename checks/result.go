@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/labctl/labctl/msg"
+	"github.com/labctl/labctl/internal/msg"
 )
 
 // Status is the outcome of one check.

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/labctl/labctl/msg"
+	"github.com/labctl/labctl/internal/msg"
 )
 
 // normalize turns a decoded value from any source (encoding/json with or

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/progress"
 	"github.com/labctl/labctl/sandbox"
 )
 

@@ -10,8 +10,8 @@ import (
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
 
+	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/progress"
 )
 
 func TestAuditPolicyRecordsOnlyTheLearnersWrites(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/progress"
 	"github.com/labctl/labctl/sandbox"
 )
 

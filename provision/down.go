@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/labctl/labctl/internal/docker"
+
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"
 )
@@ -30,7 +32,7 @@ func down(ctx context.Context, l *lab.Lab, keepHome bool) error {
 		return errors.New("provision: no lab given")
 	}
 	name := l.Metadata.Name
-	engine, err := sandbox.NewEngine(ctx)
+	engine, err := docker.NewEngine(ctx)
 	if err != nil {
 		return err
 	}

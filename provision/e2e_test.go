@@ -8,18 +8,21 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
 
+	"github.com/labctl/labctl/internal/e2etest"
+
+	"github.com/labctl/labctl/internal/docker"
+
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"
-	"github.com/labctl/labctl/status"
 )
 
 // The end-to-end test needs a Docker engine, the node and sandbox images
@@ -62,13 +65,7 @@ func e2eChecker(t *testing.T) string {
 	if bin := os.Getenv("LABCTL_CHECKER_BINARY"); bin != "" {
 		return bin
 	}
-	out := filepath.Join(t.TempDir(), "labctl")
-	cmd := exec.Command("go", "build", "-o", out, "../cmd/labctl")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building a static labctl: %v\n%s", err, b)
-	}
-	return out
+	return e2etest.BuildLabctl(t)
 }
 
 // cancelAt is a status writer that cancels a context when a step starts.
@@ -91,7 +88,7 @@ func (c *cancelAt) Write(p []byte) (int, error) {
 
 type e2eHarness struct {
 	t      *testing.T
-	engine *sandbox.Engine
+	engine *docker.Engine
 	opts   Options
 }
 
@@ -99,9 +96,9 @@ func (h *e2eHarness) up(ctx context.Context, w *cancelAt) (*Env, error) {
 	o := h.opts
 	no := false
 	if w != nil {
-		o.Status = status.New(w, status.Options{Terminal: &no})
+		o.Status = statusline.New(w, statusline.Options{Terminal: &no})
 	} else {
-		o.Status = status.New(os.Stderr, status.Options{Terminal: &no})
+		o.Status = statusline.New(os.Stderr, statusline.Options{Terminal: &no})
 	}
 	return Up(ctx, o)
 }
@@ -111,7 +108,7 @@ func (h *e2eHarness) up(ctx context.Context, w *cancelAt) (*Env, error) {
 func upFresh(t *testing.T, ctx context.Context, l *lab.Lab) *Env {
 	t.Helper()
 	node, sb := e2eImages(t)
-	engine, err := sandbox.NewEngine(ctx)
+	engine, err := docker.NewEngine(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +186,7 @@ func TestE2EProvision(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	node, sb := e2eImages(t)
 	ctx := context.Background()
-	engine, err := sandbox.NewEngine(ctx)
+	engine, err := docker.NewEngine(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,14 @@ import (
 	"slices"
 	"time"
 
+	"github.com/labctl/labctl/internal/docker"
+
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
 	"github.com/labctl/labctl/sandbox"
 )
 
@@ -27,7 +29,7 @@ var ErrNotUp = errors.New("the lab is not up: run `labctl up`")
 type Env struct {
 	Lab *lab.Lab
 	// Engine is the Docker connection the Env owns.
-	Engine *sandbox.Engine
+	Engine *docker.Engine
 	// Container is the sandbox container's name.
 	Container string
 	// grader is the grader container's name: checks run there, out of the
@@ -59,7 +61,7 @@ func WithCheckerBinary(path string) ConnectOption {
 
 // Connect returns the live environment of a lab that is up, or ErrNotUp.
 func Connect(ctx context.Context, l *lab.Lab, opts ...ConnectOption) (*Env, error) {
-	engine, err := sandbox.NewEngine(ctx)
+	engine, err := docker.NewEngine(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +76,7 @@ func Connect(ctx context.Context, l *lab.Lab, opts ...ConnectOption) (*Env, erro
 	return env, nil
 }
 
-func connect(ctx context.Context, engine *sandbox.Engine, l *lab.Lab) (*Env, error) {
+func connect(ctx context.Context, engine *docker.Engine, l *lab.Lab) (*Env, error) {
 	name := l.Metadata.Name
 	env := newEnv(l, engine)
 	st, err := engine.State(ctx, env.Container)
@@ -134,7 +136,7 @@ func connect(ctx context.Context, engine *sandbox.Engine, l *lab.Lab) (*Env, err
 }
 
 // newEnv is the Env of lab l, before anything is known of its state.
-func newEnv(l *lab.Lab, engine *sandbox.Engine) *Env {
+func newEnv(l *lab.Lab, engine *docker.Engine) *Env {
 	name := l.Metadata.Name
 	return &Env{Lab: l, Engine: engine, Container: sandbox.ContainerName(name),
 		grader: sandbox.GraderName(name), Cluster: ClusterName(name)}
@@ -199,7 +201,7 @@ func (e *Env) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, e
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	bin, err := sandbox.CheckerBinary(e.checkerOverride)
+	bin, err := docker.CheckerBinary(e.checkerOverride)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +235,7 @@ func (e *Env) learnerAreas() []string {
 }
 
 // Exec runs a process in the sandbox and returns its exit code.
-func (e *Env) Exec(ctx context.Context, o sandbox.ExecOptions) (int, error) {
+func (e *Env) Exec(ctx context.Context, o docker.ExecOptions) (int, error) {
 	return e.Engine.Exec(ctx, e.Container, o)
 }
 
@@ -246,8 +248,8 @@ func (e *Env) RunScript(ctx context.Context, script string, stdout, stderr io.Wr
 
 // LoginExec describes cmd run like the learner's shell runs it: as root,
 // HOME=/root, in the lab's workDir.
-func (e *Env) LoginExec(cmd []string, stdout, stderr io.Writer) sandbox.ExecOptions {
-	return sandbox.ExecOptions{
+func (e *Env) LoginExec(cmd []string, stdout, stderr io.Writer) docker.ExecOptions {
+	return docker.ExecOptions{
 		Cmd:     cmd,
 		Env:     []string{"HOME=/root"},
 		WorkDir: e.workDir(),
@@ -335,7 +337,7 @@ func (e *Env) waitReady(ctx context.Context) error {
 	var last bytes.Buffer
 	for {
 		last.Reset()
-		code, err := e.Exec(ctx, sandbox.ExecOptions{
+		code, err := e.Exec(ctx, docker.ExecOptions{
 			Cmd:    []string{"kubectl", "get", "--raw", "/readyz"},
 			Env:    []string{"HOME=/root"},
 			Stdout: &last, Stderr: &last,
@@ -378,5 +380,5 @@ func (e *Env) ExecInTerminal(ctx context.Context, cmd []string, in, out *os.File
 	if term != "" {
 		env = append(env, "TERM="+term)
 	}
-	return e.Engine.ExecInTerminal(ctx, e.Container, in, out, sandbox.ShellOptions{Cmd: cmd, Env: env, WorkDir: e.workDir(), User: "root"})
+	return e.Engine.ExecInTerminal(ctx, e.Container, in, out, docker.ShellOptions{Cmd: cmd, Env: env, WorkDir: e.workDir(), User: "root"})
 }

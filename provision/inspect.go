@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/labctl/labctl/internal/docker"
+
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"
 )
@@ -13,11 +15,11 @@ type State struct {
 	ClusterExists bool
 	// APIReady is set when the API server answered the admin credentials.
 	APIReady bool
-	Sandbox  sandbox.ContainerState
+	Sandbox  docker.ContainerState
 	// Grader is the container the checks run in.
-	Grader sandbox.ContainerState
+	Grader docker.ContainerState
 	// Objects are the Docker objects labelled with the lab.
-	Objects []sandbox.Object
+	Objects []docker.Object
 }
 
 // Up reports whether the lab is fully up.
@@ -30,7 +32,7 @@ func Inspect(ctx context.Context, l *lab.Lab) (State, error) {
 	if l == nil || l.Metadata.Name == "" {
 		return State{}, errors.New("provision: no lab given")
 	}
-	engine, err := sandbox.NewEngine(ctx)
+	engine, err := docker.NewEngine(ctx)
 	if err != nil {
 		return State{}, err
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/images"
-	"github.com/labctl/labctl/msg"
-	"github.com/labctl/labctl/preflight"
-	"github.com/labctl/labctl/status"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/preflight"
+	"github.com/labctl/labctl/internal/statusline"
 )
 
 // imageRefs are the images a run uses.
@@ -88,7 +88,7 @@ func (r *upRun) ensureImages(ctx context.Context) error {
 
 // detailWriter prints each line written to it as a detail line under the
 // current status step.
-type detailWriter struct{ st *status.Logger }
+type detailWriter struct{ st *statusline.Logger }
 
 func (d detailWriter) Write(p []byte) (int, error) {
 	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {

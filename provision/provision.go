@@ -15,15 +15,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labctl/labctl/internal/docker"
+
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/statedir"
+	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
-	"github.com/labctl/labctl/progress"
 	"github.com/labctl/labctl/sandbox"
-	"github.com/labctl/labctl/status"
 )
 
 // Options control Up.
@@ -34,7 +36,7 @@ type Options struct {
 	// Retain keeps what a failed or interrupted Up created.
 	Retain bool
 	// Status receives one line per step; nil prints nothing.
-	Status *status.Logger
+	Status *statusline.Logger
 	// Catalog words the status lines in the learner's language; nil is English.
 	Catalog *msg.Catalog
 	// Log, when set, receives kind's messages and the setup scripts' output.
@@ -60,8 +62,8 @@ type undo struct {
 type upRun struct {
 	opts   Options
 	lab    *lab.Lab
-	st     *status.Logger
-	engine *sandbox.Engine
+	st     *statusline.Logger
+	engine *docker.Engine
 	kind   *kind
 	mu     sync.Mutex // guards undos, added to from two goroutines
 	undos  []undo
@@ -82,7 +84,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	}
 	r := &upRun{opts: opts, lab: opts.Lab, st: opts.Status}
 	if r.st == nil {
-		r.st = status.Discard()
+		r.st = statusline.Discard()
 	}
 	defer func() {
 		if err == nil {
@@ -100,7 +102,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if err := r.step(ctx, r.say(msg.StatusCheckingMachine), r.preflight); err != nil {
 		return nil, err
 	}
-	if r.engine, err = sandbox.NewEngine(ctx); err != nil {
+	if r.engine, err = docker.NewEngine(ctx); err != nil {
 		return nil, err
 	}
 	if r.dir, err = stateDir(r.lab.Metadata.Name); err != nil {
@@ -458,5 +460,5 @@ func checkerDir(labName string) (string, error) {
 
 // stateDir is the lab's host state directory (shared with progress/).
 func stateDir(labName string) (string, error) {
-	return progress.Dir(os.Getenv, labName)
+	return statedir.Dir(os.Getenv, labName)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/labctl/labctl/internal/docker"
+
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"
@@ -25,9 +27,9 @@ var ErrNoHome = errors.New("the lab has no home volume")
 // Home is the learner's /root of a lab, readable as a tar stream whether
 // the sandbox runs, is stopped, or was taken down with its home kept.
 type Home struct {
-	engine    *sandbox.Engine
+	engine    *docker.Engine
 	container string
-	reader    *sandbox.HomeReader
+	reader    *docker.HomeReader
 }
 
 // OpenHome finds the lab's home: through its sandbox container when there
@@ -38,7 +40,7 @@ func OpenHome(ctx context.Context, l *lab.Lab, image string) (*Home, error) {
 	if l == nil || l.Metadata.Name == "" {
 		return nil, errors.New("provision: no lab given")
 	}
-	engine, err := sandbox.NewEngine(ctx)
+	engine, err := docker.NewEngine(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -110,3 +110,7 @@ func BuildGraderSpec(s Settings) (Spec, error) {
 	}
 	return finishSpec(GraderName(s.Lab), cfg, host, netName)
 }
+
+// CheckerPath is the PATH of the checker's process: nothing else of the
+// container's environment reaches it.
+const CheckerPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin"

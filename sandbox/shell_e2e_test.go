@@ -16,11 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labctl/labctl/internal/e2etest"
+
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
 )
 
 // shellE2ELab is the name of this test's copy of the built-in lab, so its
@@ -71,7 +73,7 @@ func labctl(t *testing.T, bin, labFile, state string, timeout time.Duration, arg
 // answer; resizing the terminal reaches `stty size` inside; the shell's exit
 // code is labctl's; and the terminal's modes are as before.
 func TestE2ELabctlShell(t *testing.T) {
-	bin := buildLabctl(t)
+	bin := e2etest.BuildLabctl(t)
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +122,7 @@ func TestE2ELabctlShell(t *testing.T) {
 			cmd.Process.Kill()
 		}
 	}()
-	var scr screen
+	var scr e2etest.Screen
 	go io.Copy(&scr, ptmx)
 	typeKeys := func(keys string) {
 		t.Helper()
@@ -131,8 +133,8 @@ func TestE2ELabctlShell(t *testing.T) {
 
 	n := len(l.Steps)
 	first, second := l.Steps[0], l.Steps[1]
-	scr.waitFor(t, fmt.Sprintf("ステップ 1/%d: %s", n, first.Title), 1)
-	scr.waitFor(t, "\x1b]133;A\a", 1)
+	scr.WaitFor(t, fmt.Sprintf("ステップ 1/%d: %s", n, first.Title), 1)
+	scr.WaitFor(t, "\x1b]133;A\a", 1)
 	// Type step 1's solve script line by line, as a learner would, without
 	// its `set -e` (which would end an interactive shell at the first error).
 	typed := time.Now()
@@ -142,18 +144,18 @@ func TestE2ELabctlShell(t *testing.T) {
 		}
 	}
 	typeKeys("cd\r")
-	got := scr.waitFor(t, fmt.Sprintf(cat.NextStep, 2, n, second.Title), 1)
+	got := scr.WaitFor(t, fmt.Sprintf(cat.NextStep, 2, n, second.Title), 1)
 	t.Logf("from typing step 1's commands to the completion banner: %v", time.Since(typed))
 	if !strings.Contains(got, fmt.Sprintf(cat.StepPassed, first.Title)) {
 		t.Fatalf("no completion banner:\n%s", got)
 	}
 
 	typeKeys("lab hint\r")
-	scr.waitFor(t, "ヒント 1/", 1)
+	scr.WaitFor(t, "ヒント 1/", 1)
 	prompts := strings.Count(scr.String(), "\x1b]133;A\a")
 	typed = time.Now()
 	typeKeys("lab check\r")
-	got = scr.waitFor(t, "\x1b]133;A\a", prompts+1)
+	got = scr.WaitFor(t, "\x1b]133;A\a", prompts+1)
 	t.Logf("lab check answered in %v", time.Since(typed))
 	checking := fmt.Sprintf(cat.Checking, 2, n, second.Title)
 	if i, j := strings.Index(got, checking), strings.LastIndex(got, "\x1b]133;A\a"); i < 0 || j < i {

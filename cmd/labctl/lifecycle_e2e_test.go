@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labctl/labctl/internal/e2etest"
+
 	"github.com/labctl/labctl/images"
 )
 
@@ -28,12 +30,7 @@ func TestE2ELifecycle(t *testing.T) {
 		sb = images.SandboxRef()
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "labctl")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building labctl: %v\n%s", err, out)
-	}
+	bin := e2etest.BuildLabctl(t)
 	labDir := filepath.Join(dir, "lab")
 	os.MkdirAll(filepath.Join(labDir, "fixtures"), 0o755)
 	os.WriteFile(filepath.Join(labDir, "fixtures", "note.txt"), []byte("fixture\n"), 0o644)

@@ -11,12 +11,12 @@ import (
 	"golang.org/x/term"
 
 	"github.com/labctl/labctl"
-	"github.com/labctl/labctl/grading"
+	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
-	"github.com/labctl/labctl/progress"
 	"github.com/labctl/labctl/provision"
-	"github.com/labctl/labctl/report"
 )
 
 type checkOptions struct {
@@ -41,7 +41,7 @@ func newCheckCommand(g *globals) *cobra.Command {
 }
 
 func runCheck(ctx context.Context, g *globals, o checkOptions) error {
-	s, done, err := g.gradingSession(ctx)
+	s, done, err := g.grader(ctx)
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
@@ -86,11 +86,11 @@ func (g *globals) loadLabState() (*labState, error) {
 			return nil, fmt.Errorf("reading %s: %w", source, err)
 		}
 	}
-	digest, err := report.Digest(raw, fixtures)
+	digest, err := lab.Digest(raw, fixtures)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := progress.Dir(os.Getenv, l.Metadata.Name)
+	dir, err := statedir.Dir(os.Getenv, l.Metadata.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -103,8 +103,8 @@ func (g *globals) loadLabState() (*labState, error) {
 	}, nil
 }
 
-// gradingSession connects to the lab's live environment; done releases it.
-func (g *globals) gradingSession(ctx context.Context) (*grading.Session, func(), error) {
+// grader connects to the lab's live environment; done releases it.
+func (g *globals) grader(ctx context.Context) (*grading.Grader, func(), error) {
 	st, err := g.loadLabState()
 	if err != nil {
 		return nil, nil, err
@@ -113,7 +113,7 @@ func (g *globals) gradingSession(ctx context.Context) (*grading.Session, func(),
 	if err != nil {
 		return nil, nil, err
 	}
-	return &grading.Session{
+	return &grading.Grader{
 		Lab:     st.lab,
 		Digest:  st.digest,
 		Store:   st.store,

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/msg"
-	"github.com/labctl/labctl/preflight"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/preflight"
 )
 
 func newDoctorCommand(g *globals) *cobra.Command {

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/msg"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/reset"
 	"github.com/labctl/labctl/provision"
-	"github.com/labctl/labctl/reset"
 )
 
 type downOptions struct {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
+	"github.com/labctl/labctl/internal/docker"
 
-	"github.com/labctl/labctl/sandbox"
+	"github.com/spf13/cobra"
 )
 
 // checkerCrash is what a Go program prints when it cannot make a thread:
@@ -50,7 +50,7 @@ func TestShortenGoTrace(t *testing.T) {
 }
 
 func TestPrintErrorHidesATraceUnlessVerbose(t *testing.T) {
-	err := fmt.Errorf("grading: %w", sandbox.WithDetail(
+	err := fmt.Errorf("grading: %w", docker.WithDetail(
 		errors.New("the checker exited with status 2: runtime: failed to create new OS thread"), []byte(checkerCrash)))
 	var quiet bytes.Buffer
 	printError(&quiet, fmt.Errorf("%w\n%s", err, checkerCrash), false)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/report"
+	"github.com/labctl/labctl/internal/report"
 )
 
 type gradeOptions struct {
@@ -38,7 +38,7 @@ func runGrade(ctx context.Context, g *globals, o gradeOptions) error {
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
-	s, done, err := g.gradingSession(ctx)
+	s, done, err := g.grader(ctx)
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}

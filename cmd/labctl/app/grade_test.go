@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labctl/labctl/grading"
+	"github.com/labctl/labctl/internal/grading"
 )
 
 func TestVerdictExitCodes(t *testing.T) {

@@ -11,9 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/viper"
+
 	"github.com/labctl/labctl"
 	"github.com/labctl/labctl/lab"
-	"github.com/spf13/viper"
 )
 
 // newTestConfig is a configuration naming lab file (or none).

@@ -6,10 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/progress"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/internal/reset"
+	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/provision"
-	"github.com/labctl/labctl/reset"
-	"github.com/labctl/labctl/status"
 )
 
 type resetOptions struct {
@@ -54,7 +54,7 @@ func runReset(ctx context.Context, g *globals, o resetOptions) error {
 	if err != nil {
 		return err
 	}
-	sl := status.New(g.streams.Err, status.Options{Quiet: g.quiet(), NoColor: g.noColor()})
+	sl := statusline.New(g.streams.Err, statusline.Options{Quiet: g.quiet(), NoColor: g.noColor()})
 	opts := reset.Options{Lab: st.lab, Store: st.store, Hard: o.hard, To: o.to, Status: sl, Catalog: st.catalog, NoBackup: o.noBackup}
 	up := provision.Options{Lab: st.lab, Fixtures: st.fixtures, Status: sl, Catalog: st.catalog, CheckerBinary: g.cfg.GetString("checker-binary")}
 	if g.verbose() {

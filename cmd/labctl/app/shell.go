@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/terminal"
+
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/sandbox"
-	"github.com/labctl/labctl/session"
+	"github.com/labctl/labctl/internal/shell"
 )
 
 func newShellCommand(g *globals) *cobra.Command {
@@ -27,8 +29,8 @@ func newShellCommand(g *globals) *cobra.Command {
 func runShell(ctx context.Context, g *globals) error {
 	in, inOK := g.streams.In.(*os.File)
 	out, outOK := g.streams.Out.(*os.File)
-	if !inOK || !outOK || !sandbox.IsTerminal(in) || !sandbox.IsTerminal(out) {
-		return sandbox.ErrNotTerminal
+	if !inOK || !outOK || !terminal.IsTerminal(in) || !terminal.IsTerminal(out) {
+		return terminal.ErrNotTerminal
 	}
 	st, err := g.loadLabState()
 	if err != nil {
@@ -40,13 +42,13 @@ func runShell(ctx context.Context, g *globals) error {
 	}
 	defer env.Close()
 
-	term, err := sandbox.OpenTerminal(ctx, in, out)
+	term, err := terminal.OpenTerminal(ctx, in, out)
 	if err != nil {
 		return err
 	}
 	defer term.Restore()
 	rows, cols, _ := term.Size()
-	shell, err := env.Engine.AttachShell(ctx, env.Container, sandbox.ShellOptions{
+	attached, err := env.Engine.AttachShell(ctx, env.Container, docker.ShellOptions{
 		Env:     []string{"LABCTL_SHELL=1", "TERM=" + termName(), "HOME=/root"},
 		WorkDir: st.lab.Sandbox.WorkDir,
 		Rows:    rows,
@@ -55,14 +57,14 @@ func runShell(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
-	defer shell.Close()
-	s, err := session.New(session.Config{
+	defer attached.Close()
+	s, err := shell.New(shell.Config{
 		Lab:      st.lab,
-		Shell:    shell,
+		Shell:    attached,
 		Terminal: term,
 		Check:    env.RunChecks,
 		Probe:    env,
-		Progress: &session.StoreProgress{Store: st.store, Lab: st.lab, Digest: st.digest, Scripts: env},
+		Progress: &shell.StoreProgress{Store: st.store, Lab: st.lab, Digest: st.digest, Scripts: env},
 		Catalog:  st.catalog,
 		Color:    !g.noColor() && os.Getenv("TERM") != "dumb",
 	})
@@ -77,7 +79,7 @@ func runShell(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
-	code, err := shell.ExitCode(ctx)
+	code, err := attached.ExitCode(ctx)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/progress"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/provision"
 )
 
@@ -61,7 +62,7 @@ func runStatus(cmd *cobra.Command, g *globals) error {
 	if len(objs) > 0 {
 		fmt.Fprintf(out, "objects:  %s\n", strings.Join(objs, ", "))
 	}
-	if dir, err := progress.Dir(os.Getenv, name); err == nil {
+	if dir, err := statedir.Dir(os.Getenv, name); err == nil {
 		if p, err := progress.NewStore(dir).Load(name); err == nil {
 			current := p.Current
 			if current == "" {

@@ -8,12 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/internal/labtest"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/internal/report"
+	"github.com/labctl/labctl/internal/reset"
+	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/labtest"
-	"github.com/labctl/labctl/progress"
 	"github.com/labctl/labctl/provision"
-	"github.com/labctl/labctl/report"
-	"github.com/labctl/labctl/reset"
 	"github.com/labctl/labctl/sandbox"
 )
 
@@ -75,7 +76,7 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	defer cancel()
 	tl := labtest.ForTest(l)
 	name := tl.Metadata.Name
-	dir, err := progress.Dir(os.Getenv, name)
+	dir, err := statedir.Dir(os.Getenv, name)
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}

@@ -9,11 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/internal/statedir"
+	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/msg"
-	"github.com/labctl/labctl/progress"
 	"github.com/labctl/labctl/provision"
-	"github.com/labctl/labctl/status"
 )
 
 type upOptions struct {
@@ -42,7 +43,7 @@ func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
 		return err
 	}
 	current := ""
-	if dir, err := progress.Dir(os.Getenv, l.Metadata.Name); err == nil {
+	if dir, err := statedir.Dir(os.Getenv, l.Metadata.Name); err == nil {
 		if p, err := progress.NewStore(dir).Load(l.Metadata.Name); err == nil {
 			current = p.Current
 		}
@@ -76,8 +77,8 @@ func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
 }
 
 // status returns the status-line printer every long command uses.
-func (g *globals) statusLogger() *status.Logger {
-	return status.New(g.streams.Err, status.Options{Quiet: g.quiet(), NoColor: g.noColor()})
+func (g *globals) statusLogger() *statusline.Logger {
+	return statusline.New(g.streams.Err, statusline.Options{Quiet: g.quiet(), NoColor: g.noColor()})
 }
 
 // detail is where verbose detail goes: stderr with -v, else nowhere.

@@ -1,0 +1,95 @@
+package docker
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/sandbox"
+)
+
+// buildStatic builds the envdump test program without cgo.
+func buildStatic(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "envdump")
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/envdump")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building envdump: %v\n%s", err, b)
+	}
+	return out
+}
+
+func TestCheckerBinary(t *testing.T) {
+	static := buildStatic(t)
+	if got, err := CheckerBinary(static); err != nil || got != static {
+		t.Fatalf("static binary refused: %q %v", got, err)
+	}
+	dynamic, err := exec.LookPath("ls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckerBinary(dynamic); !errors.Is(err, ErrNotStatic) || !strings.Contains(err.Error(), "CGO_ENABLED=0 make build") {
+		t.Fatalf("dynamic binary %s: err = %v, want ErrNotStatic with the fix", dynamic, err)
+	}
+	text := filepath.Join(t.TempDir(), "script.sh")
+	os.WriteFile(text, []byte("#!/bin/sh\n"), 0o755)
+	if _, err := CheckerBinary(text); !errors.Is(err, ErrNotStatic) {
+		t.Fatalf("shell script: err = %v, want ErrNotStatic", err)
+	}
+	if _, err := CheckerBinary(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Fatal("a missing binary was accepted")
+	}
+}
+
+func twoChecks() checks.Request {
+	return checks.Request{Checks: []lab.Check{
+		{Name: "a", Points: 1},
+		{Name: "b", Points: 2, Optional: true, Description: "bee"},
+	}}
+}
+
+func TestFirstLineNeverShowsAGoroutineDump(t *testing.T) {
+	dump := "\nruntime: failed to create new OS thread (have 2 already; errno=11)\nruntime: may need to increase max user processes (ulimit -u)\nfatal error: newosproc\n\ngoroutine 1 [running]:\nruntime.throw(...)\n"
+	if got := FirstLine([]byte(dump)); got != "runtime: failed to create new OS thread (have 2 already; errno=11)" {
+		t.Errorf("FirstLine = %q", got)
+	}
+	if got := FirstLine(nil); got != "(nothing on stderr)" {
+		t.Errorf("FirstLine(nil) = %q", got)
+	}
+	if got := FirstLine([]byte(strings.Repeat("x", 1000))); len(got) > 310 {
+		t.Errorf("FirstLine kept %d bytes", len(got))
+	}
+}
+
+func TestAllErrors(t *testing.T) {
+	resp := allErrors(twoChecks(), "too slow")
+	if len(resp.Results) != 2 {
+		t.Fatalf("results = %+v", resp.Results)
+	}
+	for i, r := range resp.Results {
+		if r.Status != checks.Error || r.Message != "too slow" || r.Name != twoChecks().Checks[i].Name {
+			t.Errorf("result %d = %+v", i, r)
+		}
+	}
+	if r := resp.Results[1]; r.Points != 2 || !r.Optional || r.Description != "bee" {
+		t.Errorf("check metadata lost: %+v", r)
+	}
+}
+
+func TestClearedEnvOverridesEveryDefinedVariable(t *testing.T) {
+	got := clearedEnv([]string{"PATH=/evil", "HOME=/root", "BASH_ENV=/root/.x", "LD_PRELOAD=/x.so", "=odd", "KUBECONFIG=/k"})
+	want := []string{sandbox.CheckerPath, "HOME=/", "HOSTNAME=", "BASH_ENV=", "LD_PRELOAD=", "KUBECONFIG="}
+	if !slices.Equal(got, want) {
+		t.Errorf("clearedEnv = %q, want %q", got, want)
+	}
+	if got := clearedEnv(nil); !slices.Equal(got, want[:3]) {
+		t.Errorf("clearedEnv(nil) = %q, want %q", got, want[:3])
+	}
+}

@@ -1,0 +1,136 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
+)
+
+// ExecOptions describe one process run in a container.
+type ExecOptions struct {
+	Cmd []string
+	// Env is added to the container's environment (Docker exec inherits the
+	// container's variables; set a variable to override it).
+	Env     []string
+	WorkDir string
+	// User defaults to root.
+	User string
+	// Stdin, when set, is copied to the process and then closed.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// TTY gives the process a terminal; its output then arrives on Stdout only.
+	TTY bool
+}
+
+// Exec runs a process in a container and returns its exit code. Cancelling
+// ctx detaches from the process and kills it.
+func (e *Engine) Exec(ctx context.Context, containerName string, o ExecOptions) (int, error) {
+	if len(o.Cmd) == 0 {
+		return -1, errors.New("exec: no command given")
+	}
+	user := o.User
+	if user == "" {
+		user = "root"
+	}
+	cctx, cancel := bounded(ctx)
+	created, err := e.cli.ContainerExecCreate(cctx, containerName, container.ExecOptions{
+		User:         user,
+		Tty:          o.TTY,
+		AttachStdin:  o.Stdin != nil,
+		AttachStdout: true,
+		AttachStderr: true,
+		Env:          o.Env,
+		WorkingDir:   o.WorkDir,
+		Cmd:          o.Cmd,
+	})
+	if err != nil {
+		cancel()
+		return -1, fmt.Errorf("creating exec of %s in %s: %w", o.Cmd[0], containerName, err)
+	}
+	conn, err := e.cli.ContainerExecAttach(cctx, created.ID, container.ExecAttachOptions{Tty: o.TTY})
+	cancel()
+	if err != nil {
+		return -1, fmt.Errorf("attaching to exec of %s in %s: %w", o.Cmd[0], containerName, err)
+	}
+	defer conn.Close()
+
+	stdout, stderr := orDiscard(o.Stdout), orDiscard(o.Stderr)
+	outDone := make(chan error, 1)
+	go func() {
+		var err error
+		if o.TTY {
+			_, err = io.Copy(stdout, conn.Reader)
+		} else {
+			_, err = stdcopy.StdCopy(stdout, stderr, conn.Reader)
+		}
+		outDone <- err
+	}()
+	if o.Stdin != nil {
+		go func() {
+			io.Copy(conn.Conn, o.Stdin)
+			conn.CloseWrite()
+		}()
+	}
+
+	select {
+	case err := <-outDone:
+		if err != nil && ctx.Err() == nil {
+			return -1, fmt.Errorf("reading output of %s: %w", o.Cmd[0], err)
+		}
+	case <-ctx.Done():
+	}
+	if ctx.Err() != nil {
+		conn.Close()
+		e.killExec(created.ID)
+		return -1, fmt.Errorf("running %s in %s: %w", o.Cmd[0], containerName, ctx.Err())
+	}
+	return e.execExitCode(ctx, created.ID)
+}
+
+// execExitCode waits, bounded, for Docker to record the exec's exit code
+// once its output has ended.
+func (e *Engine) execExitCode(ctx context.Context, id string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 250*time.Millisecond) {
+		st, err := e.cli.ContainerExecInspect(ctx, id)
+		if err != nil {
+			return -1, fmt.Errorf("inspecting exec: %w", err)
+		}
+		if !st.Running {
+			return st.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("waiting for the exit code of an exec whose output ended: %w", ctx.Err())
+		case <-time.After(delay):
+		}
+	}
+}
+
+// killExec kills a detached exec's process. Docker has no API for it, so
+// this signals the host PID Docker reports, which works when the engine runs
+// on this machine with the same PID namespace and enough privilege; the
+// caller treats the process as gone either way.
+func (e *Engine) killExec(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := e.cli.ContainerExecInspect(ctx, id)
+	if err != nil || !st.Running || st.Pid <= 1 {
+		return
+	}
+	_ = syscall.Kill(st.Pid, syscall.SIGKILL)
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}

@@ -1,0 +1,276 @@
+package grading
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/internal/report"
+	"github.com/labctl/labctl/internal/textsafe"
+	"github.com/labctl/labctl/lab"
+)
+
+// ScriptRunner runs a bash script in the sandbox as the learner would and
+// returns its exit code.
+type ScriptRunner interface {
+	RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error)
+}
+
+// Grader is one learner's lab as `labctl check` and `labctl grade` see it.
+type Grader struct {
+	Lab *lab.Lab
+	// Digest identifies the lab definition (lab.Digest).
+	Digest  string
+	Store   *progress.Store
+	Checker Checker
+	// Scripts, when set, runs the setup script of a step the learner
+	// advances to; provision's *Env is the real one.
+	Scripts ScriptRunner
+	// Prober runs the probes of steps that have one; when nil, a Checker
+	// that is also a Prober (provision's *Env) is used.
+	Prober  Prober
+	Catalog *msg.Catalog
+	// Out receives results, Err status lines.
+	Out, Err io.Writer
+	// Color marks results in colour (for a terminal without NO_COLOR).
+	Color bool
+	// Now is time.Now outside tests.
+	Now func() time.Time
+}
+
+// prober is the Prober of the session's probes, or nil.
+func (s *Grader) prober() Prober {
+	if s.Prober != nil {
+		return s.Prober
+	}
+	p, _ := s.Checker.(Prober)
+	return p
+}
+
+func (s *Grader) now() time.Time {
+	if s.Now == nil {
+		return time.Now()
+	}
+	return s.Now()
+}
+
+// load reads the learner's progress and adapts it to the lab as it is now.
+func (s *Grader) load() (*progress.Progress, error) {
+	p, err := s.Store.Load(s.Lab.Metadata.Name)
+	if err != nil {
+		return nil, err
+	}
+	p.Reconcile(s.Lab, s.Digest)
+	return p, nil
+}
+
+// update changes the learner's progress under the store's lock, adapted
+// to the lab as it is now.
+func (s *Grader) update(ctx context.Context, f func(*progress.Progress) error) error {
+	return s.Store.Update(ctx, s.Lab.Metadata.Name, func(p *progress.Progress) error {
+		p.Reconcile(s.Lab, s.Digest)
+		if err := f(p); err != nil {
+			return err
+		}
+		p.UpdatedAt = s.now().UTC()
+		return nil
+	})
+}
+
+// localise words an EnvironmentError in the learner's language.
+func (s *Grader) localise(err error) error {
+	var e *EnvironmentError
+	if errors.As(err, &e) {
+		e.Catalog = s.Catalog
+	}
+	return err
+}
+
+// Check runs the checks of step stepID ("" for the learner's current step)
+// in one checker round, prints each result, records the attempt and, when
+// the step passes, advances the learner. A round in which a required check
+// could not run is not counted as an attempt. With every step done and no
+// step named, it says so and returns Passed.
+func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
+	p, err := s.load()
+	if err != nil {
+		return Errored, err
+	}
+	c := s.Catalog
+	n := len(s.Lab.Steps)
+	var step *lab.Step
+	if stepID == "" {
+		var done bool
+		if step, done = p.CurrentStep(s.Lab); done {
+			fmt.Fprintf(s.Out, c.AllDone+"\n", n)
+			return Passed, nil
+		}
+	} else if step, err = progress.Step(s.Lab, stepID); err != nil {
+		return Errored, err
+	}
+	fmt.Fprintf(s.Err, c.Checking+"\n", progress.Index(s.Lab, step.ID)+1, n, title(step))
+
+	rs, err := RunStep(ctx, s.Checker, s.prober(), step, c, s.now)
+	if err != nil {
+		return Errored, s.localise(err)
+	}
+	if err := WriteResults(s.Out, rs, c, s.Color); err != nil {
+		return Errored, err
+	}
+	sum := report.Summarize(rs)
+	v := VerdictOf(sum)
+	switch v {
+	case Errored:
+		fmt.Fprintf(s.Out, c.CouldNotRun+"\n", sum.Errored)
+		return v, nil
+	case Failed:
+		io.WriteString(s.Out, report.MistakeText(report.LikelyMistakes(step, rs), c, "  "))
+		fmt.Fprintf(s.Out, c.StepNotPassed+"\n", title(step), sum.Failed, sum.Required)
+	case Passed:
+		fmt.Fprintf(s.Out, c.StepPassed+"\n", title(step))
+	}
+	var out progress.Outcome
+	if err := s.update(ctx, func(p *progress.Progress) (err error) {
+		out, err = p.Record(s.Lab, step.ID, v == Passed, s.now())
+		return err
+	}); err != nil {
+		return Errored, err
+	}
+	if out.Advanced {
+		if out.Done {
+			fmt.Fprintf(s.Out, c.AllDone+"\n", n)
+			return v, nil
+		}
+		fmt.Fprintf(s.Out, c.NextStep+"\n", progress.Index(s.Lab, out.Next.ID)+1, n, title(out.Next))
+		if err := s.setup(ctx, out.Next); err != nil {
+			return Errored, err
+		}
+	}
+	return v, nil
+}
+
+// setup runs the setup script of step, which the learner has just reached.
+func (s *Grader) setup(ctx context.Context, step *lab.Step) error {
+	if s.Scripts == nil || strings.TrimSpace(step.Setup) == "" {
+		return nil
+	}
+	var log bytes.Buffer
+	code, err := s.Scripts.RunScript(ctx, step.Setup, &log, &log)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exited with status %d: %s", code, strings.TrimSpace(lastLines(log.String(), 10)))
+	}
+	if err != nil {
+		return fmt.Errorf("running the setup of step %s: %w (this is not your fault: the lab's setup failed; `labctl reset --to %s` starts the step over)", step.ID, err, step.ID)
+	}
+	return nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Grade runs every step's checks in one checker round, records the grade
+// in the learner's history and returns the report and its verdict. The
+// caller renders the report (report.Write, report.WriteFile).
+func (s *Grader) Grade(ctx context.Context) (*report.Report, Verdict, error) {
+	// A corrupt progress file stops the grade before the checks run.
+	if _, err := s.load(); err != nil {
+		return nil, Errored, err
+	}
+	at := s.now()
+	results, err := RunAll(ctx, s.Checker, s.prober(), s.Lab, s.Catalog)
+	if err != nil {
+		return nil, Errored, s.localise(err)
+	}
+	r := report.Build(s.Lab, s.Digest, at, results)
+	if err := s.update(ctx, func(p *progress.Progress) error {
+		p.AddGrade(progress.Grade{Time: at, Score: r.Score, MaxScore: r.MaxScore, Passed: r.Passed, Digest: s.Digest})
+		return nil
+	}); err != nil {
+		return r, Errored, err
+	}
+	return r, VerdictOf(r.Summary()), nil
+}
+
+// Record records one round of a step's results in the learner's progress,
+// as `labctl check` does: for a caller that ran the checks itself (the
+// shell's automatic checks). A round in which a required check could not
+// run changes nothing.
+func Record(ctx context.Context, store *progress.Store, l *lab.Lab, digest, stepID string, rs []checks.Result, now time.Time) (progress.Outcome, error) {
+	v := VerdictOf(report.Summarize(rs))
+	var out progress.Outcome
+	err := store.Update(ctx, l.Metadata.Name, func(p *progress.Progress) (err error) {
+		p.Reconcile(l, digest)
+		if v == Errored {
+			next, done := p.CurrentStep(l)
+			out = progress.Outcome{Step: stepID, Next: next, Done: done}
+			return nil
+		}
+		out, err = p.Record(l, stepID, v == Passed, now)
+		p.UpdatedAt = now.UTC()
+		return err
+	})
+	return out, err
+}
+
+// StepPassed reports whether every required check of a step's results
+// passed.
+func StepPassed(rs []checks.Result) bool { return report.Summarize(rs).Passed() }
+
+// WriteResults prints one line per check result, its mark (coloured when
+// color is set), name and description, and under it the message of a check
+// that did not pass.
+func WriteResults(w io.Writer, rs []checks.Result, c *msg.Catalog, color bool) error {
+	var b strings.Builder
+	for _, r := range rs {
+		line := r.Name
+		if r.Description != "" {
+			line += ": " + r.Description
+		}
+		if r.Optional {
+			line += " " + c.Optional
+		}
+		mark := report.Mark(r.Status)
+		if color {
+			mark = colour(r.Status) + mark + "\x1b[0m"
+		}
+		fmt.Fprintf(&b, "  %s %s\n", mark, line)
+		if r.Status != checks.Pass && r.Message != "" {
+			for _, l := range strings.Split(strings.TrimRight(textsafe.Escape(r.Message), "\n"), "\n") {
+				fmt.Fprintf(&b, "      %s\n", l)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// colour is the ANSI colour of a status's mark: green, red, yellow.
+func colour(s checks.Status) string {
+	switch s {
+	case checks.Pass:
+		return "\x1b[32m"
+	case checks.Fail:
+		return "\x1b[31m"
+	default:
+		return "\x1b[33m"
+	}
+}
+
+func title(s *lab.Step) string {
+	if s.Title == "" {
+		return s.ID
+	}
+	return s.Title
+}

@@ -1,0 +1,125 @@
+// Package grading runs a lab's checks against the learner's environment
+// and decides what they mean: `labctl check` (one step, recorded in the
+// learner's progress, advancing it when the step passes) and `labctl grade`
+// (every step in one checker round, as a report, recorded in the grade
+// history). The checks themselves run elsewhere, behind Checker.
+package grading
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/report"
+	"github.com/labctl/labctl/lab"
+)
+
+// Checker runs one round of checks in the learner's environment and
+// returns one result per check, in order. provision's *Env is the real one.
+type Checker interface {
+	RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error)
+}
+
+// Verdict is what a round of checks says about the learner's work.
+type Verdict int
+
+const (
+	// Passed: every required check passed.
+	Passed Verdict = iota
+	// Failed: a required check failed; the learner has work to do.
+	Failed
+	// Errored: a required check could not run, or the round itself failed;
+	// that is the environment's fault, not the learner's.
+	Errored
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Passed:
+		return "passed"
+	case Failed:
+		return "failed"
+	default:
+		return "errored"
+	}
+}
+
+// VerdictOf judges a summary: an error outweighs a failure, since results
+// next to a check that could not run may be wrong too.
+func VerdictOf(s report.Summary) Verdict {
+	switch {
+	case s.Errored > 0:
+		return Errored
+	case s.Failed > 0:
+		return Failed
+	}
+	return Passed
+}
+
+// EnvironmentError is a checker round that could not run at all.
+type EnvironmentError struct {
+	Err error
+	// Catalog, when set, words the message in the learner's language.
+	Catalog *msg.Catalog
+}
+
+func (e *EnvironmentError) Error() string {
+	c := e.Catalog
+	if c == nil {
+		c = msg.New(msg.English)
+	}
+	return fmt.Sprintf(c.RoundFailed, e.Err)
+}
+
+func (e *EnvironmentError) Unwrap() error { return e.Err }
+
+// runRound runs cs in one checker round (checks.RunRound: its deadline, its
+// answer verified).
+func runRound(ctx context.Context, c Checker, cs []lab.Check) ([]checks.Result, error) {
+	rs, err := checks.RunRound(ctx, cs, c.RunChecks)
+	if err != nil {
+		return nil, &EnvironmentError{Err: err}
+	}
+	return rs, nil
+}
+
+// RunAll runs the checks of every step of l and splits the results per
+// step id: the steps without a probe in ONE checker round, then each step
+// with a probe through it (RunStep), in lab order. p and cat are RunStep's.
+func RunAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, cat *msg.Catalog) (map[string][]checks.Result, error) {
+	var all []lab.Check
+	for _, s := range l.Steps {
+		if s.Probe == nil {
+			all = append(all, s.Checks...)
+		}
+	}
+	rs, err := runRound(ctx, c, all)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]checks.Result, len(l.Steps))
+	for _, s := range l.Steps {
+		if s.Probe == nil {
+			out[s.ID] = rs[:len(s.Checks):len(s.Checks)]
+			rs = rs[len(s.Checks):]
+		}
+	}
+	for i := range l.Steps {
+		s := &l.Steps[i]
+		if s.Probe == nil {
+			continue
+		}
+		if out[s.ID], err = RunStep(ctx, c, p, s, cat, nil); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// IsEnvironmentError reports whether err is a round that could not run.
+func IsEnvironmentError(err error) bool {
+	var e *EnvironmentError
+	return errors.As(err, &e)
+}

@@ -1,0 +1,218 @@
+package grading
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/textsafe"
+	"github.com/labctl/labctl/lab"
+)
+
+// Prober runs a step's probe (lab.Probe): scripts with the cluster's admin
+// identity out of the learner's reach, and the learner's own command in the
+// sandbox. provision's *Env is the real one.
+type Prober interface {
+	// RunAdminScript runs a probe's setup or restore script with the
+	// cluster's admin identity, never in the sandbox.
+	RunAdminScript(ctx context.Context, script string, out io.Writer) (int, error)
+	// RunScript runs a command in the sandbox as the learner's shell would.
+	RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error)
+}
+
+// restoreTimeout bounds a probe's restore, which runs even when the
+// caller's context has ended.
+const restoreTimeout = time.Minute
+
+// Output bounds of a probe's run as its result shows it.
+const (
+	probeLines     = 10
+	probeLineBytes = 200
+	probeKeepBytes = 64 << 10
+)
+
+// RunStep runs the checks of step in one checker round and returns a
+// result per check, in order. A step with a probe runs through it when p is
+// set: the checks its probe needs (one round; when one does not pass the
+// probe is skipped and those results are returned), the probe's setup with
+// the admin identity, its run in the sandbox within its deadline, the step's
+// checks in one round that knows when the probe started, and the probe's
+// restore, always, even when the run fails or ctx ends. The probe's own
+// result, named lab.ProbeResult, follows the checks' results: pass, fail
+// when the run exits non-zero, times out or is skipped (the learner's
+// work), error when the setup or the restore fails (the lab's). cat words
+// the probe's result; nil means English. now is time.Now outside tests.
+func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, cat *msg.Catalog, now func() time.Time) ([]checks.Result, error) {
+	pr := step.Probe
+	if pr == nil {
+		return runRound(ctx, c, step.Checks)
+	}
+	if cat == nil {
+		cat = msg.New(msg.English)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	run := strings.TrimSpace(pr.Run)
+	res := checks.Result{Name: lab.ProbeResult, Description: cat.Render(msg.T(msg.ProbeDescription, run))}
+	if p == nil {
+		rs, err := runRound(ctx, c, step.Checks)
+		if err != nil {
+			return nil, err
+		}
+		res.Status, res.Message = checks.Error, cat.Render(msg.T(msg.ProbeUnavailable, run))
+		return append(rs, res), nil
+	}
+	if len(pr.Needs) > 0 {
+		rs, err := runRound(ctx, c, step.Checks)
+		if err != nil {
+			return nil, err
+		}
+		if missing := notPassed(rs, pr.Needs); len(missing) > 0 {
+			res.Status, res.Message = checks.Fail, cat.Render(msg.T(msg.ProbeSkipped, run, strings.Join(missing, ", ")))
+			return append(rs, res), nil
+		}
+	}
+
+	start := now()
+	restore := func() string {
+		if strings.TrimSpace(pr.Restore) == "" {
+			return ""
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+		defer cancel()
+		return adminScript(rctx, p, pr.Restore)
+	}
+	if strings.TrimSpace(pr.Setup) != "" {
+		if problem := adminScript(ctx, p, pr.Setup); problem != "" {
+			res.Status, res.Message = checks.Error, cat.Render(msg.T(msg.ProbeSetupFailed, run, problem))
+			if again := restore(); again != "" {
+				res.Message += "\n" + cat.Render(msg.T(msg.ProbeRestoreFailed, run, again))
+			}
+			return append(notRun(step.Checks, cat.Render(msg.T(msg.ProbeNoSetup))), res), nil
+		}
+	}
+
+	out := &tailBuffer{max: probeKeepBytes}
+	rctx, cancel := context.WithTimeout(ctx, pr.Timeout.Duration)
+	code, err := p.RunScript(rctx, pr.Run, out, out)
+	timedOut := errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	cancel()
+	res.Duration = now().Sub(start)
+	took := res.Duration.Round(time.Millisecond).String()
+	switch {
+	case timedOut:
+		res.Status, res.Message = checks.Fail, cat.Render(msg.T(msg.ProbeTimedOut, run, pr.Timeout.Duration))
+	case ctx.Err() != nil:
+		restore()
+		return nil, ctx.Err()
+	case err != nil:
+		res.Status, res.Message = checks.Error, cat.Render(msg.T(msg.ProbeNotStarted, run, err.Error()))
+	case code != 0:
+		res.Status, res.Message = checks.Fail, cat.Render(msg.T(msg.ProbeExited, run, code, took))
+	default:
+		res.Status, res.Message = checks.Pass, cat.Render(msg.T(msg.ProbeRan, run, took))
+	}
+	if tail := lastOutput(out.String()); tail != "" {
+		res.Message += "\n" + cat.Render(msg.T(msg.ProbeOutput, tail))
+	}
+
+	rs, err := runRound(checks.WithProbeStart(ctx, start), c, step.Checks)
+	if problem := restore(); problem != "" && err == nil {
+		res.Status = checks.Error
+		res.Message = cat.Render(msg.T(msg.ProbeRestoreFailed, run, problem)) + "\n" + res.Message
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(rs, res), nil
+}
+
+// adminScript runs script with the admin identity and says what went
+// wrong, or "" when it exited 0.
+func adminScript(ctx context.Context, p Prober, script string) string {
+	var out bytes.Buffer
+	code, err := p.RunAdminScript(ctx, script, &out)
+	switch {
+	case err != nil:
+		return err.Error()
+	case code != 0:
+		s := fmt.Sprintf("exit status %d", code)
+		if tail := lastOutput(out.String()); tail != "" {
+			s += ": " + tail
+		}
+		return s
+	}
+	return ""
+}
+
+// notPassed lists the names among want whose results did not pass.
+func notPassed(rs []checks.Result, want []string) []string {
+	var out []string
+	for _, name := range want {
+		for _, r := range rs {
+			if r.Name == name && r.Status != checks.Pass {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// notRun reports every check of cs as not run, with message m.
+func notRun(cs []lab.Check, m string) []checks.Result {
+	rs := make([]checks.Result, len(cs))
+	for i, c := range cs {
+		rs[i] = checks.Result{Name: c.Name, Description: c.Description, Status: checks.Error, Message: m,
+			Points: max(c.Points, 1), Optional: c.Optional}
+	}
+	return rs
+}
+
+// lastOutput is the end of a probe's output as a result shows it: its last
+// lines, each cut to a bounded length, with everything a terminal would
+// act on escaped.
+func lastOutput(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > probeLines {
+		lines = lines[len(lines)-probeLines:]
+	}
+	for i, l := range lines {
+		if len(l) > probeLineBytes {
+			l = strings.ToValidUTF8(l[:probeLineBytes], "") + "…"
+		}
+		lines[i] = textsafe.EscapeLine(l)
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// tailBuffer keeps the last max bytes written to it; stdout and stderr
+// may write at once.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.ToValidUTF8(string(t.b), "")
+}

@@ -1,0 +1,268 @@
+package grading
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/report"
+	"github.com/labctl/labctl/lab"
+)
+
+// probeWorld is a fake lab for probes: it logs every step of a probe in
+// order (setup, run, round, restore) and answers each like the lab says.
+type probeWorld struct {
+	log []string
+	// setupCode, runCode and restoreCode are the scripts' exit codes.
+	setupCode, runCode, restoreCode int
+	// runHangs makes the run wait until its context ends.
+	runHangs bool
+	// runOutput is what the run prints.
+	runOutput string
+	// status answers a check by name (pass when unset); probeStarts
+	// records each round's probe start (zero without one).
+	status      map[string]checks.Status
+	probeStarts []time.Time
+	restoreCtx  error
+}
+
+func (w *probeWorld) RunAdminScript(ctx context.Context, script string, out io.Writer) (int, error) {
+	w.log = append(w.log, "admin:"+script)
+	switch script {
+	case "setup":
+		fmt.Fprintln(out, "setup said no")
+		return w.setupCode, nil
+	case "restore":
+		w.restoreCtx = ctx.Err()
+		return w.restoreCode, nil
+	}
+	return 0, nil
+}
+
+func (w *probeWorld) RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error) {
+	w.log = append(w.log, "run:"+script)
+	io.WriteString(stdout, w.runOutput)
+	if w.runHangs {
+		<-ctx.Done()
+		return -1, ctx.Err()
+	}
+	return w.runCode, nil
+}
+
+func (w *probeWorld) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
+	w.log = append(w.log, "round")
+	start := time.Time{}
+	if t := checks.ProbeStartFrom(ctx); t != nil {
+		start = *t
+	}
+	w.probeStarts = append(w.probeStarts, start)
+	var rs []checks.Result
+	for _, c := range cs {
+		st := w.status[c.Name]
+		if st == "" {
+			st = checks.Pass
+		}
+		rs = append(rs, checks.Result{Name: c.Name, Status: st})
+	}
+	return rs, nil
+}
+
+func probeStep() *lab.Step {
+	return &lab.Step{ID: "sync", Checks: []lab.Check{{Name: "exists"}, {Name: "synced"}},
+		Probe: &lab.Probe{Setup: "setup", Run: "/root/sync.sh", Restore: "restore", Timeout: lab.Duration{Duration: time.Minute}}}
+}
+
+func runProbe(t *testing.T, w *probeWorld, s *lab.Step) []checks.Result {
+	t.Helper()
+	clock := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
+	now := func() time.Time { clock = clock.Add(time.Second); return clock }
+	rs, err := RunStep(context.Background(), w, w, s, msg.New(msg.English), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func probeResult(t *testing.T, rs []checks.Result) checks.Result {
+	t.Helper()
+	last := rs[len(rs)-1]
+	if last.Name != lab.ProbeResult {
+		t.Fatalf("last result %q, want the probe's", last.Name)
+	}
+	return last
+}
+
+func TestProbeOrder(t *testing.T) {
+	w := &probeWorld{runOutput: "applied 2\n"}
+	rs := runProbe(t, w, probeStep())
+	if got, want := strings.Join(w.log, " "), "admin:setup run:/root/sync.sh round admin:restore"; got != want {
+		t.Errorf("order %q, want %q", got, want)
+	}
+	if len(rs) != 3 || rs[0].Name != "exists" || rs[1].Name != "synced" {
+		t.Fatalf("results %+v", rs)
+	}
+	p := probeResult(t, rs)
+	if p.Status != checks.Pass || !strings.Contains(p.Message, "/root/sync.sh exited with status 0 after 1s") ||
+		!strings.Contains(p.Message, "applied 2") || p.Duration != time.Second || p.Points != 0 {
+		t.Errorf("probe result %+v", p)
+	}
+	if want := time.Date(2026, 11, 30, 7, 0, 1, 0, time.UTC); !w.probeStarts[0].Equal(want) {
+		t.Errorf("the round's probe start %v, want %v (before the setup)", w.probeStarts[0], want)
+	}
+}
+
+func TestProbeRunFailsIsTheLearners(t *testing.T) {
+	w := &probeWorld{runCode: 3, runOutput: "kubectl: not found\n\x1b[2Jgone\n", status: map[string]checks.Status{"synced": checks.Fail}}
+	rs := runProbe(t, w, probeStep())
+	if got := strings.Join(w.log, " "); !strings.HasSuffix(got, "round admin:restore") {
+		t.Errorf("the checks and the restore must follow a failed run: %q", got)
+	}
+	p := probeResult(t, rs)
+	if p.Status != checks.Fail || !strings.Contains(p.Message, "exited with status 3") ||
+		!strings.Contains(p.Message, `\x1b[2Jgone`) || strings.Contains(p.Message, "\x1b") {
+		t.Errorf("probe result %+v", p)
+	}
+	if rs[1].Status != checks.Fail {
+		t.Errorf("the checks' own results must be kept: %+v", rs[1])
+	}
+}
+
+func TestProbeTimeoutRestores(t *testing.T) {
+	w := &probeWorld{runHangs: true}
+	s := probeStep()
+	s.Probe.Timeout.Duration = 50 * time.Millisecond
+	p := probeResult(t, runProbe(t, w, s))
+	if p.Status != checks.Fail || !strings.Contains(p.Message, "did not finish within 50ms") {
+		t.Errorf("probe result %+v", p)
+	}
+	if got := strings.Join(w.log, " "); got != "admin:setup run:/root/sync.sh round admin:restore" {
+		t.Errorf("order %q", got)
+	}
+	if w.restoreCtx != nil {
+		t.Errorf("the restore ran with an ended context: %v", w.restoreCtx)
+	}
+}
+
+func TestProbeSetupFailureIsAnError(t *testing.T) {
+	w := &probeWorld{setupCode: 1}
+	rs := runProbe(t, w, probeStep())
+	if got := strings.Join(w.log, " "); got != "admin:setup admin:restore" {
+		t.Errorf("a failed setup must be restored and nothing run: %q", got)
+	}
+	p := probeResult(t, rs)
+	if p.Status != checks.Error || !strings.Contains(p.Message, "exit status 1: setup said no") || !strings.Contains(p.Message, "not your fault") {
+		t.Errorf("probe result %+v", p)
+	}
+	for _, r := range rs[:2] {
+		if r.Status != checks.Error {
+			t.Errorf("check %s: %s, want error when the setup failed", r.Name, r.Status)
+		}
+	}
+	if VerdictOf(report.Summarize(rs)) != Errored {
+		t.Errorf("a failed setup must not count against the learner")
+	}
+}
+
+func TestProbeRestoreFailureIsAnError(t *testing.T) {
+	w := &probeWorld{restoreCode: 2}
+	p := probeResult(t, runProbe(t, w, probeStep()))
+	if p.Status != checks.Error || !strings.Contains(p.Message, "could not put the cluster back") {
+		t.Errorf("probe result %+v", p)
+	}
+}
+
+func TestProbeSkippedWhenNeedsFail(t *testing.T) {
+	w := &probeWorld{status: map[string]checks.Status{"exists": checks.Fail}}
+	s := probeStep()
+	s.Probe.Needs = []string{"exists"}
+	rs := runProbe(t, w, s)
+	if got := strings.Join(w.log, " "); got != "round" {
+		t.Errorf("a probe whose needs fail must change nothing: %q", got)
+	}
+	p := probeResult(t, rs)
+	if p.Status != checks.Fail || !strings.Contains(p.Message, "was not run, because these checks must pass first: exists") {
+		t.Errorf("probe result %+v", p)
+	}
+	if !w.probeStarts[0].IsZero() {
+		t.Errorf("the round before the probe has a probe start")
+	}
+
+	w = &probeWorld{}
+	runProbe(t, w, s)
+	if got := strings.Join(w.log, " "); got != "round admin:setup run:/root/sync.sh round admin:restore" {
+		t.Errorf("needs met: %q", got)
+	}
+}
+
+func TestProbeInterruptedStillRestores(t *testing.T) {
+	w := &probeWorld{runHangs: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	_, err := RunStep(ctx, w, w, probeStep(), nil, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v, want context.Canceled", err)
+	}
+	if got := strings.Join(w.log, " "); got != "admin:setup run:/root/sync.sh admin:restore" {
+		t.Errorf("order %q", got)
+	}
+	if w.restoreCtx != nil {
+		t.Errorf("the restore ran with an ended context: %v", w.restoreCtx)
+	}
+}
+
+func TestProbeWithoutProber(t *testing.T) {
+	w := &probeWorld{}
+	rs, err := RunStep(context.Background(), w, nil, probeStep(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := probeResult(t, rs); p.Status != checks.Error {
+		t.Errorf("probe result %+v", p)
+	}
+	if got := strings.Join(w.log, " "); got != "round" {
+		t.Errorf("order %q", got)
+	}
+}
+
+func TestRunAllProbesEachProbeStep(t *testing.T) {
+	w := &probeWorld{}
+	l := &lab.Lab{Steps: []lab.Step{{ID: "a", Checks: []lab.Check{{Name: "x"}}}, *probeStep(), {ID: "c", Checks: []lab.Check{{Name: "y"}}}}}
+	out, err := RunAll(context.Background(), w, w, l, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(w.log, " "); got != "round admin:setup run:/root/sync.sh round admin:restore" {
+		t.Errorf("order %q", got)
+	}
+	if len(out["a"]) != 1 || len(out["c"]) != 1 || len(out["sync"]) != 3 || out["c"][0].Name != "y" {
+		t.Errorf("results %+v", out)
+	}
+}
+
+func TestLastOutputIsBounded(t *testing.T) {
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "line %d %s\n", i, strings.Repeat("x", 500))
+	}
+	got := lastOutput(b.String())
+	lines := strings.Split(got, "\n")
+	if len(lines) != probeLines || !strings.HasPrefix(lines[0], "line 20 ") || !strings.HasPrefix(lines[9], "line 29 ") {
+		t.Errorf("lines %d, first %.10q", len(lines), lines[0])
+	}
+	for _, l := range lines {
+		if len(l) > probeLineBytes+len("…") {
+			t.Errorf("line of %d bytes", len(l))
+		}
+	}
+	tb := &tailBuffer{max: 8}
+	io.WriteString(tb, "0123456789abc")
+	if tb.String() != "56789abc" {
+		t.Errorf("tail %q", tb.String())
+	}
+}

@@ -1,0 +1,264 @@
+package labtest
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labctl/labctl/internal/report"
+)
+
+// Write renders r in format f (the formats of `labctl grade -o`).
+func Write(w io.Writer, r *Report, f report.Format) error {
+	switch f {
+	case report.JSON:
+		return WriteJSON(w, r)
+	case report.JUnit:
+		return WriteJUnit(w, r)
+	case report.Text, "":
+		return WriteText(w, r)
+	}
+	return fmt.Errorf("unknown report format %q; use text, json or junit", f)
+}
+
+// WriteJSON writes r as one indented JSON object.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes a table with a row per phase, every failure under its
+// phase, then the totals and the verdict.
+func WriteText(w io.Writer, r *Report) error {
+	stepW, phaseW := len("STEP"), len("PHASE")
+	for _, p := range r.Phases {
+		stepW = max(stepW, utf8.RuneCountInString(stepCell(p)))
+		phaseW = max(phaseW, utf8.RuneCountInString(phaseName(p)))
+	}
+	var b strings.Builder
+	row := func(mark, step, phase, time string) {
+		fmt.Fprintf(&b, "%s %s  %s  %s\n", mark, pad(step, stepW), pad(phase, phaseW), time)
+	}
+	row(" ", "STEP", "PHASE", "TIME")
+	for _, p := range r.Phases {
+		mark := "✓"
+		if !p.Passed {
+			mark = "✗"
+		}
+		row(mark, stepCell(p), phaseName(p), seconds(p.Duration))
+		for _, f := range p.Failures {
+			fmt.Fprintf(&b, "    %s\n", strings.ReplaceAll(f.String(), "\n", "\n      "))
+		}
+	}
+	b.WriteString("\n")
+	if r.Graded {
+		fmt.Fprintf(&b, "Grade: %d/%d points\n", r.Score, r.MaxScore)
+	}
+	fmt.Fprintf(&b, "Resets: %d, %s in all%s\n", r.Resets, seconds(r.ResetTime), resetParts(r.ResetParts))
+	fmt.Fprintf(&b, "Time: %s\n", seconds(r.Duration))
+	what := "lab " + r.Lab
+	if r.Step != "" {
+		what += " step " + r.Step
+	}
+	if r.Passed {
+		fmt.Fprintf(&b, "PASS: %s proves itself\n", what)
+	} else {
+		n := len(r.Failures())
+		fmt.Fprintf(&b, "FAIL: %s: %d %s\n", what, n, plural(n, "failure"))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// phaseName says what a phase proves, for people.
+func phaseName(p Phase) string {
+	switch p.Kind {
+	case FastForward:
+		return "solve the earlier steps"
+	case Setup:
+		return "setup"
+	case Before:
+		return "checks fail before the solve"
+	case Mistake:
+		return p.Script + " is caught"
+	case Alternative:
+		return p.Script + " passes every check"
+	case Reset:
+		return "reset to the step's start"
+	case Solve:
+		return "solve passes every check"
+	case Again:
+		return "no check stops passing after a pause"
+	case Grade:
+		return "grade is 100 %"
+	case FinalReset:
+		return "reset brings the first step back"
+	}
+	return string(p.Kind)
+}
+
+// resetParts lists where the resets spent their time, longest first.
+func resetParts(parts map[string]time.Duration) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(parts))
+	for k := range parts {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if parts[names[i]] != parts[names[j]] {
+			return parts[names[i]] > parts[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	for i, k := range names {
+		names[i] = k + " " + seconds(parts[k])
+	}
+	return " (" + strings.Join(names, ", ") + ")"
+}
+
+func stepCell(p Phase) string {
+	if p.Step == "" {
+		return "-"
+	}
+	return p.Step
+}
+
+// pad fills s with spaces to width runes.
+func pad(s string, width int) string {
+	return s + strings.Repeat(" ", max(0, width-utf8.RuneCountInString(s)))
+}
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+// JUnit XML: one testsuite per step (and one named after the lab for the
+// grade and the final reset), one testcase per phase.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Time     string      `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes r as JUnit XML.
+func WriteJUnit(w io.Writer, r *Report) error {
+	doc := junitSuites{Name: "labctl test " + r.Lab, Time: junitTime(r.Duration)}
+	index := map[string]int{}
+	durations := map[string]time.Duration{}
+	for _, p := range r.Phases {
+		suite := p.Step
+		if suite == "" || p.Kind == FinalReset {
+			suite = r.Lab
+		}
+		i, ok := index[suite]
+		if !ok {
+			i = len(doc.Suites)
+			index[suite] = i
+			doc.Suites = append(doc.Suites, junitSuite{Name: suite})
+		}
+		s := &doc.Suites[i]
+		c := junitCase{Name: phaseName(p), Classname: r.Lab + "." + suite, Time: junitTime(p.Duration)}
+		if !p.Passed {
+			lines := make([]string, len(p.Failures))
+			for j, f := range p.Failures {
+				lines[j] = f.String()
+			}
+			c.Failure = &junitFailure{Message: firstLine(lines), Text: strings.Join(lines, "\n")}
+			s.Failures++
+			doc.Failures++
+		}
+		s.Tests++
+		doc.Tests++
+		s.Cases = append(s.Cases, c)
+		durations[suite] += p.Duration
+	}
+	for i := range doc.Suites {
+		doc.Suites[i].Time = junitTime(durations[doc.Suites[i].Name])
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func firstLine(lines []string) string {
+	if len(lines) == 0 {
+		return "failed"
+	}
+	l, _, _ := strings.Cut(lines[0], "\n")
+	return l
+}
+
+func junitTime(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
+
+// WriteFile renders r in format f into path through a temporary file beside
+// it, so a reader never sees half a report.
+func WriteFile(path string, r *Report, f report.Format) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing the test report: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := Write(tmp, r, f); err != nil {
+		return fmt.Errorf("writing the test report: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("writing the test report: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing the test report: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing the test report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,25 @@
+package labtest
+
+import (
+	"context"
+
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/lab"
+)
+
+// stepStarted notes in the test's progress that step s became the current
+// step now, as a learner's passing the step before it does: audit checks
+// judge what was done since, so the previous steps' solves do not count
+// for this step's checks and mistakes.
+func (r *runner) stepStarted(ctx context.Context, s *lab.Step) {
+	err := r.o.Store.Update(ctx, r.o.Lab.Metadata.Name, func(p *progress.Progress) error {
+		p.MarkStarted(s.ID, r.o.Now())
+		return nil
+	})
+	if err != nil {
+		r.phase(Phase{Step: s.ID, Kind: Before}, r.stepTitle(s)+": noting that it starts", func(p *Phase) {
+			p.fail(s.ID, "", "", "recording the step's start in the progress: "+err.Error())
+		})
+		r.stopped = true
+	}
+}

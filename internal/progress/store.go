@@ -1,0 +1,205 @@
+// Package progress owns the learner's progress through a lab: the current
+// step, the steps passed and when, attempts per step and the grade history.
+// It is kept on the host, one JSON file per lab under the user's state
+// directory, written atomically so that a crash never leaves a half-written
+// file, and read back tolerant of a missing file but never of a corrupt one.
+//
+// The step logic (is a step passed, what comes next, is the lab done) is
+// pure and lives beside the store: see StepPassed and (*Progress).Record.
+package progress
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// FileName is the name of the progress file inside a lab's state directory.
+const FileName = "progress.json"
+
+// SchemaVersion is the version of the progress file this labctl writes.
+const SchemaVersion = 1
+
+// Progress is one learner's progress through one lab.
+type Progress struct {
+	SchemaVersion int `json:"schemaVersion"`
+	// Lab is the lab's metadata.name.
+	Lab string `json:"lab"`
+	// Digest is the digest of the lab definition the progress was last
+	// recorded against. Progress is kept by step id when it changes.
+	Digest string `json:"digest,omitempty"`
+	// Current is the id of the step the learner is on. Empty means the first
+	// step not yet passed, in lab order; with every step passed, the lab is done.
+	Current string `json:"current,omitempty"`
+	// Passed maps a step id to when its checks first passed.
+	Passed map[string]time.Time `json:"passed,omitempty"`
+	// Started maps a step id to when it became the learner's current
+	// step; audit checks judge what the learner did since then.
+	Started map[string]time.Time `json:"started,omitempty"`
+	// Begun is when the learner's present attempt began (the last reset);
+	// zero when the lab was never reset.
+	Begun time.Time `json:"begun,omitzero"`
+	// Attempts maps a step id to the number of times its checks were run.
+	Attempts map[string]int `json:"attempts,omitempty"`
+	// Grades is the grade history, oldest first.
+	Grades []Grade `json:"grades,omitempty"`
+	// UpdatedAt is when the progress was last saved.
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+}
+
+// Grade is one `labctl grade` run.
+type Grade struct {
+	Time     time.Time `json:"time"`
+	Score    int       `json:"score"`
+	MaxScore int       `json:"maxScore"`
+	Passed   bool      `json:"passed"`
+	Digest   string    `json:"digest,omitempty"`
+}
+
+// New returns the progress of a learner who has not started the lab.
+func New(labName string) *Progress {
+	return &Progress{SchemaVersion: SchemaVersion, Lab: labName}
+}
+
+// Store reads and writes the progress file of one lab.
+type Store struct {
+	dir string
+}
+
+// NewStore returns the store kept in dir (a lab's state directory, see Dir).
+// The directory is created on the first Save.
+func NewStore(dir string) *Store { return &Store{dir: dir} }
+
+// Dir is the directory the store keeps its file in.
+func (s *Store) Dir() string { return s.dir }
+
+// Path is the progress file's path.
+func (s *Store) Path() string { return filepath.Join(s.dir, FileName) }
+
+// CorruptError reports a progress file that exists but cannot be read back.
+// It is never overwritten silently: the learner decides.
+type CorruptError struct {
+	Path string
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("the progress file %s is corrupt (%v): run `labctl reset` to start the lab over, or delete the file", e.Path, e.Err)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Load reads the progress of labName. A missing file is a learner who has
+// not started (New(labName)); an unreadable or malformed one is a
+// *CorruptError naming the file and the fix.
+func (s *Store) Load(labName string) (*Progress, error) {
+	b, err := os.ReadFile(s.Path())
+	if errors.Is(err, fs.ErrNotExist) {
+		return New(labName), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading progress: %w", err)
+	}
+	p, err := decode(b)
+	if err != nil {
+		return nil, &CorruptError{Path: s.Path(), Err: err}
+	}
+	if p.Lab != labName {
+		return nil, &CorruptError{Path: s.Path(), Err: fmt.Errorf("it belongs to lab %q, not %q", p.Lab, labName)}
+	}
+	return p, nil
+}
+
+func decode(b []byte) (*Progress, error) {
+	var p Progress
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.SchemaVersion == 0:
+		return nil, errors.New("no schemaVersion")
+	case p.SchemaVersion > SchemaVersion:
+		return nil, fmt.Errorf("schemaVersion %d is newer than this labctl reads (%d); upgrade labctl", p.SchemaVersion, SchemaVersion)
+	case p.Lab == "":
+		return nil, errors.New("no lab name")
+	}
+	for id, n := range p.Attempts {
+		if n < 0 {
+			return nil, fmt.Errorf("negative attempts for step %q", id)
+		}
+	}
+	return &p, nil
+}
+
+// Save writes p atomically: a temporary file in the same directory is
+// written, flushed to disk and renamed over the old file, and the directory
+// is synced. A crash at any point leaves either the old or the new file.
+func (s *Store) Save(p *Progress) error {
+	if p.SchemaVersion == 0 {
+		p.SchemaVersion = SchemaVersion
+	}
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding progress: %w", err)
+	}
+	b = append(b, '\n')
+	if err := writeAtomic(s.dir, FileName, b, rename); err != nil {
+		return fmt.Errorf("saving progress: %w", err)
+	}
+	return nil
+}
+
+// Remove deletes the progress file; a missing file is not an error.
+func (s *Store) Remove() error {
+	if err := os.Remove(s.Path()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing progress: %w", err)
+	}
+	return nil
+}
+
+func rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
+
+// writeAtomic writes data to dir/name through a temporary file in dir. The
+// final step is done by commit (os.Rename), a seam for the crash test.
+func writeAtomic(dir, name string, data []byte, commit func(oldpath, newpath string) error) (err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := commit(tmp, filepath.Join(dir, name)); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil // the rename happened; syncing the directory is best effort
+	}
+	defer d.Close()
+	_ = d.Sync()
+	return nil
+}

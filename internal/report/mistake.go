@@ -1,0 +1,60 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/lab"
+)
+
+// Mistake is a known mistake of a step that the step's failing checks look
+// like, as its lab declares it.
+type Mistake struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Explain     string `json:"explain"`
+}
+
+// LikelyMistakes are the mistakes of step whose fails are exactly the
+// checks that failed in rs (lab.Step.LikelyMistakes); none when a check
+// could not run.
+func LikelyMistakes(step *lab.Step, rs []checks.Result) []Mistake {
+	var failing []string
+	errored := false
+	for _, r := range rs {
+		switch r.Status {
+		case checks.Fail:
+			failing = append(failing, r.Name)
+		case checks.Error:
+			errored = true
+		}
+	}
+	out := []Mistake{}
+	for _, m := range step.LikelyMistakes(failing, errored) {
+		out = append(out, Mistake{Name: m.Name, Description: m.Description, Explain: strings.TrimSpace(m.Explain)})
+	}
+	return out
+}
+
+// MistakeText says which known mistake the results look like and what the
+// lab explains about it, one paragraph per mistake, each line starting
+// with indent; "" when there is none. The lab's words are the author's,
+// shown as written.
+func MistakeText(ms []Mistake, c *msg.Catalog, indent string) string {
+	var b strings.Builder
+	for _, m := range ms {
+		what := m.Description
+		if what == "" {
+			what = m.Name
+		}
+		fmt.Fprintf(&b, "%s"+c.LikelyMistake+"\n", indent, what)
+		if m.Explain != "" {
+			for _, l := range strings.Split(m.Explain, "\n") {
+				fmt.Fprintf(&b, "%s  %s\n", indent, l)
+			}
+		}
+	}
+	return b.String()
+}

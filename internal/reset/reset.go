@@ -1,0 +1,287 @@
+// Package reset owns `labctl reset`: it saves the learner's /root, puts the
+// lab's environment back to its starting state, optionally replays the
+// solve scripts up to a chosen step, and resets the learner's progress. The
+// environment itself (Docker, kind, Kubernetes) is reached through the small
+// Environment interface; provision supplies the real one.
+package reset
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/lab"
+)
+
+// Environment is the learner's live lab, as reset needs it.
+type Environment interface {
+	// BackupHome writes the sandbox's /root to w as a tar stream.
+	BackupHome(ctx context.Context, w io.Writer) error
+	// RecreateSandbox removes the sandbox and its home volume and creates
+	// them anew, learner kubeconfig included. It runs at the same time as
+	// ResetNamespaces.
+	RecreateSandbox(ctx context.Context) error
+	// ResetNamespaces puts the lab's namespaces back to their starting
+	// state (deleting and creating again those that changed), waiting a
+	// bounded time.
+	ResetNamespaces(ctx context.Context) error
+	// RecreateCluster removes the whole environment and brings it up fresh
+	// (cluster, namespaces, sandbox and volume, the first step's setup),
+	// printing its own progress.
+	RecreateCluster(ctx context.Context) error
+	// RunScript runs a bash script in the sandbox as the learner would and
+	// returns its exit code.
+	RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error)
+	// RunScripts runs scripts in order, each as RunScript would, and stops
+	// at the first that exits non-zero; started is called with each one's
+	// index as it starts. It returns the index of the script that failed,
+	// or -1, and that script's exit code.
+	RunScripts(ctx context.Context, scripts []string, stdout, stderr io.Writer, started func(int)) (failed, code int, err error)
+}
+
+// Status prints a line per stage of the reset; status.Logger is the real one.
+type Status interface {
+	Start(msg string)
+	End(ok bool)
+}
+
+// Options say what to reset.
+type Options struct {
+	Lab *lab.Lab
+	// Store is the learner's progress; backups go under its directory.
+	Store *progress.Store
+	// Hard recreates the cluster too.
+	Hard bool
+	// To, when set, replays the solve scripts of the steps before this step
+	// and leaves the learner at it.
+	To string
+	// Status prints the stages; nil prints nothing.
+	Status Status
+	// Catalog words the stages in the learner's language; nil is English.
+	Catalog *msg.Catalog
+	// ScriptOutput, when set, receives the output of setup and solve
+	// scripts as they run; it is always kept for the error of a script that
+	// fails.
+	ScriptOutput io.Writer
+	// NoBackup skips saving /root first: for an environment whose home
+	// holds nothing worth keeping, such as the one `labctl test` makes, or
+	// a learner who chose to lose a /root too big to save (--no-backup).
+	NoBackup bool
+	// Now is time.Now outside tests.
+	Now func() time.Time
+}
+
+// Result is what a reset did.
+type Result struct {
+	// Backup is the path of the tar of the learner's /root.
+	Backup string
+	// Current is the step the learner is at now.
+	Current *lab.Step
+}
+
+// ScriptError is a setup or solve script that exited non-zero.
+type ScriptError struct {
+	Step, Kind string
+	Code       int
+	// Tail is the end of the script's output.
+	Tail string
+}
+
+func (e *ScriptError) Error() string {
+	msg := fmt.Sprintf("the %s script of step %s exited with status %d", e.Kind, e.Step, e.Code)
+	if e.Tail != "" {
+		msg += ":\n" + e.Tail
+	}
+	return msg
+}
+
+// Run resets the lab: it saves /root under <state>/backups/, recreates the
+// sandbox and its volume and, at the same time, the lab's namespaces (or,
+// Hard, the whole environment, cluster included), resets the progress,
+// runs the first step's setup or, with To, replays every earlier step's setup and solve
+// script in order before the setup of To. It stops at the first failure;
+// nothing is destroyed before the backup is safely written.
+func Run(ctx context.Context, env Environment, o Options) (res *Result, err error) {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	st := o.Status
+	if st == nil {
+		st = silent{}
+	}
+	if len(o.Lab.Steps) == 0 {
+		return nil, fmt.Errorf("lab %s has no steps", o.Lab.Metadata.Name)
+	}
+	target := 0
+	if o.To != "" {
+		if target = progress.Index(o.Lab, o.To); target < 0 {
+			_, err := progress.Step(o.Lab, o.To)
+			return nil, err
+		}
+	}
+	stage := func(msg string, f func() error) error {
+		st.Start(msg)
+		if err := f(); err != nil {
+			st.End(false)
+			return err
+		}
+		st.End(true)
+		return nil
+	}
+	res = &Result{}
+
+	if !o.NoBackup {
+		if err := stage(o.Catalog.Say(msg.StatusSavingHome), func() error {
+			res.Backup, err = backup(ctx, env, filepath.Join(o.Store.Dir(), "backups"), now())
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("saving /root before the reset (nothing was reset): %w", err)
+		}
+	}
+	if o.Hard {
+		if err := env.RecreateCluster(ctx); err != nil {
+			return res, fmt.Errorf("recreating the lab's environment: %w", err)
+		}
+	} else {
+		if err := stage(o.Catalog.Say(msg.StatusRecreatingSandbox), func() error { return recreate(ctx, env) }); err != nil {
+			return res, err
+		}
+	}
+
+	restart := func(p *progress.Progress) error {
+		p.RestartAt(now())
+		p.UpdatedAt = now().UTC()
+		return nil
+	}
+	err = o.Store.Update(ctx, o.Lab.Metadata.Name, restart)
+	var corrupt *progress.CorruptError
+	if errors.As(err, &corrupt) {
+		// reset is the documented way out of a corrupt progress file.
+		p := progress.New(o.Lab.Metadata.Name)
+		restart(p)
+		err = o.Store.Replace(ctx, p)
+	}
+	if err != nil {
+		return res, err
+	}
+
+	// A hard reset brought the lab up fresh, first step's setup included.
+	var replay []script
+	add := func(s *lab.Step, kind, text string) {
+		if kind == "setup" && o.Hard && s == &o.Lab.Steps[0] {
+			return
+		}
+		if strings.TrimSpace(text) != "" {
+			replay = append(replay, script{step: s.ID, kind: kind, text: text})
+		}
+	}
+	for i := 0; i < target; i++ {
+		add(&o.Lab.Steps[i], "setup", o.Lab.Steps[i].Setup)
+		add(&o.Lab.Steps[i], "solve", o.Lab.Steps[i].Solve)
+	}
+	cur := &o.Lab.Steps[target]
+	add(cur, "setup", cur.Setup)
+	if err := runScripts(ctx, env, replay, st, o.Catalog, o.ScriptOutput); err != nil {
+		return res, err
+	}
+	if o.To != "" {
+		if err := o.Store.Update(ctx, o.Lab.Metadata.Name, func(p *progress.Progress) error {
+			p.UpdatedAt = now().UTC()
+			return p.StartAt(o.Lab, o.To, now())
+		}); err != nil {
+			return res, err
+		}
+	}
+	res.Current = cur
+	return res, nil
+}
+
+// recreate recreates the sandbox and resets the lab's namespaces at once:
+// neither needs the other, and each mostly waits on Docker or Kubernetes.
+// Both run to their end; every failure is returned.
+func recreate(ctx context.Context, env Environment) error {
+	var (
+		wg    sync.WaitGroup
+		nsErr error
+	)
+	wg.Go(func() {
+		if err := env.ResetNamespaces(ctx); err != nil {
+			nsErr = fmt.Errorf("recreating the lab's namespaces: %w", err)
+		}
+	})
+	var sbErr error
+	if err := env.RecreateSandbox(ctx); err != nil {
+		sbErr = fmt.Errorf("recreating the sandbox: %w", err)
+	}
+	wg.Wait()
+	return errors.Join(sbErr, nsErr)
+}
+
+// tailSize is how much of a failed script's output its error keeps.
+const tailSize = 2048
+
+// script is a setup or solve script of a step.
+type script struct{ step, kind, text string }
+
+// runScripts runs the scripts in order, in one go, with a status line for
+// each, and stops at the first that fails.
+func runScripts(ctx context.Context, env Environment, scripts []script, st Status, c *msg.Catalog, out io.Writer) error {
+	if len(scripts) == 0 {
+		return nil
+	}
+	texts := make([]string, len(scripts))
+	for i, s := range scripts {
+		texts[i] = s.text
+	}
+	// buf holds the output of the script running now, for its error.
+	var buf bytes.Buffer
+	w := io.Writer(&buf)
+	if out != nil {
+		w = io.MultiWriter(&buf, out)
+	}
+	running := -1
+	started := func(i int) {
+		if running >= 0 {
+			st.End(true)
+		}
+		running = i
+		buf.Reset()
+		key := msg.StatusRunningSolveOf
+		if scripts[i].kind == "setup" {
+			key = msg.StatusRunningSetupOf
+		}
+		st.Start(c.Say(key, scripts[i].step))
+	}
+	failed, code, err := env.RunScripts(ctx, texts, w, w, started)
+	if running >= 0 {
+		st.End(err == nil && failed < 0)
+	}
+	switch {
+	case err != nil && running >= 0:
+		s := scripts[running]
+		return fmt.Errorf("running the %s script of step %s: %w", s.kind, s.step, err)
+	case err != nil:
+		return fmt.Errorf("running the setup and solve scripts: %w", err)
+	case failed >= 0:
+		tail := strings.TrimSpace(buf.String())
+		if len(tail) > tailSize {
+			tail = "…" + strings.ToValidUTF8(tail[len(tail)-tailSize:], "")
+		}
+		return &ScriptError{Step: scripts[failed].step, Kind: scripts[failed].kind, Code: code, Tail: tail}
+	}
+	return nil
+}
+
+type silent struct{}
+
+func (silent) Start(string) {}
+func (silent) End(bool)     {}

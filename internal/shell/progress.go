@@ -1,0 +1,111 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/lab"
+)
+
+// ScriptRunner runs a bash script in the sandbox as the learner would;
+// provision's *Env is the real one.
+type ScriptRunner interface {
+	RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error)
+}
+
+// StoreProgress is Progress kept in the learner's progress file, recorded
+// as `labctl check` records it. Every call reads the file afresh, so a
+// `labctl check` in another terminal is seen, and every change is written
+// back at once under the store's lock.
+type StoreProgress struct {
+	Store *progress.Store
+	Lab   *lab.Lab
+	// Digest identifies the lab definition; progress recorded against an
+	// earlier version is reconciled with it by step id.
+	Digest string
+	// Scripts, when set, runs the setup script of a step the learner
+	// advances to.
+	Scripts ScriptRunner
+	// Now is time.Now outside tests.
+	Now func() time.Time
+}
+
+// State reads where the learner stands.
+func (p *StoreProgress) State() (State, error) {
+	pr, err := p.Store.Load(p.Lab.Metadata.Name)
+	if err != nil {
+		return State{}, err
+	}
+	pr.Reconcile(p.Lab, p.Digest)
+	return p.state(pr), nil
+}
+
+// Record records a round of step's checks; when the learner moves on to a
+// step with a setup script, the script runs.
+func (p *StoreProgress) Record(ctx context.Context, step string, results []checks.Result) (State, error) {
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	out, err := grading.Record(ctx, p.Store, p.Lab, p.Digest, step, results, now())
+	if err != nil {
+		return State{}, fmt.Errorf("recording progress: %w", err)
+	}
+	st, err := p.State()
+	if err != nil {
+		return State{}, err
+	}
+	if out.Advanced && out.Next != nil {
+		if err := p.setup(ctx, out.Next); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// setup runs the setup script of step, which the learner has just reached.
+func (p *StoreProgress) setup(ctx context.Context, step *lab.Step) error {
+	if p.Scripts == nil || strings.TrimSpace(step.Setup) == "" {
+		return nil
+	}
+	var log bytes.Buffer
+	code, err := p.Scripts.RunScript(ctx, step.Setup, &log, &log)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exited with status %d: %s", code, strings.TrimSpace(log.String()))
+	}
+	if err != nil {
+		return &SetupError{Step: step.ID, Err: err}
+	}
+	return nil
+}
+
+// SetupError is a failed setup script of the step the learner moved on to;
+// the progress itself was recorded.
+type SetupError struct {
+	Step string
+	Err  error
+}
+
+func (e *SetupError) Error() string {
+	return fmt.Sprintf("running the setup of step %s: %v (the lab's setup failed, not your work; `labctl reset --to %s` starts the step over)", e.Step, e.Err, e.Step)
+}
+
+func (e *SetupError) Unwrap() error { return e.Err }
+
+func (p *StoreProgress) state(pr *progress.Progress) State {
+	st := State{Passed: map[string]bool{}}
+	st.Current, _ = pr.CurrentStep(p.Lab)
+	for _, s := range p.Lab.Steps {
+		if pr.IsPassed(s.ID) {
+			st.Passed[s.ID] = true
+		}
+	}
+	return st
+}

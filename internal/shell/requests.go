@@ -1,0 +1,108 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// answer handles one request of the lab function: it writes the answer on
+// the terminal, then the acknowledgement into the shell's input. Keystrokes
+// wait meanwhile; a Ctrl-C abandons the request, and so does the
+// acknowledgement deadline.
+func (s *Session) answer(ctx context.Context, m Mark) {
+	seen := time.Now()
+	s.inMu.Lock()
+	defer s.inMu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, AckDeadline)
+	defer cancel()
+	s.reqMu.Lock()
+	s.reqCancel = cancel
+	s.reqMu.Unlock()
+	defer func() {
+		s.reqMu.Lock()
+		s.reqCancel = nil
+		s.reqMu.Unlock()
+	}()
+
+	text := s.reply(ctx, m.Verb)
+	if ctx.Err() != nil || time.Since(seen) >= AckDeadline {
+		return
+	}
+	s.write(text)
+	_, _ = io.WriteString(s.cfg.Shell, m.Nonce+"\a")
+}
+
+// abandonRequest cancels the request being answered, if any.
+func (s *Session) abandonRequest() {
+	s.reqMu.Lock()
+	defer s.reqMu.Unlock()
+	if s.reqCancel != nil {
+		s.reqCancel()
+	}
+}
+
+// reply computes the answer to verb.
+func (s *Session) reply(ctx context.Context, verb string) string {
+	st, err := s.cfg.Progress.State()
+	if err != nil {
+		return s.couldNotRunText(err)
+	}
+	switch verb {
+	case VerbStatus:
+		return s.statusText(st)
+	case VerbCheck, VerbNext, VerbHint, VerbStep, VerbWhy:
+	default:
+		return fmt.Sprintf(s.cat.UnknownRequest, verb) + "\n"
+	}
+	if st.Current == nil {
+		return fmt.Sprintf(s.cat.AllDone, len(s.cfg.Lab.Steps)) + "\n"
+	}
+	step := *st.Current
+	switch verb {
+	case VerbStep:
+		heading := fmt.Sprintf(s.cat.ShellStep, s.stepNumber(step.ID), len(s.cfg.Lab.Steps), step.Title)
+		return s.stepText(heading, step)
+	case VerbWhy:
+		return s.whyText(step)
+	case VerbHint:
+		if len(step.Hints) == 0 {
+			return s.cat.NoHints + "\n"
+		}
+		i := s.hints[step.ID]
+		if i >= len(step.Hints) {
+			return s.cat.NoMoreHints + "\n"
+		}
+		s.hints[step.ID] = i + 1
+		hint := s.md.Render(step.Hints[i])
+		if strings.Contains(hint, "\n") {
+			hint = "\n" + indent(hint)
+		}
+		return fmt.Sprintf(s.cat.Hint, i+1, len(step.Hints), hint) + "\n"
+	}
+	// check and next run the checks now, once: an explicit request is
+	// answered at once, as `labctl check` is.
+	results, err := s.askedRound(ctx, &step)
+	if err != nil {
+		return s.couldNotRunText(err)
+	}
+	text := ""
+	if verb == VerbCheck || !stepPassed(results) {
+		text = fmt.Sprintf(s.cat.Checking, s.stepNumber(step.ID), len(s.cfg.Lab.Steps), step.Title) + "\n" +
+			s.resultsText(step, results)
+	}
+	if !stepPassed(results) {
+		if _, err := s.cfg.Progress.Record(ctx, step.ID, results); err != nil {
+			return text + s.couldNotRunText(err)
+		}
+		return text
+	}
+	banner, err := s.complete(ctx, step.ID, results)
+	if err != nil {
+		return text + s.couldNotRunText(err)
+	}
+	return text + banner
+}

@@ -1,0 +1,140 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/report"
+	"github.com/labctl/labctl/lab"
+)
+
+// rounds runs the current step's checks after commands: each trigger is
+// debounced, a passing round is confirmed by a second one after a pause,
+// and a confirmed pass completes the step.
+func (s *Session) rounds(ctx context.Context) {
+	failedBefore := false // the last round could not run: say so only once
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.trigger:
+		}
+		if !s.settle(ctx) {
+			return
+		}
+		text, couldNotRun := s.autoRound(ctx)
+		if couldNotRun && failedBefore {
+			text = ""
+		}
+		failedBefore = couldNotRun
+		if text != "" {
+			select {
+			case s.notices <- text:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// settle waits until no trigger came for the debounce time. It reports
+// false when ctx is done.
+func (s *Session) settle(ctx context.Context) bool {
+	t := time.NewTimer(s.cfg.Debounce)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-s.trigger:
+			t.Reset(s.cfg.Debounce)
+		case <-t.C:
+			return true
+		}
+	}
+}
+
+// autoRound checks the current step and, when it passes twice, completes it.
+// It returns the text to show (empty for nothing) and whether the checks
+// could not run.
+func (s *Session) autoRound(ctx context.Context) (string, bool) {
+	st, err := s.cfg.Progress.State()
+	if err != nil {
+		return s.couldNotRunText(err), true
+	}
+	step := st.Current
+	// A step with a probe passes only when the learner asks (lab check):
+	// its probe changes the cluster, and its checks judge the probe's run.
+	if step == nil || len(step.Checks) == 0 || step.Probe != nil {
+		return "", false
+	}
+	results, err := s.round(ctx, step)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", false
+		}
+		return s.couldNotRunText(err), true
+	}
+	if !stepPassed(results) {
+		return "", false
+	}
+	select {
+	case <-ctx.Done():
+		return "", false
+	case <-time.After(s.cfg.Recheck):
+	}
+	results, err = s.round(ctx, step)
+	if err != nil || !stepPassed(results) {
+		return "", false
+	}
+	text, err := s.complete(ctx, step.ID, results)
+	if err != nil {
+		return s.couldNotRunText(err), true
+	}
+	return text, false
+}
+
+// round runs step's checks once (checks.RunRound: its deadline, its answer
+// verified).
+func (s *Session) round(ctx context.Context, step *lab.Step) ([]checks.Result, error) {
+	return checks.RunRound(ctx, step.Checks, s.cfg.Check)
+}
+
+// askedRound runs step's checks when the learner asks: through the step's
+// probe when it has one (grading.RunStep).
+func (s *Session) askedRound(ctx context.Context, step *lab.Step) ([]checks.Result, error) {
+	return grading.RunStep(ctx, s.cfg.Check, s.cfg.Probe, step, s.cat, nil)
+}
+
+// complete records that step passed and returns the banner saying so, with
+// the next step's text. A step that is no longer current (completed
+// meanwhile by a request) gives no banner.
+func (s *Session) complete(ctx context.Context, stepID string, results []checks.Result) (string, error) {
+	s.stepMu.Lock()
+	defer s.stepMu.Unlock()
+	st, err := s.cfg.Progress.State()
+	if err != nil {
+		return "", err
+	}
+	if st.Current == nil || st.Current.ID != stepID {
+		return "", nil
+	}
+	after, err := s.cfg.Progress.Record(ctx, stepID, results)
+	var setupErr *SetupError
+	if errors.As(err, &setupErr) {
+		return s.passedBanner(*st.Current, after) + s.couldNotRunText(err), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return s.passedBanner(*st.Current, after), nil
+}
+
+// stepPassed reports whether every required check passed, as grading
+// decides.
+func stepPassed(results []checks.Result) bool {
+	return len(results) > 0 && report.Summarize(results).Passed()
+}

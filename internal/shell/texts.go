@@ -1,0 +1,169 @@
+package shell
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/report"
+	"github.com/labctl/labctl/internal/textsafe"
+	"github.com/labctl/labctl/lab"
+)
+
+// crlf turns \n line ends into \r\n, as a terminal in raw mode needs.
+func crlf(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\n", "\r\n")
+}
+
+// paint wraps text in an SGR colour when colour is on.
+func (s *Session) paint(sgr, text string) string {
+	if !s.cfg.Color {
+		return text
+	}
+	return "\x1b[" + sgr + "m" + text + "\x1b[0m"
+}
+
+// stepNumber is step's 1-based position in the lab.
+func (s *Session) stepNumber(id string) int {
+	for i, st := range s.cfg.Lab.Steps {
+		if st.ID == id {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// stepText is a step's heading and instructions.
+func (s *Session) stepText(heading string, step lab.Step) string {
+	var b strings.Builder
+	b.WriteString(s.paint("1", heading) + "\n")
+	if in := s.md.Render(step.Instructions); in != "" {
+		b.WriteString("\n" + indent(in) + "\n")
+	}
+	return b.String()
+}
+
+// goalText is the lab's title and goal, shown when the shell starts and in
+// lab status; "" when the lab states no goal.
+func (s *Session) goalText() string {
+	goal := s.md.Render(s.cfg.Lab.Metadata.Goal)
+	if goal == "" {
+		return ""
+	}
+	return s.paint("1", s.cat.Goal) + "\n" + indent(goal) + "\n"
+}
+
+// whyText says why step matters, as the lab explains it.
+func (s *Session) whyText(step lab.Step) string {
+	why := s.md.Render(step.Why)
+	if why == "" {
+		return fmt.Sprintf(s.cat.NoWhy, step.Title) + "\n"
+	}
+	return s.paint("1", fmt.Sprintf(s.cat.Why, step.Title)) + "\n" + indent(why) + "\n"
+}
+
+func indent(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "  " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// welcome is shown when the shell starts.
+func (s *Session) welcome(st State) string {
+	n := len(s.cfg.Lab.Steps)
+	if st.Current == nil {
+		return fmt.Sprintf(s.cat.AllDone, n) + "\n"
+	}
+	heading := fmt.Sprintf(s.cat.ShellStep, s.stepNumber(st.Current.ID), n, st.Current.Title)
+	goal := s.goalText()
+	if goal != "" {
+		goal += "\n"
+	}
+	return goal + s.stepText(heading, *st.Current) + "\n" + s.cat.ShellHelp + "\n\n"
+}
+
+// passedBanner says step passed and what comes next.
+func (s *Session) passedBanner(step lab.Step, after State) string {
+	var b strings.Builder
+	b.WriteString(s.paint("1;32", "✓ "+fmt.Sprintf(s.cat.StepPassed, step.Title)) + "\n")
+	if strings.TrimSpace(step.Why) != "" {
+		b.WriteString("\n" + s.whyText(step))
+	}
+	n := len(s.cfg.Lab.Steps)
+	if after.Current == nil {
+		b.WriteString("\n" + fmt.Sprintf(s.cat.AllDone, n) + "\n")
+		return b.String()
+	}
+	heading := fmt.Sprintf(s.cat.NextStep, s.stepNumber(after.Current.ID), n, after.Current.Title)
+	b.WriteString("\n" + s.stepText(heading, *after.Current))
+	return b.String()
+}
+
+// resultsText lists each check with ✓, ✗ or ! and sums up the step.
+func (s *Session) resultsText(step lab.Step, results []checks.Result) string {
+	var b strings.Builder
+	for _, r := range results {
+		mark, sgr := "✓", "32"
+		switch r.Status {
+		case checks.Fail:
+			mark, sgr = "✗", "31"
+		case checks.Error:
+			mark, sgr = "!", "33"
+		}
+		name := r.Name
+		if r.Description != "" {
+			name = r.Description
+		}
+		if r.Optional {
+			name += " " + s.cat.Optional
+		}
+		line := "  " + s.paint(sgr, mark) + " " + name
+		if r.Status != checks.Pass && r.Message != "" {
+			line += ": " + textsafe.Escape(r.Message)
+		}
+		b.WriteString(line + "\n")
+	}
+	sum := report.Summarize(results)
+	b.WriteString(report.MistakeText(report.LikelyMistakes(&step, results), s.cat, "  "))
+	if sum.Errored > 0 {
+		b.WriteString(fmt.Sprintf(s.cat.CouldNotRun, sum.Errored) + "\n")
+	}
+	if !sum.Passed() {
+		b.WriteString(fmt.Sprintf(s.cat.StepNotPassed, step.Title, sum.Failed+sum.Errored, sum.Required) + "\n")
+	}
+	return b.String()
+}
+
+// couldNotRunText reports checks that could not run at all.
+func (s *Session) couldNotRunText(err error) string {
+	return s.paint("33", "! "+fmt.Sprintf(s.cat.CouldNotRun, 1)) + "\n  (" + err.Error() + ")\n"
+}
+
+// statusText lists the steps, marking those passed and the current one.
+func (s *Session) statusText(st State) string {
+	var b strings.Builder
+	title := s.cfg.Lab.Metadata.Title
+	if title == "" {
+		title = s.cfg.Lab.Metadata.Name
+	}
+	b.WriteString(fmt.Sprintf(s.cat.Progress, title, len(st.Passed), len(s.cfg.Lab.Steps)) + "\n")
+	if goal := s.md.Render(s.cfg.Lab.Metadata.Goal); goal != "" {
+		b.WriteString(indent(goal) + "\n")
+	}
+	for i, step := range s.cfg.Lab.Steps {
+		mark := " "
+		switch {
+		case st.Passed[step.ID]:
+			mark = s.paint("32", "✓")
+		case st.Current != nil && st.Current.ID == step.ID:
+			mark = "→"
+		}
+		b.WriteString(fmt.Sprintf("  %s %d. %s\n", mark, i+1, step.Title))
+	}
+	return b.String()
+}
