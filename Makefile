@@ -3,10 +3,14 @@ SHELL := bash
 GO ?= go
 BIN := bin/labctl
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/labctl/labctl/cmd/labctl/app.Version=$(VERSION)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -s -w -X github.com/labctl/labctl/cmd/labctl/app.Version=$(VERSION) -X github.com/labctl/labctl/cmd/labctl/app.Commit=$(COMMIT)
+# GENERATED are the files `make generate` writes; they are committed, and
+# `make lint` fails when one is stale.
+GENERATED := lab/schema.json
 export CGO_ENABLED := 0
 
-.PHONY: help build test lint e2e engine images up down bench fuzz
+.PHONY: help build test lint generate e2e engine images up down bench fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -17,8 +21,14 @@ build: ## build the static labctl binary into bin/
 test: ## unit tests (no Docker needed)
 	$(GO) test ./...
 
-lint: build ## gofmt, go vet (with and without the e2e tag) and labctl lint of the default lab
+generate: ## run the go:generate steps (lab/schema.json from the lab file's Go types)
+	$(GO) generate ./...
+
+lint: build ## gofmt, go vet (with and without the e2e tag), generated files up to date, labctl lint of the default lab
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@before=$$(sha256sum $(GENERATED)); $(GO) generate ./...; after=$$(sha256sum $(GENERATED)); \
+	if [ "$$before" != "$$after" ]; then echo "stale generated files (regenerated now: review and commit them):"; \
+	diff <(echo "$$before") <(echo "$$after") | sed -n 's/^> [0-9a-f]* *//p'; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./...
 	$(BIN) lint lab.yaml

@@ -8,6 +8,12 @@
 // error when it could not run at all: a timeout, an unreachable cluster, or a
 // broken check (an invalid regular expression or reference) that is the lab
 // author's to fix.
+//
+// It also owns the round as the host sees it, the one way every command
+// runs checks: RunRound (its deadline, RoundTimeout, from DefaultTimeout and
+// the engine's concurrency), ReadResponse and Reconcile (the answer checked
+// against the request), and Summarize with Summary.Verdict, the one rule
+// that says whether a step passed.
 package checks
 
 import (

@@ -192,7 +192,7 @@ else
 	# `labctl test` brings its own environment up; the target is the time
 	# after that up, which its report gives apart.
 	s=$(now)
-	"$labctl" test -o json --output "$work/test.json" >>"$work/log" 2>&1
+	"$labctl" test -o json --output-file "$work/test.json" >>"$work/log" 2>&1
 	rc=$?
 	tt=$(since "$s")
 	# The report's durationMs is the test after its environment is up.

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -117,7 +119,12 @@ func (b *builder) goBuild(ctx context.Context, g goBuild, modDir, out string) er
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", tmp, err)
 	}
-	for name, pkg := range g.outputs {
+	names := slices.Sorted(maps.Keys(g.outputs))
+	for i, name := range names {
+		pkg := g.outputs[name]
+		if len(names) > 1 {
+			b.progress.step("%s (%d of %d)", name, i+1, len(names))
+		}
 		_, err := (command{
 			args: []string{"go", "build", "-trimpath", "-ldflags", g.ldflags, "-o", filepath.Join(tmp, name), pkg},
 			dir:  modDir,

@@ -41,6 +41,7 @@ type command struct {
 	stdout  io.Writer // when set, stdout goes here instead of the result
 	timeout time.Duration
 	log     io.Writer
+	lines   func(string) // when set, called with each line of output
 }
 
 // run executes c and returns its standard output (combined with standard
@@ -59,7 +60,10 @@ func (c command) run(ctx context.Context) (string, error) {
 	var out bytes.Buffer
 	var sink io.Writer = &out
 	if c.log != nil {
-		sink = io.MultiWriter(&out, c.log)
+		sink = io.MultiWriter(sink, c.log)
+	}
+	if c.lines != nil {
+		sink = io.MultiWriter(sink, &lineWriter{fn: c.lines})
 	}
 	cmd.Stderr = sink
 	cmd.Stdout = sink
@@ -79,6 +83,18 @@ func (c command) run(ctx context.Context) (string, error) {
 // docker runs the docker CLI with a deadline.
 func (b *builder) docker(ctx context.Context, timeout time.Duration, args ...string) (string, error) {
 	return command{args: append([]string{"docker"}, args...), timeout: timeout, log: b.opts.Log}.run(ctx)
+}
+
+// dockerBuild runs `docker build` with args, showing the layer it is on.
+func (b *builder) dockerBuild(ctx context.Context, timeout time.Duration, args ...string) (string, error) {
+	return command{
+		args: append([]string{"docker", "build"}, args...), timeout: timeout, log: b.opts.Log,
+		lines: func(line string) {
+			if layer, ok := buildLayer(line); ok {
+				b.progress.step("%s", layer)
+			}
+		},
+	}.run(ctx)
 }
 
 // imageExists reports whether the local engine has ref.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labctl/labctl/internal/statusline"
 )
 
 // TestE2E builds (or reuses) both images, creates a kind cluster on the
@@ -22,11 +24,11 @@ func TestE2E(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
 	defer cancel()
 	start := time.Now()
-	refs, err := Ensure(ctx, Options{Status: testWriter{t}})
+	refs, err := Ensure(ctx, Options{Status: statusline.New(testWriter{t}, statusline.Options{Terminal: new(bool), Elapsed: true})})
 	if err != nil {
 		t.Fatalf("Ensure: %v", err)
 	}
-	t.Logf("images ready in %s: %+v", elapsed(time.Since(start)), refs)
+	t.Logf("images ready in %s: %+v", statusline.Elapsed(time.Since(start)), refs)
 	b, err := newBuilder(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -45,10 +47,7 @@ func TestE2E(t *testing.T) {
 	kubectl := filepath.Join(kubeDir, "kubectl")
 
 	name := fmt.Sprintf("labctl-e2e-%d", time.Now().Unix()%100000)
-	config := filepath.Join(tmp, "kind.yaml")
-	if err := os.WriteFile(config, []byte(KindClusterConfig(refs.Node)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	config := kindClusterFile(ctx, t, tmp, refs.Node)
 	kubeconfig := filepath.Join(tmp, "kubeconfig")
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -61,11 +60,11 @@ func TestE2E(t *testing.T) {
 		if err != nil {
 			t.Errorf("kind delete cluster: %v: %s", err, out)
 		}
-		t.Logf("MEASURE kind delete cluster: %s", elapsed(time.Since(began)))
+		t.Logf("MEASURE kind delete cluster: %s", statusline.Elapsed(time.Since(began)))
 	})
 	began := time.Now()
 	mustRun(ctx, t, "", kind, "create", "cluster", "--name", name, "--config", config, "--kubeconfig", kubeconfig, "--wait", "0s")
-	t.Logf("MEASURE kind create cluster: %s", elapsed(time.Since(began)))
+	t.Logf("MEASURE kind create cluster: %s", statusline.Elapsed(time.Since(began)))
 
 	k := func(args ...string) (string, error) {
 		return command{args: append([]string{kubectl, "--kubeconfig", kubeconfig}, args...), timeout: 6 * time.Minute}.run(ctx)
@@ -80,12 +79,12 @@ func TestE2E(t *testing.T) {
 	}
 	began = time.Now()
 	mustK("wait", "--for=condition=Ready", "node", "--all", "--timeout=5m")
-	t.Logf("MEASURE node Ready after create: %s", elapsed(time.Since(began)))
+	t.Logf("MEASURE node Ready after create: %s", statusline.Elapsed(time.Since(began)))
 	// kubeadm created these during kind create; their pods may not exist yet.
 	mustK("rollout", "status", "-n", "kube-system", "deployment/coredns", "--timeout=5m")
 	mustK("rollout", "status", "-n", "kube-system", "daemonset/kube-proxy", "--timeout=5m")
 	mustK("wait", "--for=condition=Ready", "pods", "--all", "-n", "kube-system", "--timeout=5m")
-	t.Logf("MEASURE kube-system pods Ready after create: %s", elapsed(time.Since(began)))
+	t.Logf("MEASURE kube-system pods Ready after create: %s", statusline.Elapsed(time.Since(began)))
 	if pods := mustK("get", "pods", "-n", "kube-system", "-o", "name"); !strings.Contains(pods, "pod/coredns-") || !strings.Contains(pods, "pod/kube-proxy-") {
 		t.Fatalf("kube-system lacks coredns or kube-proxy:\n%s", pods)
 	}
@@ -197,6 +196,26 @@ func assertDiff(t *testing.T, k func(...string) (string, error), manifest string
 	if got != want {
 		t.Fatalf("kubectl diff exited %d, want %d:\n%s", got, want, out)
 	}
+}
+
+// kindClusterFile writes the cluster file `labctl images kind-config`
+// prints for node, the one `labctl up` gives kind (the built-in lab's, its
+// audit policy in a state directory under dir), and returns its path.
+func kindClusterFile(ctx context.Context, t *testing.T, dir, node string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "labctl")
+	mustRun(ctx, t, "..", "go", "build", "-o", bin, "./cmd/labctl")
+	var stdout strings.Builder
+	_, err := (command{args: []string{bin, "images", "kind-config", node}, env: []string{"LABCTL_STATE_DIR=" + filepath.Join(dir, "state")},
+		timeout: time.Minute, stdout: &stdout}).run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "kind.yaml")
+	if err := os.WriteFile(config, []byte(stdout.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return config
 }
 
 func mustRun(ctx context.Context, t *testing.T, dir string, args ...string) string {

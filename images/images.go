@@ -59,9 +59,8 @@ type Options struct {
 	// CacheDir keeps built binaries and the Debian root filesystem; empty
 	// means $XDG_CACHE_HOME/labctl or ~/.cache/labctl.
 	CacheDir string
-	// Status receives one line per phase with its elapsed time; nil prints
-	// nothing.
-	Status io.Writer
+	// Status shows each phase and what it is on; nil shows nothing.
+	Status Status
 	// Log, when set, receives the output of every command run.
 	Log io.Writer
 }

@@ -147,16 +147,13 @@ func TestComponentDockerfile(t *testing.T) {
 	}
 }
 
-func TestKindClusterConfig(t *testing.T) {
-	own := KindClusterConfig("labctl/node:v1.37.2-abc")
-	for _, want := range []string{"disableDefaultCNI: true", "image: labctl/node:v1.37.2-abc", "  failCgroupV1: false", "kind: KubeletConfiguration",
-		"kind: ClusterConfiguration", "    - name: leader-elect\n      value: \"false\""} {
-		if !strings.Contains(own, want) {
-			t.Errorf("config lacks %q:\n%s", want, own)
-		}
+func TestKindSettingsFor(t *testing.T) {
+	own := KindSettingsFor("labctl/node:v1.37.2-abc")
+	if !own.DisableDefaultCNI || len(own.KubeadmConfigPatches) != 2 {
+		t.Errorf("labctl's node image: %+v", own)
 	}
-	if up := KindClusterConfig(UpstreamNodeImage); !strings.Contains(up, "disableDefaultCNI: false") {
-		t.Errorf("the upstream image brings kindnetd; config:\n%s", up)
+	if up := KindSettingsFor(UpstreamNodeImage); up.DisableDefaultCNI {
+		t.Errorf("the upstream image brings kindnetd; settings %+v", up)
 	}
 }
 
@@ -197,15 +194,6 @@ func TestCommandErrorCarriesOutput(t *testing.T) {
 	}
 }
 
-func TestElapsed(t *testing.T) {
-	if got := elapsed(581e9); got != "9m41s" {
-		t.Errorf("elapsed = %s", got)
-	}
-	if got := elapsed(4.24e9); got != "4.2s" {
-		t.Errorf("elapsed = %s", got)
-	}
-}
-
 func TestRegistryAnswers(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized) // what a registry says to anonymous /v2/
@@ -222,7 +210,7 @@ func TestRegistryAnswers(t *testing.T) {
 
 func TestTryPullWithoutRegistryBuildsLocally(t *testing.T) {
 	var status strings.Builder
-	b, err := newBuilder(Options{Status: &status, CacheDir: t.TempDir()})
+	b, err := newBuilder(Options{Status: plainStatus(&status), CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +244,7 @@ func TestLockCacheExcludesASecondHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	var status strings.Builder
-	second, _ := newBuilder(Options{CacheDir: dir, Status: &status})
+	second, _ := newBuilder(Options{CacheDir: dir, Status: plainStatus(&status)})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := second.lockCache(ctx); err == nil {

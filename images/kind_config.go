@@ -1,11 +1,12 @@
 package images
 
 import (
-	"fmt"
 	"strings"
 )
 
-// KindSettings are the kind cluster settings a node image needs.
+// KindSettings are the kind cluster settings a node image needs. The kind
+// cluster file itself is typed and rendered in one place, provision's
+// cluster configuration: `labctl images kind-config` prints it.
 type KindSettings struct {
 	// DisableDefaultCNI is true for labctl's node images: they carry no
 	// kindnetd, but a single-node bridge CNI configuration baked in at
@@ -48,25 +49,4 @@ func KindSettingsFor(nodeRef string) KindSettings {
 		DisableDefaultCNI:    !strings.HasPrefix(nodeRef, "kindest/node"),
 		KubeadmConfigPatches: KindConfigPatches(),
 	}
-}
-
-// KindClusterConfig renders a kind v1alpha4 cluster file with one
-// control-plane node on nodeRef and only the settings the node image needs,
-// for testing the image with the kind CLI. A lab's cluster has more (its
-// audit log): `labctl images kind-config` prints that file, rendered by
-// provision.KindConfigFile from the configuration `up` gives kind.
-func KindClusterConfig(nodeRef string) string {
-	s := KindSettingsFor(nodeRef)
-	var b strings.Builder
-	b.WriteString("kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\n")
-	fmt.Fprintf(&b, "networking:\n  disableDefaultCNI: %t\n", s.DisableDefaultCNI)
-	fmt.Fprintf(&b, "nodes:\n- role: control-plane\n  image: %s\n", nodeRef)
-	b.WriteString("kubeadmConfigPatches:\n")
-	for _, p := range s.KubeadmConfigPatches {
-		b.WriteString("- |\n")
-		for _, line := range strings.Split(strings.TrimRight(p, "\n"), "\n") {
-			b.WriteString("  " + line + "\n")
-		}
-	}
-	return b.String()
 }

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/labctl/labctl/internal/fsx"
 )
 
 // nodeRefFor is the tag of the node image built on base.
@@ -82,7 +84,8 @@ func (b *builder) buildNode(ctx context.Context, base, ref string) error {
 		if err != nil {
 			return err
 		}
-		for _, c := range components {
+		for i, c := range components {
+			b.progress.step("%s (%d of %d)", c.image, i+1, len(components))
 			if err := b.buildComponent(ctx, base, c, filepath.Join(work, "components")); err != nil {
 				return err
 			}
@@ -166,7 +169,7 @@ func (b *builder) buildComponent(ctx context.Context, base string, c component, 
 	if err := linkOrCopy(filepath.Join(c.dir, c.binary), filepath.Join(ctxDir, c.binary)); err != nil {
 		return err
 	}
-	args := []string{"build", "--label", "labctl.recipe=" + nodeHash(base), "-t", c.image}
+	args := []string{"--label", "labctl.recipe=" + nodeHash(base), "-t", c.image}
 	if c.binary == "kube-proxy" {
 		for _, f := range []string{"kube-proxy.Dockerfile", "iptables-wrapper"} {
 			if err := writeRecipeFile("node/"+f, filepath.Join(ctxDir, f)); err != nil {
@@ -180,7 +183,7 @@ func (b *builder) buildComponent(ctx context.Context, base string, c component, 
 			return fmt.Errorf("writing the %s recipe: %w", c.binary, err)
 		}
 	}
-	if _, err := b.docker(ctx, 20*time.Minute, append(args, ctxDir)...); err != nil {
+	if _, err := b.docker(ctx, 20*time.Minute, append(append([]string{"build"}, args...), ctxDir)...); err != nil {
 		return fmt.Errorf("building %s: %w", c.image, err)
 	}
 	return nil
@@ -203,7 +206,7 @@ func (b *builder) buildNodeBase(ctx context.Context, base, tag, ctxDir string) e
 	if err := writeRecipeFile("node/node-base.Dockerfile", filepath.Join(ctxDir, "Dockerfile")); err != nil {
 		return err
 	}
-	if _, err := b.docker(ctx, 30*time.Minute, "build",
+	if _, err := b.dockerBuild(ctx, 30*time.Minute,
 		"--build-arg", "BASE_IMAGE="+base,
 		"--build-arg", "PAUSE_IMAGE=registry.k8s.io/pause:"+pauseImageTag,
 		"--label", "labctl.recipe="+nodeHash(base),
@@ -241,24 +244,8 @@ func (b *builder) kindNodeFiles(ctx context.Context) (string, error) {
 // copyKindFiles copies kind's node files (read-only in the module cache)
 // with the modes kind's own Dockerfile gives them.
 func copyKindFiles(src, dest string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dest, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		mode := os.FileMode(0o644)
-		if strings.HasPrefix(rel, "usr/local/bin/") || strings.HasPrefix(rel, "kind/bin/") {
-			mode = 0o755
-		}
-		return os.WriteFile(target, data, mode)
+	return fsx.CopyTree(os.DirFS(src), dest, func(path string, _ fs.FileInfo, _ []byte) bool {
+		return strings.HasPrefix(path, "usr/local/bin/") || strings.HasPrefix(path, "kind/bin/")
 	})
 }
 

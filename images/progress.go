@@ -3,63 +3,96 @@ package images
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"time"
-
-	"golang.org/x/term"
+	"regexp"
+	"strings"
+	"sync"
 )
 
-// progress prints one line per build phase with its elapsed time:
-// "✓ Building Kubernetes binaries (9m41s)". On a terminal the running phase
-// is shown and replaced when it ends; elsewhere each phase prints a start
-// line and an end line.
-type progress struct {
-	w   io.Writer
-	tty bool
+// Status shows a build's phases as they run: each phase starts and ends,
+// and a long one says what it is on now (which binary, which layer).
+// labctl's *statusline.Logger is the real one.
+type Status interface {
+	Start(phase string)
+	// Update says what the running phase is on now, e.g. "kubelet (2 of 7)".
+	Update(detail string)
+	End(ok bool)
+	// Printf prints a line of detail.
+	Printf(format string, args ...any)
 }
 
-func newProgress(w io.Writer) *progress {
-	if w == nil {
-		w = io.Discard
-	}
-	f, ok := w.(*os.File)
-	return &progress{w: w, tty: ok && term.IsTerminal(int(f.Fd()))}
-}
+// progress reports the build's phases to a Status, or nowhere.
+type progress struct{ st Status }
+
+func newProgress(st Status) *progress { return &progress{st: st} }
 
 // phase runs fn as one named phase.
 func (p *progress) phase(ctx context.Context, name string, fn func(context.Context) error) error {
-	start := time.Now()
-	if p.tty {
-		fmt.Fprintf(p.w, " • %s ...", name)
-	} else {
-		fmt.Fprintf(p.w, " • %s ...\n", name)
+	if p.st == nil {
+		return fn(ctx)
 	}
+	p.st.Start(name)
 	err := fn(ctx)
-	mark := "✓"
-	if err != nil {
-		mark = "✗"
-	}
-	if p.tty {
-		fmt.Fprint(p.w, "\r\x1b[2K")
-	}
-	fmt.Fprintf(p.w, " %s %s (%s)\n", mark, name, elapsed(time.Since(start)))
+	p.st.End(err == nil)
 	return err
+}
+
+// step says what the running phase is on now.
+func (p *progress) step(format string, args ...any) {
+	if p.st != nil {
+		p.st.Update(fmt.Sprintf(format, args...))
+	}
 }
 
 // note prints a line of detail.
 func (p *progress) note(format string, args ...any) {
-	fmt.Fprintf(p.w, "   %s\n", fmt.Sprintf(format, args...))
+	if p.st != nil {
+		p.st.Printf(format, args...)
+	}
 }
 
-// elapsed renders d as 850ms, 4.2s or 9m41s.
-func elapsed(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(10 * time.Millisecond).String()
-	case d < 10*time.Second:
-		return d.Round(100 * time.Millisecond).String()
-	default:
-		return d.Round(time.Second).String()
+// Build steps as `docker build` prints them: BuildKit's "#7 [3/6] RUN ..."
+// and the classic builder's "Step 3/6 : RUN ...".
+var (
+	buildkitStep = regexp.MustCompile(`^#\d+ \[(?:\S+ )?(\d+/\d+)\] (.+)$`)
+	classicStep  = regexp.MustCompile(`^Step (\d+/\d+) : (.+)$`)
+)
+
+// buildLayer turns a line of `docker build` output that starts a build
+// step into "layer 3/6: RUN apt-get ...", and reports whether it was one.
+func buildLayer(line string) (string, bool) {
+	m := buildkitStep.FindStringSubmatch(line)
+	if m == nil {
+		m = classicStep.FindStringSubmatch(line)
 	}
+	if m == nil {
+		return "", false
+	}
+	what := strings.Join(strings.Fields(m[2]), " ")
+	if r := []rune(what); len(r) > 60 {
+		what = string(r[:59]) + "…"
+	}
+	return "layer " + m[1] + ": " + what, true
+}
+
+// lineWriter calls fn with each complete line written to it.
+type lineWriter struct {
+	fn func(string)
+
+	mu      sync.Mutex
+	partial []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.partial = append(w.partial, p...)
+	for {
+		i := strings.IndexByte(string(w.partial), '\n')
+		if i < 0 {
+			break
+		}
+		w.fn(strings.TrimRight(string(w.partial[:i]), "\r"))
+		w.partial = w.partial[i+1:]
+	}
+	return len(p), nil
 }

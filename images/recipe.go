@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/labctl/labctl/internal/fsx"
 )
 
 // recipes are the files the images are built from. The Go wrapper modules
@@ -82,25 +82,11 @@ func sandboxHash(base string) string {
 }
 
 // writeRecipeDir copies the embedded directory dir into dest, keeping
-// executable bits only for files whose name says so (scripts).
+// executable bits only for files whose first line says so (scripts).
 func writeRecipeDir(dir, dest string) error {
-	return fs.WalkDir(recipes, dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		target := filepath.Join(dest, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := recipes.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		mode := os.FileMode(0o644)
-		if strings.HasPrefix(string(data), "#!") {
-			mode = 0o755
-		}
-		return os.WriteFile(target, data, mode)
-	})
+	sub, err := fs.Sub(recipes, dir)
+	if err != nil {
+		return err
+	}
+	return fsx.CopyTree(sub, dest, fsx.Script)
 }

@@ -44,7 +44,7 @@ func (b *builder) buildSandbox(ctx context.Context, base, ref, kubectl string) e
 	if err := linkOrCopy(kubectl, filepath.Join(ctxDir, "kubectl")); err != nil {
 		return err
 	}
-	if _, err := b.docker(ctx, 30*time.Minute, "build",
+	if _, err := b.dockerBuild(ctx, 30*time.Minute,
 		"--build-arg", "BASE_IMAGE="+base,
 		"--label", "labctl.recipe="+sandboxHash(base),
 		"-t", ref, ctxDir); err != nil {

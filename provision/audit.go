@@ -156,10 +156,10 @@ func addAudit(cfg *v1alpha4.Cluster, hostDir string) {
 }
 
 // KindConfigFile is the kind cluster file `labctl up` uses for l on
-// nodeImage, rendered from the same configuration kind is given, with the
-// settings the node image needs. It writes l's audit policy to the lab's
-// audit directory first, since the file names it.
-func KindConfigFile(l *lab.Lab, nodeImage string, disableDefaultCNI bool, patches []string) ([]byte, error) {
+// nodeImage (see clusterConfig), rendered from the configuration kind is
+// given. It writes l's audit policy to the lab's audit directory first,
+// since the file names it.
+func KindConfigFile(l *lab.Lab, nodeImage string) ([]byte, error) {
 	dir, err := AuditDir(l.Metadata.Name)
 	if err != nil {
 		return nil, err
@@ -167,8 +167,7 @@ func KindConfigFile(l *lab.Lab, nodeImage string, disableDefaultCNI bool, patche
 	if err := WriteAuditPolicy(dir, l); err != nil {
 		return nil, err
 	}
-	cfg := kindConfig(ClusterConfig{NodeImage: nodeImage, DisableDefaultCNI: disableDefaultCNI, KubeadmPatches: patches, AuditDir: dir})
-	out, err := yaml.Marshal(cfg)
+	out, err := yaml.Marshal(kindConfig(clusterConfig(l, nodeImage, dir)))
 	if err != nil {
 		return nil, fmt.Errorf("rendering the kind cluster file: %w", err)
 	}

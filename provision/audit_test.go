@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
 
+	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
 )
@@ -74,29 +75,43 @@ func TestKindConfigMountsTheAuditDirectory(t *testing.T) {
 	}
 }
 
+// TestKindConfigFileIsWhatUpUses renders `labctl images kind-config`'s file
+// and compares it with the configuration up gives kind (ensureImages: the
+// lab's state directory's audit directory, the node image's settings).
 func TestKindConfigFileIsWhatUpUses(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	l := &lab.Lab{Metadata: lab.Metadata{Name: "audit-test"}, Cluster: lab.Cluster{Namespaces: []string{"ns"}}}
-	out, err := KindConfigFile(l, "labctl/node:x", true, []string{"kind: KubeletConfiguration\n"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got v1alpha4.Cluster
-	if err := yaml.UnmarshalStrict(out, &got); err != nil {
-		t.Fatalf("not a kind cluster file: %v\n%s", err, out)
-	}
-	dir, err := AuditDir(l.Metadata.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := kindConfig(ClusterConfig{NodeImage: "labctl/node:x", DisableDefaultCNI: true, KubeadmPatches: []string{"kind: KubeletConfiguration\n"}, AuditDir: dir})
-	wantYAML, _ := yaml.Marshal(want)
-	if string(out) != string(wantYAML) {
-		t.Errorf("kind-config differs from up's configuration:\n%s\nwant\n%s", out, wantYAML)
-	}
-	policy, err := os.ReadFile(filepath.Join(dir, AuditPolicyFile))
-	if err != nil || string(policy) != string(auditPolicy(l)) {
-		t.Errorf("the policy the file names was not written: %v", err)
+	for _, node := range []string{"labctl/node:v1.37.2-abc", images.UpstreamNodeImage} {
+		out, err := KindConfigFile(l, node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got v1alpha4.Cluster
+		if err := yaml.UnmarshalStrict(out, &got); err != nil {
+			t.Fatalf("not a kind cluster file: %v\n%s", err, out)
+		}
+		state, err := stateDir(l.Metadata.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up := clusterConfig(l, node, filepath.Join(state, "audit"))
+		wantYAML, _ := yaml.Marshal(kindConfig(up))
+		if string(out) != string(wantYAML) {
+			t.Errorf("kind-config differs from up's configuration:\n%s\nwant\n%s", out, wantYAML)
+		}
+		if own := node != images.UpstreamNodeImage; got.Networking.DisableDefaultCNI != own {
+			t.Errorf("%s: disableDefaultCNI %t; only labctl's node images bring no kindnetd", node, got.Networking.DisableDefaultCNI)
+		}
+		for _, want := range []string{"image: " + node, "failCgroupV1: false",
+			"kind: ClusterConfiguration", "name: leader-elect", "audit-policy-file", "hostPath: " + up.AuditDir} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("the cluster file for %s lacks %q:\n%s", node, want, out)
+			}
+		}
+		policy, err := os.ReadFile(filepath.Join(up.AuditDir, AuditPolicyFile))
+		if err != nil || string(policy) != string(auditPolicy(l)) {
+			t.Errorf("the policy the file names was not written: %v", err)
+		}
 	}
 }
 

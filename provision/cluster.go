@@ -14,6 +14,9 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster"
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 	kindlog "sigs.k8s.io/kind/pkg/log"
+
+	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/lab"
 )
 
 // ClusterName is the kind cluster's name for a lab.
@@ -39,6 +42,21 @@ type ClusterConfig struct {
 	// the cluster is made.
 	AuditDir    string
 	AuditPolicy []byte
+}
+
+// clusterConfig is the cluster labctl makes for l on nodeImage, with the
+// settings the node image needs and the API server's audit log in
+// auditDir: `up` creates it and `images kind-config` prints it.
+func clusterConfig(l *lab.Lab, nodeImage, auditDir string) ClusterConfig {
+	ks := images.KindSettingsFor(nodeImage)
+	return ClusterConfig{
+		NodeImage:         nodeImage,
+		DisableDefaultCNI: ks.DisableDefaultCNI,
+		KubeadmPatches:    ks.KubeadmConfigPatches,
+		WaitForReady:      3 * time.Minute,
+		AuditDir:          auditDir,
+		AuditPolicy:       auditPolicy(l),
+	}
 }
 
 // kindConfig builds the single-node kind cluster configuration.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/atomicfile"
 )
 
 // credentialsFile holds, in the lab's host state directory (mode 0600, like
@@ -63,18 +64,7 @@ func saveCredentials(dir string, c savedCredentials) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("saving the lab's credentials: %w", err)
 	}
-	f, err := os.CreateTemp(dir, credentialsFile+".*")
-	if err != nil {
-		return fmt.Errorf("saving the lab's credentials: %w", err)
-	}
-	_, werr := f.Write(b)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("saving the lab's credentials in %s: %w", dir, err)
-	}
-	if err := os.Rename(f.Name(), filepath.Join(dir, credentialsFile)); err != nil {
-		os.Remove(f.Name())
+	if err := atomicfile.WriteFile(filepath.Join(dir, credentialsFile), b, 0o600); err != nil {
 		return fmt.Errorf("saving the lab's credentials in %s: %w", dir, err)
 	}
 	return nil
@@ -127,20 +117,20 @@ func tokenExpiry(token string) time.Time {
 	return time.Unix(claims.Exp, 0).UTC()
 }
 
-// RenewGrader gives the grader a new token when less than
+// renewGraderSoon gives the grader a new token when less than
 // graderRenewBefore of its current one is left, and saves it. A session
-// that lasts longer than the grader's token (the shell) calls it before
-// each check round; Connect does already.
-func (e *Env) RenewGrader(ctx context.Context) error {
-	if e.Grader != nil && !graderNeedsRenewal(tokenExpiry(e.Grader.Token), time.Now()) {
+// that lasts longer than the grader's token (the shell) renews it so before
+// each check round (RunChecks); Connect does already.
+func (e *Env) renewGraderSoon(ctx context.Context) error {
+	if e.graderKube != nil && !graderNeedsRenewal(tokenExpiry(e.graderKube.Token), time.Now()) {
 		return nil
 	}
-	node, err := e.Engine.State(ctx, controlPlaneNode(e.Lab.Metadata.Name))
+	node, err := e.engine.State(ctx, controlPlaneNode(e.Lab.Metadata.Name))
 	if err != nil {
 		return err
 	}
 	if !node.Running {
-		return fmt.Errorf("cluster %s is not running: %w", e.Cluster, ErrNotUp)
+		return fmt.Errorf("cluster %s is not running: %w", e.cluster, ErrNotUp)
 	}
 	dir, err := stateDir(e.Lab.Metadata.Name)
 	if err != nil {
@@ -153,25 +143,25 @@ func (e *Env) RenewGrader(ctx context.Context) error {
 // admin's credentials (read from the node once) and saves it, with the
 // learner's unchanged token, in dir for the cluster whose node has ID node.
 func (e *Env) renewGrader(ctx context.Context, dir, node string) error {
-	admin, err := e.AdminConfig(ctx)
+	admin, err := e.adminConfig(ctx)
 	if err != nil {
 		return err
 	}
 	cs, err := kubernetes.NewForConfig(admin)
 	if err != nil {
-		return fmt.Errorf("connecting to cluster %s: %w", e.Cluster, err)
+		return fmt.Errorf("connecting to cluster %s: %w", e.cluster, err)
 	}
 	grader, err := issueToken(ctx, cs, GraderAccount, admin.CAData, graderTokenLifetime)
 	if err != nil {
 		return fmt.Errorf("renewing the grader's credentials: %w", err)
 	}
-	e.Grader = &checks.KubeCredentials{Server: ControlPlaneServer(e.Lab.Metadata.Name), Token: grader.Token, CAData: grader.CAData}
+	e.graderKube = &checks.KubeCredentials{Server: ControlPlaneServer(e.Lab.Metadata.Name), Token: grader.Token, CAData: grader.CAData}
 	if e.learner.Token == "" {
 		// Nothing to save the grader's token beside: the next call
 		// issues both.
 		return nil
 	}
 	// The saved token only spares the next call a trip to the cluster.
-	_ = saveCredentials(dir, savedCredentials{Node: node, Grader: *e.Grader, GraderExpires: grader.Expires, Learner: e.learner})
+	_ = saveCredentials(dir, savedCredentials{Node: node, Grader: *e.graderKube, GraderExpires: grader.Expires, Learner: e.learner})
 	return nil
 }

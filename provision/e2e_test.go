@@ -19,7 +19,6 @@ import (
 	"github.com/labctl/labctl/internal/docker"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"
@@ -34,28 +33,12 @@ import (
 const e2eLabName = "e2e-prov"
 
 func e2eTestLab() *lab.Lab {
-	l := &lab.Lab{APIVersion: lab.APIVersion, Kind: lab.Kind, Metadata: lab.Metadata{Name: e2eLabName}}
-	l.Cluster.Namespaces = []string{"e2e-ns"}
-	l.Sandbox = lab.Sandbox{WorkDir: "/root", Fixtures: "/opt/lab/fixtures"}
-	l.Steps = []lab.Step{
-		{ID: "one", Setup: "echo setup-ran > /root/setup-marker", Checks: []lab.Check{
+	return e2etest.NewLab(e2eLabName, "e2e-ns",
+		lab.Step{ID: "one", Setup: "echo setup-ran > /root/setup-marker", Checks: []lab.Check{
 			// The grader may read what the lab's checks name, and only that.
 			{Name: "ns", Kube: &lab.KubeCheck{APIVersion: "v1", Kind: "Namespace", Name: "e2e-ns"}},
 		}},
-		{ID: "two", Setup: "exit 1"},
-	}
-	return l
-}
-
-func e2eImages(t *testing.T) (node, sb string) {
-	node, sb = os.Getenv("LABCTL_TEST_NODE_IMAGE"), os.Getenv("LABCTL_TEST_SANDBOX_IMAGE")
-	if node == "" {
-		node = images.NodeRef()
-	}
-	if sb == "" {
-		sb = images.SandboxRef()
-	}
-	return node, sb
+		lab.Step{ID: "two", Setup: "exit 1"})
 }
 
 // e2eChecker builds labctl static, as the checker copied into the sandbox,
@@ -107,7 +90,7 @@ func (h *e2eHarness) up(ctx context.Context, w *cancelAt) (*Env, error) {
 // file, and takes it down when the test ends.
 func upFresh(t *testing.T, ctx context.Context, l *lab.Lab) *Env {
 	t.Helper()
-	node, sb := e2eImages(t)
+	node, sb := e2etest.Images()
 	engine, err := docker.NewEngine(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +167,7 @@ func script(t *testing.T, env *Env, s string) (int, string) {
 func TestE2EProvision(t *testing.T) {
 	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	node, sb := e2eImages(t)
+	node, sb := e2etest.Images()
 	ctx := context.Background()
 	engine, err := docker.NewEngine(ctx)
 	if err != nil {
@@ -273,7 +256,7 @@ kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes 2>
 	}
 	defer env.Close()
 	var stdout bytes.Buffer
-	code, err = env.Exec(ctx, env.LoginExec([]string{"bash", "-c", "echo out; exit 3"}, &stdout, nil))
+	code, err = env.exec(ctx, env.loginExec([]string{"bash", "-c", "echo out; exit 3"}, &stdout, nil))
 	if err != nil || code != 3 || stdout.String() != "out\n" {
 		t.Errorf("exec: %d %v %q", code, err, stdout.String())
 	}
@@ -298,7 +281,7 @@ kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes 2>
 	}
 
 	t.Log("repairs")
-	if err := engine.Remove(ctx, env.Container); err != nil {
+	if err := engine.Remove(ctx, env.container); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Connect(ctx, l); !errors.Is(err, ErrNotUp) {
@@ -339,14 +322,14 @@ kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes 2>
 	if code, out := script(t, env3, "kubectl -n e2e-ns create configmap learner-made -o name"); code != 0 {
 		t.Fatalf("creating a configmap as the learner: %q", out)
 	}
-	if err := ResetNamespaces(ctx, env3); err != nil {
+	if err := env3.ResetNamespaces(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if code, out := script(t, env3, "kubectl -n e2e-ns get configmap learner-made -o name 2>&1; kubectl auth can-i create configmaps -n e2e-ns"); code != 0 ||
 		!strings.Contains(out, "NotFound") || !strings.HasSuffix(out, "yes\n") {
 		t.Errorf("after ResetNamespaces: %d %q", code, out)
 	}
-	if err := RecreateSandbox(ctx, env3); err != nil {
+	if err := env3.RecreateSandbox(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if code, out := script(t, env3, "test ! -e /root/work && test ! -e /root/setup-marker && echo clean; kubectl get ns e2e-ns -o name"); code != 0 || out != "clean\nnamespace/e2e-ns\n" {

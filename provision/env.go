@@ -10,12 +10,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/labctl/labctl/internal/docker"
-
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"
@@ -24,22 +24,28 @@ import (
 // ErrNotUp says the lab's cluster or sandbox is missing or stopped.
 var ErrNotUp = errors.New("the lab is not up: run `labctl up`")
 
-// Env is a lab's live environment: its sandbox and cluster. Close it when
-// done.
+// Env is a lab's live environment: its kind cluster, its sandbox and the
+// grader container beside it. It is the one type every command reaches a
+// live lab through, each by a small interface of its own: grading's
+// Checker, ScriptRunner and Prober (RunChecks, RunScript, RunAdminScript),
+// reset's and labtest's Environment (BackupHome, RecreateSandbox,
+// ResetNamespaces, RecreateCluster, RunScripts), and what the shell and
+// exec need (AttachShell, ExecLogin, ExecInTerminal). Its Docker connection
+// and container names are its own. Close it when done.
 type Env struct {
 	Lab *lab.Lab
-	// Engine is the Docker connection the Env owns.
-	Engine *docker.Engine
-	// Container is the sandbox container's name.
-	Container string
+	// engine is the Docker connection the Env owns.
+	engine *docker.Engine
+	// container is the sandbox container's name.
+	container string
 	// grader is the grader container's name: checks run there, out of the
 	// learner's reach.
 	grader string
-	// Cluster is the kind cluster's name.
-	Cluster string
-	// Grader are the read-only credentials the checker uses, with the API
-	// server's address inside the kind network.
-	Grader *checks.KubeCredentials
+	// cluster is the kind cluster's name.
+	cluster string
+	// graderKube are the read-only credentials the checker uses, with the
+	// API server's address inside the kind network.
+	graderKube *checks.KubeCredentials
 
 	// admin is the cluster's admin config (host address), read when first
 	// needed; it never enters the sandbox.
@@ -48,6 +54,9 @@ type Env struct {
 	learner         identity
 	settings        sandbox.Settings
 	checkerOverride string
+	// up says how RecreateCluster brings the lab up again: what Up was
+	// given, or WithUpOptions.
+	up Options
 }
 
 // ConnectOption adjusts Connect.
@@ -57,6 +66,18 @@ type ConnectOption func(*Env)
 // sandbox instead of the running labctl (the checker-binary setting).
 func WithCheckerBinary(path string) ConnectOption {
 	return func(e *Env) { e.checkerOverride = path }
+}
+
+// WithUpOptions says how RecreateCluster brings the lab up again (status
+// lines, catalogue, fixtures, images), as Up was given them; its checker
+// binary, when set, is WithCheckerBinary's.
+func WithUpOptions(o Options) ConnectOption {
+	return func(e *Env) {
+		e.up = o
+		if o.CheckerBinary != "" {
+			e.checkerOverride = o.CheckerBinary
+		}
+	}
 }
 
 // Connect returns the live environment of a lab that is up, or ErrNotUp.
@@ -79,14 +100,14 @@ func Connect(ctx context.Context, l *lab.Lab, opts ...ConnectOption) (*Env, erro
 func connect(ctx context.Context, engine *docker.Engine, l *lab.Lab) (*Env, error) {
 	name := l.Metadata.Name
 	env := newEnv(l, engine)
-	st, err := engine.State(ctx, env.Container)
+	st, err := engine.State(ctx, env.container)
 	if err != nil {
 		return nil, err
 	}
 	if !st.Running {
-		return nil, fmt.Errorf("sandbox %s is not running: %w", env.Container, ErrNotUp)
+		return nil, fmt.Errorf("sandbox %s is not running: %w", env.container, ErrNotUp)
 	}
-	if env.settings, err = engine.SandboxSettings(ctx, env.Container); err != nil {
+	if env.settings, err = engine.SandboxSettings(ctx, env.container); err != nil {
 		return nil, err
 	}
 	if env.settings.CheckerDir, err = checkerDir(name); err != nil {
@@ -107,17 +128,17 @@ func connect(ctx context.Context, engine *docker.Engine, l *lab.Lab) (*Env, erro
 		return nil, err
 	}
 	if !node.Exists {
-		return nil, fmt.Errorf("cluster %s does not exist: %w", env.Cluster, ErrNotUp)
+		return nil, fmt.Errorf("cluster %s does not exist: %w", env.cluster, ErrNotUp)
 	}
 	if !node.Running {
-		return nil, fmt.Errorf("cluster %s is not running (its node is %s): %w", env.Cluster, node.Status, ErrNotUp)
+		return nil, fmt.Errorf("cluster %s is not running (its node is %s): %w", env.cluster, node.Status, ErrNotUp)
 	}
 	dir, err := stateDir(name)
 	if err != nil {
 		return nil, err
 	}
 	if c, ok := loadCredentials(dir, node.ID); ok {
-		env.Grader = &c.Grader
+		env.graderKube = &c.Grader
 		env.learner = c.Learner
 		if graderNeedsRenewal(c.GraderExpires, time.Now()) {
 			if err := env.renewGrader(ctx, dir, node.ID); err != nil {
@@ -138,16 +159,16 @@ func connect(ctx context.Context, engine *docker.Engine, l *lab.Lab) (*Env, erro
 // newEnv is the Env of lab l, before anything is known of its state.
 func newEnv(l *lab.Lab, engine *docker.Engine) *Env {
 	name := l.Metadata.Name
-	return &Env{Lab: l, Engine: engine, Container: sandbox.ContainerName(name),
-		grader: sandbox.GraderName(name), Cluster: ClusterName(name)}
+	return &Env{Lab: l, engine: engine, container: sandbox.ContainerName(name),
+		grader: sandbox.GraderName(name), cluster: ClusterName(name), up: Options{Lab: l}}
 }
 
 // controlPlaneNode is the container kind runs the lab's single node in.
 func controlPlaneNode(lab string) string { return ClusterName(lab) + "-control-plane" }
 
-// AdminConfig returns the cluster's admin config (host address), reading it
+// adminConfig returns the cluster's admin config (host address), reading it
 // from the control-plane node the first time.
-func (e *Env) AdminConfig(ctx context.Context) (*rest.Config, error) {
+func (e *Env) adminConfig(ctx context.Context) (*rest.Config, error) {
 	if e.admin != nil {
 		return e.admin, nil
 	}
@@ -162,20 +183,20 @@ func (e *Env) AdminConfig(ctx context.Context) (*rest.Config, error) {
 // issueCredentials issues the grader and the learner new tokens through the
 // admin's credentials.
 func (e *Env) issueCredentials(ctx context.Context) error {
-	admin, err := e.AdminConfig(ctx)
+	admin, err := e.adminConfig(ctx)
 	if err != nil {
 		return err
 	}
 	cs, err := kubernetes.NewForConfig(admin)
 	if err != nil {
-		return fmt.Errorf("connecting to cluster %s: %w", e.Cluster, err)
+		return fmt.Errorf("connecting to cluster %s: %w", e.cluster, err)
 	}
 	learner, grader, err := issueTokens(ctx, cs, admin.CAData)
 	if err != nil {
 		return err
 	}
 	e.learner = learner
-	e.Grader = &checks.KubeCredentials{Server: ControlPlaneServer(e.Lab.Metadata.Name), Token: grader.Token, CAData: grader.CAData}
+	e.graderKube = &checks.KubeCredentials{Server: ControlPlaneServer(e.Lab.Metadata.Name), Token: grader.Token, CAData: grader.CAData}
 	return nil
 }
 
@@ -184,13 +205,13 @@ func (e *Env) issueCredentials(ctx context.Context) error {
 func (e *Env) saveCredentials(dir, node string) error {
 	return saveCredentials(dir, savedCredentials{
 		Node:    node,
-		Grader:  *e.Grader,
+		Grader:  *e.graderKube,
 		Learner: e.learner,
 	})
 }
 
 // Close releases the Docker connection.
-func (e *Env) Close() error { return e.Engine.Close() }
+func (e *Env) Close() error { return e.engine.Close() }
 
 // RunChecks runs the checks in one checker round in the grader container,
 // with the grader's credentials, until ctx ends: callers run it through
@@ -207,12 +228,12 @@ func (e *Env) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, e
 	}
 	// The grader's token lives an hour: a shell open longer gets a new
 	// one here, when the one it has nears its end.
-	if err := e.RenewGrader(ctx); err != nil {
+	if err := e.renewGraderSoon(ctx); err != nil {
 		return nil, err
 	}
 	auditDir, since := e.auditRequest(cs)
-	resp, err := e.Engine.RunChecker(ctx, e.grader, bin, checks.Request{
-		Root: "/", Kube: e.Grader, Areas: e.learnerAreas(), Lang: msg.Choose(e.Lab.Metadata.Language, os.Getenv), Checks: cs,
+	resp, err := e.engine.RunChecker(ctx, e.grader, bin, checks.Request{
+		Root: "/", Kube: e.graderKube, Areas: e.learnerAreas(), Lang: msg.Choose(e.Lab.Metadata.Language, os.Getenv), Checks: cs,
 		ProbeStart: checks.ProbeStartFrom(ctx),
 		AuditDir:   auditDir, Since: since,
 	})
@@ -234,21 +255,30 @@ func (e *Env) learnerAreas() []string {
 	return areas
 }
 
-// Exec runs a process in the sandbox and returns its exit code.
-func (e *Env) Exec(ctx context.Context, o docker.ExecOptions) (int, error) {
-	return e.Engine.Exec(ctx, e.Container, o)
+// exec runs a process in the sandbox and returns its exit code.
+func (e *Env) exec(ctx context.Context, o docker.ExecOptions) (int, error) {
+	return e.engine.Exec(ctx, e.container, o)
 }
 
 // RunScript runs a bash script in the sandbox as the learner would: a login
 // shell, as root, HOME=/root, in the lab's workDir. It returns the script's
 // exit code.
 func (e *Env) RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error) {
-	return e.Exec(ctx, e.LoginExec([]string{"bash", "-l", "-c", script}, stdout, stderr))
+	return e.exec(ctx, e.loginExec([]string{"bash", "-l", "-c", script}, stdout, stderr))
 }
 
-// LoginExec describes cmd run like the learner's shell runs it: as root,
+// ExecLogin runs cmd in the sandbox like the learner's shell runs it (as
+// root, HOME=/root, in the lab's workDir) with the given streams, and
+// returns its exit code.
+func (e *Env) ExecLogin(ctx context.Context, cmd []string, in io.Reader, out, errOut io.Writer) (int, error) {
+	o := e.loginExec(cmd, out, errOut)
+	o.Stdin = in
+	return e.exec(ctx, o)
+}
+
+// loginExec describes cmd run like the learner's shell runs it: as root,
 // HOME=/root, in the lab's workDir.
-func (e *Env) LoginExec(cmd []string, stdout, stderr io.Writer) docker.ExecOptions {
+func (e *Env) loginExec(cmd []string, stdout, stderr io.Writer) docker.ExecOptions {
 	return docker.ExecOptions{
 		Cmd:     cmd,
 		Env:     []string{"HOME=/root"},
@@ -266,25 +296,24 @@ func (e *Env) workDir() string {
 	return "/root"
 }
 
-// RunStepSetup runs, in order, the setup script of every step from the
-// first through the step with id upTo ("" means only the first). A script
-// that exits non-zero stops it with an error naming the step.
-func (e *Env) RunStepSetup(ctx context.Context, upTo string, stdout, stderr io.Writer) error {
+// runStepSetup runs, in order, the setup script of every step from the
+// first through the step with id upTo ("" means only the first), each as
+// labctl check runs the setup of a step the learner reaches
+// (grading.RunStepSetup). A script that fails stops it with a
+// *grading.StepSetupError whose retry is `labctl up`. out receives the
+// scripts' output.
+func (e *Env) runStepSetup(ctx context.Context, upTo string, out io.Writer) error {
 	steps, err := stepsThrough(e.Lab.Steps, upTo)
 	if err != nil {
 		return err
 	}
-	for _, s := range steps {
-		if s.Setup == "" {
-			continue
-		}
-		var tail bytes.Buffer
-		code, err := e.RunScript(ctx, s.Setup, io.MultiWriter(stdout, &tail), io.MultiWriter(stderr, &tail))
-		if err != nil {
-			return fmt.Errorf("running the setup of step %q: %w", s.ID, err)
-		}
-		if code != 0 {
-			return fmt.Errorf("the setup of step %q exited with status %d: %s", s.ID, code, lastLines(tail.String(), 10))
+	for i := range steps {
+		if err := grading.RunStepSetup(ctx, e, &steps[i], out); err != nil {
+			var se *grading.StepSetupError
+			if errors.As(err, &se) {
+				se.Retry = "labctl up"
+			}
+			return err
 		}
 	}
 	return nil
@@ -320,7 +349,7 @@ func (e *Env) writeKubeconfig(ctx context.Context, learner identity) error {
 	if err != nil {
 		return err
 	}
-	if err := e.Engine.CopyFile(ctx, e.Container, "/root/.kube/config", 0o600, bytes.NewReader(b), int64(len(b))); err != nil {
+	if err := e.engine.CopyFile(ctx, e.container, "/root/.kube/config", 0o600, bytes.NewReader(b), int64(len(b))); err != nil {
 		return fmt.Errorf("writing the learner kubeconfig: %w", err)
 	}
 	return nil
@@ -337,7 +366,7 @@ func (e *Env) waitReady(ctx context.Context) error {
 	var last bytes.Buffer
 	for {
 		last.Reset()
-		code, err := e.Exec(ctx, docker.ExecOptions{
+		code, err := e.exec(ctx, docker.ExecOptions{
 			Cmd:    []string{"kubectl", "get", "--raw", "/readyz"},
 			Env:    []string{"HOME=/root"},
 			Stdout: &last, Stderr: &last,
@@ -373,12 +402,17 @@ func lastLines(s string, n int) string {
 	return string(bytes.Join(lines, []byte("\n")))
 }
 
-// ExecInTerminal runs cmd like LoginExec does, but with a PTY attached to
+// ExecInTerminal runs cmd like ExecLogin does, but with a PTY attached to
 // the user's terminal; term is the TERM to give it.
 func (e *Env) ExecInTerminal(ctx context.Context, cmd []string, in, out *os.File, term string) (int, error) {
 	env := []string{"HOME=/root"}
 	if term != "" {
 		env = append(env, "TERM="+term)
 	}
-	return e.Engine.ExecInTerminal(ctx, e.Container, in, out, docker.ShellOptions{Cmd: cmd, Env: env, WorkDir: e.workDir(), User: "root"})
+	return e.engine.ExecInTerminal(ctx, e.container, in, out, docker.ShellOptions{Cmd: cmd, Env: env, WorkDir: e.workDir(), User: "root"})
+}
+
+// AttachShell starts the learner's login shell in the sandbox on a PTY.
+func (e *Env) AttachShell(ctx context.Context, o docker.ShellOptions) (*docker.AttachedShell, error) {
+	return e.engine.AttachShell(ctx, e.container, o)
 }

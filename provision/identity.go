@@ -35,7 +35,7 @@ const (
 // Lifetimes of the tokens labctl issues. The learner's lasts the lab: a lab
 // may stay up for months, and every `labctl up` issues a new one. The
 // grader's is short, an hour, and renewed by the host when less than
-// graderRenewBefore of it is left (Env.RenewGrader); the API server's
+// graderRenewBefore of it is left (Env.renewGraderSoon); the API server's
 // shortest is ten minutes.
 const (
 	learnerTokenLifetime = 365 * 24 * time.Hour

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/preflight"
-	"github.com/labctl/labctl/internal/statusline"
 )
 
 // imageRefs are the images a run uses.
@@ -52,7 +50,7 @@ func (r *upRun) ensureImages(ctx context.Context) error {
 	if r.images.sandbox == "" {
 		r.images.sandbox = r.lab.Sandbox.Image
 	}
-	want := images.Options{Node: r.images.node == "", Sandbox: r.images.sandbox == "", Status: detailWriter{r.st}, Log: r.opts.Log}
+	want := images.Options{Node: r.images.node == "", Sandbox: r.images.sandbox == "", Status: r.st.Nest(), Log: r.opts.Log}
 	if want.Node || want.Sandbox {
 		refs, err := images.Ensure(ctx, want)
 		if err != nil {
@@ -74,27 +72,6 @@ func (r *upRun) ensureImages(ctx context.Context) error {
 			return fmt.Errorf("image %s is not present: load it (`labctl images load FILE`) or `docker pull` it", ref)
 		}
 	}
-	ks := images.KindSettingsFor(r.images.node)
-	r.cluster = ClusterConfig{
-		NodeImage:         r.images.node,
-		DisableDefaultCNI: ks.DisableDefaultCNI,
-		KubeadmPatches:    ks.KubeadmConfigPatches,
-		WaitForReady:      3 * time.Minute,
-		AuditDir:          filepath.Join(r.dir, "audit"),
-		AuditPolicy:       auditPolicy(r.lab),
-	}
+	r.cluster = clusterConfig(r.lab, r.images.node, filepath.Join(r.dir, "audit"))
 	return nil
-}
-
-// detailWriter prints each line written to it as a detail line under the
-// current status step.
-type detailWriter struct{ st *statusline.Logger }
-
-func (d detailWriter) Write(p []byte) (int, error) {
-	for _, l := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-		if strings.TrimSpace(l) != "" {
-			d.st.Printf("%s", strings.TrimSpace(l))
-		}
-	}
-	return len(p), nil
 }

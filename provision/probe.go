@@ -20,7 +20,7 @@ const nodeAdminConfig = "/etc/kubernetes/admin.conf"
 // kubeconfig, in ProbeDir. The script's output goes to out; it returns the
 // script's exit code. Nothing of it enters the sandbox.
 func (e *Env) RunAdminScript(ctx context.Context, script string, out io.Writer) (int, error) {
-	return e.Engine.Exec(ctx, controlPlaneNode(e.Lab.Metadata.Name), docker.ExecOptions{
+	return e.engine.Exec(ctx, controlPlaneNode(e.Lab.Metadata.Name), docker.ExecOptions{
 		Cmd: []string{"bash", "-c", `mkdir -p "$0" && cd "$0" && exec bash -c "$1"`, ProbeDir, script},
 		Env: []string{
 			"KUBECONFIG=" + nodeAdminConfig,

@@ -1,7 +1,10 @@
 // Package provision brings a lab's environment up and down: the kind
 // cluster (it is the only importer of sigs.k8s.io/kind), the cluster's
-// namespaces and identities, the sandbox container, the step setup scripts,
-// and the live Env that checks, scripts and shells run against.
+// namespaces and identities, the sandbox and grader containers, the step
+// setup scripts. Env is the live lab, the one type every command reaches a
+// running lab through (checks, scripts, probes, the shell, reset): each
+// caller declares the small interface it needs, and Env keeps its Docker
+// connection and container names to itself.
 package provision
 
 import (
@@ -114,6 +117,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	}
 	env = newEnv(r.lab, r.engine)
 	env.checkerOverride = opts.CheckerBinary
+	env.up = opts
 	// The sandbox needs only the cluster's Docker network, which kind makes
 	// first: it is made while kind starts the control plane.
 	sandboxCtx, stopSandbox := context.WithCancel(ctx)
@@ -156,7 +160,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	}
 	if r.fresh || setupPending(r.dir) {
 		if err := r.step(ctx, r.say(msg.StatusRunningSetup), func(ctx context.Context) error {
-			if err := env.RunStepSetup(ctx, opts.CurrentStep, r.log(), r.log()); err != nil {
+			if err := env.runStepSetup(ctx, opts.CurrentStep, r.log()); err != nil {
 				return err
 			}
 			return clearSetupPending(r.dir)
@@ -272,7 +276,7 @@ func (r *upRun) setupCluster(ctx context.Context, env *Env) (identity, error) {
 		return identity{}, fmt.Errorf("setting up cluster %s: %w", r.kind.name, err)
 	}
 	env.admin, env.learner = admin, learner
-	env.Grader = &checks.KubeCredentials{
+	env.graderKube = &checks.KubeCredentials{
 		Server: ControlPlaneServer(r.lab.Metadata.Name),
 		Token:  grader.Token,
 		CAData: admin.CAData,

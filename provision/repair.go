@@ -3,7 +3,6 @@ package provision
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/labctl/labctl/internal/docker"
@@ -84,15 +83,7 @@ func OpenHome(ctx context.Context, l *lab.Lab, image string) (*Home, error) {
 
 // BackupHome streams /root out as a tar (entries root/...).
 func (h *Home) BackupHome(ctx context.Context, w io.Writer) error {
-	rc, err := h.engine.CopyOut(ctx, h.container, "/root")
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	if _, err := io.Copy(w, rc); err != nil {
-		return fmt.Errorf("copying /root out of %s: %w", h.container, err)
-	}
-	return nil
+	return copyHome(ctx, h.engine, h.container, w)
 }
 
 // Close removes the reading container, if one was made.

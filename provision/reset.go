@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +17,9 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"
 )
@@ -56,8 +60,8 @@ func (e *StuckNamespacesError) Error() string {
 // are then ensured. What does not go away in time
 // is reported in a *StuckObjectsError or *StuckNamespacesError, not waited
 // on.
-func ResetNamespaces(ctx context.Context, env *Env) error {
-	admin, err := env.AdminConfig(ctx)
+func (env *Env) ResetNamespaces(ctx context.Context) error {
+	admin, err := env.adminConfig(ctx)
 	if err != nil {
 		return err
 	}
@@ -71,11 +75,11 @@ func ResetNamespaces(ctx context.Context, env *Env) error {
 	cfg.WarningHandler = rest.NoWarnings{}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("connecting to cluster %s: %w", env.Cluster, err)
+		return fmt.Errorf("connecting to cluster %s: %w", env.cluster, err)
 	}
 	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("connecting to cluster %s: %w", env.Cluster, err)
+		return fmt.Errorf("connecting to cluster %s: %w", env.cluster, err)
 	}
 	r := &nsReset{cs: cs, objs: metadataStore{md}, disc: cs.Discovery(), lab: env.Lab, wait: namespaceDeleteWait, poll: namespacePoll}
 	return r.run(ctx)
@@ -195,9 +199,9 @@ func (r *nsReset) waitGone(ctx context.Context, nss []string) error {
 
 // RecreateSandbox replaces the sandbox container, its home volume and the
 // grader container with new ones made with the same settings (the home
-// empty), and writes the learner's
-// kubeconfig in. Back up /root first (Engine.CopyOut) if it matters.
-func RecreateSandbox(ctx context.Context, env *Env) error {
+// empty), and writes the learner's kubeconfig in. Back up /root first
+// (BackupHome) if it matters.
+func (env *Env) RecreateSandbox(ctx context.Context) error {
 	name := env.Lab.Metadata.Name
 	spec, err := sandbox.BuildSpec(env.settings)
 	if err != nil {
@@ -210,20 +214,20 @@ func RecreateSandbox(ctx context.Context, env *Env) error {
 	// The grader mounts the home volume too: both go before the volume,
 	// and both come back, at the same time.
 	if err := both(ctx,
-		func(ctx context.Context) error { return env.Engine.Remove(ctx, env.Container) },
-		func(ctx context.Context) error { return env.Engine.Remove(ctx, env.grader) }); err != nil {
+		func(ctx context.Context) error { return env.engine.Remove(ctx, env.container) },
+		func(ctx context.Context) error { return env.engine.Remove(ctx, env.grader) }); err != nil {
 		return err
 	}
 	vol := sandbox.VolumeName(name)
-	if err := env.Engine.RemoveVolume(ctx, vol); err != nil {
+	if err := env.engine.RemoveVolume(ctx, vol); err != nil {
 		return err
 	}
-	if _, err := env.Engine.EnsureVolume(ctx, vol, sandbox.Labels(name, sandbox.RoleHome)); err != nil {
+	if _, err := env.engine.EnsureVolume(ctx, vol, sandbox.Labels(name, sandbox.RoleHome)); err != nil {
 		return err
 	}
 	if err := both(ctx,
-		func(ctx context.Context) error { _, err := env.Engine.EnsureSandbox(ctx, spec); return err },
-		func(ctx context.Context) error { _, err := env.Engine.EnsureSandbox(ctx, graderSpec); return err }); err != nil {
+		func(ctx context.Context) error { _, err := env.engine.EnsureSandbox(ctx, spec); return err },
+		func(ctx context.Context) error { _, err := env.engine.EnsureSandbox(ctx, graderSpec); return err }); err != nil {
 		return err
 	}
 	if env.learner.Token == "" {
@@ -234,6 +238,55 @@ func RecreateSandbox(ctx context.Context, env *Env) error {
 	if err := env.writeKubeconfig(ctx, env.learner); err != nil {
 		return err
 	}
+	return nil
+}
+
+// BackupHome streams the sandbox's /root out as a tar (entries root/...).
+func (env *Env) BackupHome(ctx context.Context, w io.Writer) error {
+	return copyHome(ctx, env.engine, env.container, w)
+}
+
+// copyHome streams /root of container out as a tar (entries root/...).
+func copyHome(ctx context.Context, engine *docker.Engine, container string, w io.Writer) error {
+	rc, err := engine.CopyOut(ctx, container, "/root")
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	if _, err := io.Copy(w, rc); err != nil {
+		return fmt.Errorf("copying /root out of %s: %w", container, err)
+	}
+	return nil
+}
+
+// RecreateCluster takes the whole lab down and brings it up fresh, with
+// the options it was brought up with (Up's, or WithUpOptions) and the first
+// step's setup; env then refers to the new cluster and sandbox. It prints
+// its progress on those options' status lines.
+func (env *Env) RecreateCluster(ctx context.Context) error {
+	up := env.up
+	up.Lab = env.Lab
+	up.CurrentStep = ""
+	if up.CheckerBinary == "" {
+		up.CheckerBinary = env.checkerOverride
+	}
+	st := up.Status
+	if st == nil {
+		st = statusline.Discard()
+	}
+	st.Start(up.Catalog.Say(msg.StatusRemovingCluster))
+	if err := Down(ctx, env.Lab); err != nil {
+		st.End(false)
+		return err
+	}
+	st.End(true)
+	fresh, err := Up(ctx, up)
+	if err != nil {
+		return err
+	}
+	old := env.engine
+	*env = *fresh
+	old.Close()
 	return nil
 }
 

@@ -9,6 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/labctl/labctl/internal/e2etest"
 )
 
 // TestE2EResetNamespaces resets a real lab namespace the learner filled
@@ -19,13 +21,13 @@ import (
 func TestE2EResetNamespaces(t *testing.T) {
 	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	_, sb := e2eImages(t)
+	_, sb := e2etest.Images()
 	ctx := context.Background()
 	l := e2eTestLab()
 	l.Metadata.Name = "e2e-reset"
 	l.Cluster.Namespaces = []string{"e2e-used", "e2e-untouched"}
 	env := upFresh(t, ctx, l)
-	admin, err := env.AdminConfig(ctx)
+	admin, err := env.adminConfig(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +53,7 @@ for i in $(seq 120); do [ "$(kubectl -n e2e-used get pods -o name | wc -l)" -ge 
 echo "the deployment's pods never appeared"; exit 1`); code != 0 {
 		t.Fatalf("filling the namespace as the learner: %d %q", code, out)
 	}
-	if err := ResetNamespaces(ctx, env); err != nil {
+	if err := env.ResetNamespaces(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The learner's objects are gone, the default ServiceAccount is the
@@ -74,7 +76,7 @@ kubectl auth can-i create deployments -n e2e-used`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ResetNamespaces(ctx, env); err != nil {
+	if err := env.ResetNamespaces(ctx); err != nil {
 		t.Fatal(err)
 	}
 	again, err := cs.CoreV1().ConfigMaps("e2e-untouched").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})

@@ -27,7 +27,7 @@ func (e *Env) RunScripts(ctx context.Context, scripts []string, stdout, stderr i
 		return -1, 0, err
 	}
 	return runMarked(scripts, mark, started, func(out io.Writer) (int, error) {
-		return e.Exec(ctx, e.LoginExec(cmd, out, stderr))
+		return e.exec(ctx, e.loginExec(cmd, out, stderr))
 	}, stdout)
 }
 

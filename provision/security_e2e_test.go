@@ -48,7 +48,7 @@ func TestE2ESecurity(t *testing.T) {
 	ctx := context.Background()
 	l := securityLab()
 	env := upFresh(t, ctx, l)
-	admin, err := env.AdminConfig(ctx)
+	admin, err := env.adminConfig(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 		if _, err := cs.CoreV1().Secrets(secNS).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		g := graderClient(t, admin, env.Grader)
+		g := graderClient(t, admin, env.graderKube)
 		if _, err := g.CoreV1().ConfigMaps(secNS).Get(ctx, "named", metav1.GetOptions{}); err != nil {
 			t.Errorf("the grader cannot read the ConfigMap a check names: %v", err)
 		}
@@ -210,7 +210,7 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 	})
 
 	t.Run("the grader's token lasts an hour and Connect renews it", func(t *testing.T) {
-		exp := tokenExpiry(env.Grader.Token)
+		exp := tokenExpiry(env.graderKube.Token)
 		if left := time.Until(exp); left < 50*time.Minute || left > time.Hour+graderTokenSlack {
 			t.Errorf("the grader's token expires in %s, want about an hour", left)
 		}
@@ -218,7 +218,7 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := env.Engine.State(ctx, nodeName)
+		n, err := env.engine.State(ctx, nodeName)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +231,7 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 			t.Fatal(err)
 		}
 		again.Close()
-		if again.Grader.Token != saved.Grader.Token {
+		if again.graderKube.Token != saved.Grader.Token {
 			t.Error("Connect renewed a grader token with most of its hour left")
 		}
 		saved.GraderExpires = time.Now().Add(5 * time.Minute)
@@ -243,14 +243,14 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 			t.Fatal(err)
 		}
 		renewed.Close()
-		if renewed.Grader.Token == saved.Grader.Token || renewed.learner.Token != saved.Learner.Token {
+		if renewed.graderKube.Token == saved.Grader.Token || renewed.learner.Token != saved.Learner.Token {
 			t.Fatal("Connect with 5 minutes of the grader's token left: want a new grader token and the learner's unchanged")
 		}
 		after, ok := loadCredentials(dir, n.ID)
-		if !ok || after.Grader.Token != renewed.Grader.Token || time.Until(after.GraderExpires) < 50*time.Minute {
+		if !ok || after.Grader.Token != renewed.graderKube.Token || time.Until(after.GraderExpires) < 50*time.Minute {
 			t.Errorf("the renewed token was not saved with its expiry: %v, %v", ok, after.GraderExpires)
 		}
-		g := graderClient(t, admin, renewed.Grader)
+		g := graderClient(t, admin, renewed.graderKube)
 		if _, err := g.CoreV1().ConfigMaps(secNS).Get(ctx, "named", metav1.GetOptions{}); err != nil {
 			t.Errorf("the renewed grader token cannot read what the lab names: %v", err)
 		}
@@ -271,7 +271,7 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 			!strings.HasPrefix(out, "0\n") || !strings.Contains(out, "forbidden") {
 			t.Errorf("the grader's access seen and deleted by the learner: exit %d, %q; want none in the namespace and a forbidden delete", code, out)
 		}
-		if err := ResetNamespaces(ctx, env); err != nil {
+		if err := env.ResetNamespaces(ctx); err != nil {
 			t.Fatal(err)
 		}
 		ns, err = cs.CoreV1().Namespaces().Get(ctx, secNS, metav1.GetOptions{})
@@ -285,7 +285,7 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 		if _, err := cs.CoreV1().ConfigMaps(secNS).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "named", Namespace: secNS}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		g := graderClient(t, admin, env.Grader)
+		g := graderClient(t, admin, env.graderKube)
 		if _, err := g.CoreV1().ConfigMaps(secNS).Get(ctx, "named", metav1.GetOptions{}); err != nil {
 			t.Errorf("after reset the grader cannot read what the lab names: %v", err)
 		}

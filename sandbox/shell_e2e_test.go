@@ -3,14 +3,11 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,48 +19,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/labctl/labctl/internal/msg"
-	"github.com/labctl/labctl/lab"
 )
 
 // shellE2ELab is the name of this test's copy of the built-in lab, so its
 // cluster, sandbox and volume stay apart from every other lab's.
 const shellE2ELab = "shell-e2e"
-
-// copyBuiltInLab copies the built-in lab and its fixtures into dir under the
-// name shellE2ELab and returns the lab file.
-func copyBuiltInLab(t *testing.T, root, dir string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "lab.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	renamed := regexp.MustCompile(`(?m)^  name: gitops-drift$`).ReplaceAll(b, []byte("  name: "+shellE2ELab))
-	if bytes.Equal(renamed, b) {
-		t.Fatal("lab.yaml has no `  name: gitops-drift` line to rename")
-	}
-	file := filepath.Join(dir, "lab.yaml")
-	if err := os.WriteFile(file, renamed, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("cp", "-a", filepath.Join(root, "fixtures"), filepath.Join(dir, "fixtures")).CombinedOutput(); err != nil {
-		t.Fatalf("copying fixtures: %v\n%s", err, out)
-	}
-	return file
-}
-
-// labctl runs the labctl binary on labFile, bounded, and fails the test
-// when it fails.
-func labctl(t *testing.T, bin, labFile, state string, timeout time.Duration, args ...string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"--lab", labFile}, args...)...)
-	cmd.Env = append(os.Environ(), "LABCTL_STATE_DIR="+state)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("labctl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
 
 // TestE2ELabctlShell drives the real `labctl shell` binary in a pseudo
 // terminal against a copy of the built-in lab that it brings up (and takes
@@ -74,25 +34,17 @@ func labctl(t *testing.T, bin, labFile, state string, timeout time.Duration, arg
 // code is labctl's; and the terminal's modes are as before.
 func TestE2ELabctlShell(t *testing.T) {
 	bin := e2etest.BuildLabctl(t)
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	labFile := copyBuiltInLab(t, root, t.TempDir())
+	labFile, l := e2etest.CopyLab(t, t.TempDir(), shellE2ELab)
 	state := t.TempDir()
-	l, err := lab.Load(labFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if l.Metadata.Language != "ja" || len(l.Steps) < 2 {
 		t.Fatalf("this test expects the built-in Japanese lab with steps to go through; lab.yaml is %s with %d steps", l.Metadata.Language, len(l.Steps))
 	}
 	cat := msg.New(msg.Japanese) // LANG=C.UTF-8 and a Japanese lab
 
-	labctl(t, bin, labFile, state, 10*time.Minute, "down", "--purge", "--no-backup")
-	t.Cleanup(func() { labctl(t, bin, labFile, state, 10*time.Minute, "down", "--purge", "--no-backup") })
+	upCtx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
 	started := time.Now()
-	labctl(t, bin, labFile, state, 30*time.Minute, "up")
+	e2etest.NewLabctl(t, bin, labFile, state).UpFresh(upCtx)
 	t.Logf("labctl up took %v", time.Since(started))
 
 	ptmx, tty, err := pty.Open()
@@ -150,12 +102,15 @@ func TestE2ELabctlShell(t *testing.T) {
 		t.Fatalf("no completion banner:\n%s", got)
 	}
 
+	// Each answer ends with a fresh prompt: count them to know when one is
+	// complete (the hint's text comes before its prompt).
+	prompts := strings.Count(scr.String(), "\x1b]133;A\a")
 	typeKeys("lab hint\r")
 	scr.WaitFor(t, "ヒント 1/", 1)
-	prompts := strings.Count(scr.String(), "\x1b]133;A\a")
+	scr.WaitFor(t, "\x1b]133;A\a", prompts+1)
 	typed = time.Now()
 	typeKeys("lab check\r")
-	got = scr.WaitFor(t, "\x1b]133;A\a", prompts+1)
+	got = scr.WaitFor(t, "\x1b]133;A\a", prompts+2)
 	t.Logf("lab check answered in %v", time.Since(typed))
 	checking := fmt.Sprintf(cat.Checking, 2, n, second.Title)
 	if i, j := strings.Index(got, checking), strings.LastIndex(got, "\x1b]133;A\a"); i < 0 || j < i {

@@ -12,8 +12,6 @@ import (
 	"testing"
 
 	"github.com/labctl/labctl/internal/e2etest"
-
-	"github.com/labctl/labctl/images"
 )
 
 // TestE2ELifecycle drives the real labctl binary through up, exec, status,
@@ -22,13 +20,7 @@ import (
 //
 //	go test -tags e2e ./cmd/labctl/ -run TestE2ELifecycle -timeout 30m -v
 func TestE2ELifecycle(t *testing.T) {
-	node, sb := os.Getenv("LABCTL_TEST_NODE_IMAGE"), os.Getenv("LABCTL_TEST_SANDBOX_IMAGE")
-	if node == "" {
-		node = images.NodeRef()
-	}
-	if sb == "" {
-		sb = images.SandboxRef()
-	}
+	node, sb := e2etest.Images()
 	dir := t.TempDir()
 	bin := e2etest.BuildLabctl(t)
 	labDir := filepath.Join(dir, "lab")
@@ -107,6 +99,22 @@ steps:
 	if code, out, errOut := run("", "check"); code != 0 {
 		t.Errorf("check after the work: exit %d\n%s%s", code, out, errOut)
 	}
+	// The command line conventions (docs/cli.md) on the real binary.
+	report := filepath.Join(dir, "grade.xml")
+	if code, out, errOut := run("", "grade", "-o", "junit", "--output-file", report); code != 0 || out != "" || !strings.Contains(errOut, report) {
+		t.Errorf("grade --output-file: exit %d, stdout %q, stderr %q", code, out, errOut)
+	} else if b, err := os.ReadFile(report); err != nil || !strings.Contains(string(b), "<testsuites") {
+		t.Errorf("grade --output-file wrote %q (%v)", b, err)
+	}
+	if code, out, _ := run("", "status", "-o", "json"); code != 0 || !strings.Contains(out, `"up": true`) {
+		t.Errorf("status -o json of an up lab: exit %d\n%s", code, out)
+	}
+	if code, out, _ := run("", "--version"); code != 0 || !strings.HasPrefix(out, "labctl ") || !strings.Contains(out, "kubernetes:") {
+		t.Errorf("--version: exit %d\n%s", code, out)
+	}
+	if code, out, errOut := run("", "grade", "--bogus"); code != 2 || out != "" || !strings.Contains(errOut, "unknown flag: --bogus") {
+		t.Errorf("grade --bogus: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	if code, _, errOut := run("", "up"); code != 0 || !strings.Contains(errOut, "Reusing cluster") {
 		t.Errorf("second up: exit %d\n%s", code, errOut)
 	}
@@ -116,7 +124,7 @@ steps:
 	if code, out, _ := run("", "status"); code != 3 || !strings.Contains(out, "missing") {
 		t.Errorf("status after down: exit %d\n%s", code, out)
 	}
-	if code, _, errOut := run("", "exec", "true"); code != 1 || !strings.Contains(errOut, "run `labctl up`") {
+	if code, _, errOut := run("", "exec", "true"); code != 2 || !strings.Contains(errOut, "run `labctl up`") {
 		t.Errorf("exec after down: exit %d %q", code, errOut)
 	}
 	// down kept the home volume; --purge saves it as a tar, then removes it.

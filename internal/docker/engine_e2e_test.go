@@ -21,7 +21,6 @@ import (
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"
 )
@@ -29,10 +28,8 @@ import (
 // e2eImage is the image the engine tests run: LABCTL_TEST_SANDBOX_IMAGE, or
 // labctl's own sandbox image (`make images` builds it).
 func e2eImage(t *testing.T) string {
-	if img := os.Getenv("LABCTL_TEST_SANDBOX_IMAGE"); img != "" {
-		return img
-	}
-	return images.SandboxRef()
+	_, img := e2etest.Images()
+	return img
 }
 
 // e2eLab makes a unique lab name, a labelled network for it, and removes
@@ -318,10 +315,7 @@ func BenchmarkE2ECheckerRound(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer e.Close()
-	img := os.Getenv("LABCTL_TEST_SANDBOX_IMAGE")
-	if img == "" {
-		img = images.SandboxRef()
-	}
+	_, img := e2etest.Images()
 	var rb [4]byte
 	rand.Read(rb[:])
 	labName := "bench-" + hex.EncodeToString(rb[:])

@@ -1,6 +1,7 @@
 // Package e2etest holds what the integration tests (build tag e2e) of
-// several packages share: where the module is and the static labctl
-// binary they run. Only tests import it.
+// several packages share: where the module is, the static labctl binary
+// and a runner for it, the images they run, small labs and copies of the
+// repository's lab. Only tests import it.
 package e2etest
 
 import (

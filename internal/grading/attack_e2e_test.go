@@ -5,7 +5,6 @@ package grading_test
 import (
 	"context"
 	"maps"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,10 +79,9 @@ var reportChecks = []string{"sync-script/report-fresh", "sync-script/report-comm
 func TestE2EAttacks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
-	root := e2etest.Root(t)
 	dir := t.TempDir()
 	bin := e2etest.BuildLabctl(t)
-	labFile, l := renamedLab(t, root, dir, attackLabName)
+	labFile, l := e2etest.CopyLab(t, dir, attackLabName)
 	var syncStep *lab.Step
 	for i := range l.Steps {
 		if l.Steps[i].ID == "sync-script" {
@@ -94,17 +92,14 @@ func TestE2EAttacks(t *testing.T) {
 		t.Fatal("the lab has no step sync-script")
 	}
 	box := sandbox.ContainerName(attackLabName)
-	r := &labctlRun{t: t, bin: bin, labArg: labFile,
-		env: append(os.Environ(), "LABCTL_STATE_DIR="+filepath.Join(dir, "state"), "LANG=C.UTF-8", "LC_ALL=", "LC_MESSAGES=", "NO_COLOR=1")}
+	r := &labctlRun{e2etest.NewLabctl(t, bin, labFile, filepath.Join(dir, "state"), "LANG=C.UTF-8", "LC_ALL=", "LC_MESSAGES=", "NO_COLOR=1")}
 	learner := func(t *testing.T, script string) (int, string) {
 		t.Helper()
-		rr := *r
-		rr.t = t
-		code, out, errOut := rr.run(ctx, "exec", "--", "bash", "-l", "-c", script)
+		code, out, errOut := r.With(t).Run(ctx, "exec", "--", "bash", "-l", "-c", script)
 		return code, out + errOut
 	}
 
-	upUntilCleanup(ctx, t, r)
+	r.UpFresh(ctx)
 	for _, s := range l.Steps {
 		if code, _ := learner(t, s.Solve); code != 0 {
 			t.Fatalf("the solve script of %s exited %d", s.ID, code)
@@ -180,9 +175,7 @@ NP`
 			// apply follows them. web is back at 3, so an apply now
 			// changes nothing and is not recorded; a grade's probe makes
 			// one (its setup drifts web first).
-			rr := *r
-			rr.t = t
-			rr.grade(ctx)
+			r.with(t).grade(ctx)
 		}()
 		code, g := r.grade(ctx)
 		got := g.statuses()
@@ -209,8 +202,7 @@ NP`
 		defer restoreHonest(t)
 		for _, h := range hostileReports {
 			t.Run(h.name, func(t *testing.T) {
-				rr := *r
-				rr.t = t
+				rr := r.with(t)
 				if code, _ := learner(t, "set -e; rm -rf /root/gitops/out/sync-report.json; "+h.script); code != 0 {
 					t.Fatalf("planting the report exited %d", code)
 				}
@@ -249,8 +241,7 @@ NP`
 		// A correct report typed by hand, its time set ahead so that it
 		// looks written by every later probe.
 		t.Run("report dated in the future", func(t *testing.T) {
-			rr := *r
-			rr.t = t
+			rr := r.with(t)
 			touch := `set -e; rm -rf /root/gitops/out/sync-report.json
 printf '{"repo_commit": "%s", "drift": false, "applied": 2}\n' "$(git -C /root/gitops/repo rev-parse HEAD)" > /root/gitops/out/sync-report.json
 touch -d '2099-01-01 00:00:00' /root/gitops/out/sync-report.json`
@@ -323,9 +314,8 @@ chmod +x /root/gitops/sync.sh
 			restoreHonest(t)
 		}()
 		for _, args := range [][]string{{"check", "sync-script"}, {"grade"}, {"grade", "-o", "junit"}} {
-			rr := *r
-			rr.t = t
-			code, out, errOut := rr.run(ctx, args...)
+			rr := r.with(t)
+			code, out, errOut := rr.Run(ctx, args...)
 			if code != 1 {
 				t.Errorf("labctl %v: exit %d, want 1", args, code)
 			}

@@ -1,7 +1,6 @@
 package grading
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -124,8 +123,8 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 	if err := WriteResults(s.Out, rs, c, s.Color); err != nil {
 		return Errored, err
 	}
-	sum := report.Summarize(rs)
-	v := VerdictOf(sum)
+	sum := checks.Summarize(rs)
+	v := sum.Verdict()
 	switch v {
 	case Errored:
 		fmt.Fprintf(s.Out, c.CouldNotRun+"\n", sum.Errored)
@@ -149,35 +148,11 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 			return v, nil
 		}
 		fmt.Fprintf(s.Out, c.NextStep+"\n", progress.Index(s.Lab, out.Next.ID)+1, n, title(out.Next))
-		if err := s.setup(ctx, out.Next); err != nil {
+		if err := RunStepSetup(ctx, s.Scripts, out.Next, nil); err != nil {
 			return Errored, err
 		}
 	}
 	return v, nil
-}
-
-// setup runs the setup script of step, which the learner has just reached.
-func (s *Grader) setup(ctx context.Context, step *lab.Step) error {
-	if s.Scripts == nil || strings.TrimSpace(step.Setup) == "" {
-		return nil
-	}
-	var log bytes.Buffer
-	code, err := s.Scripts.RunScript(ctx, step.Setup, &log, &log)
-	if err == nil && code != 0 {
-		err = fmt.Errorf("exited with status %d: %s", code, strings.TrimSpace(lastLines(log.String(), 10)))
-	}
-	if err != nil {
-		return fmt.Errorf("running the setup of step %s: %w (this is not your fault: the lab's setup failed; `labctl reset --to %s` starts the step over)", step.ID, err, step.ID)
-	}
-	return nil
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // Grade runs every step's checks in one checker round, records the grade
@@ -200,7 +175,7 @@ func (s *Grader) Grade(ctx context.Context) (*report.Report, Verdict, error) {
 	}); err != nil {
 		return r, Errored, err
 	}
-	return r, VerdictOf(r.Summary()), nil
+	return r, r.Summary().Verdict(), nil
 }
 
 // Record records one round of a step's results in the learner's progress,
@@ -208,7 +183,7 @@ func (s *Grader) Grade(ctx context.Context) (*report.Report, Verdict, error) {
 // shell's automatic checks). A round in which a required check could not
 // run changes nothing.
 func Record(ctx context.Context, store *progress.Store, l *lab.Lab, digest, stepID string, rs []checks.Result, now time.Time) (progress.Outcome, error) {
-	v := VerdictOf(report.Summarize(rs))
+	v := checks.Summarize(rs).Verdict()
 	var out progress.Outcome
 	err := store.Update(ctx, l.Metadata.Name, func(p *progress.Progress) (err error) {
 		p.Reconcile(l, digest)
@@ -223,10 +198,6 @@ func Record(ctx context.Context, store *progress.Store, l *lab.Lab, digest, step
 	})
 	return out, err
 }
-
-// StepPassed reports whether every required check of a step's results
-// passed.
-func StepPassed(rs []checks.Result) bool { return report.Summarize(rs).Passed() }
 
 // WriteResults prints one line per check result, its mark (coloured when
 // color is set), name and description, and under it the message of a check

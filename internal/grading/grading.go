@@ -2,7 +2,10 @@
 // and decides what they mean: `labctl check` (one step, recorded in the
 // learner's progress, advancing it when the step passes) and `labctl grade`
 // (every step in one checker round, as a report, recorded in the grade
-// history). The checks themselves run elsewhere, behind Checker.
+// history). The checks themselves run elsewhere, behind Checker; a round
+// is checks.RunRound and its verdict checks.Summary.Verdict. RunStepSetup
+// is the one way a step's setup runs once the learner reaches the step,
+// here, in the shell, in labctl test and in labctl up.
 package grading
 
 import (
@@ -12,7 +15,6 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/msg"
-	"github.com/labctl/labctl/internal/report"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -22,41 +24,16 @@ type Checker interface {
 	RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error)
 }
 
-// Verdict is what a round of checks says about the learner's work.
-type Verdict int
+// Verdict is what a round of checks says about the learner's work
+// (checks.Verdict: the one rule, Summary.Verdict, decides it).
+type Verdict = checks.Verdict
 
+// The verdicts.
 const (
-	// Passed: every required check passed.
-	Passed Verdict = iota
-	// Failed: a required check failed; the learner has work to do.
-	Failed
-	// Errored: a required check could not run, or the round itself failed;
-	// that is the environment's fault, not the learner's.
-	Errored
+	Passed  = checks.Passed
+	Failed  = checks.Failed
+	Errored = checks.Errored
 )
-
-func (v Verdict) String() string {
-	switch v {
-	case Passed:
-		return "passed"
-	case Failed:
-		return "failed"
-	default:
-		return "errored"
-	}
-}
-
-// VerdictOf judges a summary: an error outweighs a failure, since results
-// next to a check that could not run may be wrong too.
-func VerdictOf(s report.Summary) Verdict {
-	switch {
-	case s.Errored > 0:
-		return Errored
-	case s.Failed > 0:
-		return Failed
-	}
-	return Passed
-}
 
 // EnvironmentError is a checker round that could not run at all.
 type EnvironmentError struct {

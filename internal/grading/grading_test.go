@@ -14,7 +14,6 @@ import (
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/progress"
-	"github.com/labctl/labctl/internal/report"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -256,26 +255,6 @@ func TestRecord(t *testing.T) {
 	p, _ := store.Load("lab1")
 	if p.Attempts["two"] != 0 || p.Attempts["one"] != 1 {
 		t.Errorf("attempts %v", p.Attempts)
-	}
-	if !StepPassed(pass) || StepPassed(errored) {
-		t.Errorf("StepPassed")
-	}
-}
-
-func TestVerdictOf(t *testing.T) {
-	cases := []struct {
-		s    report.Summary
-		want Verdict
-	}{
-		{report.Summary{}, Passed},
-		{report.Summary{Failed: 1}, Failed},
-		{report.Summary{Errored: 1}, Errored},
-		{report.Summary{Failed: 2, Errored: 1}, Errored},
-	}
-	for _, c := range cases {
-		if got := VerdictOf(c.s); got != c.want {
-			t.Errorf("VerdictOf(%+v) = %v, want %v", c.s, got, c.want)
-		}
 	}
 }
 

@@ -3,12 +3,9 @@
 package grading_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -30,28 +27,9 @@ const probeLabName = "probe-e2e"
 func TestE2EProbe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	root := e2etest.Root(t)
 	dir := t.TempDir()
 	bin := e2etest.BuildLabctl(t)
-	b, err := os.ReadFile(filepath.Join(root, "lab.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	labFile := filepath.Join(dir, "lab.yaml")
-	renamed := regexp.MustCompile(`(?m)^  name: gitops-drift$`).ReplaceAll(b, []byte("  name: "+probeLabName))
-	if bytes.Equal(renamed, b) {
-		t.Fatal("lab.yaml has no `  name: gitops-drift` line to rename")
-	}
-	if err := os.WriteFile(labFile, renamed, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(filepath.Join(dir, "fixtures"), os.DirFS(filepath.Join(root, "fixtures"))); err != nil {
-		t.Fatal(err)
-	}
-	l, err := lab.Load(labFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	labFile, l := e2etest.CopyLab(t, dir, probeLabName)
 	step := l.Steps[len(l.Steps)-1]
 	if step.ID != "sync-script" || step.Probe == nil {
 		t.Fatalf("the lab's last step %s has no probe", step.ID)
@@ -65,15 +43,14 @@ func TestE2EProbe(t *testing.T) {
 	if fake == "" {
 		t.Fatal("the step has no mistake names-only")
 	}
-	r := &labctlRun{t: t, bin: bin, labArg: labFile,
-		env: append(os.Environ(), "LABCTL_STATE_DIR="+filepath.Join(dir, "state"), "LANG=en_US.UTF-8", "LC_ALL=", "LC_MESSAGES=")}
-	upUntilCleanup(ctx, t, r)
-	if code, _, _ := r.run(ctx, "reset", "--no-backup", "--to", step.ID); code != 0 {
+	r := &labctlRun{e2etest.NewLabctl(t, bin, labFile, filepath.Join(dir, "state"), "LANG=en_US.UTF-8", "LC_ALL=", "LC_MESSAGES=")}
+	r.UpFresh(ctx)
+	if code, _, _ := r.Run(ctx, "reset", "--no-backup", "--to", step.ID); code != 0 {
 		t.Fatalf("reset --to %s exited %d", step.ID, code)
 	}
 	replicas := func(when string) {
 		t.Helper()
-		code, out, _ := r.run(ctx, "exec", "--", "kubectl", "-n", "gitops-lab", "get", "deployment", "web", "-o", "jsonpath={.spec.replicas}")
+		code, out, _ := r.Run(ctx, "exec", "--", "kubectl", "-n", "gitops-lab", "get", "deployment", "web", "-o", "jsonpath={.spec.replicas}")
 		if code != 0 || strings.TrimSpace(out) != "3" {
 			t.Errorf("web's replicas %s: %q (exit %d), want 3 as before the probe", when, out, code)
 		}
@@ -81,16 +58,16 @@ func TestE2EProbe(t *testing.T) {
 	replicas("before any probe")
 
 	// No sync.sh: the probe is skipped and changes nothing.
-	code, out, _ := r.run(ctx, "check", step.ID)
+	code, out, _ := r.Run(ctx, "check", step.ID)
 	if code != 1 || !strings.Contains(out, "was not run, because these checks must pass first: script-executable") {
 		t.Errorf("check without sync.sh: exit %d, want 1 with the probe skipped", code)
 	}
 
 	// A sync.sh that only names its commands, and a report typed by hand.
-	if code, _, _ := r.run(ctx, "exec", "--", "bash", "-l", "-c", fake); code != 0 {
+	if code, _, _ := r.Run(ctx, "exec", "--", "bash", "-l", "-c", fake); code != 0 {
 		t.Fatalf("the fake sync.sh could not be written: exit %d", code)
 	}
-	code, out, _ = r.run(ctx, "check", step.ID)
+	code, out, _ = r.Run(ctx, "check", step.ID)
 	if code != 1 {
 		t.Errorf("check of a fake sync.sh: exit %d, want 1", code)
 	}
@@ -102,14 +79,14 @@ func TestE2EProbe(t *testing.T) {
 	replicas("after the probe of a fake sync.sh")
 
 	// The lab's own solve passes through the probe, in check and in grade.
-	if code, _, _ := r.run(ctx, "exec", "--", "bash", "-l", "-c", step.Solve); code != 0 {
+	if code, _, _ := r.Run(ctx, "exec", "--", "bash", "-l", "-c", step.Solve); code != 0 {
 		t.Fatalf("the solve exited %d", code)
 	}
-	if code, _, _ := r.run(ctx, "check", step.ID); code != 0 {
+	if code, _, _ := r.Run(ctx, "check", step.ID); code != 0 {
 		t.Errorf("check after the solve: exit %d, want 0", code)
 	}
 	replicas("after the probe of the solve")
-	code, out, _ = r.run(ctx, "grade", "-o", "json")
+	code, out, _ = r.Run(ctx, "grade", "-o", "json")
 	var rep struct {
 		Passed bool
 		Steps  []struct {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/msg"
-	"github.com/labctl/labctl/internal/report"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -164,7 +163,7 @@ func TestProbeSetupFailureIsAnError(t *testing.T) {
 			t.Errorf("check %s: %s, want error when the setup failed", r.Name, r.Status)
 		}
 	}
-	if VerdictOf(report.Summarize(rs)) != Errored {
+	if checks.Summarize(rs).Verdict() != Errored {
 		t.Errorf("a failed setup must not count against the learner")
 	}
 }

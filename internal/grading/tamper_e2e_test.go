@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -140,16 +139,16 @@ func (g gradeReport) statuses() map[string]string {
 }
 
 func (r *labctlRun) grade(ctx context.Context) (int, gradeReport) {
-	r.t.Helper()
-	code, out, _ := r.run(ctx, "grade", "-o", "json")
+	r.T.Helper()
+	code, out, _ := r.Run(ctx, "grade", "-o", "json")
 	return code, r.parseGrade(code, out)
 }
 
 func (r *labctlRun) parseGrade(code int, out string) gradeReport {
-	r.t.Helper()
+	r.T.Helper()
 	var g gradeReport
 	if err := json.Unmarshal([]byte(out), &g); err != nil {
-		r.t.Fatalf("grade -o json (exit %d) is not a report: %v", code, err)
+		r.T.Fatalf("grade -o json (exit %d) is not a report: %v", code, err)
 	}
 	return g
 }
@@ -159,12 +158,12 @@ func (r *labctlRun) parseGrade(code int, out string) gradeReport {
 // sync script, which the last step's probe runs in the learner's
 // environment on purpose.
 func (r *labctlRun) gradeUnhooked(ctx context.Context, box string) (int, gradeReport) {
-	r.t.Helper()
-	before := hookRuns(ctx, r.t, box)
+	r.T.Helper()
+	before := hookRuns(ctx, r.T, box)
 	code, g := r.grade(ctx)
-	if n := hookRuns(ctx, r.t, box); n != before {
-		r.t.Errorf("grading started %d shell(s) that sourced the learner's BASH_ENV/ENV hook:\n%s",
-			n-before, sandboxExec(ctx, r.t, box, "cat", tamperHookLog))
+	if n := hookRuns(ctx, r.T, box); n != before {
+		r.T.Errorf("grading started %d shell(s) that sourced the learner's BASH_ENV/ENV hook:\n%s",
+			n-before, sandboxExec(ctx, r.T, box, "cat", tamperHookLog))
 	}
 	return code, g
 }
@@ -215,27 +214,25 @@ func hookRuns(ctx context.Context, t *testing.T, container string) int {
 func TestE2ETamper(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	root := e2etest.Root(t)
 	dir := t.TempDir()
 	bin := e2etest.BuildLabctl(t)
-	labFile, l := renamedLab(t, root, dir, tamperLabName)
+	labFile, l := e2etest.CopyLab(t, dir, tamperLabName)
 	if l.Metadata.Name != tamperLabName {
 		t.Fatalf("lab name %q, want %q", l.Metadata.Name, tamperLabName)
 	}
 	box := sandbox.ContainerName(tamperLabName)
 	controlPlane := provision.ClusterName(tamperLabName) + "-control-plane"
-	r := &labctlRun{t: t, bin: bin, labArg: labFile,
-		env: append(os.Environ(), "LABCTL_STATE_DIR="+filepath.Join(dir, "state"), "LANG=C.UTF-8", "LC_ALL=", "LC_MESSAGES=")}
+	r := &labctlRun{e2etest.NewLabctl(t, bin, labFile, filepath.Join(dir, "state"), "LANG=C.UTF-8", "LC_ALL=", "LC_MESSAGES=")}
 
-	upUntilCleanup(ctx, t, r)
+	r.UpFresh(ctx)
 
 	// 1. The honest solution scores 100 %.
 	for _, s := range l.Steps {
-		if code, _, _ := r.run(ctx, "exec", "--", "bash", "-l", "-c", s.Solve); code != 0 {
+		if code, _, _ := r.Run(ctx, "exec", "--", "bash", "-l", "-c", s.Solve); code != 0 {
 			t.Fatalf("the solve script of %s exited %d", s.ID, code)
 		}
 	}
-	_, out, _ := r.run(ctx, "exec", "--", "git", "-C", "/root/gitops/repo", "rev-parse", "HEAD")
+	_, out, _ := r.Run(ctx, "exec", "--", "git", "-C", "/root/gitops/repo", "rev-parse", "HEAD")
 	head := strings.TrimSpace(out)
 	if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(head) {
 		t.Fatalf("HEAD of the learner's repository: %q, want a full hash", head)
@@ -255,11 +252,11 @@ func TestE2ETamper(t *testing.T) {
 	}
 
 	// 2. Lying tools and a hostile environment change nothing.
-	if code, _, _ := r.run(ctx, "exec", "--", "bash", "-l", "-c", tamperScript); code != 0 {
+	if code, _, _ := r.Run(ctx, "exec", "--", "bash", "-l", "-c", tamperScript); code != 0 {
 		t.Fatalf("tampering exited %d", code)
 	}
 	// The lies are in place: the learner's own tools now see a different world.
-	if _, out, _ := r.run(ctx, "exec", "--", "git", "-C", "/root/gitops/repo", "config", "user.name"); strings.TrimSpace(out) != "Lab Learner" {
+	if _, out, _ := r.Run(ctx, "exec", "--", "git", "-C", "/root/gitops/repo", "config", "user.name"); strings.TrimSpace(out) != "Lab Learner" {
 		t.Fatalf("the fake git is not first on PATH: it printed %q", out)
 	}
 	if got := sandboxExec(ctx, t, box, "/usr/bin/git", "--version"); got != "" {
@@ -271,7 +268,7 @@ func TestE2ETamper(t *testing.T) {
 	// The shell hook runs for every non-interactive bash the learner's
 	// environment starts, so it would catch a grader that used one.
 	before := hookRuns(ctx, t, box)
-	if code, _, _ := r.run(ctx, "exec", "--", "bash", "-c", "true"); code != 0 {
+	if code, _, _ := r.Run(ctx, "exec", "--", "bash", "-c", "true"); code != 0 {
 		t.Fatalf("bash -c true in the tampered sandbox exited %d", code)
 	}
 	armed := hookRuns(ctx, t, box)
@@ -304,17 +301,17 @@ func TestE2ETamper(t *testing.T) {
 	}
 	lie := "set -euo pipefail\necho " + short + " > /var/tmp/fake-head\n" +
 		`printf '{"repo_commit": "%s", "drift": false, "applied": 2}\n' "$(git -C /root/gitops/repo rev-parse HEAD)" > /root/gitops/out/sync-report.json` + "\n"
-	if code, _, _ := r.run(ctx, "exec", "--", "bash", "-l", "-c", lie); code != 0 {
+	if code, _, _ := r.Run(ctx, "exec", "--", "bash", "-l", "-c", lie); code != 0 {
 		t.Fatalf("writing the short-hash report exited %d", code)
 	}
 	if got := sandboxExec(ctx, t, box, "cat", "/root/gitops/out/sync-report.json"); !strings.Contains(got, `"`+short+`"`) {
 		t.Fatalf("sync-report.json: %q, want the short hash %s", got, short)
 	}
 	// The learner's tools hide both mistakes.
-	if _, out, _ := r.run(ctx, "exec", "--", "git", "-C", "/root/gitops/repo", "rev-parse", "HEAD"); strings.TrimSpace(out) != short {
+	if _, out, _ := r.Run(ctx, "exec", "--", "git", "-C", "/root/gitops/repo", "rev-parse", "HEAD"); strings.TrimSpace(out) != short {
 		t.Fatalf("the fake git printed %q for rev-parse, want %s", out, short)
 	}
-	if _, out, _ := r.run(ctx, "exec", "--", "kubectl", "get", "deploy", "web", "-n", "gitops-lab", "-o", "jsonpath={.spec.replicas}"); strings.TrimSpace(out) != "3" {
+	if _, out, _ := r.Run(ctx, "exec", "--", "kubectl", "get", "deploy", "web", "-n", "gitops-lab", "-o", "jsonpath={.spec.replicas}"); strings.TrimSpace(out) != "3" {
 		t.Fatalf("the fake kubectl printed %q, want its lie 3", out)
 	}
 	replicas := exec.CommandContext(ctx, "docker", "exec", controlPlane, "kubectl", "--kubeconfig", "/etc/kubernetes/admin.conf",
@@ -367,7 +364,7 @@ func TestE2ETamper(t *testing.T) {
 	}
 
 	// 4. Forged checkers and results in the sandbox are never used.
-	if code, _, _ := r.run(ctx, "exec", "--", "bash", "-l", "-c", forgeScript); code != 0 {
+	if code, _, _ := r.Run(ctx, "exec", "--", "bash", "-l", "-c", forgeScript); code != 0 {
 		t.Fatalf("planting forgeries exited %d", code)
 	}
 	if got := sandboxExec(ctx, t, box, "/usr/local/bin/labctl"); !strings.Contains(got, `"status":"pass"`) {
@@ -387,9 +384,8 @@ func TestE2ETamper(t *testing.T) {
 	// runs in the grader container, in a PID namespace of its own. The
 	// hijacker is shown to work on a process that does run in the sandbox.
 	t.Run("process hijacker", func(t *testing.T) {
-		rr := *r
-		rr.t = t
-		if code, _, _ := rr.run(ctx, "exec", "--", "bash", "-l", "-c", hijackScript); code != 0 {
+		rr := r.with(t)
+		if code, _, _ := rr.Run(ctx, "exec", "--", "bash", "-l", "-c", hijackScript); code != 0 {
 			t.Fatalf("starting the hijacker exited %d", code)
 		}
 		t.Cleanup(func() {
@@ -399,7 +395,7 @@ func TestE2ETamper(t *testing.T) {
 		})
 		// The hijacker works: a process started in the sandbox is stopped,
 		// and a forged answer is written into what it prints.
-		_, probe, _ := rr.run(ctx, "exec", "--", "sh", "-c", "sleep 1; echo probe-says-fail")
+		_, probe, _ := rr.Run(ctx, "exec", "--", "sh", "-c", "sleep 1; echo probe-says-fail")
 		code, hijacked := rr.gradeUnhooked(ctx, box)
 		// The hijacker rewrites the output of every process, the test's own
 		// reads included: stop it before reading what it did.

@@ -43,6 +43,25 @@ func (r *runner) script(ctx context.Context, p *Phase, s *lab.Step, name, script
 	return true
 }
 
+// stepSetup runs the setup of step s, which the previous step's solve
+// reached, as labctl check runs it (grading.RunStepSetup); a setup that
+// cannot run or exits non-zero is a failure of the phase.
+func (r *runner) stepSetup(ctx context.Context, p *Phase, s *lab.Step) bool {
+	err := grading.RunStepSetup(ctx, r.env, s, r.o.ScriptOutput)
+	var se *grading.StepSetupError
+	switch {
+	case err == nil:
+		return true
+	case !errors.As(err, &se):
+		p.fail(s.ID, ScriptSetup, "", err.Error())
+	case se.Err != nil:
+		p.fail(s.ID, ScriptSetup, "", "could not run the script: "+se.Err.Error())
+	default:
+		p.fail(s.ID, ScriptSetup, "", fmt.Sprintf("the script exited with status %d%s", se.Code, tail(se.Output)))
+	}
+	return false
+}
+
 // tail formats the end of a script's output for a failure message.
 func tail(out string) string {
 	out = strings.TrimSpace(out)
@@ -138,12 +157,9 @@ func (r *runner) grade(ctx context.Context) {
 		for _, s := range r.o.Lab.Steps {
 			rs := results[s.ID]
 			p.Checks = append(p.Checks, rs...)
-			for _, res := range rs {
-				r.rep.MaxScore += res.Points
-				if res.Status == checks.Pass {
-					r.rep.Score += res.Points
-				}
-			}
+			sum := checks.Summarize(rs)
+			r.rep.Score += sum.Score
+			r.rep.MaxScore += sum.MaxScore
 			p.Failures = append(p.Failures, notPassing(s.ID, "", rs)...)
 		}
 		r.rep.Graded = true
@@ -164,7 +180,7 @@ func (r *runner) finalReset(ctx context.Context) {
 			return
 		}
 		p.Failures = append(p.Failures, errored(s.ID, "", rs)...)
-		if !s.PassesInitially && stepPassed(rs) {
+		if !s.PassesInitially && checks.StepPassed(rs) {
 			p.Failures = append(p.Failures, Failure{Step: s.ID,
 				Message: "every check of the first step still passes after a reset, so the reset does not take the learner's work away " +
 					"(is some of it kept outside /root and the lab's namespaces?)"})

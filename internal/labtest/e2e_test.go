@@ -3,50 +3,34 @@
 package labtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/internal/report"
 )
 
 // These tests build the real labctl and run `labctl test` as a subprocess
 // against Docker and kind. They need the labctl node and sandbox images
 // (`labctl images`) and take minutes: go test -tags e2e -timeout 60m ./labtest/
 
-// labctl runs the binary with its own state directory and returns the exit
-// code and both streams.
+// labctl runs the binary with its own state directory and an empty
+// configuration, and returns the exit code and both streams.
 func labctl(t *testing.T, bin string, timeout time.Duration, args ...string) (int, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
 	config := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(config, []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Env = append(os.Environ(), "LABCTL_STATE_DIR="+t.TempDir(), "LABCTL_CONFIG="+config, "NO_COLOR=1")
-	cmd.WaitDelay = time.Minute
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, out.String(), errOut.String()
-	case errors.As(err, &exit):
-		return exit.ExitCode(), out.String(), errOut.String()
-	}
-	t.Fatalf("running labctl %s: %v\nstderr:\n%s", strings.Join(args, " "), err, errOut.String())
-	return 0, "", ""
+	return e2etest.NewLabctl(t, bin, "", t.TempDir(), "LABCTL_CONFIG="+config, "NO_COLOR=1").Run(ctx, args...)
 }
 
 func TestE2EShippedLabProvesItself(t *testing.T) {
@@ -125,7 +109,7 @@ func TestE2EOneStepOfTheBrokenLab(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	var doc junitSuites
+	var doc report.JUnitSuites
 	if err := xml.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("stdout is not JUnit XML: %v", err)
 	}

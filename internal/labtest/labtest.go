@@ -4,8 +4,10 @@
 // fail, every alternative solution and the solve script must make every
 // check pass (the solve's checks must still pass a moment later); then the
 // full grade must be 100 % and a reset must bring the first step back.
-// A step with a probe is checked through it, as labctl check does. The environment is reached through the small
-// Environment interface; reset.Provisioned is the real one.
+// A step with a probe is checked through it, and a step's setup runs, as
+// labctl check does (grading.RunStep, grading.RunStepSetup). The
+// environment is reached through the small Environment interface;
+// provision's *Env is the real one.
 package labtest
 
 import (
@@ -177,7 +179,7 @@ func (r *runner) fastForward(ctx context.Context, first int) {
 				r.stopped = true
 				return
 			}
-			if !r.script(ctx, p, &steps[i+1], ScriptSetup, steps[i+1].Setup) {
+			if !r.stepSetup(ctx, p, &steps[i+1]) {
 				r.stopped = true
 				return
 			}
@@ -191,7 +193,7 @@ func (r *runner) setup(ctx context.Context, s *lab.Step) {
 		return
 	}
 	r.phase(Phase{Step: s.ID, Kind: Setup, Script: ScriptSetup}, r.stepTitle(s)+": running its setup", func(p *Phase) {
-		if !r.script(ctx, p, s, ScriptSetup, s.Setup) {
+		if !r.stepSetup(ctx, p, s) {
 			r.stopped = true
 		}
 	})
@@ -210,7 +212,7 @@ func (r *runner) before(ctx context.Context, s *lab.Step) {
 			return
 		}
 		p.Failures = append(p.Failures, errored(s.ID, "", rs)...)
-		if !s.PassesInitially && stepPassed(rs) {
+		if !s.PassesInitially && checks.StepPassed(rs) {
 			p.Failures = append(p.Failures, Failure{Step: s.ID,
 				Message: "every check passes before the solve, so the step is complete without any work; " +
 					"make a check fail in the step's starting state, or declare passesInitially: true if that is intended"})
@@ -345,16 +347,6 @@ func errored(step, script string, rs []checks.Result) []Failure {
 		}
 	}
 	return out
-}
-
-// stepPassed reports whether every required check passed.
-func stepPassed(rs []checks.Result) bool {
-	for _, res := range rs {
-		if !res.Optional && res.Status != checks.Pass {
-			return false
-		}
-	}
-	return true
 }
 
 type silent struct{}

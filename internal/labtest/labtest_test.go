@@ -223,18 +223,38 @@ func TestStepCompleteBeforeSolveFails(t *testing.T) {
 	}
 }
 
-func TestSolveScriptFailureStops(t *testing.T) {
-	l := goodLab()
-	l.Steps[0].Solve = "touch /root/x\nexit 3"
-	rep, _ := run(t, l, newFakeEnv(), "")
-	if rep.Passed {
-		t.Fatal("a lab whose solve exits 3 passed")
+// TestScriptFailureStops: a solve or a step's setup that exits non-zero
+// is a failure that carries the status and the output, and nothing runs
+// after it.
+func TestScriptFailureStops(t *testing.T) {
+	solve := goodLab()
+	solve.Steps[0].Solve = "touch /root/x\nexit 3"
+	setup := goodLab()
+	setup.Steps[1].Setup = "touch /root/setup-done\nexit 4"
+	for _, c := range []struct {
+		lab        *lab.Lab
+		step, kind string
+		want       string
+		lastPhase  Kind
+	}{
+		{solve, "files", "solve", "status 3:\n+ touch /root/x\n+ exit 3\nexiting with 3", Solve},
+		{setup, "cluster", "setup", "status 4:\n+ touch /root/setup-done\n+ exit 4\nexiting with 4", Setup},
+	} {
+		rep, _ := run(t, c.lab, newFakeEnv(), "")
+		if rep.Passed {
+			t.Fatalf("a lab whose %s fails passed", c.kind)
+		}
+		if !hasFailure(rep, c.step, c.kind, "", c.want) {
+			t.Errorf("the %s's failure does not carry the status and the output: %v", c.kind, rep.Failures())
+		}
+		if last := rep.Phases[len(rep.Phases)-1]; last.Kind != c.lastPhase {
+			t.Errorf("the run went on after the %s failed, to %s", c.kind, last.Kind)
+		}
 	}
-	if !hasFailure(rep, "files", "solve", "", "status 3:\n+ touch /root/x\n+ exit 3\nexiting with 3") {
-		t.Errorf("the failure does not carry the status and the output: %v", rep.Failures())
-	}
-	if last := rep.Phases[len(rep.Phases)-1]; last.Kind != Solve {
-		t.Errorf("the run went on after the solve failed, to %s", last.Kind)
+	// A setup fails a fast-forward too.
+	rep, _ := run(t, setup, newFakeEnv(), "cluster")
+	if rep.Passed || !hasFailure(rep, "cluster", "setup", "", "status 4") || len(rep.Phases) != 1 {
+		t.Errorf("a failing setup did not stop the fast-forward: %q %v", kinds(rep), rep.Failures())
 	}
 }
 

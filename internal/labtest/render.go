@@ -2,16 +2,14 @@ package labtest
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/labctl/labctl/internal/atomicfile"
 	"github.com/labctl/labctl/internal/report"
 )
 
@@ -147,40 +145,10 @@ func plural(n int, noun string) string {
 	return noun + "s"
 }
 
-// JUnit XML: one testsuite per step (and one named after the lab for the
-// grade and the final reset), one testcase per phase.
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Text    string `xml:",chardata"`
-}
-
-// WriteJUnit writes r as JUnit XML.
+// WriteJUnit writes r as JUnit XML: one testsuite per step (and one named
+// after the lab for the grade and the final reset), one testcase per phase.
 func WriteJUnit(w io.Writer, r *Report) error {
-	doc := junitSuites{Name: "labctl test " + r.Lab, Time: junitTime(r.Duration)}
+	doc := report.JUnitSuites{Name: "labctl test " + r.Lab, Time: report.JUnitSeconds(r.Duration)}
 	index := map[string]int{}
 	durations := map[string]time.Duration{}
 	for _, p := range r.Phases {
@@ -192,37 +160,23 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		if !ok {
 			i = len(doc.Suites)
 			index[suite] = i
-			doc.Suites = append(doc.Suites, junitSuite{Name: suite})
+			doc.Suites = append(doc.Suites, report.JUnitSuite{Name: suite})
 		}
-		s := &doc.Suites[i]
-		c := junitCase{Name: phaseName(p), Classname: r.Lab + "." + suite, Time: junitTime(p.Duration)}
+		c := report.JUnitCase{Name: phaseName(p), Classname: r.Lab + "." + suite, Time: report.JUnitSeconds(p.Duration)}
 		if !p.Passed {
 			lines := make([]string, len(p.Failures))
 			for j, f := range p.Failures {
 				lines[j] = f.String()
 			}
-			c.Failure = &junitFailure{Message: firstLine(lines), Text: strings.Join(lines, "\n")}
-			s.Failures++
-			doc.Failures++
+			c.Failure = &report.JUnitProblem{Message: firstLine(lines), Text: strings.Join(lines, "\n")}
 		}
-		s.Tests++
-		doc.Tests++
-		s.Cases = append(s.Cases, c)
+		doc.Suites[i].Cases = append(doc.Suites[i].Cases, c)
 		durations[suite] += p.Duration
 	}
 	for i := range doc.Suites {
-		doc.Suites[i].Time = junitTime(durations[doc.Suites[i].Name])
+		doc.Suites[i].Time = report.JUnitSeconds(durations[doc.Suites[i].Name])
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return report.EncodeJUnit(w, &doc)
 }
 
 func firstLine(lines []string) string {
@@ -233,31 +187,11 @@ func firstLine(lines []string) string {
 	return l
 }
 
-func junitTime(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
-
-// WriteFile renders r in format f into path through a temporary file beside
-// it, so a reader never sees half a report.
-func WriteFile(path string, r *Report, f report.Format) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+// WriteFile renders r in format f into path atomically (see package
+// atomicfile), so a reader never sees half a report.
+func WriteFile(path string, r *Report, f report.Format) error {
+	err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return Write(w, r, f) })
 	if err != nil {
-		return fmt.Errorf("writing the test report: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := Write(tmp, r, f); err != nil {
-		return fmt.Errorf("writing the test report: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing the test report: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing the test report: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("writing the test report: %w", err)
 	}
 	return nil

@@ -93,7 +93,7 @@ func TestWriteJUnit(t *testing.T) {
 		if err := Write(&b, sampleReport(passed), report.JUnit); err != nil {
 			t.Fatal(err)
 		}
-		var got junitSuites
+		var got report.JUnitSuites
 		if err := xml.Unmarshal(b.Bytes(), &got); err != nil {
 			t.Fatalf("%v:\n%s", err, b.String())
 		}

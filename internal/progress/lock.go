@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/labctl/labctl/internal/flock"
 )
 
 // lockFile is the file whose flock serialises updates of a lab's progress
@@ -21,38 +22,19 @@ const lockWait = 10 * time.Second
 // lock takes the store's exclusive lock, waiting until ctx ends (or
 // lockWait). The returned function releases it.
 func (s *Store) lock(ctx context.Context) (func(), error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, lockWait)
-		defer cancel()
-	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("locking progress: %w", err)
 	}
 	path := filepath.Join(s.dir, lockFile)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	unlock, err := flock.Lock(ctx, path, flock.Options{Wait: lockWait, Poll: 20 * time.Millisecond, Mode: 0o600})
+	var held *flock.HeldError
+	if errors.As(err, &held) {
+		return nil, fmt.Errorf("another labctl holds the progress lock %s: %w (is one still running?)", path, held.Err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("locking progress: %w", err)
 	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-				f.Close()
-			}, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("locking progress %s: %w", path, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("another labctl holds the progress lock %s: %w (is one still running?)", path, ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return unlock, nil
 }
 
 // Update reads labName's progress, lets f change it and saves it, holding

@@ -4,8 +4,9 @@
 // directory, written atomically so that a crash never leaves a half-written
 // file, and read back tolerant of a missing file but never of a corrupt one.
 //
-// The step logic (is a step passed, what comes next, is the lab done) is
-// pure and lives beside the store: see StepPassed and (*Progress).Record.
+// The step logic (what comes next, is the lab done) is pure and lives
+// beside the store: see (*Progress).Record. Whether a round of checks
+// passed a step is decided by the caller, with checks.StepPassed.
 package progress
 
 import (
@@ -16,6 +17,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/labctl/labctl/internal/atomicfile"
 )
 
 // FileName is the name of the progress file inside a lab's state directory.
@@ -135,9 +138,8 @@ func decode(b []byte) (*Progress, error) {
 	return &p, nil
 }
 
-// Save writes p atomically: a temporary file in the same directory is
-// written, flushed to disk and renamed over the old file, and the directory
-// is synced. A crash at any point leaves either the old or the new file.
+// Save writes p atomically (see package atomicfile): a crash at any point
+// leaves either the old or the new file.
 func (s *Store) Save(p *Progress) error {
 	if p.SchemaVersion == 0 {
 		p.SchemaVersion = SchemaVersion
@@ -147,7 +149,10 @@ func (s *Store) Save(p *Progress) error {
 		return fmt.Errorf("encoding progress: %w", err)
 	}
 	b = append(b, '\n')
-	if err := writeAtomic(s.dir, FileName, b, rename); err != nil {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("saving progress: %w", err)
+	}
+	if err := atomicfile.WriteFile(s.Path(), b, 0o600); err != nil {
 		return fmt.Errorf("saving progress: %w", err)
 	}
 	return nil
@@ -158,48 +163,5 @@ func (s *Store) Remove() error {
 	if err := os.Remove(s.Path()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("removing progress: %w", err)
 	}
-	return nil
-}
-
-func rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
-
-// writeAtomic writes data to dir/name through a temporary file in dir. The
-// final step is done by commit (os.Rename), a seam for the crash test.
-func writeAtomic(dir, name string, data []byte, commit func(oldpath, newpath string) error) (err error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := commit(tmp, filepath.Join(dir, name)); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil // the rename happened; syncing the directory is best effort
-	}
-	defer d.Close()
-	_ = d.Sync()
 	return nil
 }

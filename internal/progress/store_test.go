@@ -3,7 +3,6 @@ package progress
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -114,86 +113,5 @@ func TestLoadCorrupt(t *testing.T) {
 	os.WriteFile(s.Path(), []byte(`{"schemaVersion": 1, "lab": "lab1"}`), 0o600)
 	if _, err := s.Load("lab1"); err != nil {
 		t.Errorf("a minimal valid file: %v", err)
-	}
-}
-
-// TestCrashBeforeRenameKeepsOldFile fails the final rename, as a crash
-// between writing the new file and renaming it would: the old progress
-// stays whole and readable.
-func TestCrashBeforeRenameKeepsOldFile(t *testing.T) {
-	s := NewStore(t.TempDir())
-	old := sample()
-	if err := s.Save(old); err != nil {
-		t.Fatal(err)
-	}
-	before, _ := os.ReadFile(s.Path())
-
-	next := sample()
-	next.Current = "apply"
-	b := []byte(`{"schemaVersion": 1, "lab": "gitops-drift", "current": "apply"}`)
-	crash := errors.New("crash")
-	err := writeAtomic(s.Dir(), FileName, b, func(tmp, final string) error {
-		written, rerr := os.ReadFile(tmp)
-		if rerr != nil || string(written) != string(b) {
-			t.Errorf("the temporary file holds %q (%v) before the rename, want the new content", written, rerr)
-		}
-		if filepath.Dir(tmp) != filepath.Dir(final) {
-			t.Errorf("temporary file %s is not in the same directory as %s", tmp, final)
-		}
-		return crash
-	})
-	if !errors.Is(err, crash) {
-		t.Fatalf("writeAtomic = %v, want the crash", err)
-	}
-	after, _ := os.ReadFile(s.Path())
-	if string(after) != string(before) {
-		t.Errorf("the old file changed:\n%s", after)
-	}
-	got, err := s.Load("gitops-drift")
-	if err != nil || got.Current != old.Current {
-		t.Errorf("Load after the crash = %+v, %v; want the old progress", got, err)
-	}
-}
-
-// TestProcessKilledBeforeRename kills a real process after it has written
-// and synced the temporary file but before the rename: the old file is
-// intact, and the leftover temporary file does not disturb later saves.
-func TestProcessKilledBeforeRename(t *testing.T) {
-	if dir := os.Getenv("PROGRESS_CRASH_DIR"); dir != "" {
-		writeAtomic(dir, FileName, []byte(`{"schemaVersion":1,"lab":"gitops-drift","current":"NEW"}`), func(string, string) error {
-			os.Exit(3)
-			return nil
-		})
-		os.Exit(0)
-	}
-	s := NewStore(t.TempDir())
-	if err := s.Save(sample()); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestProcessKilledBeforeRename$")
-	cmd.Env = append(os.Environ(), "PROGRESS_CRASH_DIR="+s.Dir())
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
-		t.Fatalf("the child did not die before the rename: %v\n%s", err, out)
-	}
-	got, err := s.Load("gitops-drift")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Current != "commit" {
-		t.Errorf("current = %q after the crash, want the old %q", got.Current, "commit")
-	}
-	entries, _ := os.ReadDir(s.Dir())
-	if len(entries) != 2 {
-		t.Errorf("want the old file and one leftover temporary file, found %d entries", len(entries))
-	}
-	next := sample()
-	next.Current = "apply"
-	if err := s.Save(next); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := s.Load("gitops-drift"); got.Current != "apply" {
-		t.Errorf("save after a crash: current %q, want apply", got.Current)
 	}
 }

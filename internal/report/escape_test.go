@@ -81,7 +81,7 @@ func TestLearnerTextIsEscaped(t *testing.T) {
 	if err := Write(&junit, r, JUnit, nil); err != nil {
 		t.Fatal(err)
 	}
-	var back junitSuites
+	var back JUnitSuites
 	if err := xml.Unmarshal(junit.Bytes(), &back); err != nil {
 		t.Fatalf("the JUnit report does not parse: %v", err)
 	}

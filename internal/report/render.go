@@ -76,7 +76,7 @@ func stepStatus(s Step) checks.Status {
 	for _, c := range s.Checks {
 		rs = append(rs, checks.Result{Status: c.Status, Optional: c.Optional})
 	}
-	sum := Summarize(rs)
+	sum := checks.Summarize(rs)
 	switch {
 	case sum.Failed > 0:
 		return checks.Fail

@@ -101,43 +101,6 @@ type Check struct {
 	Optional    bool          `json:"optional"`
 }
 
-// Summary counts the outcome of a set of check results.
-type Summary struct {
-	// Failed and Errored count required checks that failed or could not run.
-	Failed, Errored int
-	// Required counts required checks.
-	Required int
-	// Score and MaxScore sum points of passed checks and of every check.
-	Score, MaxScore int
-}
-
-// Passed reports whether every required check passed.
-func (s Summary) Passed() bool { return s.Failed == 0 && s.Errored == 0 }
-
-// Summarize counts results. Optional checks add to the score when they pass
-// and to the maximum always, but never make a set of results fail.
-func Summarize(results []checks.Result) Summary {
-	var s Summary
-	for _, r := range results {
-		s.MaxScore += r.Points
-		if r.Status == checks.Pass {
-			s.Score += r.Points
-		}
-		if r.Optional {
-			continue
-		}
-		s.Required++
-		switch r.Status {
-		case checks.Pass:
-		case checks.Fail:
-			s.Failed++
-		default:
-			s.Errored++
-		}
-	}
-	return s
-}
-
 // Build makes the report of l from the results of each step's checks, keyed
 // by step id and in the order of the step's checks; a step without results
 // is reported with none.
@@ -156,7 +119,7 @@ func Build(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]c
 	}
 	for _, s := range l.Steps {
 		rs := results[s.ID]
-		sum := Summarize(rs)
+		sum := checks.Summarize(rs)
 		r.Score += sum.Score
 		r.MaxScore += sum.MaxScore
 		st := Step{ID: s.ID, Title: s.Title, Passed: sum.Passed(), Checks: make([]Check, 0, len(rs)),
@@ -181,12 +144,12 @@ func Build(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]c
 }
 
 // Summary counts the report's results over every step.
-func (r *Report) Summary() Summary {
+func (r *Report) Summary() checks.Summary {
 	var all []checks.Result
 	for _, s := range r.Steps {
 		for _, c := range s.Checks {
 			all = append(all, checks.Result{Status: c.Status, Points: c.Points, Optional: c.Optional})
 		}
 	}
-	return Summarize(all)
+	return checks.Summarize(all)
 }

@@ -151,7 +151,7 @@ func TestGoldenJUnit(t *testing.T) {
 	}
 	golden(t, "report.junit.xml", b.Bytes())
 
-	var doc junitSuites
+	var doc JUnitSuites
 	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("the JUnit output does not parse back: %v", err)
 	}

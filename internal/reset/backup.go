@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/labctl/labctl/internal/atomicfile"
 )
 
 // MaxBackup is the largest /root a backup saves, by apparent size: the sum
@@ -55,34 +58,13 @@ func backup(ctx context.Context, home Home, dir string, at time.Time) (string, e
 		return "", err
 	}
 	name := filepath.Join(dir, "root-"+at.UTC().Format("20060102T150405Z")+".tar")
-	f, err := os.CreateTemp(dir, ".root-*.tar.tmp")
+	err := atomicfile.Create(name, 0o600, func(w io.Writer) error { return copyBounded(ctx, home, w, MaxBackup) })
+	if errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("%s exists already; wait a second and try again", name)
+	}
 	if err != nil {
 		return "", err
 	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := copyBounded(ctx, home, f, MaxBackup); err != nil {
-		return "", err
-	}
-	if err := f.Sync(); err != nil {
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(name); err == nil {
-		return "", fmt.Errorf("%s exists already; wait a second and try again", name)
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		return "", err
-	}
-	ok = true
 	return name, nil
 }
 

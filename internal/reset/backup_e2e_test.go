@@ -13,14 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labctl/labctl/internal/docker"
-
 	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/sandbox"
 )
 
-// TestBackupHomeFromARealContainer saves /root of a real container through
-// the Docker engine and reads the tar back.
+// TestBackupHomeFromARealContainer saves /root of a real sandbox container
+// through the Docker engine (provision's Home, which copies /root out as
+// provision's Env does) and reads the tar back.
 func TestBackupHomeFromARealContainer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -31,7 +32,8 @@ func TestBackupHomeFromARealContainer(t *testing.T) {
 	if out, err := exec.CommandContext(ctx, "docker", "image", "inspect", image).CombinedOutput(); err != nil {
 		t.Fatalf("image %s is not on this machine (build it with `make images`, or name another with LABCTL_E2E_IMAGE): %v\n%s", image, err, out)
 	}
-	name := fmt.Sprintf("labctl-reset-e2e-%d", time.Now().UnixNano())
+	l := &lab.Lab{Metadata: lab.Metadata{Name: fmt.Sprintf("reset-e2e-%d", time.Now().UnixNano())}}
+	name := sandbox.ContainerName(l.Metadata.Name)
 	dockerCLI := func(args ...string) string {
 		t.Helper()
 		out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
@@ -44,15 +46,14 @@ func TestBackupHomeFromARealContainer(t *testing.T) {
 	t.Cleanup(func() { exec.Command("docker", "rm", "-f", name).Run() })
 	dockerCLI("exec", name, "sh", "-c", "mkdir -p /root/gitops/repo && printf 'こんにちは\\n' > /root/gitops/repo/README.md")
 
-	engine, err := docker.NewEngine(ctx)
+	home, err := provision.OpenHome(ctx, l, image)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewProvisioned(&provision.Env{Engine: engine, Container: name}, provision.Options{})
-	defer p.Close()
+	defer home.Close()
 
 	dir := t.TempDir()
-	path, err := backup(ctx, p, dir, time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC))
+	path, err := backup(ctx, home, dir, time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +84,9 @@ func TestBackupHomeFromARealContainer(t *testing.T) {
 		t.Errorf("README.md in the backup = %q, want the learner's file", found)
 	}
 
-	// A container that does not exist fails the backup and leaves no file.
-	gone := NewProvisioned(&provision.Env{Engine: engine, Container: name + "-missing"}, provision.Options{})
-	if _, err := backup(ctx, gone, dir, time.Now()); err == nil {
+	// A container gone since fails the backup and leaves no file.
+	dockerCLI("rm", "-f", name)
+	if _, err := backup(ctx, home, dir, time.Now()); err == nil {
 		t.Errorf("backup of a missing container succeeded")
 	}
 	entries, _ := os.ReadDir(dir)

@@ -21,7 +21,6 @@ import (
 	"github.com/labctl/labctl/internal/docker"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
@@ -39,21 +38,12 @@ import (
 func TestE2ERepairAndKeepHome(t *testing.T) {
 	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	node, sb := os.Getenv("LABCTL_TEST_NODE_IMAGE"), os.Getenv("LABCTL_TEST_SANDBOX_IMAGE")
-	if node == "" {
-		node = images.NodeRef()
-	}
-	if sb == "" {
-		sb = images.SandboxRef()
-	}
+	node, sb := e2etest.Images()
 	ctx := context.Background()
-	l := &lab.Lab{APIVersion: lab.APIVersion, Kind: lab.Kind, Metadata: lab.Metadata{Name: "e2e-keep"}}
-	l.Cluster.Namespaces = []string{"e2e-keep"}
-	l.Sandbox = lab.Sandbox{WorkDir: "/root", Fixtures: "/opt/lab/fixtures"}
-	l.Steps = []lab.Step{{ID: "one", Setup: "echo setup-ran > /root/setup-marker", Checks: []lab.Check{
+	l := e2etest.NewLab("e2e-keep", "e2e-keep", lab.Step{ID: "one", Setup: "echo setup-ran > /root/setup-marker", Checks: []lab.Check{
 		{Name: "kept", File: &lab.FileCheck{Path: "/root/keep.txt", Contains: []string{"learner-work"}}},
 		{Name: "missing", File: &lab.FileCheck{Path: "/root/never-written.txt"}},
-	}}}
+	}})
 	engine, err := docker.NewEngine(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -214,8 +204,7 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := progress.NewStore(t.TempDir())
-	p := NewProvisioned(env, provision.Options{Lab: l})
-	_, err = Run(ctx, p, Options{Lab: l, Store: store})
+	_, err = Run(ctx, env, Options{Lab: l, Store: store})
 	var tooBig *TooBigError
 	if !errors.As(err, &tooBig) || !strings.Contains(err.Error(), "/root/huge.img") || !strings.Contains(err.Error(), "--no-backup") {
 		t.Errorf("reset of a /root with a 10 GiB sparse file: %v", err)
@@ -228,7 +217,7 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Join(store.Dir(), "backups")); len(entries) != 0 {
 		t.Errorf("the refused reset left %d files in the backups", len(entries))
 	}
-	p.Close()
+	env.Close()
 
 	t.Log("down --purge: refused while too big, then saved and removed")
 	if err := provision.DownKeepingHome(ctx, l); err != nil {

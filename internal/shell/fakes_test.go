@@ -135,7 +135,7 @@ func (f *fakeProgress) stateLocked() State {
 func (f *fakeProgress) Record(_ context.Context, step string, results []checks.Result) (State, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	passed := stepPassed(results)
+	passed := checks.StepPassed(results)
 	if passed {
 		f.records = append(f.records, step+":pass")
 		if f.passed == nil {

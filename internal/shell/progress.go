@@ -1,11 +1,9 @@
 package shell
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/labctl/labctl/checks"
@@ -48,7 +46,8 @@ func (p *StoreProgress) State() (State, error) {
 }
 
 // Record records a round of step's checks; when the learner moves on to a
-// step with a setup script, the script runs.
+// step with a setup script, the script runs (grading.RunStepSetup: a
+// failure is a *grading.StepSetupError, the round still recorded).
 func (p *StoreProgress) Record(ctx context.Context, step string, results []checks.Result) (State, error) {
 	now := time.Now
 	if p.Now != nil {
@@ -63,41 +62,12 @@ func (p *StoreProgress) Record(ctx context.Context, step string, results []check
 		return State{}, err
 	}
 	if out.Advanced && out.Next != nil {
-		if err := p.setup(ctx, out.Next); err != nil {
+		if err := grading.RunStepSetup(ctx, p.Scripts, out.Next, nil); err != nil {
 			return st, err
 		}
 	}
 	return st, nil
 }
-
-// setup runs the setup script of step, which the learner has just reached.
-func (p *StoreProgress) setup(ctx context.Context, step *lab.Step) error {
-	if p.Scripts == nil || strings.TrimSpace(step.Setup) == "" {
-		return nil
-	}
-	var log bytes.Buffer
-	code, err := p.Scripts.RunScript(ctx, step.Setup, &log, &log)
-	if err == nil && code != 0 {
-		err = fmt.Errorf("exited with status %d: %s", code, strings.TrimSpace(log.String()))
-	}
-	if err != nil {
-		return &SetupError{Step: step.ID, Err: err}
-	}
-	return nil
-}
-
-// SetupError is a failed setup script of the step the learner moved on to;
-// the progress itself was recorded.
-type SetupError struct {
-	Step string
-	Err  error
-}
-
-func (e *SetupError) Error() string {
-	return fmt.Sprintf("running the setup of step %s: %v (the lab's setup failed, not your work; `labctl reset --to %s` starts the step over)", e.Step, e.Err, e.Step)
-}
-
-func (e *SetupError) Unwrap() error { return e.Err }
 
 func (p *StoreProgress) state(pr *progress.Progress) State {
 	st := State{Passed: map[string]bool{}}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/labctl/labctl/checks"
 )
 
 // answer handles one request of the lab function: it writes the answer on
@@ -90,11 +92,11 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 		return s.couldNotRunText(err)
 	}
 	text := ""
-	if verb == VerbCheck || !stepPassed(results) {
+	if verb == VerbCheck || !checks.StepPassed(results) {
 		text = fmt.Sprintf(s.cat.Checking, s.stepNumber(step.ID), len(s.cfg.Lab.Steps), step.Title) + "\n" +
 			s.resultsText(step, results)
 	}
-	if !stepPassed(results) {
+	if !checks.StepPassed(results) {
 		if _, err := s.cfg.Progress.Record(ctx, step.ID, results); err != nil {
 			return text + s.couldNotRunText(err)
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/grading"
-	"github.com/labctl/labctl/internal/report"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -78,7 +77,7 @@ func (s *Session) autoRound(ctx context.Context) (string, bool) {
 		}
 		return s.couldNotRunText(err), true
 	}
-	if !stepPassed(results) {
+	if !checks.StepPassed(results) {
 		return "", false
 	}
 	select {
@@ -87,7 +86,7 @@ func (s *Session) autoRound(ctx context.Context) (string, bool) {
 	case <-time.After(s.cfg.Recheck):
 	}
 	results, err = s.round(ctx, step)
-	if err != nil || !stepPassed(results) {
+	if err != nil || !checks.StepPassed(results) {
 		return "", false
 	}
 	text, err := s.complete(ctx, step.ID, results)
@@ -123,7 +122,7 @@ func (s *Session) complete(ctx context.Context, stepID string, results []checks.
 		return "", nil
 	}
 	after, err := s.cfg.Progress.Record(ctx, stepID, results)
-	var setupErr *SetupError
+	var setupErr *grading.StepSetupError
 	if errors.As(err, &setupErr) {
 		return s.passedBanner(*st.Current, after) + s.couldNotRunText(err), nil
 	}
@@ -131,10 +130,4 @@ func (s *Session) complete(ctx context.Context, stepID string, results []checks.
 		return "", err
 	}
 	return s.passedBanner(*st.Current, after), nil
-}
-
-// stepPassed reports whether every required check passed, as grading
-// decides.
-func stepPassed(results []checks.Result) bool {
-	return len(results) > 0 && report.Summarize(results).Passed()
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/progress"
 )
@@ -382,9 +383,9 @@ func TestStoreProgressReportsAFailedSetup(t *testing.T) {
 	l.Steps[1].Setup = "false"
 	p := &StoreProgress{Store: progress.NewStore(t.TempDir()), Lab: l, Scripts: &scripts{code: 3}}
 	st, err := p.Record(context.Background(), "one", results(checks.Pass))
-	var setupErr *SetupError
-	if !errors.As(err, &setupErr) || setupErr.Step != "two" || !strings.Contains(err.Error(), "status 3") {
-		t.Fatalf("err = %v, want a SetupError of step two with the status", err)
+	var setupErr *grading.StepSetupError
+	if !errors.As(err, &setupErr) || setupErr.Step != "two" || setupErr.Code != 3 || !strings.Contains(err.Error(), "status 3") {
+		t.Fatalf("err = %v, want a StepSetupError of step two with the status", err)
 	}
 	if st.Current == nil || st.Current.ID != "two" {
 		t.Fatalf("the pass was not recorded: %+v", st)

@@ -128,7 +128,7 @@ func (s *Session) resultsText(step lab.Step, results []checks.Result) string {
 		}
 		b.WriteString(line + "\n")
 	}
-	sum := report.Summarize(results)
+	sum := checks.Summarize(results)
 	b.WriteString(report.MistakeText(report.LikelyMistakes(&step, results), s.cat, "  "))
 	if sum.Errored > 0 {
 		b.WriteString(fmt.Sprintf(s.cat.CouldNotRun, sum.Errored) + "\n")

@@ -29,7 +29,9 @@ func newCheckCommand(g *globals) *cobra.Command {
 		Short: "Check the current step of the lab (or STEP) and move on when it passes",
 		Long: "Runs the step's checks inside the sandbox and prints each result.\n" +
 			"Exit status: 0 when the step passes, 1 when it does not yet, 2 when a check could not run.",
-		Args: cobra.MaximumNArgs(1),
+		Example:           "  labctl check\n  labctl check init-repo",
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeStepArg(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var o checkOptions
 			if len(args) == 1 {
@@ -128,12 +130,21 @@ func (g *globals) grader(ctx context.Context) (*grading.Grader, func(), error) {
 
 // connectLab connects to the lab's live environment, or says to run
 // `labctl up`.
-func (g *globals) connectLab(ctx context.Context, st *labState) (*provision.Env, error) {
-	var opts []provision.ConnectOption
-	if bin := g.cfg.GetString("checker-binary"); bin != "" {
-		opts = append(opts, provision.WithCheckerBinary(bin))
+func (g *globals) connectLab(ctx context.Context, st *labState) (liveLab, error) {
+	return g.env.Connect(ctx, g.upOptions(st))
+}
+
+// upOptions are the options that bring st's lab up, as up, reset and test
+// pass them.
+func (g *globals) upOptions(st *labState) provision.Options {
+	return provision.Options{
+		Lab:           st.lab,
+		Catalog:       st.catalog,
+		Fixtures:      st.fixtures,
+		Status:        g.statusLogger(),
+		Log:           g.detail(),
+		CheckerBinary: g.cfg.GetString("checker-binary"),
 	}
-	return provision.Connect(ctx, st.lab, opts...)
 }
 
 // statusOut is where status lines go: stderr, or nowhere with -q.

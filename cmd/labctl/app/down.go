@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/labctl/labctl/internal/msg"
-	"github.com/labctl/labctl/internal/reset"
-	"github.com/labctl/labctl/provision"
 )
 
 type downOptions struct {
@@ -29,10 +26,11 @@ func newDownCommand(g *globals) *cobra.Command {
 			"too, after saving /root as a tar under the state directory, as reset does; a /root beyond 2 GiB\n" +
 			"(sparse files counted at their full size) is not saved and nothing is removed: delete what you do\n" +
 			"not need, or add --no-backup to lose it.",
-		Args: cobra.NoArgs,
+		Example: "  labctl down\n  labctl down --purge",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.noBackup && !o.purge {
-				return errors.New("--no-backup goes with --purge: without it /root is kept, not saved")
+				return &usageError{cmd: cmd, err: errors.New("--no-backup goes with --purge: without it /root is kept, not saved")}
 			}
 			return runDown(cmd.Context(), g, o)
 		},
@@ -51,7 +49,7 @@ func runDown(ctx context.Context, g *globals, o downOptions) error {
 		}
 		st := g.statusLogger()
 		st.Start(labCatalog(l).Say(msg.StatusRemovingKeepHome, l.Metadata.Name))
-		err = provision.DownKeepingHome(ctx, l)
+		err = g.env.Down(ctx, l, true)
 		st.End(err == nil)
 		return err
 	}
@@ -62,7 +60,7 @@ func runDown(ctx context.Context, g *globals, o downOptions) error {
 	st := g.statusLogger()
 	if !o.noBackup {
 		st.Start(ls.catalog.Say(msg.StatusSavingHome))
-		path, err := saveHome(ctx, g, ls)
+		path, err := g.env.SaveHome(ctx, ls.lab, filepath.Join(ls.store.Dir(), "backups"))
 		st.End(err == nil)
 		if err != nil {
 			return fmt.Errorf("saving /root before removing it (nothing was removed): %w", err)
@@ -72,21 +70,7 @@ func runDown(ctx context.Context, g *globals, o downOptions) error {
 		}
 	}
 	st.Start(ls.catalog.Say(msg.StatusRemovingWithHome, ls.lab.Metadata.Name))
-	err = provision.Down(ctx, ls.lab)
+	err = g.env.Down(ctx, ls.lab, false)
 	st.End(err == nil)
 	return err
-}
-
-// saveHome writes the lab's /root to the backups directory, as reset does,
-// and returns the tar's path, or "" when the lab has no home to save.
-func saveHome(ctx context.Context, g *globals, ls *labState) (string, error) {
-	home, err := provision.OpenHome(ctx, ls.lab, "")
-	if errors.Is(err, provision.ErrNoHome) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	defer home.Close()
-	return reset.Backup(ctx, home, filepath.Join(ls.store.Dir(), "backups"), time.Now())
 }

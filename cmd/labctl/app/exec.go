@@ -32,7 +32,7 @@ func runExec(cmd *cobra.Command, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	env, err := provision.Connect(cmd.Context(), l)
+	env, err := g.env.Connect(cmd.Context(), provision.Options{Lab: l})
 	if err != nil {
 		return err
 	}
@@ -46,9 +46,7 @@ func runExec(cmd *cobra.Command, g *globals, args []string) error {
 	if inOK && outOK && term.IsTerminal(int(in.Fd())) && term.IsTerminal(int(out.Fd())) {
 		code, err = env.ExecInTerminal(cmd.Context(), login, in, out, os.Getenv("TERM"))
 	} else {
-		o := env.LoginExec(login, g.streams.Out, g.streams.Err)
-		o.Stdin = g.streams.In
-		code, err = env.Exec(cmd.Context(), o)
+		code, err = env.ExecLogin(cmd.Context(), login, g.streams.In, g.streams.Out, g.streams.Err)
 	}
 	if err != nil {
 		return err

@@ -77,7 +77,7 @@ func TestRunTurnsAPanicIntoAnInternalError(t *testing.T) {
 	for _, verbose := range []bool{false, true} {
 		var out, errOut bytes.Buffer
 		s := Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}
-		root, g := newRoot(s)
+		root, g := newRoot(s, &fakeEnv{})
 		root.AddCommand(&cobra.Command{Use: "explode", RunE: func(*cobra.Command, []string) error {
 			var m map[string]int
 			m["x"] = 1 // a nil map: a bug of labctl's own

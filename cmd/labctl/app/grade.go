@@ -22,14 +22,14 @@ func newGradeCommand(g *globals) *cobra.Command {
 		Long: "Runs the checks of every step in one round inside the sandbox and reports each result and the score\n" +
 			"as a text table, JSON or JUnit XML (docs/grade-report.md describes them).\n" +
 			"Exit status: 0 when every required check passes, 1 when one fails, 2 when one could not run.",
-		Args: cobra.NoArgs,
+		Example: "  labctl grade\n  labctl grade -o json\n  labctl grade -o junit --output-file report.xml",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			deprecatedFormat(cmd, g.streams.Err)
 			return runGrade(cmd.Context(), g, o)
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVarP(&o.format, "format", "o", "text", "report format: text, json or junit")
-	fl.StringVar(&o.output, "output", "", "write the report to this file instead of stdout")
+	addReportFlags(cmd, &o.format, &o.output)
 	return cmd
 }
 

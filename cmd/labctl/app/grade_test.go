@@ -1,8 +1,6 @@
 package app
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -40,31 +38,36 @@ func TestVerdictExitCodes(t *testing.T) {
 	}
 }
 
-func run(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
-	var out, errOut bytes.Buffer
-	code := Run(context.Background(), Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}, args)
-	return code, out.String(), errOut.String()
-}
-
 func TestGradeRejectsUnknownFormat(t *testing.T) {
-	code, out, errOut := run(t, "grade", "-o", "yaml")
-	if code != 2 || out != "" || !strings.Contains(errOut, `unknown report format "yaml": use text, json or junit`) {
+	isolate(t)
+	code, out, errOut := runLabctl(t, "grade", "-o", "yaml")
+	if code != 2 || out != "" || !strings.Contains(errOut, `unknown format "yaml": use text, json or junit`) ||
+		!strings.Contains(errOut, "labctl grade --help") {
 		t.Errorf("grade -o yaml: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// The old --output FILE now names a format: the message says where the file went.
+	code, _, errOut = runLabctl(t, "grade", "--output", "report.xml")
+	if code != 2 || !strings.Contains(errOut, "--output-file PATH") {
+		t.Errorf("grade --output report.xml: exit %d, stderr %q", code, errOut)
 	}
 }
 
 func TestResetRejectsUnknownStepBeforeTouchingAnything(t *testing.T) {
-	code, _, errOut := run(t, "reset", "--to", "no-such-step")
-	if code != 1 || !strings.Contains(errOut, `no step "no-such-step"`) || !strings.Contains(errOut, "init-repo") {
+	isolate(t)
+	env := &fakeEnv{}
+	code, _, errOut := runFake(t, env, "reset", "--to", "no-such-step")
+	if code != 2 || !strings.Contains(errOut, `no step "no-such-step"`) || !strings.Contains(errOut, "init-repo") {
 		t.Errorf("reset --to no-such-step: exit %d, stderr %q", code, errOut)
+	}
+	if len(env.calls) != 0 {
+		t.Errorf("the environment was touched: %v", env.calls)
 	}
 }
 
 func TestCheckTakesAtMostOneStep(t *testing.T) {
-	code, _, errOut := run(t, "check", "a", "b")
-	if code == 0 || !strings.Contains(errOut, "accepts at most 1 arg") {
+	isolate(t)
+	code, _, errOut := runLabctl(t, "check", "a", "b")
+	if code != 2 || !strings.Contains(errOut, "accepts at most 1 arg") {
 		t.Errorf("check a b: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/provision"
 )
 
@@ -20,9 +22,9 @@ type imagesOptions struct {
 
 func newImagesCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "images",
-		Short: "Build, list, save and load the node and sandbox images",
-		Args:  cobra.NoArgs,
+		Use:     "images",
+		Short:   "Build, list, save and load the node and sandbox images",
+		Example: "  labctl images build\n  labctl images list",
 	}
 	cmd.AddCommand(newImagesBuildCommand(g), newImagesListCommand(g), newImagesSaveCommand(g), newImagesLoadCommand(g), newImagesKindConfigCommand(g))
 	return cmd
@@ -35,7 +37,8 @@ func newImagesKindConfigCommand(g *globals) *cobra.Command {
 		Long: "kind-config prints the kind v1alpha4 cluster file with the settings labctl gives kind for the\n" +
 			"lab's cluster on NODE_IMAGE, so that `kind create cluster --config` can make the same cluster by hand.\n" +
 			"It writes the lab's API server audit policy into the lab's state directory first: the file names it.",
-		Args: cobra.MaximumNArgs(1),
+		Example: "  labctl images kind-config > cluster.yaml && kind create cluster --config cluster.yaml",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			l, _, _, err := g.loadLab()
 			if err != nil {
@@ -48,8 +51,7 @@ func newImagesKindConfigCommand(g *globals) *cobra.Command {
 			if len(args) == 1 {
 				ref = args[0]
 			}
-			s := images.KindSettingsFor(ref)
-			out, err := provision.KindConfigFile(l, ref, s.DisableDefaultCNI, s.KubeadmConfigPatches)
+			out, err := provision.KindConfigFile(l, ref)
 			if err != nil {
 				return err
 			}
@@ -68,12 +70,13 @@ func newImagesBuildCommand(g *globals) *cobra.Command {
 			"An image built from the current recipe is used as it is. Otherwise a registry is tried (unless\n" +
 			"--offline), and failing that the image is built from Debian packages and Go modules: this needs\n" +
 			"root, debootstrap, Go and the labctl source tree (--source, default: found from the working directory).",
-		Args: cobra.NoArgs,
+		Example: "  labctl images build\n  labctl images build --offline --node",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.node && o.sandbox {
-				return errors.New("--node and --sandbox exclude each other: give one, or neither for both")
+				return &usageError{cmd: cmd, err: errors.New("--node and --sandbox exclude each other: give one, or neither for both")}
 			}
-			refs, err := images.Ensure(cmd.Context(), imageOptions(g, o))
+			refs, err := g.env.EnsureImages(cmd.Context(), imageOptions(g, o))
 			if err != nil {
 				return err
 			}
@@ -95,30 +98,76 @@ func newImagesBuildCommand(g *globals) *cobra.Command {
 }
 
 func newImagesListCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List labctl's images in the local Docker engine (* marks the ones this labctl uses)",
-		Args:  cobra.NoArgs,
+	var format string
+	cmd := &cobra.Command{
+		Use:     "list",
+		Short:   "List labctl's images in the local Docker engine (* marks the ones this labctl uses)",
+		Example: "  labctl images list\n  labctl images list -o json",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			list, err := images.List(cmd.Context(), imageOptions(g, imagesOptions{}))
+			list, err := g.env.ListImages(cmd.Context(), imageOptions(g, imagesOptions{}))
 			if err != nil {
 				return err
 			}
-			for _, im := range list {
-				mark := " "
-				if im.Current {
-					mark = "*"
-				}
-				fmt.Fprintf(g.streams.Out, "%s %s\t%s\t%s\t%s\n", mark, im.Ref, im.ID, im.Size, im.Created)
-			}
+			var missing []string
 			for _, want := range []string{images.NodeRef(), images.SandboxRef()} {
 				if !listed(list, want) {
-					fmt.Fprintf(g.streams.Err, "missing: %s (run `labctl images build`)\n", want)
+					missing = append(missing, want)
 				}
+			}
+			if format == jsonFormat {
+				return writeJSON(g.streams.Out, imageListing(list, missing))
+			}
+			if err := writeImageTable(g.streams.Out, list); err != nil {
+				return err
+			}
+			for _, ref := range missing {
+				fmt.Fprintf(g.streams.Err, "missing: %s (run `labctl images build`)\n", ref)
 			}
 			return nil
 		},
 	}
+	addOutputFlag(cmd, &format, textFormat, jsonFormat)
+	return cmd
+}
+
+// imageList is `labctl images list -o json`; its field names are stable
+// (docs/cli.md).
+type imageList struct {
+	Images []imageEntry `json:"images"`
+	// Missing are the images this labctl uses that the engine lacks.
+	Missing []string `json:"missing"`
+}
+
+type imageEntry struct {
+	Ref     string `json:"ref"`
+	ID      string `json:"id"`
+	Size    string `json:"size"`
+	Created string `json:"created"`
+	Current bool   `json:"current"`
+}
+
+func imageListing(list []images.Image, missing []string) imageList {
+	out := imageList{Images: []imageEntry{}, Missing: append([]string{}, missing...)}
+	for _, im := range list {
+		out.Images = append(out.Images, imageEntry{Ref: im.Ref, ID: im.ID, Size: im.Size, Created: im.Created, Current: im.Current})
+	}
+	return out
+}
+
+// writeImageTable prints list as an aligned table with a header; * marks
+// the images this labctl uses.
+func writeImageTable(w io.Writer, list []images.Image) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  IMAGE\tID\tSIZE\tCREATED")
+	for _, im := range list {
+		mark := " "
+		if im.Current {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\n", mark, im.Ref, im.ID, im.Size, im.Created)
+	}
+	return tw.Flush()
 }
 
 func listed(list []images.Image, ref string) bool {
@@ -132,12 +181,13 @@ func listed(list []images.Image, ref string) bool {
 
 func newImagesSaveCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "save FILE",
-		Short: "Write the node and sandbox images into one bundle file for an offline machine",
-		Args:  cobra.ExactArgs(1),
+		Use:     "save FILE",
+		Short:   "Write the node and sandbox images into one bundle file for an offline machine",
+		Example: "  labctl images save labctl-images.tar",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			refs := images.Refs{Node: images.NodeRef(), Sandbox: images.SandboxRef()}
-			if err := images.Save(cmd.Context(), imageOptions(g, imagesOptions{}), args[0], refs); err != nil {
+			if err := g.env.SaveImages(cmd.Context(), imageOptions(g, imagesOptions{}), args[0], refs); err != nil {
 				return err
 			}
 			_, err := fmt.Fprintln(g.streams.Out, args[0])
@@ -148,11 +198,12 @@ func newImagesSaveCommand(g *globals) *cobra.Command {
 
 func newImagesLoadCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "load FILE",
-		Short: "Load a bundle written by `labctl images save`",
-		Args:  cobra.ExactArgs(1),
+		Use:     "load FILE",
+		Short:   "Load a bundle written by `labctl images save`",
+		Example: "  labctl images load labctl-images.tar",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			loaded, err := images.Load(cmd.Context(), imageOptions(g, imagesOptions{}), args[0])
+			loaded, err := g.env.LoadImages(cmd.Context(), imageOptions(g, imagesOptions{}), args[0])
 			if err != nil {
 				return err
 			}
@@ -165,15 +216,13 @@ func newImagesLoadCommand(g *globals) *cobra.Command {
 }
 
 func imageOptions(g *globals, o imagesOptions) images.Options {
-	var status, log io.Writer = g.streams.Err, nil
-	if g.quiet() {
-		status = nil
-	}
+	var log io.Writer
 	if g.verbose() {
 		log = g.streams.Err
 	}
 	return images.Options{
 		Node: o.node, Sandbox: o.sandbox, Pull: !o.offline,
-		SourceDir: o.source, Status: status, Log: log,
+		SourceDir: o.source, Log: log,
+		Status: statusline.New(g.streams.Err, statusline.Options{Quiet: g.quiet(), NoColor: g.noColor(), Elapsed: true}),
 	}
 }

@@ -4,6 +4,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/labctl/labctl"
+	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 )
 
 func TestImagesBuildRejectsBothSelections(t *testing.T) {
@@ -86,6 +91,32 @@ func TestDoctorSpeaksTheLabsLanguage(t *testing.T) {
 		}
 		if lang == "" && strings.Contains(out, "fix: ") {
 			t.Errorf("LANG unset: an English fix in a Japanese lab:\n%s", out)
+		}
+	}
+}
+
+// TestImagesKindConfigIsWhatUpUses holds the printed file to the one up
+// gives kind (provision.KindConfigFile renders up's configuration; the
+// provision tests hold the two together), for the lab's node image and for
+// one given on the command line.
+func TestImagesKindConfigIsWhatUpUses(t *testing.T) {
+	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
+	l, err := lab.Parse(builtInLab, labctl.DefaultLab())
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := l.Cluster.NodeImage
+	if node == "" {
+		node = images.NodeRef()
+	}
+	for args, ref := range map[string]string{"": node, "labctl/node:test": "labctl/node:test"} {
+		code, out, errOut := runLabctl(t, strings.Fields("images kind-config "+args)...)
+		want, err := provision.KindConfigFile(l, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != 0 || out != string(want) {
+			t.Errorf("kind-config %s: exit %d (stderr %q), stdout\n%s\nwant up's file\n%s", args, code, errOut, out, want)
 		}
 	}
 }

@@ -20,7 +20,8 @@ func newLintCommand(g *globals) *cobra.Command {
 			"prints every problem as file:line:column: field: message on stderr, a summary on stdout,\n" +
 			"and exits 1 when there are problems. Warnings (file:line:column: warning: ...) do not fail it unless --strict.\n" +
 			"With -v it also lists the cluster objects the lab's checks read, which are all the grader may read.",
-		Args: cobra.MaximumNArgs(1),
+		Example: "  labctl lint\n  labctl lint --strict my-lab/lab.yaml\n  labctl lint -v",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file := ""
 			if len(args) == 1 {
@@ -49,7 +50,7 @@ func runLint(g *globals, file string, strict bool) error {
 		for _, p := range problems {
 			fmt.Fprintln(g.streams.Err, p.Error())
 		}
-		return &ExitError{Code: 1, Err: fmt.Errorf("%s: %s", source, count(len(problems), "problem"))}
+		return &ExitError{Code: exitFailed, Err: fmt.Errorf("%s: %s", source, count(len(problems), "problem"))}
 	}
 	if err != nil {
 		return err
@@ -59,7 +60,7 @@ func runLint(g *globals, file string, strict bool) error {
 		fmt.Fprintln(g.streams.Err, w.String())
 	}
 	if strict && len(warnings) > 0 {
-		return &ExitError{Code: 1, Err: fmt.Errorf("%s: %s (--strict)", source, count(len(warnings), "warning"))}
+		return &ExitError{Code: exitFailed, Err: fmt.Errorf("%s: %s (--strict)", source, count(len(warnings), "warning"))}
 	}
 	checks := 0
 	for _, s := range l.Steps {

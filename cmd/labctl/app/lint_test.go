@@ -81,7 +81,7 @@ func TestLintBrokenFile(t *testing.T) {
 
 func TestLintMissingFile(t *testing.T) {
 	code, _, errOut := runLabctl(t, "lint", filepath.Join(t.TempDir(), "none.yaml"))
-	if code != 1 || !strings.Contains(errOut, "reading lab file:") || !strings.Contains(errOut, "no such file") {
+	if code != 2 || !strings.Contains(errOut, "reading lab file:") || !strings.Contains(errOut, "no such file") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }
@@ -179,7 +179,7 @@ func TestSchemaCommand(t *testing.T) {
 	if code != 0 || errOut != "" || out != string(lab.Schema()) {
 		t.Fatalf("exit %d, stderr %q, stdout is the schema: %v", code, errOut, out == string(lab.Schema()))
 	}
-	if code, _, errOut := runLabctl(t, "schema", "extra"); code != 1 || !strings.Contains(errOut, "unknown command") && !strings.Contains(errOut, "accepts 0 arg") {
+	if code, _, errOut := runLabctl(t, "schema", "extra"); code != 2 || !strings.Contains(errOut, "unknown command") && !strings.Contains(errOut, "accepts 0 arg") {
 		t.Errorf("schema extra: exit %d, stderr %q", code, errOut)
 	}
 }

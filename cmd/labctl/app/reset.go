@@ -8,8 +8,6 @@ import (
 
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/reset"
-	"github.com/labctl/labctl/internal/statusline"
-	"github.com/labctl/labctl/provision"
 )
 
 type resetOptions struct {
@@ -28,7 +26,8 @@ func newResetCommand(g *globals) *cobra.Command {
 			"--to STEP then replays the solve scripts of the steps before STEP and leaves you at STEP. A /root\n" +
 			"beyond 2 GiB (sparse files counted at their full size) is not saved and nothing is reset: delete\n" +
 			"what you do not need, or pass --no-backup to lose it.",
-		Args: cobra.NoArgs,
+		Example: "  labctl reset\n  labctl reset --to deploy-app\n  labctl reset --hard",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runReset(cmd.Context(), g, o)
 		},
@@ -36,6 +35,7 @@ func newResetCommand(g *globals) *cobra.Command {
 	fl := cmd.Flags()
 	fl.BoolVar(&o.hard, "hard", false, "recreate the cluster too")
 	fl.StringVar(&o.to, "to", "", "replay the solve scripts of the steps before STEP and start at STEP")
+	_ = cmd.RegisterFlagCompletionFunc("to", completeStep(g))
 	fl.BoolVar(&o.noBackup, "no-backup", false, "do not save /root first (what it holds is lost)")
 	return cmd
 }
@@ -50,19 +50,14 @@ func runReset(ctx context.Context, g *globals, o resetOptions) error {
 			return err
 		}
 	}
-	live, err := g.connectLab(ctx, st)
+	up := g.upOptions(st)
+	env, err := g.env.Connect(ctx, up)
 	if err != nil {
 		return err
 	}
-	sl := statusline.New(g.streams.Err, statusline.Options{Quiet: g.quiet(), NoColor: g.noColor()})
-	opts := reset.Options{Lab: st.lab, Store: st.store, Hard: o.hard, To: o.to, Status: sl, Catalog: st.catalog, NoBackup: o.noBackup}
-	up := provision.Options{Lab: st.lab, Fixtures: st.fixtures, Status: sl, Catalog: st.catalog, CheckerBinary: g.cfg.GetString("checker-binary")}
-	if g.verbose() {
-		opts.ScriptOutput = g.streams.Err
-		up.Log = g.streams.Err
-	}
-	env := reset.NewProvisioned(live, up)
 	defer env.Close()
+	opts := reset.Options{Lab: st.lab, Store: st.store, Hard: o.hard, To: o.to, Status: up.Status, Catalog: st.catalog,
+		NoBackup: o.noBackup, ScriptOutput: g.detail()}
 	res, err := reset.Run(ctx, env, opts)
 	if res != nil && res.Backup != "" {
 		fmt.Fprintf(g.streams.Out, st.catalog.BackedUp+"\n", res.Backup)

@@ -19,9 +19,6 @@ import (
 	"github.com/spf13/viper"
 )
 
-// Version is stamped at build time with -ldflags "-X .../app.Version=...".
-var Version = "dev"
-
 // Streams are the command's standard streams, injected so tests can drive it.
 type Streams struct {
 	In  io.Reader
@@ -29,10 +26,15 @@ type Streams struct {
 	Err io.Writer
 }
 
-// globals are the flags and settings every command shares.
+// globals is the command layer's factory, as gh's cmdutil.Factory is
+// gh's: every command gets the streams, the configuration (flags,
+// environment, config file), the lab and its state through it (loadLab,
+// loadLabState), and reaches Docker and kind only through env, which the
+// commands' unit tests replace with a fake.
 type globals struct {
 	streams Streams
 	cfg     *viper.Viper
+	env     environment
 }
 
 // labPath is the lab file named by --lab, LABCTL_LAB or the config file, or
@@ -75,7 +77,12 @@ func Main(in io.Reader, out, errOut io.Writer, args []string) int {
 // and a crash report of a program it ran is cut to its first line, both
 // shown in full only with -v.
 func Run(ctx context.Context, s Streams, args []string) int {
-	root, g := newRoot(s)
+	return run(ctx, s, args, provisioned{})
+}
+
+// run is Run on the environment env.
+func run(ctx context.Context, s Streams, args []string, env environment) int {
+	root, g := newRoot(s, env)
 	return runRoot(ctx, s, args, root, g)
 }
 
@@ -98,7 +105,7 @@ func runRoot(ctx context.Context, s Streams, args []string, root *cobra.Command,
 		return exit.Code
 	}
 	printError(s.Err, err, verboseArgs(g, args))
-	return 1
+	return exitCode(err)
 }
 
 // verboseArgs is -v from the configuration once it is loaded, else from
@@ -118,11 +125,15 @@ func verboseArgs(g *globals, args []string) bool {
 	return false
 }
 
-func newRoot(s Streams) (*cobra.Command, *globals) {
-	g := &globals{streams: s, cfg: viper.New()}
+func newRoot(s Streams, env environment) (*cobra.Command, *globals) {
+	g := &globals{streams: s, cfg: viper.New(), env: env}
 	cmd := &cobra.Command{
-		Use:           "labctl",
-		Short:         "Hands-on Kubernetes labs on your own machine, graded honestly",
+		Use:   "labctl",
+		Short: "Hands-on Kubernetes labs on your own machine, graded honestly",
+		Long: "labctl gives you a sandboxed hands-on Kubernetes lab on your own machine (a kind cluster and a\n" +
+			"sandbox container) and grades your work. Exit codes: `labctl help exit-codes`.",
+		Example:       "  labctl up && labctl shell\n  labctl grade -o json\n  labctl --version",
+		Args:          unknownSubcommand,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -154,7 +165,17 @@ func newRoot(s Streams) (*cobra.Command, *globals) {
 		newTestCommand(g),
 		newImagesCommand(g),
 		newDoctorCommand(g),
+		newExitCodesTopic(),
 	)
+	var version bool
+	cmd.Flags().BoolVar(&version, "version", false, "print labctl's version, commit, Go and Kubernetes versions and image tags")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if version {
+			return writeVersion(g.streams.Out, textFormat)
+		}
+		return cmd.Help()
+	}
+	applyConventions(cmd)
 	return cmd, g
 }
 
@@ -184,16 +205,4 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 		return fmt.Errorf("reading config file %s: %w (fix or remove it)", file, err)
 	}
 	return nil
-}
-
-func newVersionCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print labctl's version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(g.streams.Out, "labctl %s\n", Version)
-			return err
-		},
-	}
 }

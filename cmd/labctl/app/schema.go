@@ -14,7 +14,8 @@ func newSchemaCommand(g *globals) *cobra.Command {
 			"first line of a lab file for editor completion and checking:\n\n" +
 			"  labctl schema > lab.schema.json\n" +
 			"  # yaml-language-server: $schema=lab.schema.json",
-		Args: cobra.NoArgs,
+		Example: "  labctl schema > lab.schema.json",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := g.streams.Out.Write(lab.Schema())
 			return err

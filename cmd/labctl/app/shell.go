@@ -19,7 +19,8 @@ func newShellCommand(g *globals) *cobra.Command {
 		Short: "Open a shell in the sandbox; your work is checked after every command",
 		Long: "Open a login shell in the lab's sandbox. After every command the current step's checks run;\n" +
 			"when they pass you see the next step. Inside, `lab check|hint|step|why|next|status` asks labctl directly.",
-		Args: cobra.NoArgs,
+		Example: "  labctl shell\n  labctl --lab ./my-lab/lab.yaml shell",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runShell(cmd.Context(), g)
 		},
@@ -48,7 +49,7 @@ func runShell(ctx context.Context, g *globals) error {
 	}
 	defer term.Restore()
 	rows, cols, _ := term.Size()
-	attached, err := env.Engine.AttachShell(ctx, env.Container, docker.ShellOptions{
+	attached, err := env.AttachShell(ctx, docker.ShellOptions{
 		Env:     []string{"LABCTL_SHELL=1", "TERM=" + termName(), "HOME=/root"},
 		WorkDir: st.lab.Sandbox.WorkDir,
 		Rows:    rows,
@@ -74,7 +75,7 @@ func runShell(ctx context.Context, g *globals) error {
 	err = s.Run(term.Context())
 	term.Restore()
 	if errors.Is(err, context.Canceled) {
-		return &ExitError{Code: 130, Err: errors.New("the shell was interrupted; your work in the sandbox is kept")}
+		return &ExitError{Code: exitInterrupted, Err: errors.New("the shell was interrupted; your work in the sandbox is kept")}
 	}
 	if err != nil {
 		return err

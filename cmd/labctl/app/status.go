@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -10,69 +11,137 @@ import (
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/sandbox"
 )
 
 func newStatusCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var format string
+	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show whether the lab's cluster and sandbox are up, and the learner's progress",
 		Long: "Show whether the lab's cluster and sandbox are up, the Docker objects labelled with the lab,\n" +
 			"and the learner's progress. Exits 0 when the lab is up and 3 when it is not.",
-		Args: cobra.NoArgs,
+		Example: "  labctl status\n  labctl status -o json",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStatus(cmd, g)
+			return runStatus(cmd, g, format)
 		},
 	}
+	addOutputFlag(cmd, &format, textFormat, jsonFormat)
+	return cmd
 }
 
-func runStatus(cmd *cobra.Command, g *globals) error {
+// labStatus is `labctl status -o json`; its field names are stable
+// (docs/cli.md).
+type labStatus struct {
+	Lab      string          `json:"lab"`
+	Up       bool            `json:"up"`
+	Cluster  clusterStatus   `json:"cluster"`
+	Sandbox  containerStatus `json:"sandbox"`
+	Grader   containerStatus `json:"grader"`
+	Objects  []labObject     `json:"objects"`
+	Progress *labProgress    `json:"progress"`
+}
+
+type clusterStatus struct {
+	Name     string `json:"name"`
+	Exists   bool   `json:"exists"`
+	APIReady bool   `json:"apiReady"`
+}
+
+type containerStatus struct {
+	Name   string `json:"name"`
+	Exists bool   `json:"exists"`
+	State  string `json:"state"`
+}
+
+type labObject struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+type labProgress struct {
+	Passed  int    `json:"passed"`
+	Steps   int    `json:"steps"`
+	Current string `json:"current"`
+}
+
+func runStatus(cmd *cobra.Command, g *globals, format string) error {
 	l, _, _, err := g.loadLab()
 	if err != nil {
 		return err
 	}
-	st, err := provision.Inspect(cmd.Context(), l)
+	st, err := g.env.Inspect(cmd.Context(), l)
 	if err != nil {
 		return err
 	}
-	out := g.streams.Out
 	name := l.Metadata.Name
-	cluster := "missing"
-	switch {
-	case st.ClusterExists && st.APIReady:
-		cluster = "running"
-	case st.ClusterExists:
-		cluster = "not answering (run `labctl up` to repair it)"
+	s := labStatus{
+		Lab:     name,
+		Up:      st.Up(),
+		Cluster: clusterStatus{Name: provision.ClusterName(name), Exists: st.ClusterExists, APIReady: st.APIReady},
+		Sandbox: containerStatus{Name: sandbox.ContainerName(name), Exists: st.Sandbox.Exists, State: st.Sandbox.Status},
+		Grader:  containerStatus{Name: sandbox.GraderName(name), Exists: st.Grader.Exists, State: st.Grader.Status},
+		Objects: []labObject{},
 	}
-	sandboxState := "missing"
-	if st.Sandbox.Exists {
-		sandboxState = st.Sandbox.Status
-	}
-	fmt.Fprintf(out, "lab:      %s\n", name)
-	fmt.Fprintf(out, "cluster:  %s %s\n", provision.ClusterName(name), cluster)
-	graderState := "missing (run `labctl up` to make it)"
-	if st.Grader.Exists {
-		graderState = st.Grader.Status
-	}
-	fmt.Fprintf(out, "sandbox:  %s\n", sandboxState)
-	fmt.Fprintf(out, "grader:   %s\n", graderState)
-	var objs []string
 	for _, o := range st.Objects {
-		objs = append(objs, o.Kind+" "+o.Name)
-	}
-	if len(objs) > 0 {
-		fmt.Fprintf(out, "objects:  %s\n", strings.Join(objs, ", "))
+		s.Objects = append(s.Objects, labObject{Kind: o.Kind, Name: o.Name})
 	}
 	if dir, err := statedir.Dir(os.Getenv, name); err == nil {
 		if p, err := progress.NewStore(dir).Load(name); err == nil {
-			current := p.Current
-			if current == "" {
-				current = "(first not passed)"
-			}
-			fmt.Fprintf(out, "progress: %d of %d steps passed, current step %s\n", len(p.Passed), len(l.Steps), current)
+			s.Progress = &labProgress{Passed: len(p.Passed), Steps: len(l.Steps), Current: p.Current}
 		}
 	}
-	if !st.Up() {
-		return &ExitError{Code: 3}
+	if format == jsonFormat {
+		err = writeJSON(g.streams.Out, s)
+	} else {
+		err = writeStatus(g.streams.Out, s)
+	}
+	if err != nil {
+		return err
+	}
+	if !s.Up {
+		return &ExitError{Code: exitNotUp}
 	}
 	return nil
+}
+
+// writeStatus prints s as aligned lines for a person.
+func writeStatus(out io.Writer, s labStatus) error {
+	cluster := "missing"
+	switch {
+	case s.Cluster.Exists && s.Cluster.APIReady:
+		cluster = "running"
+	case s.Cluster.Exists:
+		cluster = "not answering (run `labctl up` to repair it)"
+	}
+	sandboxState := "missing"
+	if s.Sandbox.Exists {
+		sandboxState = s.Sandbox.State
+	}
+	graderState := "missing (run `labctl up` to make it)"
+	if s.Grader.Exists {
+		graderState = s.Grader.State
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "lab:      %s\n", s.Lab)
+	fmt.Fprintf(&b, "cluster:  %s %s\n", s.Cluster.Name, cluster)
+	fmt.Fprintf(&b, "sandbox:  %s\n", sandboxState)
+	fmt.Fprintf(&b, "grader:   %s\n", graderState)
+	var objs []string
+	for _, o := range s.Objects {
+		objs = append(objs, o.Kind+" "+o.Name)
+	}
+	if len(objs) > 0 {
+		fmt.Fprintf(&b, "objects:  %s\n", strings.Join(objs, ", "))
+	}
+	if p := s.Progress; p != nil {
+		current := p.Current
+		if current == "" {
+			current = "(first not passed)"
+		}
+		fmt.Fprintf(&b, "progress: %d of %d steps passed, current step %s\n", p.Passed, p.Steps, current)
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/labctl/labctl/internal/labtest"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/report"
-	"github.com/labctl/labctl/internal/reset"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
@@ -44,16 +43,19 @@ func newTestCommand(g *globals) *cobra.Command {
 			"first step fail again. The environment is\n" +
 			"removed at the end unless --keep.\n" +
 			"Exit status: 0 when the lab proves itself, 1 when it does not, 2 when it could not be tested.",
+		Example: "  labctl test\n  labctl --lab ./my-lab/lab.yaml test --step deploy-app --keep\n" +
+			"  labctl test -o junit --output-file lab-test.xml",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			deprecatedFormat(cmd, g.streams.Err)
 			return runTest(cmd.Context(), g, o)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.step, "step", "", "test only this step (the earlier steps are solved first)")
+	_ = cmd.RegisterFlagCompletionFunc("step", completeStep(g))
 	fl.BoolVar(&o.keep, "keep", false, "keep the test environment at the end, for debugging")
-	fl.StringVarP(&o.format, "format", "o", "text", "report format: text, json or junit")
-	fl.StringVar(&o.output, "output", "", "write the report to this file instead of stdout")
+	addReportFlags(cmd, &o.format, &o.output)
 	fl.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	return cmd
 }
@@ -100,11 +102,10 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 			err = &ExitError{Code: 2, Err: rmErr}
 		}
 	}()
-	live, err := provision.Up(ctx, up)
+	env, err := g.env.Up(ctx, up)
 	if err != nil {
 		return &ExitError{Code: 2, Err: fmt.Errorf("bringing up the test environment: %w", err)}
 	}
-	env := reset.NewProvisioned(live, up)
 	defer env.Close()
 
 	rep, err := labtest.Run(ctx, env, labtest.Options{Lab: tl, Store: store, Step: o.step, Status: sl, ScriptOutput: g.detail()})
@@ -131,7 +132,7 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 // it exists.
 func removeTestEnvironment(ctx context.Context, g *globals, tl *lab.Lab, store *progress.Store, title string, onlyIfPresent bool) error {
 	if onlyIfPresent {
-		st, err := provision.Inspect(ctx, tl)
+		st, err := g.env.Inspect(ctx, tl)
 		if err != nil {
 			return err
 		}
@@ -141,7 +142,7 @@ func removeTestEnvironment(ctx context.Context, g *globals, tl *lab.Lab, store *
 	}
 	sl := g.statusLogger()
 	sl.Start(title)
-	err := provision.Down(ctx, tl)
+	err := g.env.Down(ctx, tl, false)
 	if err == nil {
 		// The directory is the test copy's own: its progress and backups.
 		err = os.RemoveAll(store.Dir())

@@ -28,7 +28,8 @@ func newUpCommand(g *globals) *cobra.Command {
 		Short: "Create or repair the lab's cluster and sandbox",
 		Long: "Create the lab's kind cluster and sandbox container, or reuse and repair them.\n" +
 			"With no lab file in the current directory, the built-in GitOps lab is used.",
-		Args: cobra.NoArgs,
+		Example: "  labctl up\n  labctl --lab ./my-lab/lab.yaml up\n  labctl up --retain",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runUp(cmd, g, o)
 		},
@@ -49,7 +50,7 @@ func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
 		}
 	}
 	catalog := labCatalog(l)
-	env, err := provision.Up(cmd.Context(), provision.Options{
+	env, err := g.env.Up(cmd.Context(), provision.Options{
 		Lab:           l,
 		Catalog:       catalog,
 		Fixtures:      fixtures,
@@ -64,7 +65,7 @@ func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
 		if o.retain {
 			what = "what it created was kept (--retain)"
 		}
-		return &ExitError{Code: 130, Err: fmt.Errorf("up was interrupted; %s: run `labctl up` again to finish", what)}
+		return &ExitError{Code: exitInterrupted, Err: fmt.Errorf("up was interrupted; %s: run `labctl up` again to finish", what)}
 	}
 	if err != nil {
 		return err

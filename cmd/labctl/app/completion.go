@@ -1,0 +1,48 @@
+package app
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// stepIDs lists the step ids of the lab the command line names, with their
+// titles, for shell completion; nothing when the lab does not load.
+func (g *globals) stepIDs(cmd *cobra.Command, prefix string) []cobra.Completion {
+	if err := loadConfig(g.cfg, cmd); err != nil {
+		return nil
+	}
+	l, _, _, err := g.loadLab()
+	if err != nil {
+		return nil
+	}
+	var ids []cobra.Completion
+	for _, s := range l.Steps {
+		if !strings.HasPrefix(s.ID, prefix) {
+			continue
+		}
+		if s.Title != "" {
+			ids = append(ids, cobra.CompletionWithDesc(s.ID, s.Title))
+		} else {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids
+}
+
+// completeStep completes a flag whose value is a step id (--step, --to).
+func completeStep(g *globals) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return g.stepIDs(cmd, prefix), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeStepArg completes a command's one STEP argument.
+func completeStepArg(g *globals) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return g.stepIDs(cmd, prefix), cobra.ShellCompDirectiveNoFileComp
+	}
+}

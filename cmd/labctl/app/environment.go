@@ -1,0 +1,140 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"time"
+
+	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/labtest"
+	"github.com/labctl/labctl/internal/preflight"
+	"github.com/labctl/labctl/internal/reset"
+	"github.com/labctl/labctl/internal/shell"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
+)
+
+// environment is the command layer's one seam to the machine: Docker, kind
+// and the images. Commands reach them only through it (globals.env), so
+// each command's output and exit codes are unit-tested with a fake one;
+// provisioned is the real one.
+type environment interface {
+	// Up creates or repairs the lab's cluster and sandbox.
+	Up(ctx context.Context, o provision.Options) (liveLab, error)
+	// Connect reaches the lab's running environment; up says how to bring
+	// it up again (a hard reset) and which checker binary runs the checks.
+	Connect(ctx context.Context, up provision.Options) (liveLab, error)
+	// Inspect reports what exists of the lab's environment, changing nothing.
+	Inspect(ctx context.Context, l *lab.Lab) (provision.State, error)
+	// Down removes the lab's cluster, sandbox and network, and its home
+	// volume unless keepHome.
+	Down(ctx context.Context, l *lab.Lab, keepHome bool) error
+	// SaveHome writes the lab's /root as a tar into dir and returns its
+	// path, or "" when the lab has no home volume.
+	SaveHome(ctx context.Context, l *lab.Lab, dir string) (string, error)
+	// Preflight probes the machine for what a lab needs.
+	Preflight(ctx context.Context) []preflight.Finding
+
+	EnsureImages(ctx context.Context, o images.Options) (images.Refs, error)
+	ListImages(ctx context.Context, o images.Options) ([]images.Image, error)
+	SaveImages(ctx context.Context, o images.Options, file string, refs images.Refs) error
+	LoadImages(ctx context.Context, o images.Options, file string) ([]string, error)
+}
+
+// liveLab is a lab whose cluster and sandbox run, as check, grade, reset,
+// test, exec and the shell use it.
+type liveLab interface {
+	labtest.Environment // reset's methods and RunChecks
+	grading.Prober
+	// ExecLogin runs cmd in the sandbox's login environment with the given
+	// streams and returns its exit code.
+	ExecLogin(ctx context.Context, cmd []string, in io.Reader, out, errOut io.Writer) (int, error)
+	// ExecInTerminal is ExecLogin on the user's terminal.
+	ExecInTerminal(ctx context.Context, cmd []string, in, out *os.File, term string) (int, error)
+	// AttachShell starts the learner's login shell on a PTY.
+	AttachShell(ctx context.Context, o docker.ShellOptions) (attachedShell, error)
+	Close() error
+}
+
+// attachedShell is the learner's shell as `labctl shell` drives it.
+type attachedShell interface {
+	shell.Shell
+	// ExitCode waits for the shell to end and returns its exit code.
+	ExitCode(ctx context.Context) (int, error)
+}
+
+// provisioned is the real environment: provision, images and preflight on
+// the local Docker engine.
+type provisioned struct{}
+
+func (provisioned) Up(ctx context.Context, o provision.Options) (liveLab, error) {
+	env, err := provision.Up(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return live{env}, nil
+}
+
+func (provisioned) Connect(ctx context.Context, up provision.Options) (liveLab, error) {
+	env, err := provision.Connect(ctx, up.Lab, provision.WithUpOptions(up))
+	if err != nil {
+		return nil, err
+	}
+	return live{env}, nil
+}
+
+func (provisioned) Inspect(ctx context.Context, l *lab.Lab) (provision.State, error) {
+	return provision.Inspect(ctx, l)
+}
+
+func (provisioned) Down(ctx context.Context, l *lab.Lab, keepHome bool) error {
+	if keepHome {
+		return provision.DownKeepingHome(ctx, l)
+	}
+	return provision.Down(ctx, l)
+}
+
+func (provisioned) SaveHome(ctx context.Context, l *lab.Lab, dir string) (string, error) {
+	home, err := provision.OpenHome(ctx, l, "")
+	if errors.Is(err, provision.ErrNoHome) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	defer home.Close()
+	return reset.Backup(ctx, home, dir, time.Now())
+}
+
+func (provisioned) Preflight(ctx context.Context) []preflight.Finding { return preflight.Run(ctx) }
+
+func (provisioned) EnsureImages(ctx context.Context, o images.Options) (images.Refs, error) {
+	return images.Ensure(ctx, o)
+}
+
+func (provisioned) ListImages(ctx context.Context, o images.Options) ([]images.Image, error) {
+	return images.List(ctx, o)
+}
+
+func (provisioned) SaveImages(ctx context.Context, o images.Options, file string, refs images.Refs) error {
+	return images.Save(ctx, o, file, refs)
+}
+
+func (provisioned) LoadImages(ctx context.Context, o images.Options, file string) ([]string, error) {
+	return images.Load(ctx, o, file)
+}
+
+// live is a provisioned lab; its shell is an attachedShell.
+type live struct{ *provision.Env }
+
+func (l live) AttachShell(ctx context.Context, o docker.ShellOptions) (attachedShell, error) {
+	sh, err := l.Env.AttachShell(ctx, o)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return sh, nil
+}

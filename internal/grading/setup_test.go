@@ -1,0 +1,109 @@
+package grading
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// printingScripts prints lines numbered 1 to n, then exits code (or fails
+// to start with err).
+type printingScripts struct {
+	n, code int
+	err     error
+	ran     int
+}
+
+func (p *printingScripts) RunScript(_ context.Context, _ string, stdout, stderr io.Writer) (int, error) {
+	p.ran++
+	if p.err != nil {
+		return -1, p.err
+	}
+	for i := 1; i <= p.n; i++ {
+		w := stdout
+		if i%2 == 0 {
+			w = stderr
+		}
+		fmt.Fprintf(w, "line %d\n", i)
+	}
+	return p.code, nil
+}
+
+func TestRunStepSetupRunsNothingWithoutASetup(t *testing.T) {
+	r := &printingScripts{code: 1}
+	if err := RunStepSetup(context.Background(), r, &lab.Step{ID: "two", Setup: " \n"}, nil); err != nil || r.ran != 0 {
+		t.Errorf("a blank setup: %v, ran %d times", err, r.ran)
+	}
+	if err := RunStepSetup(context.Background(), nil, &lab.Step{ID: "two", Setup: "exit 1"}, nil); err != nil {
+		t.Errorf("no script runner: %v", err)
+	}
+}
+
+func TestRunStepSetupPassesItsOutputOn(t *testing.T) {
+	var out bytes.Buffer
+	err := RunStepSetup(context.Background(), &printingScripts{n: 2}, &lab.Step{ID: "two", Setup: "echo"}, &out)
+	if err != nil || out.String() != "line 1\nline 2\n" {
+		t.Errorf("RunStepSetup = %v, output %q", err, out.String())
+	}
+}
+
+func TestRunStepSetupFailure(t *testing.T) {
+	step := &lab.Step{ID: "two", Setup: "make-it"}
+	err := RunStepSetup(context.Background(), &printingScripts{n: 30, code: 3}, step, nil)
+	var se *StepSetupError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v (%T), want a *StepSetupError", err, err)
+	}
+	if se.Step != "two" || se.Code != 3 || se.Err != nil {
+		t.Errorf("error %+v", se)
+	}
+	// The output keeps the last lines only.
+	if !strings.HasSuffix(se.Output, "line 30") || strings.Contains(se.Output, "line 20\n") || !strings.Contains(se.Output, "line 21") {
+		t.Errorf("output %q, want lines 21 to 30", se.Output)
+	}
+	msg := err.Error()
+	for _, want := range []string{"the setup of step two exited with status 3", "not your fault", "`labctl reset --to two` starts the step over", "line 30"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+
+	se.Retry = "labctl up"
+	if msg := se.Error(); !strings.Contains(msg, "`labctl up` runs it again") || strings.Contains(msg, "reset --to") {
+		t.Errorf("with a retry of its own: %q", msg)
+	}
+}
+
+func TestRunStepSetupThatCannotRun(t *testing.T) {
+	gone := errors.New("sandbox gone")
+	err := RunStepSetup(context.Background(), &printingScripts{err: gone}, &lab.Step{ID: "two", Setup: "make-it"}, nil)
+	var se *StepSetupError
+	if !errors.As(err, &se) || !errors.Is(err, gone) {
+		t.Fatalf("err = %v, want a *StepSetupError wrapping the cause", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "the setup of step two could not run: sandbox gone") || strings.Contains(msg, "status") {
+		t.Errorf("message %q", msg)
+	}
+}
+
+func TestRunStepSetupEscapesItsOutput(t *testing.T) {
+	r := scriptFunc(func(stdout io.Writer) { io.WriteString(stdout, "evil \x1b[2J\n") })
+	err := RunStepSetup(context.Background(), r, &lab.Step{ID: "two", Setup: "x"}, nil)
+	if err == nil || strings.Contains(err.Error(), "\x1b") {
+		t.Errorf("a terminal escape reaches the message: %q", err)
+	}
+}
+
+// scriptFunc writes what f writes and exits 1.
+type scriptFunc func(stdout io.Writer)
+
+func (f scriptFunc) RunScript(_ context.Context, _ string, stdout, _ io.Writer) (int, error) {
+	f(stdout)
+	return 1, nil
+}
