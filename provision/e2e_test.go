@@ -14,11 +14,9 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/labctl/labctl/internal/e2etest"
-
-	"github.com/labctl/labctl/internal/docker"
-
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"

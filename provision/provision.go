@@ -18,12 +18,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labctl/labctl/internal/docker"
-
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/internal/statusline"

@@ -13,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labctl/labctl/internal/e2etest"
-
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/internal/msg"
 )
 

@@ -13,14 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labctl/labctl/internal/e2etest"
-
 	"github.com/creack/pty"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"golang.org/x/sys/unix"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/shell"
 	"github.com/labctl/labctl/internal/terminal"

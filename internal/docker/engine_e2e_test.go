@@ -16,11 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labctl/labctl/internal/e2etest"
-
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"
 )

@@ -5,12 +5,11 @@ import (
 	"errors"
 	"os"
 
-	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/terminal"
-
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/shell"
+	"github.com/labctl/labctl/internal/terminal"
 )
 
 func newShellCommand(g *globals) *cobra.Command {
