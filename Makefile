@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X github.com/labctl/labctl/cmd/labctl/app.Version=$(VERSION) -
 GENERATED := lab/schema.json
 export CGO_ENABLED := 0
 
-.PHONY: help build test lint generate e2e engine images up down bench fuzz
+.PHONY: help build test lint generate e2e engine images browser up down bench fuzz web
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -39,7 +39,10 @@ engine: ## install and start a Docker engine fit for kind (Debian, root; CI and 
 images: build engine ## build (or reuse) the offline node and sandbox images
 	$(BIN) images build --offline
 
-e2e: images ## integration tests on a real Docker engine and kind cluster
+browser: ## install Debian's Chromium when missing (the browser tests of `labctl ui` drive it headless)
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
+
+e2e: images browser ## integration tests on a real Docker engine and kind cluster, and a real browser
 	$(GO) test -tags e2e -count=1 -p 1 -timeout 60m ./...
 
 up: images ## labctl up on the default lab (then: bin/labctl shell)
@@ -48,8 +51,11 @@ up: images ## labctl up on the default lab (then: bin/labctl shell)
 down: build ## remove the default lab
 	$(BIN) down
 
-bench: build ## measure up, reset, check, grade, shell memory and `labctl test` on this machine; one table
+bench: build ## measure up, reset, check, grade, shell memory, the browser view and `labctl test` on this machine; one table
 	hack/bench.sh
+
+web: ## rebuild the page of `labctl ui` (internal/web/assets) from web/ and its lockfile; needs Node.js and npm
+	cd web && npm ci --ignore-scripts --no-audit --no-fund && node build.mjs
 
 fuzz: ## run the lab loader's fuzz target for a while
 	$(GO) test ./lab -run '^$$' -fuzz FuzzParse -fuzztime 2m

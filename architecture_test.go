@@ -22,6 +22,8 @@ var owners = map[string][]string{
 	"github.com/spf13/cobra":   {"cmd"},
 	"github.com/spf13/viper":   {"cmd"},
 	"github.com/go-git/go-git": {"checks"},
+	// Only the browser tests of `labctl ui` drive Chromium.
+	"github.com/chromedp": {"cmd/labctl"},
 }
 
 // layers says which of the module's packages each package may import (its
@@ -39,6 +41,7 @@ var layers = map[string][]string{
 	"internal/flock":           {},
 	"internal/atomicfile":      {},
 	"internal/fsx":             {},
+	"internal/web/assets":      {},
 	"internal/preflight":       {"internal/msg"},
 	"checks":                   {"lab", "internal/msg"},
 	"internal/progress":        {"lab", "internal/atomicfile", "internal/flock"},
@@ -57,6 +60,8 @@ var layers = map[string][]string{
 	"internal/reset": {"lab", "internal/atomicfile", "internal/msg", "internal/progress"},
 	"internal/labtest": {"lab", "checks", "internal/atomicfile", "internal/grading", "internal/progress", "internal/report",
 		"internal/reset"},
+	"internal/web": {"lab", "checks", "internal/grading", "internal/msg", "internal/progress", "internal/report",
+		"internal/shell"},
 	"cmd/labctl/app": nil, // the command layer may import every package
 	"cmd/labctl":     {"cmd/labctl/app"},
 	".":              {},

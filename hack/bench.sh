@@ -142,6 +142,35 @@ note "bench: grade"
 tg=$(timed "$labctl" grade)
 row "grade" "${tg} s" "<= 1.5 s" "$(verdict "$tg" 1.5)"
 
+# labctl ui in Debian's headless Chromium, measured by BenchmarkUI (an e2e
+# benchmark of cmd/labctl) on this lab, which is up: opening the printed
+# URL to a prompt in the page's terminal, a keystroke's echo round trip
+# through the page's WebSocket (p95 of 200), labctl's peak RSS meanwhile.
+note "bench: labctl ui in Chromium"
+ui=""
+if [ -x /usr/bin/chromium ]; then
+	ui=$(cd "$root" && LABCTL_BENCH_LABCTL="$labctl" LABCTL_BENCH_LAB="$work/lab/lab.yaml" \
+		go test -tags e2e -count=1 -run '^$' -bench '^BenchmarkUI$' -benchtime 1x ./cmd/labctl/ 2>&1 |
+		tee -a "$work/log" | grep '^BenchmarkUI')
+	[ -n "$ui" ] || note "bench: BenchmarkUI measured nothing (see $keep/log)"
+else
+	note "bench: /usr/bin/chromium is missing (apt-get install chromium): labctl ui not measured"
+fi
+# metric UNIT FORMAT prints the figure BenchmarkUI reported in UNIT.
+metric() { awk -v u="$1" -v f="$2" '{ for (i = 2; i < NF; i++) if ($(i + 1) == u) printf f "\n", $i }' <<<"$ui"; }
+uirow() { # NAME UNIT SHOWN-UNIT TARGET FORMAT
+	local v
+	v=$(metric "$2" "$5")
+	if [ -n "$v" ]; then
+		row "$1" "$v $3" "<= $4 $3" "$(verdict "$v" "$4")"
+	else
+		row "$1" "not measured" "<= $4 $3" "MISSED"
+	fi
+}
+uirow "ui: page load to a prompt after up" load-s s 1.5 %.3f
+uirow "ui: keystroke echo via WebSocket, p95" echo-p95-ms ms 30 %.1f
+uirow "ui: labctl peak RSS, page + 1 terminal" peak-rss-MB MB 80 %.0f
+
 note "bench: shell peak RSS"
 rss=$("$root/hack/bench_shell_rss.sh" "$labctl" 2>>"$work/log")
 if [ -n "$rss" ]; then

@@ -416,3 +416,26 @@ func (e *Env) ExecInTerminal(ctx context.Context, cmd []string, in, out *os.File
 func (e *Env) AttachShell(ctx context.Context, o docker.ShellOptions) (*docker.AttachedShell, error) {
 	return e.engine.AttachShell(ctx, e.container, o)
 }
+
+// LearnerConfig is the learner's identity for a client on the host: the
+// learner's token against the API server's host-facing address, as the
+// browser page's previews of the lab's Services use it.
+func (e *Env) LearnerConfig(ctx context.Context) (*rest.Config, error) {
+	admin, err := e.adminConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if e.learner.Token == "" {
+		return nil, fmt.Errorf("the learner's credentials are missing: %w", ErrNotUp)
+	}
+	ca := e.learner.CAData
+	if len(ca) == 0 {
+		ca = admin.CAData
+	}
+	return &rest.Config{
+		Host:            admin.Host,
+		BearerToken:     e.learner.Token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: ca, ServerName: admin.TLSClientConfig.ServerName},
+		Timeout:         admin.Timeout,
+	}, nil
+}

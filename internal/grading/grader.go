@@ -42,6 +42,10 @@ type Grader struct {
 	Color bool
 	// Now is time.Now outside tests.
 	Now func() time.Time
+	// OnResults, when set, receives the step and the results of each round
+	// Check runs, before they are recorded (for callers that show them
+	// themselves, as the browser page does).
+	OnResults func(step *lab.Step, rs []checks.Result)
 }
 
 // prober is the Prober of the session's probes, or nil.
@@ -119,6 +123,9 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 	rs, err := RunStep(ctx, s.Checker, s.prober(), step, c, s.now)
 	if err != nil {
 		return Errored, s.localise(err)
+	}
+	if s.OnResults != nil {
+		s.OnResults(step, rs)
 	}
 	if err := WriteResults(s.Out, rs, c, s.Color); err != nil {
 		return Errored, err

@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/grading"
@@ -57,6 +59,9 @@ type liveLab interface {
 	ExecInTerminal(ctx context.Context, cmd []string, in, out *os.File, term string) (int, error)
 	// AttachShell starts the learner's login shell on a PTY.
 	AttachShell(ctx context.Context, o docker.ShellOptions) (attachedShell, error)
+	// LearnerConfig is the learner's identity for a client on the host
+	// (the previews of `labctl ui` and `labctl open`).
+	LearnerConfig(ctx context.Context) (*rest.Config, error)
 	Close() error
 }
 

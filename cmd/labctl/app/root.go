@@ -158,6 +158,8 @@ func newRoot(s Streams, env environment) (*cobra.Command, *globals) {
 		newDownCommand(g),
 		newExecCommand(g),
 		newShellCommand(g),
+		newUICommand(g),
+		newOpenCommand(g),
 		newStatusCommand(g),
 		newCheckCommand(g),
 		newGradeCommand(g),

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/shell"
 	"github.com/labctl/labctl/internal/terminal"
 )
@@ -48,12 +47,7 @@ func runShell(ctx context.Context, g *globals) error {
 	}
 	defer term.Restore()
 	rows, cols, _ := term.Size()
-	attached, err := env.AttachShell(ctx, docker.ShellOptions{
-		Env:     []string{"LABCTL_SHELL=1", "TERM=" + termName(), "HOME=/root"},
-		WorkDir: st.lab.Sandbox.WorkDir,
-		Rows:    rows,
-		Cols:    cols,
-	})
+	attached, err := env.AttachShell(ctx, shellOptions(st.lab, termName(), rows, cols))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,289 @@
+package app
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/provision"
+)
+
+// serving is a labctl ui (or open) running on a fake environment.
+type serving struct {
+	url         string
+	out, errOut *e2etest.Screen
+	stop        func() int // interrupts it and returns its exit code
+	exitedEarly bool
+	code        int
+}
+
+// serve runs labctl with args until its first line of output, a URL, or
+// its end.
+func serve(t *testing.T, env environment, args ...string) *serving {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &serving{out: &e2etest.Screen{}, errOut: &e2etest.Screen{}}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, Streams{In: strings.NewReader(""), Out: s.out, Err: s.errOut}, args, env)
+	}()
+	stopped := false
+	s.stop = func() int {
+		if stopped {
+			return s.code
+		}
+		stopped = true
+		cancel()
+		select {
+		case s.code = <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("labctl did not end within 20 s of an interrupt")
+		}
+		return s.code
+	}
+	t.Cleanup(func() { s.stop() })
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if line, _, ok := strings.Cut(s.out.String(), "\n"); ok {
+			s.url = line
+			return s
+		}
+		select {
+		case s.code = <-done:
+			stopped, s.exitedEarly = true, true
+			return s
+		default:
+		}
+	}
+	t.Fatalf("labctl %s printed no URL within 20 s; stderr: %s", strings.Join(args, " "), s.errOut.String())
+	return nil
+}
+
+// serveAt runs labctl with args and holds it to printing and opening a
+// URL on loopback with path and the token.
+func serveAt(t *testing.T, env environment, opened func() []string, path string, args ...string) *serving {
+	t.Helper()
+	s := serve(t, env, args...)
+	if s.exitedEarly {
+		t.Fatalf("labctl %s exited %d: %s", strings.Join(args, " "), s.code, s.errOut.String())
+	}
+	if !strings.HasPrefix(s.url, "http://127.0.0.1:") || !strings.Contains(s.url, path+"?token=") {
+		t.Fatalf("first line %q, want http://127.0.0.1:PORT%s?token=TOKEN", s.url, path)
+	}
+	if o := opened(); len(o) != 1 || o[0] != s.url {
+		t.Errorf("opened %v in the browser, want the URL", o)
+	}
+	return s
+}
+
+// browse gets url as a browser does, cookies kept in jar.
+func browse(t *testing.T, jar http.CookieJar, url string) (int, string) {
+	t.Helper()
+	resp, err := (&http.Client{Jar: jar, Timeout: 10 * time.Second}).Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// noBrowser makes the test see what labctl would open: the URLs opened
+// after a short wait for the first.
+func noBrowser(t *testing.T) func() []string {
+	t.Helper()
+	var opened []string
+	var mu sync.Mutex
+	old := startBrowser
+	startBrowser = func(url string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		opened = append(opened, url)
+		return nil
+	}
+	t.Cleanup(func() { startBrowser = old })
+	return func() []string {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			mu.Lock()
+			n := len(opened)
+			mu.Unlock()
+			if n > 0 {
+				break
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), opened...)
+	}
+}
+
+func TestUIServesThePage(t *testing.T) {
+	isolate(t)
+	opened := noBrowser(t)
+	env := &fakeEnv{lab: solved(t, twoSteps, "hello")}
+	s := serveAt(t, env, opened, "/", "--lab", twoSteps, "ui")
+	if strings.Contains(s.errOut.String(), "warning") {
+		t.Errorf("a loopback server warns: %s", s.errOut.String())
+	}
+	// The printed URL opens the page and its API.
+	jar, _ := cookiejar.New(nil)
+	if code, page := browse(t, jar, s.url); code != http.StatusOK || !strings.Contains(page, "/assets/app.js") {
+		t.Errorf("the printed URL gives %d:\n%.300s", code, page)
+	}
+	if _, state := browse(t, jar, s.url[:strings.Index(s.url, "/?")]+"/api/state"); !strings.Contains(state, `"current":"hello"`) {
+		t.Errorf("/api/state: %s", state)
+	}
+	if code := s.stop(); code != 0 {
+		t.Errorf("labctl ui exited %d after Ctrl-C, want 0; stderr: %s", code, s.errOut.String())
+	}
+	if !env.lab.closed {
+		t.Error("labctl ui left the lab's connection open")
+	}
+}
+
+func TestUIListensBeyondLoopbackOnlyWithAddr(t *testing.T) {
+	isolate(t)
+	noBrowser(t)
+	for _, c := range []struct {
+		name string
+		set  func(t *testing.T)
+	}{
+		{"LABCTL_ADDR", func(t *testing.T) { t.Setenv("LABCTL_ADDR", "0.0.0.0:0") }},
+		{"the config file", func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(file, []byte("addr: 0.0.0.0:0\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("LABCTL_CONFIG", file)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.set(t)
+			env := &fakeEnv{lab: solved(t, twoSteps, "hello")}
+			code, out, errOut := runFake(t, env, "--lab", twoSteps, "ui", "--no-browser")
+			want{code: 2, noOut: true, noCalls: true, errOut: []string{"0.0.0.0:0", "not loopback", "only the --addr flag"}}.check(t, env, []string{"ui"}, code, out, errOut)
+		})
+	}
+	t.Run("loopback from the environment", func(t *testing.T) {
+		t.Setenv("LABCTL_ADDR", "127.0.0.1:0")
+		s := serve(t, &fakeEnv{lab: solved(t, twoSteps, "hello")}, "--lab", twoSteps, "ui", "--no-browser")
+		if s.exitedEarly || !strings.HasPrefix(s.url, "http://127.0.0.1:") {
+			t.Errorf("LABCTL_ADDR=127.0.0.1:0: exit %d, URL %q, stderr %s", s.code, s.url, s.errOut.String())
+		}
+	})
+	t.Run("the --addr flag", func(t *testing.T) {
+		s := serve(t, &fakeEnv{lab: solved(t, twoSteps, "hello")}, "--lab", twoSteps, "ui", "--no-browser", "--addr", "0.0.0.0:0")
+		if s.exitedEarly {
+			t.Fatalf("--addr 0.0.0.0:0 exited %d: %s", s.code, s.errOut.String())
+		}
+		if !strings.Contains(s.errOut.String(), "warning: labctl ui listens on 0.0.0.0:0") {
+			t.Errorf("no warning for a server beyond loopback; stderr: %s", s.errOut.String())
+		}
+		if code := s.stop(); code != 0 {
+			t.Errorf("exit %d after Ctrl-C", code)
+		}
+	})
+}
+
+func TestUIExitCodes(t *testing.T) {
+	isolate(t)
+	noBrowser(t)
+	for _, tc := range []struct {
+		args []string
+		env  *fakeEnv
+		want want
+	}{
+		{[]string{"ui"}, &fakeEnv{}, want{code: 2, noOut: true, errOut: []string{"labctl up"}}},
+		{[]string{"ui", "--addr", "nonsense"}, &fakeEnv{}, want{code: 2, noOut: true, noCalls: true, errOut: []string{`--addr "nonsense" is not HOST:PORT`}}},
+		{[]string{"ui", "extra"}, &fakeEnv{}, usage(`unknown command "extra" for "labctl ui"`, "labctl ui")},
+		{[]string{"open"}, &fakeEnv{}, usage("accepts 1 arg(s), received 0", "labctl open")},
+		{[]string{"open", "web"}, &fakeEnv{}, usage(`"web" is not svc/NAME`, "labctl open")},
+		{[]string{"open", "svc/"}, &fakeEnv{}, usage(`"svc/" is not svc/NAME`, "labctl open")},
+		{[]string{"open", "svc/web"}, &fakeEnv{}, want{code: 2, noOut: true, errOut: []string{"labctl up"}}},
+	} {
+		args := append([]string{"--lab", twoSteps}, tc.args...)
+		code, out, errOut := runFake(t, tc.env, args...)
+		tc.want.check(t, tc.env, args, code, out, errOut)
+	}
+	root, _ := newRoot(Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, &fakeEnv{})
+	for _, name := range []string{"ui", "open"} {
+		if c, _, err := root.Find([]string{name}); err != nil || c.Name() != name || c.Example == "" {
+			t.Errorf("labctl %s is missing or has no Example (%v)", name, err)
+		}
+	}
+}
+
+// kubeLab is a fake live lab whose learner reaches a fake API server.
+type kubeLab struct {
+	*fakeLab
+	host string
+}
+
+func (k kubeLab) LearnerConfig(context.Context) (*rest.Config, error) {
+	return &rest.Config{Host: k.host, BearerToken: "learner"}, nil
+}
+
+// kubeEnv connects to a kubeLab.
+type kubeEnv struct {
+	*fakeEnv
+	live kubeLab
+}
+
+func (k *kubeEnv) Connect(ctx context.Context, up provision.Options) (liveLab, error) {
+	if _, err := k.fakeEnv.Connect(ctx, up); err != nil {
+		return nil, err
+	}
+	return k.live, nil
+}
+
+func TestOpenPrintsThePreview(t *testing.T) {
+	isolate(t)
+	opened := noBrowser(t)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/v1/namespaces/shop/services/web":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"kind":"Service","apiVersion":"v1","metadata":{"name":"web","namespace":"shop"},"spec":{"ports":[{"port":8080,"protocol":"TCP"}]}}`)
+		case "/api/v1/namespaces/shop/services/web:8080/proxy/":
+			io.WriteString(w, "the learner's app")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer api.Close()
+	dir := t.TempDir()
+	raw, err := os.ReadFile(twoSteps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "lab.yaml")
+	withNS := strings.Replace(string(raw), "steps:\n", "cluster:\n  namespaces: [shop]\nsteps:\n", 1)
+	if err := os.WriteFile(file, []byte(withNS), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fl := solved(t, file, "hello")
+	env := &kubeEnv{fakeEnv: &fakeEnv{lab: fl}, live: kubeLab{fl, api.URL}}
+
+	s := serveAt(t, env, opened, "/preview/shop/web:8080/", "--lab", file, "open", "svc/web")
+	jar, _ := cookiejar.New(nil)
+	if code, body := browse(t, jar, s.url); code != http.StatusOK || body != "the learner's app" {
+		t.Errorf("the printed URL gives %d %q", code, body)
+	}
+	s.stop()
+
+	code, out, errOut := runFake(t, env, "--lab", file, "open", "svc/web", "-n", "kube-system", "--no-browser")
+	want{code: 2, noOut: true, errOut: []string{"kube-system is not a namespace of the lab"}}.check(t, nil, nil, code, out, errOut)
+}

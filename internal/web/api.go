@@ -1,0 +1,257 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/internal/report"
+	"github.com/labctl/labctl/internal/shell"
+	"github.com/labctl/labctl/lab"
+)
+
+// labDoc is GET /api/lab: the lab's texts, Markdown rendered as sanitised
+// HTML.
+type labDoc struct {
+	Name  string    `json:"name"`
+	Title string    `json:"title"`
+	Goal  string    `json:"goal"`
+	Lang  string    `json:"lang"`
+	Steps []stepDoc `json:"steps"`
+}
+
+type stepDoc struct {
+	ID           string   `json:"id"`
+	Title        string   `json:"title"`
+	Instructions string   `json:"instructions"`
+	Why          string   `json:"why"`
+	Hints        []string `json:"hints"`
+}
+
+// stateDoc is GET /api/state: where the learner stands.
+type stateDoc struct {
+	Current string   `json:"current"`
+	Passed  []string `json:"passed"`
+	Done    bool     `json:"done"`
+}
+
+// checkDoc is POST /api/check's answer.
+type checkDoc struct {
+	Step   string        `json:"step"`
+	Passed bool          `json:"passed"`
+	Checks []checkResult `json:"checks"`
+}
+
+type checkResult struct {
+	Name        string      `json:"name"`
+	Description string      `json:"description"`
+	Status      string      `json:"status"`
+	Message     string      `json:"message"`
+	Optional    bool        `json:"optional"`
+	Mistake     *mistakeDoc `json:"mistake"`
+}
+
+type mistakeDoc struct {
+	Name    string `json:"name"`
+	Explain string `json:"explain"`
+}
+
+// gradeResult is the last grade, for /api/report.
+type gradeResult struct {
+	report *report.Report
+}
+
+// labLanguage is "ja" for a lab written in Japanese, else "en".
+func labLanguage(l *lab.Lab) string {
+	if tag := strings.ToLower(l.Metadata.Language); tag == "ja" || strings.HasPrefix(tag, "ja-") {
+		return "ja"
+	}
+	return "en"
+}
+
+func (s *Server) apiLab(w http.ResponseWriter, _ *http.Request) {
+	l := s.cfg.Lab
+	doc := labDoc{Name: l.Metadata.Name, Title: l.Metadata.Title, Goal: s.md.Render(l.Metadata.Goal), Lang: labLanguage(l), Steps: []stepDoc{}}
+	for _, st := range l.Steps {
+		sd := stepDoc{ID: st.ID, Title: st.Title, Instructions: s.md.Render(st.Instructions), Why: s.md.Render(st.Why), Hints: []string{}}
+		for _, h := range st.Hints {
+			sd.Hints = append(sd.Hints, s.md.Render(h))
+		}
+		doc.Steps = append(doc.Steps, sd)
+	}
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// progress is the learner's progress as the shell reads it.
+func (s *Server) progress() *shell.StoreProgress {
+	return &shell.StoreProgress{Store: s.cfg.Store, Lab: s.cfg.Lab, Digest: s.cfg.Digest, Scripts: s.cfg.Sandbox}
+}
+
+func (s *Server) apiState(w http.ResponseWriter, _ *http.Request) {
+	st, err := s.progress().State()
+	if err != nil {
+		s.apiError(w, http.StatusInternalServerError, err)
+		return
+	}
+	doc := stateDoc{Passed: []string{}, Done: st.Current == nil}
+	if st.Current != nil {
+		doc.Current = st.Current.ID
+	}
+	for _, step := range s.cfg.Lab.Steps {
+		if st.Passed[step.ID] {
+			doc.Passed = append(doc.Passed, step.ID)
+		}
+	}
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// grader is `labctl check` and `labctl grade` for one request: its printed
+// words go nowhere, the page shows the results.
+func (s *Server) grader(seen func(*lab.Step, []checks.Result)) *grading.Grader {
+	return &grading.Grader{
+		Lab:       s.cfg.Lab,
+		Digest:    s.cfg.Digest,
+		Store:     s.cfg.Store,
+		Checker:   s.cfg.Sandbox,
+		Scripts:   s.cfg.Sandbox,
+		Prober:    s.cfg.Sandbox,
+		Catalog:   s.cfg.Catalog,
+		Out:       io.Discard,
+		Err:       io.Discard,
+		OnResults: seen,
+	}
+}
+
+// maxBody bounds a request's body.
+const maxBody = 64 << 10
+
+func (s *Server) apiCheck(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Step string `json:"step"`
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err != nil {
+		s.apiError(w, http.StatusBadRequest, err)
+		return
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := json.Unmarshal(body, &req); err != nil {
+			s.apiError(w, http.StatusBadRequest, errors.New(`the body must be {"step":"ID"}`))
+			return
+		}
+	}
+	if req.Step != "" {
+		if _, err := progress.Step(s.cfg.Lab, req.Step); err != nil {
+			s.apiError(w, http.StatusNotFound, err)
+			return
+		}
+	}
+	doc := checkDoc{Step: req.Step, Checks: []checkResult{}}
+	v, err := s.grader(func(step *lab.Step, rs []checks.Result) {
+		doc.Step = step.ID
+		doc.Checks = checkResults(step, rs)
+	}).Check(r.Context(), req.Step)
+	if err != nil {
+		s.apiError(w, http.StatusBadGateway, err)
+		return
+	}
+	doc.Passed = v == grading.Passed
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// checkResults are rs as the page shows them: each failing check with the
+// known mistake of the step that its failures look like, if any.
+func checkResults(step *lab.Step, rs []checks.Result) []checkResult {
+	mistakes := report.LikelyMistakes(step, rs)
+	out := make([]checkResult, 0, len(rs))
+	for _, r := range rs {
+		c := checkResult{Name: r.Name, Description: r.Description, Status: string(r.Status), Message: r.Message, Optional: r.Optional}
+		if r.Status == checks.Fail {
+			for _, m := range mistakes {
+				if i := slices.IndexFunc(step.Mistakes, func(lm lab.Mistake) bool { return lm.Name == m.Name }); i >= 0 && slices.Contains(step.Mistakes[i].Fails, r.Name) {
+					c.Mistake = &mistakeDoc{Name: m.Name, Explain: m.Explain}
+					break
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (s *Server) apiGrade(w http.ResponseWriter, r *http.Request) {
+	s.gradeMu.Lock()
+	defer s.gradeMu.Unlock()
+	rep, _, err := s.grader(nil).Grade(r.Context())
+	if err != nil {
+		s.apiError(w, http.StatusBadGateway, err)
+		return
+	}
+	s.mu.Lock()
+	s.grade = &gradeResult{report: rep}
+	s.mu.Unlock()
+	var b bytes.Buffer
+	if err := report.WriteJSON(&b, rep); err != nil {
+		s.apiError(w, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b.Bytes())
+}
+
+func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	g := s.grade
+	s.mu.Unlock()
+	if g == nil {
+		s.apiError(w, http.StatusNotFound, errors.New("no grade yet: press Grade first"))
+		return
+	}
+	var b bytes.Buffer
+	var err error
+	switch f := r.URL.Query().Get("format"); f {
+	case "", "json":
+		err = report.WriteJSON(&b, g.report)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Disposition", `attachment; filename="labctl-grade.json"`)
+	case "junit":
+		err = report.WriteJUnit(&b, g.report)
+		w.Header().Set("Content-Type", "application/xml")
+		w.Header().Set("Content-Disposition", `attachment; filename="labctl-grade.xml"`)
+	default:
+		s.apiError(w, http.StatusBadRequest, errors.New("format must be json or junit"))
+		return
+	}
+	if err != nil {
+		w.Header().Del("Content-Disposition")
+		s.apiError(w, http.StatusInternalServerError, err)
+		return
+	}
+	_, _ = w.Write(b.Bytes())
+}
+
+// apiError answers {"error": message}.
+func (s *Server) apiError(w http.ResponseWriter, code int, err error) {
+	if code >= 500 {
+		s.logf("labctl ui: %v", err)
+	}
+	writeJSON(w, code, map[string]string{"error": err.Error()})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(append(b, '\n'))
+}

@@ -1,0 +1,189 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// decodeStrict parses body into v, refusing fields v does not name.
+func decodeStrict(t *testing.T, body string, v any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("not the documented JSON: %v\n%s", err, body)
+	}
+}
+
+func TestAPILab(t *testing.T) {
+	ts := startServer(t)
+	resp, body := ts.request(t, http.MethodGet, "/api/lab", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/lab: %d %s", resp.StatusCode, body)
+	}
+	var doc struct {
+		Name, Title, Goal, Lang string
+		Steps                   []struct {
+			ID, Title, Instructions, Why string
+			Hints                        []string
+		}
+	}
+	decodeStrict(t, body, &doc)
+	if doc.Name != "web-test" || doc.Title != "Web test" || doc.Lang != "en" || doc.Goal != "<p>Learn <strong>this</strong>.</p>" {
+		t.Errorf("lab: %+v", doc)
+	}
+	if len(doc.Steps) != 2 || doc.Steps[0].Instructions != "<p>Make <code>a</code>.</p>" || doc.Steps[0].Why != "<p>Because.</p>" ||
+		!reflect.DeepEqual(doc.Steps[0].Hints, []string{"<p>Try <em>a</em>.</p>", "<p>Really.</p>"}) {
+		t.Errorf("steps: %+v", doc.Steps)
+	}
+	if doc.Steps[1].Why != "" || doc.Steps[1].Hints == nil {
+		t.Errorf("step two: why %q, hints %v; want \"\" and []", doc.Steps[1].Why, doc.Steps[1].Hints)
+	}
+}
+
+// checkAnswer is POST /api/check's answer as the contract has it.
+type checkAnswer struct {
+	Step   string `json:"step"`
+	Passed bool   `json:"passed"`
+	Checks []struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Status      string `json:"status"`
+		Message     string `json:"message"`
+		Optional    bool   `json:"optional"`
+		Mistake     *struct {
+			Name    string `json:"name"`
+			Explain string `json:"explain"`
+		} `json:"mistake"`
+	} `json:"checks"`
+}
+
+type stateAnswer struct {
+	Current string   `json:"current"`
+	Passed  []string `json:"passed"`
+	Done    bool     `json:"done"`
+}
+
+func TestAPICheckAndState(t *testing.T) {
+	ts := startServer(t)
+	var st stateAnswer
+	_, body := ts.request(t, http.MethodGet, "/api/state", "")
+	decodeStrict(t, body, &st)
+	if st.Current != "one" || len(st.Passed) != 0 || st.Passed == nil || st.Done {
+		t.Errorf("state before any check: %+v", st)
+	}
+
+	// b made, a not: the step's known mistake.
+	ts.sandbox.pass("has-b")
+	resp, body := ts.request(t, http.MethodPost, "/api/check", `{"step":""}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /api/check: %d %s", resp.StatusCode, body)
+	}
+	var c checkAnswer
+	decodeStrict(t, body, &c)
+	if c.Step != "one" || c.Passed || len(c.Checks) != 2 {
+		t.Fatalf("check of the current step: %+v", c)
+	}
+	a, b := c.Checks[0], c.Checks[1]
+	if a.Name != "has-a" || a.Description != "a exists" || a.Status != "fail" || a.Message != "expected has-a, found <b>nothing</b>" {
+		t.Errorf("first check: %+v", a)
+	}
+	if a.Mistake == nil || a.Mistake.Name != "only-b" || a.Mistake.Explain != "You made b, not a." {
+		t.Errorf("the failing check's mistake: %+v, want only-b", a.Mistake)
+	}
+	if b.Status != "pass" || b.Message != "" || b.Mistake != nil {
+		t.Errorf("second check: %+v", b)
+	}
+
+	// Step two can be checked while one is current; it does not pass.
+	_, body = ts.request(t, http.MethodPost, "/api/check", `{"step":"two"}`)
+	decodeStrict(t, body, &c)
+	if c.Step != "two" || c.Passed || len(c.Checks) != 1 || c.Checks[0].Status != "fail" || c.Checks[0].Mistake != nil {
+		t.Errorf("check of step two: %+v", c)
+	}
+
+	ts.sandbox.pass("has-a")
+	_, body = ts.request(t, http.MethodPost, "/api/check", `{"step":"one"}`)
+	decodeStrict(t, body, &c)
+	if !c.Passed || c.Step != "one" {
+		t.Errorf("check once a and b exist: %+v", c)
+	}
+	_, body = ts.request(t, http.MethodGet, "/api/state", "")
+	decodeStrict(t, body, &st)
+	if st.Current != "two" || !reflect.DeepEqual(st.Passed, []string{"one"}) || st.Done {
+		t.Errorf("state after step one passed: %+v", st)
+	}
+	// The progress is the store's, the one labctl status reads.
+	p, err := ts.store.Load(ts.lab.Metadata.Name)
+	if err != nil || !p.IsPassed("one") {
+		t.Errorf("the progress file does not have step one passed (%v)", err)
+	}
+
+	for _, c := range []struct{ body, want string }{
+		{`{"step":"nine"}`, "nine"},
+		{`not json`, `the body must be`},
+	} {
+		resp, body := ts.request(t, http.MethodPost, "/api/check", c.body)
+		if resp.StatusCode < 400 || resp.StatusCode >= 500 || !strings.Contains(body, c.want) {
+			t.Errorf("POST /api/check %s: %d %s", c.body, resp.StatusCode, body)
+		}
+	}
+
+	ts.sandbox.pass("has-c")
+	ts.request(t, http.MethodPost, "/api/check", ``)
+	_, body = ts.request(t, http.MethodGet, "/api/state", "")
+	decodeStrict(t, body, &st)
+	if st.Current != "" || !st.Done || len(st.Passed) != 2 {
+		t.Errorf("state with every step passed: %+v", st)
+	}
+	_, body = ts.request(t, http.MethodPost, "/api/check", `{}`)
+	decodeStrict(t, body, &c)
+	if !c.Passed || len(c.Checks) != 0 {
+		t.Errorf("check with every step done: %+v", c)
+	}
+}
+
+func TestAPIGradeAndReport(t *testing.T) {
+	ts := startServer(t)
+	if resp, body := ts.request(t, http.MethodGet, "/api/report?format=json", ""); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a report before a grade: %d %s, want 404", resp.StatusCode, body)
+	}
+	ts.sandbox.pass("has-a", "has-b")
+	resp, body := ts.request(t, http.MethodPost, "/api/grade", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /api/grade: %d %s", resp.StatusCode, body)
+	}
+	var g struct {
+		SchemaVersion int  `json:"schemaVersion"`
+		Score         int  `json:"score"`
+		MaxScore      int  `json:"maxScore"`
+		Passed        bool `json:"passed"`
+		Steps         []struct {
+			ID string `json:"id"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(body), &g); err != nil {
+		t.Fatal(err)
+	}
+	if g.SchemaVersion != 1 || g.Score != 2 || g.MaxScore != 3 || g.Passed || len(g.Steps) != 2 {
+		t.Errorf("grade: %+v", g)
+	}
+	resp, body = ts.request(t, http.MethodGet, "/api/report?format=json", "")
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Disposition") != `attachment; filename="labctl-grade.json"` || !strings.Contains(body, `"schemaVersion": 1`) {
+		t.Errorf("JSON report: %d %q %s", resp.StatusCode, resp.Header.Get("Content-Disposition"), body)
+	}
+	resp, body = ts.request(t, http.MethodGet, "/api/report?format=junit", "")
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Disposition") != `attachment; filename="labctl-grade.xml"` || !strings.Contains(body, "<testsuites") {
+		t.Errorf("JUnit report: %d %q %s", resp.StatusCode, resp.Header.Get("Content-Disposition"), body)
+	}
+	if resp, _ := ts.request(t, http.MethodGet, "/api/report?format=pdf", ""); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a report as pdf: %d, want 400", resp.StatusCode)
+	}
+	p, err := ts.store.Load(ts.lab.Metadata.Name)
+	if err != nil || len(p.Grades) != 1 {
+		t.Errorf("the grade is not in the learner's history (%v)", err)
+	}
+}

@@ -1,0 +1,421 @@
+// Package web serves `labctl ui`: one page on the learner's own machine
+// with the lab's texts beside terminals into the sandbox, the Check and
+// Grade buttons, and previews of the lab's Services. It is an HTTP server
+// on loopback: a random token in the printed URL becomes an HttpOnly,
+// SameSite=Strict cookie; every request must name the listen address as
+// its Host (no DNS rebinding), every POST and WebSocket must come from the
+// page's own Origin, and every answer carries a strict
+// Content-Security-Policy. The page's files are embedded in the binary
+// (internal/web/assets); nothing is fetched from elsewhere.
+//
+// The live lab is behind the small interfaces declared here (Sandbox,
+// Shell), so the server runs in tests without Docker. Each terminal is one
+// internal/shell session, the engine of `labctl shell`, with the WebSocket
+// as its terminal: checks after every command, banners, the in-band lab
+// commands, and one progress shared with `labctl shell` and `labctl status`.
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/internal/shell"
+	"github.com/labctl/labctl/lab"
+)
+
+// Sandbox is the lab's live environment as the page needs it: the checker
+// and the scripts of `labctl check`, and the learner's login shell of
+// `labctl shell`. provision's *Env, adapted by the command layer, is the
+// real one.
+type Sandbox interface {
+	grading.Checker
+	grading.Prober
+	grading.ScriptRunner
+	// OpenShell starts the learner's login shell in the sandbox on a PTY
+	// of rows×cols, as `labctl shell` starts it (TERM is term).
+	OpenShell(ctx context.Context, term string, rows, cols uint) (Shell, error)
+}
+
+// Shell is a learner's login shell attached through a PTY.
+type Shell interface {
+	shell.Shell
+	// ExitCode waits for the shell to end and returns its exit code.
+	ExitCode(ctx context.Context) (int, error)
+}
+
+// Config is what a Server needs. Lab, Store, Sandbox and Assets are
+// required.
+type Config struct {
+	Lab *lab.Lab
+	// Digest identifies the lab definition (lab.Digest).
+	Digest string
+	// Store is the learner's progress, the one `labctl status` reads.
+	Store   *progress.Store
+	Sandbox Sandbox
+	// Catalog holds labctl's own words in the learner's language; nil
+	// means English.
+	Catalog *msg.Catalog
+	// Assets holds the page: index.html, app.js, app.css at its top
+	// (assets.FS).
+	Assets fs.FS
+	// Kube, when set, gives the learner's identity for the previews of the
+	// lab's Services; without it the page has no previews.
+	Kube func(ctx context.Context) (*rest.Config, error)
+	// Token is the secret of the printed URL; "" draws 32 random bytes.
+	Token string
+	// Log receives a line for each terminal and for errors of the API;
+	// nil discards them.
+	Log io.Writer
+}
+
+// Server is `labctl ui`'s HTTP server. Start it with Serve on a listener;
+// Close ends it and every shell it opened (the work in /root stays).
+type Server struct {
+	cfg   Config
+	token string
+	md    *markdownRenderer
+	kube  *kubeClient
+
+	ctx    context.Context // ends with Close: the shells' lifetime
+	cancel context.CancelFunc
+
+	serveErr chan error // the listener failed (buffered, 1)
+
+	mu      sync.Mutex
+	http    *http.Server
+	hosts   map[string]bool // the Host header values accepted
+	base    string          // http://host:port of the printed URL
+	grade   *gradeResult    // the last grade, for /api/report
+	closed  bool
+	wg      sync.WaitGroup
+	terms   *terminals
+	gradeMu sync.Mutex // one grade at a time
+}
+
+// New checks cfg and returns a server ready to Serve.
+func New(cfg Config) (*Server, error) {
+	if cfg.Lab == nil || cfg.Store == nil || cfg.Sandbox == nil || cfg.Assets == nil {
+		return nil, errors.New("web: Lab, Store, Sandbox and Assets are required")
+	}
+	if _, err := fs.Stat(cfg.Assets, "index.html"); err != nil {
+		return nil, fmt.Errorf("web: the page's assets have no index.html: %w", err)
+	}
+	if cfg.Catalog == nil {
+		cfg.Catalog = msg.New(msg.English)
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	token := cfg.Token
+	if token == "" {
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			return nil, fmt.Errorf("drawing the page's token: %w", err)
+		}
+		token = hex.EncodeToString(b)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{cfg: cfg, token: token, md: newMarkdownRenderer(), ctx: ctx, cancel: cancel, serveErr: make(chan error, 1)}
+	if cfg.Kube != nil {
+		s.kube = &kubeClient{config: cfg.Kube}
+	}
+	s.terms = newTerminals(s)
+	return s, nil
+}
+
+// Token is the secret the printed URL carries.
+func (s *Server) Token() string { return s.token }
+
+// Start begins answering on ln, in the background, until Close: the URL
+// is known when it returns.
+func (s *Server) Start(ln net.Listener) error {
+	hosts, base, err := acceptedHosts(ln.Addr())
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return s.ctx },
+		// net/http's own complaints (a handler's panic with its stack
+		// among them) go to the log, not to the learner's terminal.
+		ErrorLog: log.New(s.cfg.Log, "labctl ui: ", 0),
+	}
+	s.mu.Lock()
+	if s.closed || s.http != nil {
+		s.mu.Unlock()
+		return errors.New("web: the server was started or closed already")
+	}
+	s.http, s.hosts, s.base = srv, hosts, base
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			s.logf("labctl ui: %v", err)
+			s.serveErr <- err
+		}
+	}()
+	return nil
+}
+
+// Serve is Start, then waits until Close (nil) or the listener fails.
+func (s *Server) Serve(ln net.Listener) error {
+	if err := s.Start(ln); err != nil {
+		return err
+	}
+	select {
+	case <-s.ctx.Done():
+		return nil
+	case err := <-s.serveErr:
+		return err
+	}
+}
+
+// Done is closed when the server is closed.
+func (s *Server) Done() <-chan struct{} { return s.ctx.Done() }
+
+// URL is the address to open, with the token: http://HOST:PORT/?token=T.
+// It is "" before Serve.
+func (s *Server) URL() string {
+	return s.PathURL("/")
+}
+
+// PathURL is the address of path on the server, with the token, or ""
+// before Serve. Opening it sets the cookie and leads to path.
+func (s *Server) PathURL(path string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.base == "" {
+		return ""
+	}
+	return s.base + path + "?token=" + s.token
+}
+
+// Close stops the server and closes every shell it opened; the learner's
+// work in the sandbox stays.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	srv := s.http
+	s.mu.Unlock()
+	s.cancel()
+	var err error
+	if srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = srv.Shutdown(ctx)
+		cancel()
+	}
+	s.terms.closeAll()
+	s.wg.Wait()
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = nil // a download still going is cut
+	}
+	return err
+}
+
+// acceptedHosts are the Host headers a request to addr may carry, and the
+// base of the printed URL. On loopback (and on an unspecified address) the
+// loopback names are accepted; an unspecified address also accepts the
+// machine's own addresses.
+func acceptedHosts(addr net.Addr) (map[string]bool, string, error) {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return nil, "", fmt.Errorf("web: serving on %s, not a TCP address", addr)
+	}
+	port := fmt.Sprint(tcp.Port)
+	hosts := map[string]bool{}
+	add := func(ip net.IP) { hosts[net.JoinHostPort(ip.String(), port)] = true }
+	base := "http://" + net.JoinHostPort(tcp.IP.String(), port)
+	if tcp.IP.IsLoopback() || tcp.IP.IsUnspecified() {
+		hosts["localhost:"+port] = true
+		add(net.IPv4(127, 0, 0, 1))
+		add(net.IPv6loopback)
+	}
+	if tcp.IP.IsUnspecified() {
+		base = "http://127.0.0.1:" + port
+		if addrs, err := net.InterfaceAddrs(); err == nil {
+			for _, a := range addrs {
+				if n, ok := a.(*net.IPNet); ok {
+					add(n.IP)
+				}
+			}
+		}
+	} else {
+		add(tcp.IP)
+	}
+	return hosts, base, nil
+}
+
+// The cookie that carries the token after the first visit.
+const cookieName = "labctl_ui"
+
+// The headers of every answer (docs/ui.md).
+const (
+	pagePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
+		"connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+	// previewPolicy is a preview's: a sandbox without allow-same-origin
+	// gives the proxied app an origin of its own, so its scripts cannot
+	// reach the page's API, cookie or terminals.
+	previewPolicy = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads; frame-ancestors 'self'"
+)
+
+// refusal is what a request without the token is told.
+const refusal = "403 forbidden: open the URL that labctl ui printed\n"
+
+// Handler is the server's routes behind its checks: Host, token, Origin,
+// and the headers of every answer.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.index)
+	mux.HandleFunc("GET /assets/{file}", s.asset)
+	mux.HandleFunc("GET /api/lab", s.apiLab)
+	mux.HandleFunc("GET /api/state", s.apiState)
+	mux.HandleFunc("POST /api/check", s.apiCheck)
+	mux.HandleFunc("POST /api/grade", s.apiGrade)
+	mux.HandleFunc("GET /api/report", s.apiReport)
+	mux.HandleFunc("GET /api/previews", s.apiPreviews)
+	mux.HandleFunc("/preview/", s.preview)
+	mux.HandleFunc("GET /ws/terminal", s.terminal)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", pagePolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			h.Set("Cache-Control", "no-store")
+		}
+		if !s.hostAllowed(r.Host) {
+			http.Error(w, "403 forbidden: this server answers only to the address labctl ui printed\n", http.StatusForbidden)
+			return
+		}
+		tokenInURL := r.URL.Query().Has("token")
+		if !s.authorised(r) {
+			http.Error(w, refusal, http.StatusForbidden)
+			return
+		}
+		if (r.Method != http.MethodGet && r.Method != http.MethodHead) || isUpgrade(r) {
+			if !s.sameOrigin(r) {
+				http.Error(w, "403 forbidden: a request from another site\n", http.StatusForbidden)
+				return
+			}
+		}
+		// The printed URL (or a preview's): keep the token in a cookie
+		// and take it out of the address bar.
+		if tokenInURL && r.Method == http.MethodGet && !isUpgrade(r) && (r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/preview/")) {
+			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			u := *r.URL
+			q := u.Query()
+			q.Del("token")
+			u.RawQuery = q.Encode()
+			u.Scheme, u.Host = "", ""
+			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// hostAllowed reports whether host is an address this server listens on.
+func (s *Server) hostAllowed(host string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hosts[strings.ToLower(host)]
+}
+
+// authorised reports whether r carries the token, in the cookie or the
+// URL, compared in constant time. Cookies do not keep ports apart: a page
+// of another server on this host may set a cookie of the same name, so any
+// of them may hold the token.
+func (s *Server) authorised(r *http.Request) bool {
+	for _, c := range r.CookiesNamed(cookieName) {
+		if s.isToken(c.Value) {
+			return true
+		}
+	}
+	return s.isToken(r.URL.Query().Get("token"))
+}
+
+func (s *Server) isToken(v string) bool {
+	return v != "" && subtle.ConstantTimeCompare([]byte(v), []byte(s.token)) == 1
+}
+
+// sameOrigin reports whether r comes from the page itself: its Origin is
+// http://<Host>.
+func (s *Server) sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return false
+	}
+	u, err := url.Parse(o)
+	if err != nil || u.Scheme != "http" || u.Path != "" || u.User != nil {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}
+
+func isUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// index serves the page.
+func (s *Server) index(w http.ResponseWriter, r *http.Request) {
+	s.serveAsset(w, r, "index.html")
+}
+
+// asset serves one of the page's embedded files.
+func (s *Server) asset(w http.ResponseWriter, r *http.Request) {
+	s.serveAsset(w, r, r.PathValue("file"))
+}
+
+func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request, name string) {
+	if !fs.ValidPath(name) || strings.Contains(name, "/") {
+		http.NotFound(w, r)
+		return
+	}
+	f, err := s.cfg.Assets.Open(name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.IsDir() {
+		http.NotFound(w, r)
+		return
+	}
+	rs, ok := f.(io.ReadSeeker)
+	if !ok {
+		http.Error(w, "the page's file cannot be served", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-cache")
+	http.ServeContent(w, r, name, st.ModTime(), rs)
+}
+
+// logf writes one line to the server's log.
+func (s *Server) logf(format string, args ...any) {
+	fmt.Fprintf(s.cfg.Log, format+"\n", args...)
+}

@@ -1,0 +1,430 @@
+// The page of labctl ui: the lab's steps and texts beside terminals and
+// previews. Server HTML (goal, instructions, why, hints) is HTML the server
+// rendered from the lab's Markdown and sanitised; every other text from the
+// server or the learner's lab is set with textContent.
+
+import './app.css';
+import { api } from './api.js';
+import { pickLanguage, setLanguage, t } from './i18n.js';
+import { TerminalSession } from './terminal.js';
+
+const $ = (sel) => document.querySelector(sel);
+
+const page = {
+  lab: null,
+  state: { current: '', passed: [], done: false },
+  known: null, // passed step ids already announced
+  selected: '',
+  follow: true, // the selection follows the current step until the learner picks one
+  hintsShown: new Map(), // step id -> hints revealed
+  terminals: new Map(), // id -> TerminalSession
+  previews: new Map(), // url -> panel
+  nextTerminal: 1,
+};
+
+function el(tag, props = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === 'text') e.textContent = v;
+    else if (k === 'class') e.className = v;
+    else if (k.startsWith('data-') || k.startsWith('aria-') || k === 'role') e.setAttribute(k, v);
+    else e[k] = v;
+  }
+  e.append(...children);
+  return e;
+}
+
+// setHTML puts server-sanitised HTML (rendered from the lab's Markdown) into
+// a container, in the lab's language.
+function setHTML(container, html) {
+  container.innerHTML = html || '';
+  container.lang = page.lab?.lang || '';
+  for (const a of container.querySelectorAll('a[href]')) {
+    if (!a.getAttribute('href').startsWith('#')) {
+      a.target = '_blank';
+      a.rel = 'noopener noreferrer';
+    }
+  }
+}
+
+function say(text) {
+  $('#banner').textContent = text;
+}
+
+function stepIndex(id) {
+  return page.lab.steps.findIndex((s) => s.id === id);
+}
+
+function stepState(id) {
+  if (page.state.passed.includes(id)) return 'passed';
+  if (id === page.state.current) return 'current';
+  return 'todo';
+}
+
+const marks = { passed: '✓', current: '→', todo: '○' };
+
+function renderSteps() {
+  const list = $('#steps');
+  const items = page.lab.steps.map((s, i) => {
+    const state = stepState(s.id);
+    const button = el('button', {
+      type: 'button',
+      class: 'step-button',
+      'aria-current': s.id === page.selected ? 'step' : 'false',
+    },
+    el('span', { class: 'mark', 'aria-hidden': 'true', text: marks[state] }),
+    el('span', { class: 'step-name', text: `${i + 1}. ${s.title}`, lang: page.lab.lang }), ' ',
+    el('span', { class: 'state-word', text: t(state) }));
+    button.addEventListener('click', () => select(s.id, true));
+    return el('li', { 'data-step': s.id, 'data-state': state }, button);
+  });
+  const focused = document.activeElement?.closest?.('li[data-step]')?.dataset.step;
+  list.replaceChildren(...items);
+  if (focused) list.querySelector(`li[data-step="${CSS.escape(focused)}"] button`)?.focus();
+}
+
+function renderStep() {
+  const step = page.lab.steps.find((s) => s.id === page.selected);
+  if (!step) return;
+  const i = stepIndex(step.id);
+  const title = $('#step-title');
+  title.textContent = `${t('stepN', i + 1)}: ${step.title}`;
+  title.lang = page.lab.lang;
+  const state = stepState(step.id);
+  $('#step-state').textContent = `${marks[state]} ${t(state)}`;
+  $('#step-state').dataset.state = state;
+  setHTML($('#step-instructions'), step.instructions);
+  const why = $('#step-why');
+  why.hidden = !step.why;
+  setHTML($('#step-why-text'), step.why);
+  renderHints(step);
+}
+
+function renderHints(step) {
+  const shown = page.hintsShown.get(step.id) || 0;
+  const hints = step.hints || [];
+  const list = $('#hints');
+  list.replaceChildren(...hints.slice(0, shown).map((h, i) => {
+    const body = el('div', { class: 'prose' });
+    setHTML(body, h);
+    return el('li', {}, el('span', { class: 'hint-number', text: t('hintN', i + 1, hints.length) }), body);
+  }));
+  // #hint stays enabled: pressing it when no hint is left says so.
+}
+
+function select(id, byLearner) {
+  if (page.selected !== id) {
+    $('#check-results').replaceChildren();
+    $('#check-summary').textContent = '';
+  }
+  page.selected = id;
+  if (byLearner) page.follow = id === page.state.current;
+  renderSteps();
+  renderStep();
+}
+
+function showHint() {
+  const step = page.lab.steps.find((s) => s.id === page.selected);
+  const hints = step?.hints || [];
+  const shown = page.hintsShown.get(step.id) || 0;
+  if (shown >= hints.length) {
+    $('#check-summary').textContent = hints.length ? t('noMoreHints') : t('noHints');
+    return;
+  }
+  page.hintsShown.set(step.id, shown + 1);
+  renderHints(step);
+  $('#hints').lastElementChild?.setAttribute('tabindex', '-1');
+  $('#hints').lastElementChild?.focus();
+}
+
+function checkItem(c) {
+  const status = ['pass', 'fail', 'error'].includes(c.status) ? c.status : 'error';
+  const icon = { pass: '✓', fail: '✗', error: '!' }[status];
+  const li = el('li', { 'data-check': c.name, 'data-status': status },
+    el('span', { class: 'mark', 'aria-hidden': 'true', text: icon }), ' ',
+    el('span', { class: 'state-word', text: t(status) }), ' ',
+    el('span', { class: 'check-name', text: c.description || c.name, lang: page.lab.lang }));
+  if (c.message) li.append(el('p', { class: 'message', text: c.message }));
+  if (c.mistake) {
+    li.append(el('div', { class: 'mistake', lang: page.lab.lang },
+      el('p', { class: 'mistake-name', text: t('likelyMistake', c.mistake.name) }),
+      el('p', { class: 'mistake-explain', text: c.mistake.explain || '' })));
+  }
+  return li;
+}
+
+async function check() {
+  const button = $('#check');
+  const step = page.selected;
+  button.disabled = true;
+  $('#check-summary').textContent = t('checking');
+  try {
+    const res = await api.check(step);
+    if (page.selected !== res.step && res.step) select(res.step, false);
+    const checks = res.checks || [];
+    $('#check-results').replaceChildren(...checks.map(checkItem));
+    const s = page.lab.steps[stepIndex(res.step || step)];
+    const title = s ? s.title : res.step;
+    const notPassed = checks.filter((c) => c.status !== 'pass').length;
+    $('#check-summary').textContent = res.passed
+      ? t('checkPassed', title)
+      : t('checkNotPassed', title, notPassed, checks.length);
+    await poll();
+  } catch (err) {
+    $('#check-summary').textContent = err.message;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+async function grade() {
+  const button = $('#grade');
+  button.disabled = true;
+  $('#grade-result').textContent = t('grading');
+  try {
+    const r = await api.grade();
+    const verdict = r.passed ? t('gradePassed') : t('gradeNotPassed');
+    const text = t('score', r.score, r.maxScore, verdict);
+    $('#grade-result').textContent = text;
+    $('#grade-result').dataset.passed = String(Boolean(r.passed));
+    $('#report-json').hidden = false;
+    $('#report-junit').hidden = false;
+    say(text);
+  } catch (err) {
+    $('#grade-result').textContent = err.message;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function applyState(st) {
+  const before = page.state;
+  page.state = { current: st.current || '', passed: st.passed || [], done: Boolean(st.done) };
+  if (page.known === null) {
+    page.known = new Set(page.state.passed);
+  } else {
+    const fresh = page.state.passed.filter((id) => !page.known.has(id));
+    page.known = new Set(page.state.passed);
+    if (fresh.length) {
+      const id = fresh[fresh.length - 1];
+      const i = stepIndex(id);
+      let text = t('stepPassed', i + 1, i >= 0 ? page.lab.steps[i].title : id);
+      if (page.state.done) text += ' ' + t('allDone', page.lab.steps.length);
+      say(text);
+      refreshPreviews();
+    }
+  }
+  if (page.follow && page.state.current && page.state.current !== page.selected) {
+    select(page.state.current, false);
+  } else if (!page.selected) {
+    select(page.state.current || page.lab.steps[0]?.id || '', false);
+  } else if (before.current !== page.state.current || before.passed.join() !== page.state.passed.join()) {
+    renderSteps();
+    renderStep();
+  }
+}
+
+let polling = false;
+async function poll() {
+  if (polling) return;
+  polling = true;
+  try {
+    applyState(await api.state());
+    if (page.pollError) say('');
+    page.pollError = false;
+  } catch (err) {
+    say(err.message);
+    page.pollError = true;
+  } finally {
+    polling = false;
+  }
+}
+
+// Tabs: terminals and previews share one panel area; one tab is selected.
+
+// Each tablist keeps one tab stop: its selected tab, or its first tab when
+// the selected panel belongs to the other tablist.
+function setTabStops() {
+  for (const list of document.querySelectorAll('.tabbar [role=tablist]')) {
+    const tabs = [...list.querySelectorAll('[role=tab]')];
+    const stop = tabs.find((b) => b.getAttribute('aria-selected') === 'true') || tabs[0];
+    for (const b of tabs) b.tabIndex = b === stop ? 0 : -1;
+  }
+}
+
+function selectTab(tab, focusPanel) {
+  for (const b of document.querySelectorAll('.tabbar [role=tab]')) {
+    const on = b === tab;
+    b.setAttribute('aria-selected', String(on));
+    document.getElementById(b.getAttribute('aria-controls')).hidden = !on;
+  }
+  setTabStops();
+  const panel = document.getElementById(tab.getAttribute('aria-controls'));
+  const frame = panel.querySelector('iframe');
+  if (frame && !frame.getAttribute('src')) frame.src = tab.dataset.preview;
+  const session = page.terminals.get(tab.dataset.terminal);
+  if (session) {
+    session.refit();
+    if (focusPanel) session.focus();
+  }
+}
+
+function tabKeys(e) {
+  const list = e.target.closest('[role=tablist]');
+  if (!list || e.target.getAttribute('role') !== 'tab') return;
+  const tabs = [...list.querySelectorAll('[role=tab]')];
+  const i = tabs.indexOf(e.target);
+  let next = -1;
+  if (e.key === 'ArrowRight') next = (i + 1) % tabs.length;
+  else if (e.key === 'ArrowLeft') next = (i - 1 + tabs.length) % tabs.length;
+  else if (e.key === 'Home') next = 0;
+  else if (e.key === 'End') next = tabs.length - 1;
+  if (next < 0) return;
+  e.preventDefault();
+  tabs[next].focus();
+  selectTab(tabs[next], false);
+}
+
+function randomId() {
+  const b = new Uint8Array(6);
+  crypto.getRandomValues(b);
+  return Array.from(b, (x) => (x % 36).toString(36)).join('');
+}
+
+// The open terminals' ids live in sessionStorage, so that reloading the page
+// attaches the same shells again.
+const storeKey = 'labctl-terminals';
+
+function rememberTerminals() {
+  try {
+    sessionStorage.setItem(storeKey, JSON.stringify([...page.terminals.keys()]));
+  } catch {
+    // storage refused: a reload then starts new shells
+  }
+}
+
+function rememberedTerminals() {
+  try {
+    const ids = JSON.parse(sessionStorage.getItem(storeKey) || '[]');
+    return Array.isArray(ids) ? ids.filter((id) => /^[a-z0-9]{1,16}$/.test(id)) : [];
+  } catch {
+    return [];
+  }
+}
+
+function addTerminal(focus, known) {
+  const n = page.nextTerminal++;
+  const id = known || `t${n}${randomId()}`.slice(0, 16);
+  const panelId = `panel-${id}`;
+  const tab = el('button', {
+    type: 'button', role: 'tab', id: `tab-${id}`, 'data-terminal': id,
+    'aria-controls': panelId, 'aria-selected': 'false', tabIndex: -1, text: t('terminalN', n),
+  });
+  const panel = el('div', {
+    class: 'terminal', id: panelId, role: 'tabpanel', 'data-terminal': id,
+    'aria-label': t('terminalLabel', n), hidden: true,
+  });
+  tab.addEventListener('click', () => selectTab(tab, true));
+  $('#terminal-tabs').append(tab);
+  $('#panels').append(panel);
+  const session = new TerminalSession(id, panel, {
+    onStatus: (_, text) => tab.classList.toggle('offline', text !== ''),
+  });
+  page.terminals.set(id, session);
+  rememberTerminals();
+  selectTab(tab, focus);
+  return session;
+}
+
+async function refreshPreviews() {
+  let list;
+  try {
+    list = await api.previews();
+  } catch {
+    return; // previews are extra; the banner keeps the page's real errors
+  }
+  const seen = new Set();
+  for (const p of list || []) {
+    if (typeof p.url !== 'string' || !p.url.startsWith('/preview/')) continue;
+    seen.add(p.url);
+    if (page.previews.has(p.url)) continue;
+    const key = `${page.previews.size + 1}`;
+    const name = `${p.service}:${p.port}`;
+    const tab = el('button', {
+      type: 'button', role: 'tab', id: `ptab-${key}`, 'data-preview': p.url,
+      'aria-controls': `ppanel-${key}`, 'aria-selected': 'false', tabIndex: -1,
+      text: name, title: `${p.namespace}/${name}`,
+    });
+    const frame = el('iframe', {
+      title: t('previewOf', `${p.namespace}/${name}`),
+      // The learner's app runs in its own opaque origin: it cannot reach
+      // this page's API or its cookie.
+      sandbox: 'allow-scripts allow-forms allow-popups',
+      referrerPolicy: 'no-referrer',
+    });
+    const panel = el('div', {
+      class: 'preview', id: `ppanel-${key}`, role: 'tabpanel', 'data-preview': p.url, hidden: true,
+    }, frame);
+    tab.addEventListener('click', () => selectTab(tab, true));
+    $('#preview-tabs').append(tab);
+    $('#panels').append(panel);
+    page.previews.set(p.url, panel);
+  }
+  for (const [url, panel] of page.previews) {
+    if (seen.has(url)) continue;
+    const tab = document.querySelector(`[role=tab][aria-controls="${panel.id}"]`);
+    if (tab?.getAttribute('aria-selected') === 'true') {
+      const first = document.querySelector('#terminal-tabs [role=tab]');
+      if (first) selectTab(first, false);
+    }
+    tab?.remove();
+    panel.remove();
+    page.previews.delete(url);
+  }
+  setTabStops();
+}
+
+async function start() {
+  setLanguage(pickLanguage('', navigator.languages || [navigator.language]));
+  $('#hint').addEventListener('click', showHint);
+  $('#check').addEventListener('click', check);
+  $('#grade').addEventListener('click', grade);
+  $('#new-terminal').addEventListener('click', () => addTerminal(true));
+  $('.skip').addEventListener('click', (e) => {
+    const tab = document.querySelector('#terminal-tabs [role=tab][aria-selected=true]');
+    const session = tab && page.terminals.get(tab.dataset.terminal);
+    if (session) {
+      e.preventDefault();
+      session.focus();
+    }
+  });
+  $('.tabbar').addEventListener('keydown', tabKeys);
+  try {
+    page.lab = await api.lab();
+  } catch (err) {
+    say(err.message);
+    return;
+  }
+  page.lab.steps = page.lab.steps || [];
+  setLanguage(pickLanguage(page.lab.lang, navigator.languages || [navigator.language]));
+  const title = $('#lab-title');
+  title.textContent = page.lab.title || page.lab.name;
+  title.lang = page.lab.lang;
+  document.title = `${page.lab.title || page.lab.name} · labctl`;
+  setHTML($('#lab-goal'), page.lab.goal);
+  await poll();
+  const ids = rememberedTerminals();
+  if (ids.length === 0) addTerminal(false);
+  for (const id of ids) addTerminal(false, id);
+  const first = document.querySelector('#terminal-tabs [role=tab]');
+  if (first) selectTab(first, false);
+  refreshPreviews();
+  setInterval(poll, 1000);
+  setInterval(refreshPreviews, 10000);
+}
+
+if (document.readyState === 'loading') {
+  document.addEventListener('DOMContentLoaded', start);
+} else {
+  start();
+}
