@@ -22,6 +22,7 @@ import (
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/labctl/labctl/internal/e2etest"
@@ -155,6 +156,162 @@ func TestE2EUI(t *testing.T) {
 	}
 	t.Logf("screenshots of the page: %s (what the window shows), %s (the whole page)",
 		saveShot(t, ctx, "ui.png", chromedp.CaptureScreenshot()), saveShot(t, ctx, "ui-full.png", chromedp.FullScreenshot(100)))
+
+	t.Run("preview", func(t *testing.T) { testUIPreview(t, r.With(t), srv, ctx, l.Cluster.Namespaces[0]) })
+}
+
+// previewService is the Service testUIPreview makes: etcd, whose image is
+// in the kind node already (there is no registry here), answering HTTP on
+// 2379.
+const previewService = "preview-etcd"
+
+// testUIPreview shows a Service of the lab through the page's preview, as
+// a learner would make and open it: a Deployment of the node's own etcd
+// image made with `labctl exec -- kubectl` in namespace ns, and its
+// Service. Its /version JSON comes through the URL /api/previews gives,
+// without the page's cookie or token, and in the page's preview tab (a
+// sandboxed iframe); a navigation the framed document starts itself, which
+// the browser sends without the page's SameSite=Strict cookie, reaches the
+// app too.
+func testUIPreview(t *testing.T, r *e2etest.Labctl, srv *uiServer, ctx context.Context, ns string) {
+	image := nodeEtcdImage(t)
+	r.Must(2*time.Minute, "exec", "--", "kubectl", "-n", ns, "create", "deployment", previewService, "--image="+image, "--",
+		"etcd", "--data-dir=/tmp/e", "--listen-client-urls=http://0.0.0.0:2379", "--advertise-client-urls=http://127.0.0.1:2379")
+	r.Must(2*time.Minute, "exec", "--", "kubectl", "-n", ns, "expose", "deployment", previewService, "--port=2379")
+	r.Must(4*time.Minute, "exec", "--", "kubectl", "-n", ns, "rollout", "status", "deployment/"+previewService, "--timeout=3m")
+
+	// (a) The preview's URL from /api/previews, fetched over HTTP.
+	client := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path string, cookie bool) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, srv.Base.String()+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cookie {
+			req.Header.Set("Cookie", "labctl_ui="+srv.Token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	var preview string
+	waitFor(t, "the Service in /api/previews", func() bool {
+		code, body := get("/api/previews", true)
+		var ps []struct {
+			Namespace, Service, URL string
+			Port                    int
+		}
+		if code != http.StatusOK || json.Unmarshal([]byte(body), &ps) != nil {
+			return false
+		}
+		for _, p := range ps {
+			if p.Namespace == ns && p.Service == previewService && p.Port == 2379 {
+				preview = p.URL
+			}
+		}
+		return preview != ""
+	})
+	if !strings.HasPrefix(preview, "/preview/") || !strings.HasSuffix(preview, "/"+ns+"/"+previewService+":2379/") || strings.Contains(preview, srv.Token) {
+		t.Fatalf("the preview's URL is %q: want /preview/TOKEN/%s/%s:2379/, without the page's token", preview, ns, previewService)
+	}
+	var version struct {
+		Server string `json:"etcdserver"`
+	}
+	code, body := get(preview+"version", false)
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &version) != nil || version.Server == "" {
+		t.Fatalf("GET %sversion without the cookie: %d %q; want etcd's version JSON", preview, code, body)
+	}
+	t.Logf("etcd through the preview: %s", body)
+	if code, body := get(strings.Replace(preview, "/preview/", "/preview/0", 1)+"version", true); code != http.StatusForbidden {
+		t.Errorf("a preview with a wrong token: %d %q, want 403", code, body)
+	}
+
+	// (b) The page's preview tab: an iframe sandboxed without
+	// allow-same-origin. It runs in a process (a target) of its own, which
+	// the test attaches to, to read what it shows.
+	tab := fmt.Sprintf(`#preview-tabs [role=tab][data-preview=%q]`, preview)
+	waitPage(t, ctx, "the Service's preview tab", fmt.Sprintf(`document.querySelector(%q) !== null`, tab), 30*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(tab))); err != nil {
+		t.Fatalf("opening the preview tab: %v", err)
+	}
+	frame := fmt.Sprintf(`.preview[data-preview=%q] iframe`, preview)
+	waitPage(t, ctx, "the preview's iframe", fmt.Sprintf(`document.querySelector(%q)?.getAttribute("src") === %q`, frame, preview), 10*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).src = %q`, frame, preview+"version"))); err != nil {
+		t.Fatal(err)
+	}
+	framed := frameText(t, ctx, srv.Base.String()+preview+"version", `"etcdserver"`)
+	t.Logf("the preview tab shows: %s", framed)
+	saveShot(t, ctx, "ui-preview.png", chromedp.CaptureScreenshot())
+
+	// The framed document moves itself on: the browser sends that request
+	// as one from another site (the document's origin is opaque), without
+	// the page's cookie.
+	fctx, cancel := frameContext(t, ctx, srv.Base.String()+preview+"version")
+	defer cancel()
+	if err := chromedp.Do(fctx, chromedp.Evaluate[chromedp.Void](`setTimeout(() => { location.href = "health" }, 0)`)); err != nil {
+		t.Fatal(err)
+	}
+	framed = frameText(t, ctx, srv.Base.String()+preview+"health", `"health":"true"`)
+	t.Logf("after the framed document's own navigation: %s", framed)
+}
+
+// nodeEtcdImage is the etcd image kubeadm runs in this test's kind node,
+// as containerd there names it.
+func nodeEtcdImage(t *testing.T) string {
+	t.Helper()
+	node := "labctl-" + uiE2ELab + "-control-plane"
+	out, err := exec.Command("docker", "exec", node, "ctr", "--namespace=k8s.io", "images", "list", "-q").Output()
+	if err != nil {
+		t.Fatalf("docker exec %s ctr images list: %v", node, err)
+	}
+	for _, ref := range strings.Fields(string(out)) {
+		if strings.Contains(ref, "/etcd:") {
+			return ref
+		}
+	}
+	t.Fatalf("no etcd image in the node %s:\n%s", node, out)
+	return ""
+}
+
+// frameContext attaches to the frame showing url (an iframe of another
+// origin is a target of its own); cancel detaches and leaves it open.
+func frameContext(t *testing.T, ctx context.Context, url string) (context.Context, context.CancelFunc) {
+	t.Helper()
+	var id target.ID
+	waitFor(t, "a frame showing "+url, func() bool {
+		infos, err := chromedp.Targets(ctx)
+		if err != nil {
+			return false
+		}
+		for _, ti := range infos {
+			if ti.Type == "iframe" && ti.URL == url {
+				id = ti.TargetID
+				return true
+			}
+		}
+		return false
+	})
+	return chromedp.NewContext(ctx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+}
+
+// frameText waits until the frame showing url has text holding want, and
+// returns the text.
+func frameText(t *testing.T, ctx context.Context, url, want string) string {
+	t.Helper()
+	fctx, cancel := frameContext(t, ctx, url)
+	defer cancel()
+	pctx, cancelPoll := context.WithTimeout(fctx, 30*time.Second)
+	defer cancelPoll()
+	text, err := chromedp.Run(pctx, chromedp.Poll[string](fmt.Sprintf(`(document.body?.innerText ?? "").includes(%q) && document.body.innerText`, want)))
+	if err != nil {
+		t.Fatalf("the frame at %s never showed %s (%v); it shows %q", url, want, err, evalText(fctx, `document.body?.innerText ?? ""`))
+	}
+	return text
 }
 
 // checkResult is one check as the page shows it.

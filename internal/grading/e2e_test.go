@@ -3,11 +3,9 @@
 package grading_test
 
 import (
-	"archive/tar"
 	"context"
 	"encoding/json"
 	"encoding/xml"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -109,7 +107,7 @@ func TestE2EGradeFlow(t *testing.T) {
 	if backup == "" {
 		t.Fatalf("reset did not say where /root was saved:\n%s", out)
 	}
-	if !tarHas(t, backup, "root/gitops/repo/README.md") {
+	if _, ok := e2etest.TarEntry(t, backup, "root/gitops/repo/README.md"); !ok {
 		t.Errorf("the backup %s lacks the learner's repository", backup)
 	}
 	if code, _, _ := r.Run(ctx, "check"); code != 1 {
@@ -145,28 +143,6 @@ func TestE2EGradeFlow(t *testing.T) {
 	for _, ns := range l.Cluster.Namespaces {
 		if code, _, _ := r.Run(ctx, "exec", "--", "kubectl", "get", "namespace", ns); code != 0 {
 			t.Errorf("namespace %s after reset --hard: kubectl exited %d", ns, code)
-		}
-	}
-}
-
-func tarHas(t *testing.T, path, name string) bool {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return false
-		}
-		if err != nil {
-			t.Fatalf("reading %s: %v", path, err)
-		}
-		if strings.TrimPrefix(h.Name, "./") == name {
-			return true
 		}
 	}
 }

@@ -3,11 +3,9 @@
 package reset
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,7 +254,7 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 	if objs, _ := engine.ListByLabel(ctx, map[string]string{sandbox.LabelLab: l.Metadata.Name}); len(objs) != 0 {
 		t.Errorf("after the purge: %+v", objs)
 	}
-	if got := tarFile(t, path, "root/keep.txt"); got != "learner-work\n" {
+	if got, _ := e2etest.TarEntry(t, path, "root/keep.txt"); got != "learner-work\n" {
 		t.Errorf("keep.txt in the purge's backup %s = %q", path, got)
 	}
 }
@@ -264,28 +262,4 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 func volumeExists(ctx context.Context, engine *docker.Engine, labName string) (bool, error) {
 	objs, err := engine.ListByLabel(ctx, sandbox.Labels(labName, sandbox.RoleHome))
 	return len(objs) > 0, err
-}
-
-// tarFile returns the content of the entry name in the tar at path.
-func tarFile(t *testing.T, path, name string) string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return ""
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Name == name {
-			b, _ := io.ReadAll(tr)
-			return string(b)
-		}
-	}
 }

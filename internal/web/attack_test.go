@@ -89,7 +89,7 @@ func TestAttackToken(t *testing.T) {
 	}
 
 	// The token leaves the address bar and never comes back in a Location.
-	for _, p := range []string{"/?token=" + tok, "/?token=" + tok + "&token=" + tok + "&x=1", "/preview/shop/web:80?token=" + tok, "/preview/shop/web:80/a?b=c&token=" + tok} {
+	for _, p := range []string{"/?token=" + tok, "/?token=" + tok + "&token=" + tok + "&x=1"} {
 		resp, _ := ts.request(t, http.MethodGet, p, "", noCookie, header("Origin", ""))
 		loc := resp.Header.Get("Location")
 		if resp.StatusCode/100 != 3 || strings.Contains(loc, tok) {
@@ -341,7 +341,7 @@ func TestAttackPreviewPaths(t *testing.T) {
 		"/preview/Shop/web:80/",
 		"/preview/shop/web:99999/",
 	} {
-		resp, body := ts.request(t, http.MethodGet, "/", "", asWritten(p))
+		resp, body := ts.request(t, http.MethodGet, "/", "", asWritten(ts.pv(p)))
 		if resp.StatusCode == http.StatusOK {
 			t.Errorf("GET %s: 200 %q, want it refused", p, body)
 		}
@@ -353,12 +353,96 @@ func TestAttackPreviewPaths(t *testing.T) {
 	}
 	// Everything that reaches the API server is shop/web:80's proxy.
 	for _, p := range []string{"/preview/shop/web:80/a/b", "/preview/shop/web:80/@evil.example/x", "/preview/shop/web:80//evil.example/", "/preview/shop/web:80/a%2fb", "/preview/shop/web:80/a%3fb%23c"} {
-		ts.request(t, http.MethodGet, "/", "", asWritten(p))
+		// The app, or ServeMux's redirect to the cleaned path in the preview.
+		resp, body := ts.request(t, http.MethodGet, "/", "", asWritten(ts.pv(p)))
+		if resp.StatusCode != http.StatusOK && !strings.HasPrefix(resp.Header.Get("Location"), ts.pv("/preview/shop/web:80/")) {
+			t.Errorf("GET %s: %d %q, want the app", p, resp.StatusCode, body)
+		}
 		for _, r := range api.reached() {
 			if !strings.HasPrefix(r.URL.Path, webProxy+"/") || r.Host != strings.TrimPrefix(api.URL, "http://") {
 				t.Errorf("GET %s reached %s%s", p, r.Host, r.URL.Path)
 			}
 		}
+	}
+}
+
+// TestAttackPreviewToken: a preview is opened by the previews' token in
+// its path, and by nothing else; that token opens nothing else.
+func TestAttackPreviewToken(t *testing.T) {
+	api := newRecordingAPI(t, `{"kind":"ServiceList","apiVersion":"v1","items":[]}`)
+	api.answer = func(w http.ResponseWriter, _ *http.Request, rest string) { _, _ = io.WriteString(w, "app at "+rest) }
+	ts := startServer(t, api.kube)
+	tok, ptok := ts.Token(), ts.ptoken
+	if ptok == tok || len(ptok) != 64 {
+		t.Fatalf("the previews' token %q: want 64 hex digits of its own", ptok)
+	}
+	if resp, body := ts.request(t, http.MethodGet, "/preview/"+ptok+"/shop/web:80/a", "", noCookie, header("Origin", "")); resp.StatusCode != http.StatusOK || body != "app at /a" {
+		t.Fatalf("the preview with its token and no cookie: %d %q, want the app", resp.StatusCode, body)
+	}
+	api.reached()
+	for _, c := range []struct {
+		what, path string
+	}{
+		{"no previews' token", "/preview/shop/web:80/a"},
+		{"an empty one", "/preview//shop/web:80/a"},
+		{"a wrong one", "/preview/" + strings.Repeat("a", 64) + "/shop/web:80/a"},
+		{"a prefix", "/preview/" + ptok[:32] + "/shop/web:80/a"},
+		{"the token and more", "/preview/" + ptok + "0/shop/web:80/a"},
+		{"in upper case", "/preview/" + strings.ToUpper(ptok) + "/shop/web:80/a"},
+		{"the page's token in its place", "/preview/" + tok + "/shop/web:80/a"},
+		{"the page's token in the query", "/preview/shop/web:80/a?token=" + tok},
+		{"the page's token as a segment and the query", "/preview/" + tok + "/shop/web:80/a?token=" + tok},
+		{"the previews' token in the query", "/preview/shop/web:80/a?token=" + ptok},
+	} {
+		// With the page's cookie too: it opens no preview.
+		resp, body := ts.request(t, http.MethodGet, c.path, "")
+		if resp.StatusCode != http.StatusForbidden || len(resp.Cookies()) != 0 {
+			t.Errorf("%s (GET %s): %d %q, cookies %v; want 403", c.what, c.path, resp.StatusCode, body, resp.Cookies())
+		}
+		if n := len(api.reached()); n != 0 {
+			t.Errorf("%s (GET %s) reached the API server %d times", c.what, c.path, n)
+		}
+	}
+	// The page's API, assets, page and terminals refuse the previews' token.
+	for _, c := range []struct {
+		path   string
+		adjust []func(*http.Request)
+	}{
+		{"/api/lab?token=" + ptok, []func(*http.Request){noCookie}},
+		{"/api/lab", []func(*http.Request){header("Cookie", cookieName+"="+ptok)}},
+		{"/api/state?token=" + ptok, []func(*http.Request){noCookie}},
+		{"/assets/app.js?token=" + ptok, []func(*http.Request){noCookie}},
+		{"/?token=" + ptok, []func(*http.Request){noCookie}},
+		{"/ws/terminal?id=p&token=" + ptok, []func(*http.Request){noCookie, header("Connection", "Upgrade"), header("Upgrade", "websocket"), header("Sec-WebSocket-Version", "13"), header("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")}},
+		{"/ws/terminal?id=p", []func(*http.Request){header("Cookie", cookieName+"="+ptok), header("Connection", "Upgrade"), header("Upgrade", "websocket"), header("Sec-WebSocket-Version", "13"), header("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")}},
+		{"/api/" + ptok + "/lab", []func(*http.Request){noCookie}},
+	} {
+		resp, body := ts.request(t, http.MethodGet, c.path, "", c.adjust...)
+		if resp.StatusCode != http.StatusForbidden || len(resp.Cookies()) != 0 {
+			t.Errorf("GET %s with the previews' token: %d %q, cookies %v; want 403", c.path, resp.StatusCode, body, resp.Cookies())
+		}
+	}
+	if resp, body := ts.request(t, http.MethodPost, "/api/check?token="+ptok, `{"step":"one"}`, noCookie); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST /api/check with the previews' token: %d %q, want 403", resp.StatusCode, body)
+	}
+	if got := ts.sandbox.opened(); len(got) != 0 {
+		t.Errorf("%d shells opened with the previews' token", len(got))
+	}
+	// Origin null (a sandboxed document's) is a preview's own, and only
+	// there; a foreign or missing Origin is refused there too.
+	if resp, body := ts.request(t, http.MethodPost, "/api/check", `{"step":"one"}`, header("Origin", "null")); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST /api/check with Origin null: %d %q, want 403", resp.StatusCode, body)
+	}
+	for _, origin := range []string{"http://evil.example", ""} {
+		if resp, body := ts.request(t, http.MethodPost, ts.pv("/preview/shop/web:80/form"), "a=1", noCookie, header("Origin", origin)); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("a preview's POST with Origin %q: %d %q, want 403", origin, resp.StatusCode, body)
+		}
+	}
+	if n := len(api.reached()); n != 0 {
+		t.Errorf("refused requests reached the API server %d times", n)
+	}
+	if resp, body := ts.request(t, http.MethodPost, ts.pv("/preview/shop/web:80/form"), "a=1", noCookie, header("Origin", "null")); resp.StatusCode != http.StatusOK || body != "app at /form" {
+		t.Errorf("a preview's own form POST (Origin null): %d %q, want the app", resp.StatusCode, body)
 	}
 }
 
@@ -375,9 +459,10 @@ func TestAttackThePreviewSeesNothingOfThePage(t *testing.T) {
 		{"GET", "/preview/shop/web:80/a?x=1", []func(*http.Request){header("Authorization", "Bearer "+tok), header("Cookie", cookieName+"="+tok+"; app=1")}},
 		{"HEAD", "/preview/shop/web:80/a?token=" + tok, nil},
 		{"POST", "/preview/shop/web:80/a?token=" + tok + "&token=" + tok, nil},
+		{"POST", "/preview/shop/web:80/a", []func(*http.Request){noCookie, header("Origin", "null")}},
 		{"GET", "/preview/shop/web:80/a", []func(*http.Request){header("Impersonate-User", "system:admin"), header("Impersonate-Group", "system:masters"), header("X-Forwarded-For", "1.2.3.4")}},
 	} {
-		resp, body := ts.request(t, c.method, c.path, "", c.adjust...)
+		resp, body := ts.request(t, c.method, ts.pv(c.path), "", c.adjust...)
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("%s %s: %d %q", c.method, c.path, resp.StatusCode, body)
 		}
@@ -389,8 +474,8 @@ func TestAttackThePreviewSeesNothingOfThePage(t *testing.T) {
 		var dump bytes.Buffer
 		fmt.Fprintf(&dump, "%s %s\n", r.Method, r.URL.String())
 		_ = r.Header.Write(&dump)
-		if strings.Contains(dump.String(), tok) {
-			t.Errorf("%s %s: the token reached the cluster:\n%s", c.method, c.path, dump.String())
+		if strings.Contains(dump.String(), tok) || strings.Contains(dump.String(), ts.ptoken) {
+			t.Errorf("%s %s: a token reached the cluster:\n%s", c.method, c.path, dump.String())
 		}
 		for k := range r.Header {
 			if k == "Cookie" || k == "Referer" || k == "Origin" || strings.HasPrefix(k, "Impersonate-") {
@@ -448,14 +533,14 @@ func TestAttackThePreviewsAnswers(t *testing.T) {
 	ts := startServer(t, api.kube)
 	pageHost = ts.host
 
-	resp, _ := ts.request(t, http.MethodGet, "/preview/shop/web:80/cookie", "")
+	resp, _ := ts.request(t, http.MethodGet, ts.pv("/preview/shop/web:80/cookie"), "")
 	for _, k := range []string{"Set-Cookie", "Clear-Site-Data", "Access-Control-Allow-Origin", "Access-Control-Allow-Credentials"} {
 		if v := resp.Header.Values(k); len(v) > 0 {
 			t.Errorf("the app's %s reached the browser: %q", k, v)
 		}
 	}
 
-	resp, _ = ts.request(t, http.MethodGet, "/preview/shop/web:80/script", "")
+	resp, _ = ts.request(t, http.MethodGet, ts.pv("/preview/shop/web:80/script"), "")
 	csp := resp.Header.Values("Content-Security-Policy")
 	if len(csp) != 1 || csp[0] != previewPolicy || strings.Contains(csp[0], "allow-same-origin") || !strings.HasPrefix(csp[0], "sandbox ") {
 		t.Errorf("an app's HTML page has the policy %q, want only %q (a sandbox without allow-same-origin)", csp, previewPolicy)
@@ -464,26 +549,26 @@ func TestAttackThePreviewsAnswers(t *testing.T) {
 		t.Errorf("an app's page: X-Content-Type-Options %q, Referrer-Policy %q", resp.Header.Get("X-Content-Type-Options"), resp.Header.Get("Referrer-Policy"))
 	}
 
-	resp, body := ts.request(t, http.MethodGet, "/preview/shop/web:80/big", "")
+	resp, body := ts.request(t, http.MethodGet, ts.pv("/preview/shop/web:80/big"), "")
 	if resp.StatusCode != http.StatusOK || len(body) != big {
 		t.Errorf("a 10 MB answer: %d, %d bytes", resp.StatusCode, len(body))
 	}
 
 	for _, c := range []struct{ path, want string }{
-		{"/to-api", "/preview/shop/web:80/api/grade"},
-		{"/to-page", "/preview/shop/web:80/api/report"},
-		{"/to-proxy", "/preview/shop/web:80/next"},
+		{"/to-api", ts.pv("/preview/shop/web:80/api/grade")},
+		{"/to-page", ts.pv("/preview/shop/web:80/api/report")},
+		{"/to-proxy", ts.pv("/preview/shop/web:80/next")},
 		{"/to-outside", "https://example.org/x"},
 	} {
-		resp, _ := ts.request(t, http.MethodGet, "/preview/shop/web:80"+c.path, "")
+		resp, _ := ts.request(t, http.MethodGet, ts.pv("/preview/shop/web:80"+c.path), "")
 		if loc := resp.Header.Get("Location"); loc != c.want {
 			t.Errorf("the app redirects (%s) to %q, want %q", c.path, loc, c.want)
 		}
 	}
-	resp, _ = ts.request(t, http.MethodGet, "/preview/shop/web:80/to-other", "")
-	if loc := resp.Header.Get("Location"); !strings.HasPrefix(loc, "/preview/shop/web:80/") && !strings.HasPrefix(loc, "/preview/kube-system/") {
+	resp, _ = ts.request(t, http.MethodGet, ts.pv("/preview/shop/web:80/to-other"), "")
+	if loc := resp.Header.Get("Location"); !strings.HasPrefix(loc, ts.pv("/preview/shop/web:80/")) && !strings.HasPrefix(loc, ts.pv("/preview/kube-system/")) {
 		t.Errorf("a redirect to another namespace's proxy leads to %q", loc)
-	} else if strings.HasPrefix(loc, "/preview/kube-system/") {
+	} else if strings.HasPrefix(loc, ts.pv("/preview/kube-system/")) {
 		if r, _ := ts.request(t, http.MethodGet, loc, ""); r.StatusCode != http.StatusForbidden {
 			t.Errorf("GET %s: %d, want 403", loc, r.StatusCode)
 		}

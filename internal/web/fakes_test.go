@@ -218,6 +218,12 @@ func (ts *testServer) request(t *testing.T, method, path, body string, adjust ..
 	return resp, string(b)
 }
 
+// pv puts the previews' token into a preview's path: /preview/X becomes
+// /preview/PTOKEN/X.
+func (ts *testServer) pv(path string) string {
+	return strings.Replace(path, "/preview/", "/preview/"+ts.ptoken+"/", 1)
+}
+
 func noCookie(r *http.Request) { r.Header.Del("Cookie") }
 func header(k, v string) func(*http.Request) {
 	return func(r *http.Request) {

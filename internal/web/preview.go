@@ -66,9 +66,10 @@ var droppedRequestHeaders = []string{"Cookie", "Authorization", "Origin", "Refer
 var droppedAnswerHeaders = []string{"Set-Cookie", "Clear-Site-Data", "Content-Security-Policy", "Content-Security-Policy-Report-Only", "X-Content-Type-Options", "Referrer-Policy"}
 
 // proxy is the reverse proxy of one preview request: to the API server's
-// proxy path of the Service's port, as the learner; base is the preview's
-// path (/preview/NS/SVC:PORT) and pageHost the Host the browser named.
-func (k *kubeClient) proxy(base, pageHost string) *httputil.ReverseProxy {
+// proxy path of the Service's port, as the learner; root is the previews'
+// path (/preview/PTOKEN), base the preview's (ROOT/NS/SVC:PORT) and
+// pageHost the Host the browser named.
+func (k *kubeClient) proxy(root, base, pageHost string) *httputil.ReverseProxy {
 	k.mu.Lock()
 	rt, host := k.rt, k.host
 	k.mu.Unlock()
@@ -98,7 +99,7 @@ func (k *kubeClient) proxy(base, pageHost string) *httputil.ReverseProxy {
 				}
 			}
 			if loc := h.Get("Location"); loc != "" {
-				h.Set("Location", previewLocation(loc, resp.Request.URL, base, host.Host, pageHost))
+				h.Set("Location", previewLocation(loc, resp.Request.URL, root, base, host.Host, pageHost))
 			}
 			return nil
 		},
@@ -113,7 +114,7 @@ func (k *kubeClient) proxy(base, pageHost string) *httputil.ReverseProxy {
 // server's proxy rewrites the app's redirects onto its proxy path) becomes
 // the matching preview path; any other address on it is the app's own and
 // goes under base. A Location to another site stays as it is.
-func previewLocation(loc string, from *url.URL, base, apiHost, pageHost string) string {
+func previewLocation(loc string, from *url.URL, root, base, apiHost, pageHost string) string {
 	u, err := url.Parse(loc)
 	if err != nil {
 		return base + "/"
@@ -122,8 +123,8 @@ func previewLocation(loc string, from *url.URL, base, apiHost, pageHost string) 
 	if u.Host != apiHost && !strings.EqualFold(u.Host, pageHost) {
 		return u.String()
 	}
-	p := previewPathOf(u.Path)
-	if p == u.Path {
+	p, ok := previewPathOf(u.Path, root)
+	if !ok {
 		p = base + u.Path
 	}
 	return (&url.URL{Path: p, RawQuery: u.RawQuery, Fragment: u.Fragment}).String()
@@ -137,10 +138,10 @@ type previewDoc struct {
 	URL       string `json:"url"`
 }
 
-// PreviewPath is the page's path of the preview of port of Service svc in
-// namespace ns.
-func PreviewPath(ns, svc string, port int32) string {
-	return fmt.Sprintf("/preview/%s/%s:%d/", ns, svc, port)
+// previewPath is the page's path of the preview of port of Service svc in
+// namespace ns, with the previews' token.
+func (s *Server) previewPath(ns, svc string, port int32) string {
+	return fmt.Sprintf("/preview/%s/%s/%s:%d/", s.ptoken, ns, svc, port)
 }
 
 // Previews lists the Services of the lab's namespaces as the learner sees
@@ -164,7 +165,7 @@ func (s *Server) Previews(ctx context.Context) ([]previewDoc, error) {
 				if p.Protocol != "" && p.Protocol != "TCP" {
 					continue
 				}
-				u := PreviewPath(ns, svc.Name, p.Port)
+				u := s.previewPath(ns, svc.Name, p.Port)
 				if !previewTarget.MatchString(u) {
 					continue // no Service of the API server's has such a name
 				}
@@ -184,15 +185,16 @@ func (s *Server) apiPreviews(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ps)
 }
 
-// previewTarget is /preview/NS/SVC:PORT/REST.
-var previewTarget = regexp.MustCompile(`^/preview/([a-z0-9][a-z0-9-]{0,62})/([a-z0-9][a-z0-9-]{0,62}):([0-9]{1,5}|[a-z0-9-]{1,15})(/.*)?$`)
+// previewTarget is /preview/PTOKEN/NS/SVC:PORT/REST (Handler has checked
+// PTOKEN).
+var previewTarget = regexp.MustCompile(`^/preview/[^/]+/([a-z0-9][a-z0-9-]{0,62})/([a-z0-9][a-z0-9-]{0,62}):([0-9]{1,5}|[a-z0-9-]{1,15})(/.*)?$`)
 
 // preview proxies a request to a Service of the lab's namespaces through
 // the API server's service proxy, as the learner.
 func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
 	m := previewTarget.FindStringSubmatch(r.URL.Path)
 	if m == nil {
-		http.Error(w, "404 not found: a preview's address is /preview/NAMESPACE/SERVICE:PORT/\n", http.StatusNotFound)
+		http.Error(w, "404 not found: a preview's address is /preview/TOKEN/NAMESPACE/SERVICE:PORT/\n", http.StatusNotFound)
 		return
 	}
 	w.Header().Set("Content-Security-Policy", previewPolicy)
@@ -225,7 +227,7 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the preview cannot reach the cluster: "+err.Error(), http.StatusBadGateway)
 		return
 	}
-	proxy := s.kube.proxy(strings.TrimSuffix(r.URL.Path, rest), r.Host)
+	proxy := s.kube.proxy("/preview/"+s.ptoken, strings.TrimSuffix(r.URL.Path, rest), r.Host)
 	out := r.Clone(r.Context())
 	out.URL.Path = apiProxyPath(ns, svc, port) + rest
 	out.URL.RawPath = ""
@@ -253,17 +255,18 @@ func apiProxyPath(ns, svc, port string) string {
 // apiProxyPrefix matches the API server's proxy path.
 var apiProxyPrefix = regexp.MustCompile(`^/api/v1/namespaces/([^/]+)/services/([^/:]+):([^/]+)/proxy(/.*)?$`)
 
-// previewPathOf maps an API server proxy path back to the page's.
-func previewPathOf(p string) string {
+// previewPathOf maps an API server proxy path back to the page's, under
+// root (/preview/PTOKEN); ok is false when p is no proxy path.
+func previewPathOf(p, root string) (string, bool) {
 	m := apiProxyPrefix.FindStringSubmatch(p)
 	if m == nil {
-		return p
+		return p, false
 	}
 	rest := m[4]
 	if rest == "" {
 		rest = "/"
 	}
-	return "/preview/" + m[1] + "/" + m[2] + ":" + m[3] + rest
+	return root + "/" + m[1] + "/" + m[2] + ":" + m[3] + rest, true
 }
 
 // errNoService says a Service has no port to preview.
@@ -294,7 +297,7 @@ func (s *Server) ServicePreview(ctx context.Context, ns, svc string) (string, er
 	}
 	for _, p := range got.Spec.Ports {
 		if p.Protocol == "" || p.Protocol == "TCP" {
-			return PreviewPath(ns, svc, p.Port), nil
+			return s.previewPath(ns, svc, p.Port), nil
 		}
 	}
 	return "", fmt.Errorf("%s/%s: %w", ns, svc, errNoService)

@@ -69,12 +69,12 @@ func TestPreviews(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &got); err != nil {
 		t.Fatal(err)
 	}
-	want := []map[string]any{{"namespace": "shop", "service": "web", "port": float64(80), "url": "/preview/shop/web:80/"}}
+	want := []map[string]any{{"namespace": "shop", "service": "web", "port": float64(80), "url": ts.pv("/preview/shop/web:80/")}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("previews %v, want %v", got, want)
 	}
 
-	resp, body = ts.request(t, http.MethodGet, "/preview/shop/web:80/a/b?x=1", "")
+	resp, body = ts.request(t, http.MethodGet, ts.pv("/preview/shop/web:80/a/b?x=1"), "")
 	if resp.StatusCode != http.StatusOK || body != "hello from web at /a/b?x=1" {
 		t.Errorf("the preview: %d %q", resp.StatusCode, body)
 	}
@@ -84,23 +84,33 @@ func TestPreviews(t *testing.T) {
 	if resp.Header.Get("Set-Cookie") != "" {
 		t.Errorf("the app's cookie reached the page: %q", resp.Header.Get("Set-Cookie"))
 	}
-	resp, _ = ts.request(t, http.MethodGet, "/preview/shop/web:80/old", "")
-	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/preview/shop/web:80/new" {
-		t.Errorf("a redirect of the app: %d to %q, want to /preview/shop/web:80/new", resp.StatusCode, resp.Header.Get("Location"))
+	resp, _ = ts.request(t, http.MethodGet, ts.pv("/preview/shop/web:80/old"), "")
+	if want := ts.pv("/preview/shop/web:80/new"); resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != want {
+		t.Errorf("a redirect of the app: %d to %q, want to %s", resp.StatusCode, resp.Header.Get("Location"), want)
 	}
-	// The URL labctl open prints sets the cookie and leads to the preview.
-	resp, _ = ts.request(t, http.MethodGet, "/preview/shop/web:80/?token="+ts.Token(), "", noCookie, header("Origin", ""))
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/preview/shop/web:80/" || len(resp.Cookies()) != 1 {
-		t.Errorf("the preview's URL with the token: %d to %q, cookies %v", resp.StatusCode, resp.Header.Get("Location"), resp.Cookies())
+	// A sandboxed document's requests come without the cookie: the path's
+	// token is enough.
+	resp, body = ts.request(t, http.MethodGet, ts.pv("/preview/shop/web:80/style.css"), "", noCookie, header("Origin", ""))
+	if resp.StatusCode != http.StatusOK || body != "hello from web at /style.css?" {
+		t.Errorf("a preview's sub-resource without the cookie: %d %q", resp.StatusCode, body)
+	}
+	// The URL labctl open prints is the preview's address, without the
+	// page's token.
+	if u := ts.PathURL(ts.pv("/preview/shop/web:80/")); u != ts.base+ts.pv("/preview/shop/web:80/") {
+		t.Errorf("PathURL of a preview = %q, want %q", u, ts.base+ts.pv("/preview/shop/web:80/"))
+	}
+	if u := ts.PathURL("/"); u != ts.base+"/?token="+ts.Token() {
+		t.Errorf("PathURL(/) = %q", u)
 	}
 
 	for _, p := range []string{"/preview/kube-system/web:80/", "/preview/shop/", "/preview/shop/web:80/../../kube-system/x:1/"} {
+		p = ts.pv(p)
 		resp, body := ts.request(t, http.MethodGet, p, "")
 		switch resp.StatusCode {
 		case http.StatusForbidden, http.StatusNotFound:
 		case http.StatusMovedPermanently, http.StatusTemporaryRedirect:
 			// To the clean path, which is refused in its turn.
-			if loc := resp.Header.Get("Location"); strings.HasPrefix(loc, "/preview/shop/web:80/") {
+			if loc := resp.Header.Get("Location"); strings.HasPrefix(loc, ts.pv("/preview/shop/web:80/")) {
 				t.Errorf("GET %s leads to %s", p, loc)
 			}
 		default:
@@ -110,13 +120,13 @@ func TestPreviews(t *testing.T) {
 			t.Errorf("GET %s reached the app", p)
 		}
 	}
-	if resp, _ := ts.request(t, http.MethodGet, "/preview/shop/web:80/", "", noCookie); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("a preview without the token: %d, want 403", resp.StatusCode)
+	if resp, _ := ts.request(t, http.MethodGet, "/preview/shop/web:80/", ""); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a preview without the previews' token: %d, want 403", resp.StatusCode)
 	}
 
 	path, err := ts.ServicePreview(context.Background(), "", "web")
-	if err != nil || path != "/preview/shop/web:8080/" {
-		t.Errorf("ServicePreview(web) = %q, %v; want /preview/shop/web:8080/", path, err)
+	if want := ts.pv("/preview/shop/web:8080/"); err != nil || path != want {
+		t.Errorf("ServicePreview(web) = %q, %v; want %s", path, err, want)
 	}
 	if _, err := ts.ServicePreview(context.Background(), "kube-system", "web"); err == nil || !strings.Contains(err.Error(), "not a namespace of the lab") {
 		t.Errorf("ServicePreview in kube-system: %v", err)

@@ -2,10 +2,11 @@
 // with the lab's texts beside terminals into the sandbox, the Check and
 // Grade buttons, and previews of the lab's Services. It is an HTTP server
 // on loopback: a random token in the printed URL becomes an HttpOnly,
-// SameSite=Strict cookie; every request must name the listen address as
-// its Host (no DNS rebinding), every POST and WebSocket must come from the
-// page's own Origin, and every answer carries a strict
-// Content-Security-Policy. The page's files are embedded in the binary
+// SameSite=Strict cookie, and a second one in the previews' paths opens
+// the previews and nothing else; every request must name the listen
+// address as its Host (no DNS rebinding), every POST and WebSocket must
+// come from the page's own Origin (or, on a preview, from the preview), and
+// every answer carries a strict Content-Security-Policy. The page's files are embedded in the binary
 // (internal/web/assets); nothing is fetched from elsewhere.
 //
 // The live lab is behind the small interfaces declared here (Sandbox,
@@ -89,10 +90,11 @@ type Config struct {
 // Server is `labctl ui`'s HTTP server. Start it with Serve on a listener;
 // Close ends it and every shell it opened (the work in /root stays).
 type Server struct {
-	cfg   Config
-	token string
-	md    *markdownRenderer
-	kube  *kubeClient
+	cfg    Config
+	token  string
+	ptoken string // the previews' token, in their paths
+	md     *markdownRenderer
+	kube   *kubeClient
 
 	ctx    context.Context // ends with Close: the shells' lifetime
 	cancel context.CancelFunc
@@ -126,19 +128,32 @@ func New(cfg Config) (*Server, error) {
 	}
 	token := cfg.Token
 	if token == "" {
-		b := make([]byte, 32)
-		if _, err := rand.Read(b); err != nil {
+		t, err := randomToken()
+		if err != nil {
 			return nil, fmt.Errorf("drawing the page's token: %w", err)
 		}
-		token = hex.EncodeToString(b)
+		token = t
+	}
+	ptoken, err := randomToken()
+	if err != nil {
+		return nil, fmt.Errorf("drawing the previews' token: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, token: token, md: newMarkdownRenderer(), ctx: ctx, cancel: cancel, serveErr: make(chan error, 1)}
+	s := &Server{cfg: cfg, token: token, ptoken: ptoken, md: newMarkdownRenderer(), ctx: ctx, cancel: cancel, serveErr: make(chan error, 1)}
 	if cfg.Kube != nil {
 		s.kube = &kubeClient{config: cfg.Kube}
 	}
 	s.terms = newTerminals(s)
 	return s, nil
+}
+
+// randomToken is 32 random bytes in hex.
+func randomToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }
 
 // Token is the secret the printed URL carries.
@@ -199,13 +214,17 @@ func (s *Server) URL() string {
 	return s.PathURL("/")
 }
 
-// PathURL is the address of path on the server, with the token, or ""
-// before Serve. Opening it sets the cookie and leads to path.
+// PathURL is the address of path on the server, or "" before Serve.
+// Opening it sets the cookie and leads to path: it carries the page's
+// token, except a preview's path, which carries its own.
 func (s *Server) PathURL(path string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.base == "" {
 		return ""
+	}
+	if strings.HasPrefix(path, "/preview/") {
+		return s.base + path
 	}
 	return s.base + path + "?token=" + s.token
 }
@@ -311,6 +330,10 @@ func (s *Server) Handler() http.Handler {
 			http.Error(w, "403 forbidden: this server answers only to the address labctl ui printed\n", http.StatusForbidden)
 			return
 		}
+		if strings.HasPrefix(r.URL.Path, "/preview/") {
+			s.previewGate(w, r, mux)
+			return
+		}
 		tokenInURL := r.URL.Query().Has("token")
 		if !s.authorised(r) {
 			http.Error(w, refusal, http.StatusForbidden)
@@ -322,9 +345,9 @@ func (s *Server) Handler() http.Handler {
 				return
 			}
 		}
-		// The printed URL (or a preview's): keep the token in a cookie
+		// The printed URL: keep the token in a cookie
 		// and take it out of the address bar.
-		if tokenInURL && r.Method == http.MethodGet && !isUpgrade(r) && (r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/preview/")) {
+		if tokenInURL && r.Method == http.MethodGet && !isUpgrade(r) && r.URL.Path == "/" {
 			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			u := *r.URL
 			q := u.Query()
@@ -336,6 +359,29 @@ func (s *Server) Handler() http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// previewGate lets a preview's request through when its path holds the
+// previews' token: /preview/PTOKEN/NS/SVC:PORT/... The cookie is not
+// asked for: a preview's document has an opaque origin (its sandbox), so
+// the browser sends its sub-resource requests as cross-site ones, without
+// the SameSite=Strict cookie. The previews' token opens nothing else, and
+// the page's token opens no preview. A POST or WebSocket must come from
+// the page or from a preview: Origin http://<Host>, or null, which is what
+// a sandboxed document sends.
+func (s *Server) previewGate(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	tok, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/preview/"), "/")
+	if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.ptoken)) != 1 {
+		http.Error(w, "403 forbidden: open the preview's address that labctl ui or labctl open gave\n", http.StatusForbidden)
+		return
+	}
+	if (r.Method != http.MethodGet && r.Method != http.MethodHead) || isUpgrade(r) {
+		if r.Header.Get("Origin") != "null" && !s.sameOrigin(r) {
+			http.Error(w, "403 forbidden: a request from another site\n", http.StatusForbidden)
+			return
+		}
+	}
+	next.ServeHTTP(w, r)
 }
 
 // hostAllowed reports whether host is an address this server listens on.

@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -277,9 +279,19 @@ func TestOpenPrintsThePreview(t *testing.T) {
 	fl := solved(t, file, "hello")
 	env := &kubeEnv{fakeEnv: &fakeEnv{lab: fl}, live: kubeLab{fl, api.URL}}
 
-	s := serveAt(t, env, opened, "/preview/shop/web:8080/", "--lab", file, "open", "svc/web")
-	jar, _ := cookiejar.New(nil)
-	if code, body := browse(t, jar, s.url); code != http.StatusOK || body != "the learner's app" {
+	// The preview's own address, with the previews' token in its path and
+	// not the page's: it works without the page's cookie.
+	s := serve(t, env, "--lab", file, "open", "svc/web")
+	if s.exitedEarly {
+		t.Fatalf("labctl open exited %d: %s", s.code, s.errOut.String())
+	}
+	if u, err := url.Parse(s.url); err != nil || !strings.HasPrefix(s.url, "http://127.0.0.1:") || !regexp.MustCompile(`^/preview/[0-9a-f]{64}/shop/web:8080/$`).MatchString(u.Path) || u.RawQuery != "" {
+		t.Fatalf("first line %q, want http://127.0.0.1:PORT/preview/PTOKEN/shop/web:8080/", s.url)
+	}
+	if o := opened(); len(o) != 1 || o[0] != s.url {
+		t.Errorf("opened %v in the browser, want the URL", o)
+	}
+	if code, body := browse(t, nil, s.url); code != http.StatusOK || body != "the learner's app" {
 		t.Errorf("the printed URL gives %d %q", code, body)
 	}
 	s.stop()
