@@ -24,25 +24,7 @@ import (
 const inNamespaceEnv = "LABCTL_TEST_IN_MOUNT_NAMESPACE"
 
 func TestGitOpsLabStepsWithoutCluster(t *testing.T) {
-	if os.Getenv(inNamespaceEnv) == "" {
-		if os.Geteuid() != 0 {
-			t.Skip("needs root for a private mount namespace (CI runs as root)")
-		}
-		unshare, err := exec.LookPath("unshare")
-		if err != nil {
-			t.Fatalf("unshare (util-linux) is needed: %v", err)
-		}
-		cmd := exec.Command(unshare, "--mount", "--propagation", "private",
-			os.Args[0], "-test.run", "^TestGitOpsLabStepsWithoutCluster$", "-test.v")
-		cmd.Env = append(os.Environ(), inNamespaceEnv+"=1")
-		out, err := cmd.CombinedOutput()
-		t.Logf("in the mount namespace:\n%s", out)
-		if err != nil {
-			t.Fatalf("the lab's steps failed in the mount namespace: %v", err)
-		}
-		if !strings.Contains(string(out), "--- PASS: TestGitOpsLabStepsWithoutCluster") {
-			t.Fatal("the test did not run inside the mount namespace")
-		}
+	if !inMountNamespace(t, "TestGitOpsLabStepsWithoutCluster") {
 		return
 	}
 

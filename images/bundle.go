@@ -3,6 +3,7 @@ package images
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
@@ -47,11 +48,24 @@ func parseImageList(out string) []Image {
 // Save writes refs (both must be present) into one tar file that Load
 // reads on another machine.
 func Save(ctx context.Context, opts Options, file string, refs Refs) error {
+	list := []string{refs.Node, refs.Sandbox}
+	return save(ctx, opts, list, "Saving "+strings.Join(list, " and ")+" to "+file, command{args: []string{"-o", file}})
+}
+
+// SaveTo writes refs, which must all be present, to w as one `docker save`
+// tar, streaming: nothing of it is held in memory or on disk.
+func SaveTo(ctx context.Context, opts Options, w io.Writer, refs []string) error {
+	return save(ctx, opts, refs, "Saving "+strings.Join(refs, ", "), command{stdout: w})
+}
+
+// save runs `docker save` of refs with how's arguments (before the refs)
+// and standard output.
+func save(ctx context.Context, opts Options, refs []string, what string, how command) error {
 	b, err := newBuilder(opts)
 	if err != nil {
 		return err
 	}
-	for _, ref := range []string{refs.Node, refs.Sandbox} {
+	for _, ref := range refs {
 		ok, err := b.imageExists(ctx, ref)
 		if err != nil {
 			return err
@@ -60,8 +74,10 @@ func Save(ctx context.Context, opts Options, file string, refs Refs) error {
 			return fmt.Errorf("image %s is not present: run `labctl images build` first", ref)
 		}
 	}
-	return b.progress.phase(ctx, "Saving "+refs.Node+" and "+refs.Sandbox+" to "+file, func(ctx context.Context) error {
-		if _, err := b.docker(ctx, 30*time.Minute, "save", "-o", file, refs.Node, refs.Sandbox); err != nil {
+	return b.progress.phase(ctx, what, func(ctx context.Context) error {
+		args := append(append([]string{"docker", "save"}, how.args...), refs...)
+		c := command{args: args, stdout: how.stdout, timeout: 30 * time.Minute, log: b.opts.Log}
+		if _, err := c.run(ctx); err != nil {
 			return fmt.Errorf("saving images: %w", err)
 		}
 		return nil
@@ -71,15 +87,27 @@ func Save(ctx context.Context, opts Options, file string, refs Refs) error {
 // Load reads a bundle written by Save into the local engine and returns
 // the images it held.
 func Load(ctx context.Context, opts Options, file string) ([]string, error) {
+	return load(ctx, opts, "Loading images from "+file, command{args: []string{"-i", file}})
+}
+
+// LoadFrom loads a `docker save` tar read from r into the local engine,
+// streaming, and returns the images it held; what names r in the status
+// line.
+func LoadFrom(ctx context.Context, opts Options, r io.Reader, what string) ([]string, error) {
+	return load(ctx, opts, "Loading images from "+what, command{stdin: r})
+}
+
+func load(ctx context.Context, opts Options, what string, how command) ([]string, error) {
 	b, err := newBuilder(opts)
 	if err != nil {
 		return nil, err
 	}
 	var loaded []string
-	err = b.progress.phase(ctx, "Loading images from "+file, func(ctx context.Context) error {
-		out, err := b.docker(ctx, 30*time.Minute, "load", "-i", file)
+	err = b.progress.phase(ctx, what, func(ctx context.Context) error {
+		c := command{args: append([]string{"docker", "load"}, how.args...), stdin: how.stdin, timeout: 30 * time.Minute, log: b.opts.Log}
+		out, err := c.run(ctx)
 		if err != nil {
-			return fmt.Errorf("loading %s: %w", file, err)
+			return fmt.Errorf("loading images: %w", err)
 		}
 		for _, line := range strings.Split(out, "\n") {
 			if ref, ok := strings.CutPrefix(strings.TrimSpace(line), "Loaded image: "); ok {
@@ -89,4 +117,23 @@ func Load(ctx context.Context, opts Options, file string) ([]string, error) {
 		return nil
 	})
 	return loaded, err
+}
+
+// Present returns the ID of each of refs the local engine has.
+func Present(ctx context.Context, opts Options, refs []string) (map[string]string, error) {
+	b, err := newBuilder(opts)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]string{}
+	for _, ref := range refs {
+		id, ok, err := b.inspectImage(ctx, ref, "{{.Id}}")
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			ids[ref] = strings.TrimSpace(id)
+		}
+	}
+	return ids, nil
 }

@@ -99,14 +99,21 @@ func (b *builder) dockerBuild(ctx context.Context, timeout time.Duration, args .
 
 // imageExists reports whether the local engine has ref.
 func (b *builder) imageExists(ctx context.Context, ref string) (bool, error) {
-	out, err := b.docker(ctx, time.Minute, "image", "inspect", "--format", "{{.Id}}", ref)
+	_, ok, err := b.inspectImage(ctx, ref, "{{.Id}}")
+	return ok, err
+}
+
+// inspectImage returns what format says of the image ref in the local
+// engine, and whether the engine has it.
+func (b *builder) inspectImage(ctx context.Context, ref, format string) (string, bool, error) {
+	out, err := b.docker(ctx, time.Minute, "image", "inspect", "--format", format, ref)
 	if err == nil {
-		return true, nil
+		return out, true, nil
 	}
 	if strings.Contains(strings.ToLower(out), "no such image") {
-		return false, nil
+		return "", false, nil
 	}
-	return false, fmt.Errorf("asking Docker for image %s: %w", ref, err)
+	return "", false, fmt.Errorf("asking Docker for image %s: %w", ref, err)
 }
 
 // tryPull pulls ref when a registry answers; it reports whether ref is now

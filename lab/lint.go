@@ -55,7 +55,9 @@ func (w Warning) String() string {
 //     its checks catch a wrong solution;
 //   - cluster.podSecurity: privileged lets the learner run privileged,
 //     host namespace and hostPath Pods, that is become root on the node;
-//     so does an access rule that writes namespaces, by relabelling one.
+//     so does an access rule that writes namespaces, by relabelling one;
+//   - an image with build is never optional: labctl builds it, so up
+//     always has it.
 //
 // A path counts as mentioned when it is written whole, or when one of its
 // parent directories is written and so is the rest of it (a repository,
@@ -83,6 +85,11 @@ func (l *Lab) Lint() []Warning {
 				add(joinIndex(rs.field, i), "this rule lets the learner change namespaces, and so relabel the lab's namespaces out of their Pod Security level (cluster.podSecurity); "+
 					"grant namespaces only get, list and watch unless the lab is about namespaces")
 			}
+		}
+	}
+	for i, im := range l.Cluster.Images {
+		if im.Optional && im.Build != "" {
+			add(joinIndex("cluster.images", i)+".optional", "image %q is built from %s, so up always has it: optional changes nothing; remove it", im.Name, im.Build)
 		}
 	}
 	texts := []string{l.Metadata.Goal}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -17,24 +18,31 @@ import (
 )
 
 // Load reads the lab file at path strictly, applies defaults and validates
-// it. Every problem is reported, as Errors, with its file:line:column.
+// it, including that the build directories of its images exist in the
+// file's directory and hold a Dockerfile. Every problem is reported, as
+// Errors, with its file:line:column.
 func Load(path string) (*Lab, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading lab file: %w", err)
 	}
-	return Parse(path, data)
+	return parse(path, data, filepath.Dir(path))
 }
 
-// Parse is Load for a lab file's content; name is used in error positions.
-// On any problem it returns nil and Errors listing all of them.
-func Parse(name string, data []byte) (*Lab, error) {
+// Parse is Load for a lab file's content, which has no directory: the
+// images' build directories are not looked for. name is used in error
+// positions. On any problem it returns nil and Errors listing all of them.
+func Parse(name string, data []byte) (*Lab, error) { return parse(name, data, "") }
+
+// parse is Parse for a lab file in labDir, whose images' build directories
+// must exist there; "" skips that.
+func parse(name string, data []byte, labDir string) (*Lab, error) {
 	l, errs := decodeLab(name, data)
 	if l == nil {
 		return nil, errs.orNil()
 	}
 	l.Default()
-	errs = append(errs, l.validate()...)
+	errs = append(errs, l.validateIn(labDir)...)
 	if len(errs) > 0 {
 		return nil, errs.orNil()
 	}

@@ -51,6 +51,27 @@ type Cluster struct {
 	// privileged allows everything, including a route from the learner to
 	// the node and the host (lint warns).
 	PodSecurity string `yaml:"podSecurity" json:"podSecurity,omitempty" jsonschema:"enum=baseline,enum=restricted,enum=privileged"`
+	// Images are the container images the lab's workloads run. up loads each one into the
+	// cluster's node from the host's Docker engine (kubelet never pulls them).
+	Images []Image `yaml:"images" json:"images,omitempty"`
+}
+
+// Image is one workload image.
+type Image struct {
+	// Name is the reference the lab's manifests use, with an explicit tag that is not
+	// "latest" (e.g. labctl.local/rollout-web:1), so that kubelet's IfNotPresent never pulls.
+	Name string `yaml:"name" json:"name"`
+	// Build is a directory of the lab (relative to lab.yaml, inside the lab's directory)
+	// holding a Dockerfile: labctl images build / up build the image from it offline and
+	// tag it Name. When the directory holds a go.mod, labctl first runs, in it,
+	// `go build -trimpath -ldflags='-s -w' -o <context>/app .` with CGO_ENABLED=0
+	// (GOFLAGS=-mod=mod not set; a stdlib-only program needs no network), so the Dockerfile
+	// can `COPY app /app`. The build argument BASE_IMAGE names labctl's Debian base image
+	// (for recipes that want a shell and packages; FROM scratch is fine too).
+	Build string `yaml:"build" json:"build,omitempty"`
+	// Optional images are loaded when the host's engine has them; up does not refuse the
+	// lab without them (the lab's checks do not need its Pods to run).
+	Optional bool `yaml:"optional" json:"optional,omitempty"`
 }
 
 // Sandbox describes the learner's container.

@@ -38,6 +38,9 @@ func (l *Lab) Validate() error { return l.validate().orNil() }
 type validator struct {
 	src  *source
 	errs Errors
+	// labDir is the directory holding the lab file, when it was loaded from
+	// one: the images' build directories are looked for there.
+	labDir string
 }
 
 func (v *validator) add(p, format string, args ...any) {
@@ -74,8 +77,12 @@ func (v *validator) line(p string) string {
 	return fmt.Sprintf("line %d", v.src.lookup(p).line)
 }
 
-func (l *Lab) validate() Errors {
-	v := &validator{src: l.src}
+func (l *Lab) validate() Errors { return l.validateIn("") }
+
+// validateIn is validate for a lab whose file is in labDir; "" is a lab
+// that is not on disk, whose images' build directories are not looked for.
+func (l *Lab) validateIn(labDir string) Errors {
+	v := &validator{src: l.src, labDir: labDir}
 	switch l.APIVersion {
 	case APIVersion:
 	case "":
@@ -151,6 +158,33 @@ func (v *validator) cluster(c *Cluster) {
 			continue
 		}
 		first[ns] = p
+	}
+	v.images(c.Images)
+}
+
+// images requires workload images named by a version tag, each once, built
+// (when they are) from a directory of the lab that holds a Dockerfile.
+func (v *validator) images(images []Image) {
+	first := map[string]string{}
+	for i, im := range images {
+		p := joinIndex("cluster.images", i)
+		if err := checkImageName(im.Name); err != nil {
+			v.add(p+".name", "%v", err)
+		} else if f, dup := first[NormalizeImageName(im.Name)]; dup {
+			v.add(p+".name", "image %q is listed twice (first at %s)", im.Name, v.line(f))
+		} else {
+			first[NormalizeImageName(im.Name)] = p + ".name"
+		}
+		if im.Build == "" {
+			continue
+		}
+		if err := checkBuildPath(im.Build); err != nil {
+			v.add(p+".build", "%v", err)
+		} else if v.labDir != "" {
+			if err := checkBuildDir(v.labDir, im.Build); err != nil {
+				v.add(p+".build", "%v", err)
+			}
+		}
 	}
 }
 

@@ -42,6 +42,7 @@ func (r *upRun) preflight(ctx context.Context) error {
 // ensureImages decides the node and sandbox images (options, then the lab,
 // then labctl's own) and makes sure both are present: labctl's own are
 // ensured by images.Ensure (built when missing), others must be present.
+// Then the lab's workload images (ensureWorkloads).
 func (r *upRun) ensureImages(ctx context.Context) error {
 	r.images = imageRefs{node: r.opts.NodeImage, sandbox: r.opts.SandboxImage}
 	if r.images.node == "" {
@@ -73,5 +74,5 @@ func (r *upRun) ensureImages(ctx context.Context) error {
 		}
 	}
 	r.cluster = clusterConfig(r.lab, r.images.node, filepath.Join(r.dir, "audit"))
-	return nil
+	return r.ensureWorkloads(ctx)
 }

@@ -35,6 +35,9 @@ type Options struct {
 	Lab *lab.Lab
 	// Fixtures is the lab's fixtures directory; nil means none.
 	Fixtures fs.FS
+	// LabDir is the directory holding lab.yaml, where the lab's workload
+	// images are built from; "" for the built-in lab.
+	LabDir string
 	// Retain keeps what a failed or interrupted Up created.
 	Retain bool
 	// Status receives one line per step; nil prints nothing.
@@ -75,6 +78,8 @@ type upRun struct {
 	dir     string // the lab's state directory
 	cluster ClusterConfig
 	images  imageRefs
+	// workloads are the lab's workload images the host's engine has.
+	workloads []string
 }
 
 // Up brings the lab's environment up, reusing what is healthy and repairing
@@ -139,6 +144,9 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		learner, err = r.setupCluster(ctx, env)
 		return err
 	}); err != nil {
+		return env, err
+	}
+	if err := r.loadWorkloads(ctx); err != nil {
 		return env, err
 	}
 	if err := r.step(ctx, r.say(msg.StatusPreparingSandbox), func(ctx context.Context) error {

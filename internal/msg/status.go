@@ -27,6 +27,9 @@ const (
 	StatusRemovingKeepHome Key = "status.removingKeepHome"
 	StatusRemovingWithHome Key = "status.removingWithHome"
 
+	StatusLoadingImages        Key = "status.loadingImages"
+	StatusOptionalImageMissing Key = "status.optionalImageMissing"
+
 	DoctorProblems Key = "doctor.problems"
 )
 
@@ -56,6 +59,9 @@ func init() {
 		StatusRemovingKeepHome: "Removing lab %s (your /root is kept)",
 		StatusRemovingWithHome: "Removing lab %s and your /root",
 
+		StatusLoadingImages:        "Loading images into the cluster: %s",
+		StatusOptionalImageMissing: "image %[1]s is not in this machine's Docker engine: the Pods that run it will not start (%[2]s where a registry answers, then %[3]s)",
+
 		DoctorProblems: "%d problem(s) found",
 	} {
 		englishKeyed[k] = v
@@ -84,6 +90,9 @@ func init() {
 
 		StatusRemovingKeepHome: "ラボ %s を削除しています (/root は残します)",
 		StatusRemovingWithHome: "ラボ %s と /root を削除しています",
+
+		StatusLoadingImages:        "イメージをクラスターに読み込んでいます: %s",
+		StatusOptionalImageMissing: "イメージ %[1]s がこのマシンの Docker エンジンにありません。これを使うコンテナは起動しません (レジストリにつながる環境で %[2]s をしてから %[3]s)",
 
 		DoctorProblems: "%d 件の問題が見つかりました",
 	} {

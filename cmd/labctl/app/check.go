@@ -70,15 +70,17 @@ func verdictError(v grading.Verdict, err error) error {
 type labState struct {
 	lab      *lab.Lab
 	fixtures fs.FS
-	digest   string
-	store    *progress.Store
-	catalog  *msg.Catalog
+	// labDir holds the lab file ("" for the built-in lab).
+	labDir  string
+	digest  string
+	store   *progress.Store
+	catalog *msg.Catalog
 }
 
 // loadLabState loads the lab, its digest, the learner's progress store and
 // the message catalogue.
 func (g *globals) loadLabState() (*labState, error) {
-	l, fixtures, source, err := g.loadLab()
+	l, fixtures, source, labDir, err := g.loadLab()
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +101,7 @@ func (g *globals) loadLabState() (*labState, error) {
 	return &labState{
 		lab:      l,
 		fixtures: fixtures,
+		labDir:   labDir,
 		digest:   digest,
 		store:    progress.NewStore(dir),
 		catalog:  msg.New(msg.Choose(l.Metadata.Language, os.Getenv)),
@@ -141,6 +144,7 @@ func (g *globals) upOptions(st *labState) provision.Options {
 		Lab:           st.lab,
 		Catalog:       st.catalog,
 		Fixtures:      st.fixtures,
+		LabDir:        st.labDir,
 		Status:        g.statusLogger(),
 		Log:           g.detail(),
 		CheckerBinary: g.cfg.GetString("checker-binary"),

@@ -12,7 +12,7 @@ func (g *globals) stepIDs(cmd *cobra.Command, prefix string) []cobra.Completion 
 	if err := loadConfig(g.cfg, cmd); err != nil {
 		return nil
 	}
-	l, _, _, err := g.loadLab()
+	l, _, _, _, err := g.loadLab()
 	if err != nil {
 		return nil
 	}

@@ -82,7 +82,7 @@ func runDoctor(ctx context.Context, g *globals, format string) error {
 // for every learner-facing line; a lab that cannot be loaded leaves the
 // choice to the locale, doctor being about the machine, not the lab.
 func doctorCatalog(g *globals) *msg.Catalog {
-	if l, _, _, err := g.loadLab(); err == nil {
+	if l, _, _, _, err := g.loadLab(); err == nil {
 		return labCatalog(l)
 	}
 	return msg.New(msg.Choose("", os.Getenv))

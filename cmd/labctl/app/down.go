@@ -43,7 +43,7 @@ func newDownCommand(g *globals) *cobra.Command {
 
 func runDown(ctx context.Context, g *globals, o downOptions) error {
 	if !o.purge {
-		l, _, _, err := g.loadLab()
+		l, _, _, _, err := g.loadLab()
 		if err != nil {
 			return err
 		}

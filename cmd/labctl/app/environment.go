@@ -42,9 +42,20 @@ type environment interface {
 	Preflight(ctx context.Context) []preflight.Finding
 
 	EnsureImages(ctx context.Context, o images.Options) (images.Refs, error)
+	// EnsureWorkloads makes the lab's workload images present (building
+	// the lab's own from labDir) and returns those present.
+	EnsureWorkloads(ctx context.Context, o images.Options, l *lab.Lab, labDir string) ([]string, error)
+	// Workloads lists the lab's workload images and which are present.
+	Workloads(ctx context.Context, o images.Options, l *lab.Lab) ([]images.Workload, error)
 	ListImages(ctx context.Context, o images.Options) ([]images.Image, error)
 	SaveImages(ctx context.Context, o images.Options, file string, refs images.Refs) error
 	LoadImages(ctx context.Context, o images.Options, file string) ([]string, error)
+	// SaveImagesTo streams refs as one `docker save` tar to w (a bundle's
+	// images entry); LoadImagesFrom loads such a stream; ImagesPresent
+	// returns the ID of each of refs the engine has.
+	SaveImagesTo(ctx context.Context, o images.Options, w io.Writer, refs []string) error
+	LoadImagesFrom(ctx context.Context, o images.Options, r io.Reader, what string) ([]string, error)
+	ImagesPresent(ctx context.Context, o images.Options, refs []string) (map[string]string, error)
 }
 
 // liveLab is a lab whose cluster and sandbox run, as check, grade, reset,
@@ -121,6 +132,14 @@ func (provisioned) EnsureImages(ctx context.Context, o images.Options) (images.R
 	return images.Ensure(ctx, o)
 }
 
+func (provisioned) EnsureWorkloads(ctx context.Context, o images.Options, l *lab.Lab, labDir string) ([]string, error) {
+	return images.EnsureWorkloads(ctx, o, l, labDir)
+}
+
+func (provisioned) Workloads(ctx context.Context, o images.Options, l *lab.Lab) ([]images.Workload, error) {
+	return images.Workloads(ctx, o, l)
+}
+
 func (provisioned) ListImages(ctx context.Context, o images.Options) ([]images.Image, error) {
 	return images.List(ctx, o)
 }
@@ -131,6 +150,18 @@ func (provisioned) SaveImages(ctx context.Context, o images.Options, file string
 
 func (provisioned) LoadImages(ctx context.Context, o images.Options, file string) ([]string, error) {
 	return images.Load(ctx, o, file)
+}
+
+func (provisioned) SaveImagesTo(ctx context.Context, o images.Options, w io.Writer, refs []string) error {
+	return images.SaveTo(ctx, o, w, refs)
+}
+
+func (provisioned) LoadImagesFrom(ctx context.Context, o images.Options, r io.Reader, what string) ([]string, error) {
+	return images.LoadFrom(ctx, o, r, what)
+}
+
+func (provisioned) ImagesPresent(ctx context.Context, o images.Options, refs []string) (map[string]string, error) {
+	return images.Present(ctx, o, refs)
 }
 
 // live is a provisioned lab; its shell is an attachedShell.

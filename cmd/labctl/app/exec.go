@@ -28,7 +28,7 @@ func newExecCommand(g *globals) *cobra.Command {
 }
 
 func runExec(cmd *cobra.Command, g *globals, args []string) error {
-	l, _, _, err := g.loadLab()
+	l, _, _, _, err := g.loadLab()
 	if err != nil {
 		return err
 	}

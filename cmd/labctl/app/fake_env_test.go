@@ -237,10 +237,12 @@ func runFake(t *testing.T, env environment, args ...string) (int, string, string
 }
 
 // isolate gives the test a clean configuration, a state directory of its
-// own (the learner's progress) and an English locale.
+// own (the learner's progress), an empty labs directory and an English
+// locale.
 func isolate(t *testing.T) {
 	t.Helper()
 	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
+	t.Setenv("LABCTL_LABS_DIR", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("LABCTL_CONFIG", "")
 	t.Setenv("LABCTL_LAB", "")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/statusline"
+	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 )
 
@@ -23,7 +24,7 @@ type imagesOptions struct {
 func newImagesCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "images",
-		Short:   "Build, list, save and load the node and sandbox images",
+		Short:   "Build, list, save and load the node and sandbox images and the lab's workload images",
 		Example: "  labctl images build\n  labctl images list",
 	}
 	cmd.AddCommand(newImagesBuildCommand(g), newImagesListCommand(g), newImagesSaveCommand(g), newImagesLoadCommand(g), newImagesKindConfigCommand(g))
@@ -40,7 +41,7 @@ func newImagesKindConfigCommand(g *globals) *cobra.Command {
 		Example: "  labctl images kind-config > cluster.yaml && kind create cluster --config cluster.yaml",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			l, _, _, err := g.loadLab()
+			l, _, _, _, err := g.loadLab()
 			if err != nil {
 				return err
 			}
@@ -65,16 +66,29 @@ func newImagesBuildCommand(g *globals) *cobra.Command {
 	var o imagesOptions
 	cmd := &cobra.Command{
 		Use:   "build",
-		Short: "Ensure the node and sandbox images: use present ones, pull when a registry answers, else build offline",
+		Short: "Ensure the node, sandbox and workload images: use present ones, pull when a registry answers, else build offline",
 		Long: "build makes the kind node image and the learner's sandbox image present in the local Docker engine.\n" +
 			"An image built from the current recipe is used as it is. Otherwise a registry is tried (unless\n" +
 			"--offline), and failing that the image is built from Debian packages and Go modules: this needs\n" +
-			"root, debootstrap, Go and the labctl source tree (--source, default: found from the working directory).",
+			"root, debootstrap, Go and the labctl source tree (--source, default: found from the working directory).\n" +
+			"Without --node or --sandbox it also ensures the lab's workload images (cluster.images): those with a\n" +
+			"build directory are built from it (again when it changed), the others pulled when a registry answers.",
 		Example: "  labctl images build\n  labctl images build --offline --node",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.node && o.sandbox {
 				return &usageError{cmd: cmd, err: errors.New("--node and --sandbox exclude each other: give one, or neither for both")}
+			}
+			workloads := !o.node && !o.sandbox
+			var (
+				l      *lab.Lab
+				labDir string
+			)
+			if workloads {
+				var err error
+				if l, _, _, labDir, err = g.loadLab(); err != nil {
+					return err
+				}
 			}
 			refs, err := g.env.EnsureImages(cmd.Context(), imageOptions(g, o))
 			if err != nil {
@@ -85,6 +99,16 @@ func newImagesBuildCommand(g *globals) *cobra.Command {
 			}
 			if refs.Sandbox != "" {
 				fmt.Fprintf(g.streams.Out, "sandbox\t%s\n", refs.Sandbox)
+			}
+			if !workloads {
+				return nil
+			}
+			present, err := g.env.EnsureWorkloads(cmd.Context(), imageOptions(g, o), l, labDir)
+			if err != nil {
+				return err
+			}
+			for _, ref := range present {
+				fmt.Fprintf(g.streams.Out, "workload\t%s\n", ref)
 			}
 			return nil
 		},
@@ -101,7 +125,7 @@ func newImagesListCommand(g *globals) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:     "list",
-		Short:   "List labctl's images in the local Docker engine (* marks the ones this labctl uses)",
+		Short:   "List labctl's images in the local Docker engine (* marks the ones this labctl uses) and the lab's workload images",
 		Example: "  labctl images list\n  labctl images list -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -115,14 +139,33 @@ func newImagesListCommand(g *globals) *cobra.Command {
 					missing = append(missing, want)
 				}
 			}
+			var workloads []images.Workload
+			l, _, source, _, err := g.loadLab()
+			if err != nil {
+				fmt.Fprintf(g.streams.Err, "the lab's workload images are not listed: %s does not load (run `labctl lint`)\n", source)
+			} else if workloads, err = g.env.Workloads(cmd.Context(), imageOptions(g, imagesOptions{}), l); err != nil {
+				return err
+			}
 			if format == jsonFormat {
-				return writeJSON(g.streams.Out, imageListing(list, missing))
+				out := imageListing(list, missing)
+				out.Workloads = workloadListing(workloads)
+				return writeJSON(g.streams.Out, out)
 			}
 			if err := writeImageTable(g.streams.Out, list); err != nil {
 				return err
 			}
+			if len(workloads) > 0 {
+				if err := writeWorkloadTable(g.streams.Out, l.Metadata.Name, workloads); err != nil {
+					return err
+				}
+			}
 			for _, ref := range missing {
 				fmt.Fprintf(g.streams.Err, "missing: %s (run `labctl images build`)\n", ref)
+			}
+			for _, w := range workloads {
+				if !w.Present {
+					fmt.Fprintf(g.streams.Err, "missing: %s\n", missingWorkload(w))
+				}
 			}
 			return nil
 		},
@@ -137,6 +180,60 @@ type imageList struct {
 	Images []imageEntry `json:"images"`
 	// Missing are the images this labctl uses that the engine lacks.
 	Missing []string `json:"missing"`
+	// Workloads are the lab's workload images (cluster.images).
+	Workloads []workloadEntry `json:"workloads"`
+}
+
+type workloadEntry struct {
+	Ref      string `json:"ref"`
+	Build    string `json:"build,omitempty"`
+	Optional bool   `json:"optional"`
+	Present  bool   `json:"present"`
+	ID       string `json:"id,omitempty"`
+	Size     string `json:"size,omitempty"`
+	Created  string `json:"created,omitempty"`
+}
+
+func workloadListing(list []images.Workload) []workloadEntry {
+	out := []workloadEntry{}
+	for _, w := range list {
+		out = append(out, workloadEntry{Ref: w.Name, Build: w.Build, Optional: w.Optional, Present: w.Present,
+			ID: w.ID, Size: w.Size, Created: w.Created})
+	}
+	return out
+}
+
+// writeWorkloadTable prints the lab's workload images as an aligned table:
+// whether the engine has each one, and where it comes from.
+func writeWorkloadTable(w io.Writer, labName string, list []images.Workload) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "\n  WORKLOAD IMAGE (LAB %s)\tPRESENT\tID\tSIZE\tFROM\n", labName)
+	for _, im := range list {
+		present, id, size := "no", "-", "-"
+		if im.Present {
+			present, id, size = "yes", im.ID, im.Size
+		}
+		from := "the host's engine"
+		if im.Build != "" {
+			from = "build " + im.Build
+		}
+		if im.Optional {
+			from += " (optional)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", im.Name, present, id, size, from)
+	}
+	return tw.Flush()
+}
+
+// missingWorkload says how to get a workload image the engine lacks.
+func missingWorkload(w images.Workload) string {
+	switch {
+	case w.Build != "":
+		return fmt.Sprintf("%s (run `labctl images build`)", w.Name)
+	case w.Optional:
+		return fmt.Sprintf("%s (optional: the Pods that run it will not start; `docker pull %s` where a registry answers)", w.Name, w.Name)
+	}
+	return fmt.Sprintf("%s (`docker pull %s` where a registry answers, or `labctl install` a bundle that holds it)", w.Name, w.Name)
 }
 
 type imageEntry struct {

@@ -43,7 +43,7 @@ func runLint(g *globals, file string, strict bool) error {
 	if file != "" {
 		l, err = lab.Load(file)
 	} else {
-		l, _, source, err = g.loadLab()
+		l, _, source, _, err = g.loadLab()
 	}
 	var problems lab.Errors
 	if errors.As(err, &problems) {

@@ -123,8 +123,8 @@ func TestLoadLabFixtures(t *testing.T) {
 	dir := t.TempDir()
 	copyFile(t, testdata+"valid_minimal.yaml", filepath.Join(dir, "lab.yaml"))
 	g := &globals{cfg: newTestConfig(filepath.Join(dir, "lab.yaml"))}
-	l, fixtures, source, err := g.loadLab()
-	if err != nil || l.Metadata.Name != "minimal" || source != filepath.Join(dir, "lab.yaml") {
+	l, fixtures, source, labDir, err := g.loadLab()
+	if err != nil || l.Metadata.Name != "minimal" || labDir != dir || source != filepath.Join(dir, "lab.yaml") {
 		t.Fatalf("loadLab = %v, %q, %v", l, source, err)
 	}
 	if entries, err := fs.ReadDir(fixtures, "."); err != nil || len(entries) != 0 {
@@ -137,7 +137,7 @@ func TestLoadLabFixtures(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "fixtures", "seed", "a.yaml"), []byte("a: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, fixtures, _, err = g.loadLab()
+	_, fixtures, _, _, err = g.loadLab()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestLoadLabFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	var problems lab.Errors
-	if _, _, _, err := g.loadLab(); err == nil || !errors.As(err, &problems) {
+	if _, _, _, _, err := g.loadLab(); err == nil || !errors.As(err, &problems) {
 		t.Errorf("a broken lab: loadLab error %v, want lab.Errors", err)
 	}
 }
@@ -157,11 +157,11 @@ func TestLoadLabFixtures(t *testing.T) {
 func TestBuiltInLab(t *testing.T) {
 	t.Chdir(t.TempDir())
 	g := &globals{cfg: newTestConfig("")}
-	l, fixtures, source, err := g.loadLab()
+	l, fixtures, source, labDir, err := g.loadLab()
 	if err != nil {
 		t.Fatalf("the built-in lab does not load:\n%v", err)
 	}
-	if source != builtInLab || len(l.Steps) == 0 {
+	if source != builtInLab || labDir != "" || len(l.Steps) == 0 {
 		t.Errorf("source %q, %d steps", source, len(l.Steps))
 	}
 	want, err := fs.ReadDir(labctl.DefaultFixtures(), ".")

@@ -144,7 +144,9 @@ func newRoot(s Streams, env environment) (*cobra.Command, *globals) {
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.Err)
 	fl := cmd.PersistentFlags()
-	fl.StringP("lab", "f", "", "lab file (default ./lab.yaml if present, else the built-in GitOps lab)")
+	fl.StringP("lab", "f", "", "the lab: an installed lab's `NAME`, gitops-drift (built in), or a lab file or directory "+
+		"(default ./lab.yaml if present, else gitops-drift)")
+	_ = cmd.RegisterFlagCompletionFunc("lab", completeLab(g))
 	fl.BoolP("verbose", "v", false, "print more detail")
 	fl.BoolP("quiet", "q", false, "print only results and errors")
 	fl.Bool("no-color", false, "never use colour (NO_COLOR is honoured too)")
@@ -166,6 +168,9 @@ func newRoot(s Streams, env environment) (*cobra.Command, *globals) {
 		newResetCommand(g),
 		newTestCommand(g),
 		newImagesCommand(g),
+		newPackCommand(g),
+		newInstallCommand(g),
+		newLabsCommand(g),
 		newDoctorCommand(g),
 		newExitCodesTopic(),
 	)

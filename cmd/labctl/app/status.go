@@ -67,7 +67,7 @@ type labProgress struct {
 }
 
 func runStatus(cmd *cobra.Command, g *globals, format string) error {
-	l, _, _, err := g.loadLab()
+	l, _, _, _, err := g.loadLab()
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
-	l, fixtures, _, err := g.loadLab()
+	l, fixtures, _, labDir, err := g.loadLab()
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
@@ -88,7 +88,7 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	if err := removeTestEnvironment(ctx, g, tl, store, "Removing the previous test environment", true); err != nil {
 		return &ExitError{Code: 2, Err: err}
 	}
-	up := provision.Options{Lab: tl, Fixtures: fixtures, Status: sl, Log: g.detail(),
+	up := provision.Options{Lab: tl, Fixtures: fixtures, LabDir: labDir, Status: sl, Log: g.detail(),
 		CheckerBinary: g.cfg.GetString("checker-binary")}
 	defer func() {
 		if o.keep {

@@ -39,7 +39,7 @@ func newUpCommand(g *globals) *cobra.Command {
 }
 
 func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
-	l, fixtures, _, err := g.loadLab()
+	l, fixtures, _, labDir, err := g.loadLab()
 	if err != nil {
 		return err
 	}
@@ -54,6 +54,7 @@ func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
 		Lab:           l,
 		Catalog:       catalog,
 		Fixtures:      fixtures,
+		LabDir:        labDir,
 		Retain:        o.retain,
 		Status:        g.statusLogger(),
 		Log:           g.detail(),

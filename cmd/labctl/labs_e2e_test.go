@@ -1,0 +1,102 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labctl/labctl/internal/e2etest"
+)
+
+// rolloutImage is the workload image of labs/debug-rollout.
+const rolloutImage = "labctl.local/rollout-web:1"
+
+// TestE2EBundle carries the repository's second lab to a labs directory
+// through one bundle file, as a machine without a registry gets it: pack,
+// the lab's workload image removed from the engine, install (which loads
+// it back from the bundle), `--lab debug-rollout up` with its Pods
+// serving, down, and `labctl test` of the installed lab. The bundle holds
+// the node and sandbox images too (about 1.5 GB): it is written under the
+// test's temporary directory and removed with it; those two images never
+// leave the engine.
+//
+//	flock /tmp/labctl-e2e.lock go test -tags e2e ./cmd/labctl/ -run TestE2EBundle -timeout 30m -v
+func TestE2EBundle(t *testing.T) {
+	root := e2etest.Root(t)
+	bin := e2etest.BuildLabctl(t)
+	work := t.TempDir()
+	labs := filepath.Join(work, "labs")
+	r := e2etest.NewLabctl(t, bin, "", filepath.Join(work, "state"),
+		"LABCTL_LABS_DIR="+labs, "LABCTL_CHECKER_BINARY="+bin, "NO_COLOR=1", "LC_ALL=", "LC_MESSAGES=", "LANG=en_US.UTF-8")
+
+	bundleFile := filepath.Join(work, "debug-rollout.labctl.tar")
+	out := r.Must(15*time.Minute, "--lab", filepath.Join(root, "labs", "debug-rollout"), "pack", "--output-file", bundleFile)
+	if strings.TrimSpace(out) != bundleFile {
+		t.Fatalf("pack printed %q, want the bundle's path", out)
+	}
+	if info, err := os.Stat(bundleFile); err != nil || info.Size() < 100<<20 {
+		t.Fatalf("the bundle: %v, %v; want the images in it", info, err)
+	}
+
+	// The machine without the lab's image: install must bring it.
+	if b, err := exec.Command("docker", "image", "rm", rolloutImage).CombinedOutput(); err != nil && !strings.Contains(string(b), "No such image") {
+		t.Fatalf("docker image rm %s: %v\n%s", rolloutImage, err, b)
+	}
+	out = r.Must(15*time.Minute, "install", bundleFile)
+	if !strings.HasPrefix(out, "installed debug-rollout (Debug a broken rollout, version 1) from "+bundleFile) || !strings.Contains(out, rolloutImage) {
+		t.Errorf("install printed %q", out)
+	}
+	if b, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", rolloutImage).CombinedOutput(); err != nil {
+		t.Fatalf("after install the engine lacks %s: %v\n%s", rolloutImage, err, b)
+	}
+	// The same bundle again changes nothing.
+	if out := r.Must(10*time.Minute, "install", bundleFile); !strings.HasPrefix(out, "debug-rollout is already installed") {
+		t.Errorf("install again printed %q", out)
+	}
+
+	lab := r.With(t)
+	lab.Lab = "debug-rollout"
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	lab.UpFresh(ctx)
+
+	// The lab's web Deployment serves from the image the bundle brought:
+	// its v1 Pod is Ready while the broken v2 waits for the learner.
+	ready := ""
+	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		_, ready, _ = lab.Run(ctx, "exec", "--", "kubectl", "-n", "rollout", "get", "deployment", "web", "-o", "jsonpath={.status.readyReplicas}")
+		if n, err := strconv.Atoi(strings.TrimSpace(ready)); err == nil && n >= 1 {
+			break
+		}
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(ready)); err != nil || n < 1 {
+		t.Fatalf("deployment web has %q ready replicas, want at least 1", ready)
+	}
+	images := lab.Must(time.Minute, "exec", "--", "kubectl", "-n", "rollout", "get", "pods", "-o", "jsonpath={.items[*].spec.containers[*].image}")
+	if !strings.Contains(images, rolloutImage) {
+		t.Errorf("the lab's Pods run %q, want %s", images, rolloutImage)
+	}
+	listed := false
+	for _, line := range strings.Split(r.Must(time.Minute, "labs"), "\n") {
+		if f := strings.Fields(line); len(f) >= 6 && f[0] == "debug-rollout" {
+			listed = true
+			if f[3] != "0/5" || f[4] != "yes" || f[5] != bundleFile {
+				t.Errorf("labs while the lab is up: %q, want progress 0/5, up yes, source %s", line, bundleFile)
+			}
+		}
+	}
+	if !listed {
+		t.Error("labs does not list debug-rollout")
+	}
+	lab.Must(10*time.Minute, "down", "--purge", "--no-backup")
+
+	// The installed lab proves itself on an environment of its own.
+	lab.Must(20*time.Minute, "test")
+}

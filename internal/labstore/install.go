@@ -1,0 +1,423 @@
+package labstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/labctl/labctl/internal/bundle"
+	"github.com/labctl/labctl/internal/flock"
+	"github.com/labctl/labctl/lab"
+)
+
+// BuiltIn is the name of the lab built into labctl: no installed lab may
+// take it.
+const BuiltIn = "gitops-drift"
+
+// Images is the local Docker engine as a bundle install needs it.
+type Images interface {
+	// Present returns the ID of each of refs the engine has.
+	Present(ctx context.Context, refs []string) (map[string]string, error)
+	// Load loads a `docker save` stream and returns the references it held.
+	Load(ctx context.Context, r io.Reader) ([]string, error)
+}
+
+// Options tune an install.
+type Options struct {
+	// Ref is the branch, tag or commit of a git source; empty is its HEAD.
+	Ref string
+	// Subdir is the lab's directory inside a git repository.
+	Subdir string
+	// Force replaces an installed lab of the same name whose files differ.
+	Force bool
+	// Images loads a bundle's images; a bundle that holds images needs it.
+	Images Images
+	// Waiting is called when another install holds the labs directory.
+	Waiting func()
+	// Now is the install's time; nil is time.Now.
+	Now func() time.Time
+}
+
+// Result is what an install did.
+type Result struct {
+	Lab *lab.Lab
+	// Dir is the installed lab's directory.
+	Dir  string
+	Meta Meta
+	// Unchanged is true when the same files were installed already: the
+	// labs directory was left as it was.
+	Unchanged bool
+	// Previous is the record of the lab that an install with Force
+	// replaced (or of the same lab, when Unchanged).
+	Previous *Meta
+	// Loaded are the images a bundle's install loaded; none when the
+	// engine had every one of them.
+	Loaded []string
+}
+
+// ExistsError refuses to replace an installed lab by other files of the
+// same name without Force.
+type ExistsError struct {
+	Name      string
+	Installed *Meta
+}
+
+func (e *ExistsError) Error() string {
+	from := ""
+	if e.Installed != nil {
+		from = " (from " + e.Installed.Origin() + ")"
+	}
+	return fmt.Sprintf("another lab named %s is installed%s, with other files: pass --force to replace it, or `labctl labs` to see it", e.Name, from)
+}
+
+// Kind says what source is: a bundle file, a lab's directory (or a lab
+// file in one), or a git repository (a URL, a local repository without a
+// lab.yaml at its top, or any local directory when ref is set).
+func Kind(source, ref string) (string, error) {
+	if gitURL(source) {
+		return KindGit, nil
+	}
+	info, err := os.Stat(source)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%s does not exist: give a lab's directory, a git URL or a bundle file", source)
+		}
+		return "", err
+	}
+	if !info.IsDir() {
+		if ref != "" {
+			return "", fmt.Errorf("--ref goes with a git repository, and %s is a file", source)
+		}
+		if isYAML(source) {
+			return KindDir, nil
+		}
+		return KindBundle, nil
+	}
+	if ref != "" {
+		return KindGit, nil
+	}
+	if _, err := os.Stat(filepath.Join(source, LabFile)); err == nil {
+		return KindDir, nil
+	}
+	if isRepository(source) {
+		return KindGit, nil
+	}
+	return "", fmt.Errorf("%s holds no %s and is no git repository: give a lab's directory, a git URL or a bundle file", source, LabFile)
+}
+
+func isYAML(p string) bool {
+	return strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")
+}
+
+// Install installs the lab at source (see Kind) into the labs directory.
+func (s *Store) Install(ctx context.Context, source string, o Options) (*Result, error) {
+	kind, err := Kind(source, o.Ref)
+	if err != nil {
+		return nil, err
+	}
+	if o.Subdir != "" && kind != KindGit {
+		return nil, fmt.Errorf("--subdir goes with a git repository, and %s is a %s", source, map[string]string{KindDir: "lab directory", KindBundle: "bundle"}[kind])
+	}
+	return s.install(ctx, o, func(ctx context.Context, st *staging) (*Meta, error) {
+		switch kind {
+		case KindGit:
+			return st.fromGit(ctx, source, o)
+		case KindBundle:
+			return st.fromBundle(ctx, source)
+		default:
+			return st.fromDir(source)
+		}
+	})
+}
+
+// staging is one install's work directory inside the labs directory: the
+// lab is put together in lab/, which is then renamed into place.
+type staging struct {
+	dir string
+	// shown names the lab file in messages, as its source does.
+	shown string
+	// bundle is the bundle being installed, verified.
+	bundle *bundle.Bundle
+}
+
+func (st *staging) labDir() string { return filepath.Join(st.dir, "lab") }
+
+// install takes the labs directory's lock, has fill put the lab into a
+// staging directory and describe it, checks the lab and lands it.
+func (s *Store) install(ctx context.Context, o Options, fill func(context.Context, *staging) (*Meta, error)) (*Result, error) {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("making the labs directory: %w", err)
+	}
+	unlock, err := flock.Lock(ctx, filepath.Join(s.dir, ".lock"), flock.Options{Waiting: o.Waiting})
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s.removeStale()
+	work, err := os.MkdirTemp(s.dir, stagingPrefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("making a staging directory in the labs directory: %w", err)
+	}
+	defer os.RemoveAll(work)
+	st := &staging{dir: work}
+	meta, err := fill(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	l, files, err := st.check()
+	if err != nil {
+		return nil, err
+	}
+	if l.Metadata.Name == BuiltIn {
+		return nil, fmt.Errorf("lab %s is built into labctl, and an installed lab may not take its name: rename the lab (metadata.name), or use it with --lab PATH", BuiltIn)
+	}
+	if meta.Digest, err = Digest(st.labDir(), files); err != nil {
+		return nil, err
+	}
+	if st.bundle != nil && st.bundle.Manifest.Lab.Digest != meta.Digest {
+		return nil, &bundle.Error{File: meta.Source, Problem: "is corrupt: its lab's files do not make up the digest its manifest names", Fix: "download it again"}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	meta.Name, meta.InstalledAt = l.Metadata.Name, now().UTC()
+	res := &Result{Lab: l, Dir: filepath.Join(s.dir, l.Metadata.Name), Meta: *meta}
+
+	var installed string
+	exists := false
+	if prev, err := s.Resolve(l.Metadata.Name); err == nil {
+		exists = true
+		installed, err = installedDigest(prev)
+		if err != nil {
+			installed = "" // an installed lab that does not load differs from any
+		}
+		res.Previous, _ = readMeta(prev)
+		if installed != meta.Digest && !o.Force {
+			return nil, &ExistsError{Name: l.Metadata.Name, Installed: res.Previous}
+		}
+	} else if !errors.Is(err, ErrNotInstalled) {
+		return nil, err
+	} else if _, err := os.Lstat(res.Dir); err == nil {
+		return nil, fmt.Errorf("%s is in the way: it holds no lab; remove it and install again", res.Dir)
+	}
+	if st.bundle != nil {
+		if res.Loaded, err = loadImages(ctx, st.bundle, o.Images); err != nil {
+			return nil, err
+		}
+	}
+	if installed == meta.Digest {
+		res.Unchanged = true
+		if res.Previous != nil {
+			res.Meta = *res.Previous
+		}
+		return res, nil
+	}
+	if err := writeMeta(st.labDir(), meta); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := land(st.labDir(), res.Dir, exists); err != nil {
+		return nil, fmt.Errorf("installing %s: %w", l.Metadata.Name, err)
+	}
+	syncDir(s.dir)
+	return res, nil
+}
+
+// removeStale removes what an install that was killed left behind; the
+// caller holds the lock, so no install is running.
+func (s *Store) removeStale() {
+	entries, _ := os.ReadDir(s.dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), stagingPrefix) {
+			os.RemoveAll(filepath.Join(s.dir, e.Name()))
+		}
+	}
+}
+
+// check loads the staged lab and lists its files: the lab must load
+// (lab.Load: the lab file and its images' build directories) before it
+// lands.
+func (st *staging) check() (*lab.Lab, []bundle.File, error) {
+	file := filepath.Join(st.labDir(), LabFile)
+	l, err := lab.Load(file)
+	if err != nil {
+		return nil, nil, notLoaded(err, file, st.shown)
+	}
+	files, err := Files(file, l)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, files, nil
+}
+
+// notLoaded is the error of a lab that does not load, its problems naming
+// the lab file as shown rather than by the path it was loaded from.
+func notLoaded(err error, loaded, shown string) error {
+	var errs lab.Errors
+	if errors.As(err, &errs) {
+		out := make(lab.Errors, len(errs))
+		for i, e := range errs {
+			if e.File == loaded {
+				e.File = shown
+			}
+			out[i] = e
+		}
+		err = out
+	}
+	return fmt.Errorf("the lab %s does not load, so nothing was installed:\n%w", shown, err)
+}
+
+// installedDigest is the digest of the lab installed in dir.
+func installedDigest(dir string) (string, error) {
+	l, err := lab.Load(filepath.Join(dir, LabFile))
+	if err != nil {
+		return "", err
+	}
+	files, err := Files(filepath.Join(dir, LabFile), l)
+	if err != nil {
+		return "", err
+	}
+	return Digest(dir, files)
+}
+
+func writeMeta(dir string, m *Meta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, metaFile), append(b, '\n'), 0o644)
+}
+
+// land puts the staged lab in place with one rename; when a lab is there
+// already (replace), the two are exchanged in one step where the system
+// can, and the old one removed.
+func land(staged, target string, replace bool) error {
+	if !replace {
+		return os.Rename(staged, target)
+	}
+	if err := exchange(staged, target); err == nil {
+		return os.RemoveAll(staged) // now the old lab
+	}
+	old := staged + ".old"
+	if err := os.Rename(target, old); err != nil {
+		return err
+	}
+	if err := os.Rename(staged, target); err != nil {
+		if rerr := os.Rename(old, target); rerr != nil {
+			return fmt.Errorf("%w (and putting the old lab back: %v; it is in %s)", err, rerr, old)
+		}
+		return err
+	}
+	return os.RemoveAll(old)
+}
+
+// syncDir makes the renames in dir durable; a failure only loses that.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}
+
+// fromDir stages the lab in a directory, or the lab file source and the
+// directory it is in.
+func (st *staging) fromDir(source string) (*Meta, error) {
+	abs, err := filepath.Abs(source)
+	if err != nil {
+		return nil, err
+	}
+	dir, file := abs, filepath.Join(abs, LabFile)
+	if isYAML(abs) {
+		dir, file = filepath.Dir(abs), abs
+	}
+	st.shown = file
+	if err := st.copyLab(dir, file); err != nil {
+		return nil, err
+	}
+	return &Meta{Kind: KindDir, Source: abs}, nil
+}
+
+// copyLab copies the lab whose lab file is file, in dir, into the staging
+// directory (the lab file as lab.yaml).
+func (st *staging) copyLab(dir, file string) error {
+	l, err := lab.Load(file)
+	if err != nil {
+		return notLoaded(err, file, st.shown)
+	}
+	files, err := Files(file, l)
+	if err != nil {
+		return err
+	}
+	if err := copyFiles(dir, st.labDir(), files); err != nil {
+		return fmt.Errorf("copying the lab: %w", err)
+	}
+	return nil
+}
+
+// fromBundle verifies the bundle file and stages its lab.
+func (st *staging) fromBundle(ctx context.Context, file string) (*Meta, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, err
+	}
+	st.shown = abs + ":" + LabFile
+	if err := os.Mkdir(st.labDir(), 0o755); err != nil {
+		return nil, err
+	}
+	b, err := bundle.Verify(ctx, abs, st.labDir())
+	if err != nil {
+		return nil, err
+	}
+	st.bundle = b
+	st.shown = abs + ":" + LabFile
+	return &Meta{Kind: KindBundle, Source: abs, Images: b.Manifest.ImageRefs()}, nil
+}
+
+// loadImages loads the bundle's images into the engine unless it has each
+// of them already (by ID, when the bundle knows it).
+func loadImages(ctx context.Context, b *bundle.Bundle, images Images) ([]string, error) {
+	want := b.Manifest.Images
+	if len(want) == 0 {
+		return nil, nil
+	}
+	if images == nil {
+		return nil, errors.New("this bundle holds images, and no Docker engine was given to load them into")
+	}
+	present, err := images.Present(ctx, b.Manifest.ImageRefs())
+	if err != nil {
+		return nil, err
+	}
+	missing := false
+	for _, im := range want {
+		id, ok := present[im.Ref]
+		if !ok || (im.ID != "" && id != im.ID) {
+			missing = true
+		}
+	}
+	if !missing {
+		return nil, nil
+	}
+	r, err := b.OpenImages()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	loaded, err := images.Load(ctx, r)
+	if err != nil {
+		return nil, fmt.Errorf("loading the bundle's images: %w", err)
+	}
+	return loaded, nil
+}

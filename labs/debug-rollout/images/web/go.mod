@@ -1,0 +1,3 @@
+module labctl.dev/labs/debug-rollout/web
+
+go 1.26

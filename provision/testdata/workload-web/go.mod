@@ -1,0 +1,3 @@
+module labctl.test/workload-web
+
+go 1.22
