@@ -191,18 +191,24 @@ func sandboxExec(ctx context.Context, t *testing.T, container string, argv ...st
 }
 
 // hookRuns counts the shells that sourced the hook, but those of the
-// probe's run of the learner's script.
+// probe's run of the learner's script. The hook starts each record with
+// its shell's PID; other lines (a multi-line command's rest, or a forged
+// line the process hijacker writes into the output of the cat reading the
+// log) are not shells.
 func hookRuns(ctx context.Context, t *testing.T, container string) int {
 	t.Helper()
 	out := sandboxExec(ctx, t, container, "sh", "-c", "cat "+tamperHookLog+" 2>/dev/null || true")
 	n := 0
 	for _, line := range strings.Split(out, "\n") {
-		if line != "" && !strings.Contains(line, probeRun) {
+		if hookRecord.MatchString(line) && !strings.Contains(line, probeRun) {
 			n++
 		}
 	}
 	return n
 }
+
+// hookRecord is the start of a line the hook writes: "PID $0 ...".
+var hookRecord = regexp.MustCompile(`^[0-9]+ (-?bash|sh|/)`)
 
 // TestE2ETamper shows that a learner who is root in the sandbox cannot
 // fool the grade: lying tools, a hostile shell environment, a fake
