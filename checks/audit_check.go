@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -94,6 +95,11 @@ func checkAudit(ctx context.Context, env Env, ac *lab.AuditCheck) error {
 	if ac.Absent {
 		if found != nil {
 			return failf(msg.AuditUnexpected, desc, window, clock(found.Time))
+		}
+		if env.Audit.lost(since) {
+			// Enough writes rotate the log: what they pushed out cannot
+			// be shown absent.
+			return fmt.Errorf("the API server's audit log was rotated after the step started (its oldest request kept is from %s), so no %s cannot be shown: the requests before it are gone", clock(env.Audit.oldest), desc)
 		}
 		return nil
 	}

@@ -308,3 +308,24 @@ func TestAuditDuringProbe(t *testing.T) {
 		t.Errorf("no probe in the round: %s %q, want a fail saying the probe did not run", st, m)
 	}
 }
+
+// A learner who floods the log until it rotates cannot push a request out
+// of it and so have it judged absent: once the log was rotated, absence in
+// a window older than the oldest request kept cannot run.
+func TestAuditAbsenceAfterRotation(t *testing.T) {
+	noScale := &lab.AuditCheck{AuditSelector: scaleSel, Absent: true}
+	rotated := auditDir(t, map[string][]string{
+		"audit-2026-11-30T10-05-00.000.log": {auditLine(t, t0.Add(5*time.Minute), "patch", applyURI, "deployments", "", "web", 200, `{}`)},
+		"audit.log":                         {auditLine(t, t0.Add(6*time.Minute), "patch", applyURI, "deployments", "", "web", 200, `{}`)},
+	})
+	if s, m := runAudit(t, rotated, t0, noScale); s != Error || !strings.Contains(m, "rotated") {
+		t.Errorf("window from before the oldest kept request: %s %q, want an error", s, m)
+	}
+	if s, m := runAudit(t, rotated, t0.Add(5*time.Minute+time.Second), noScale); s != Pass {
+		t.Errorf("window within the kept log: %s %q, want pass", s, m)
+	}
+	whole := auditDir(t, map[string][]string{"audit.log": {auditLine(t, t0.Add(6*time.Minute), "patch", applyURI, "deployments", "", "web", 200, `{}`)}})
+	if s, m := runAudit(t, whole, t0, noScale); s != Pass {
+		t.Errorf("a log never rotated: %s %q, want pass", s, m)
+	}
+}

@@ -155,12 +155,28 @@ func auditFiles(dir string, limit int64) ([]string, error) {
 // first. A directory without the policy means the cluster keeps no log; a
 // policy without a log means no request was recorded yet.
 func readAuditLog(dir string) ([]auditRecord, error) {
+	recs, _, err := readAuditLogRotated(dir)
+	return recs, err
+}
+
+// readAuditLogRotated is readAuditLog, also saying whether the log was ever
+// rotated: older requests may then be gone.
+func readAuditLogRotated(dir string) ([]auditRecord, bool, error) {
 	if dir == "" {
-		return nil, errNoAuditLog
+		return nil, false, errNoAuditLog
 	}
 	if _, err := os.Stat(filepath.Join(dir, auditPolicyName)); err != nil {
-		return nil, errNoAuditLog
+		return nil, false, errNoAuditLog
 	}
+	backups, err := filepath.Glob(filepath.Join(dir, "audit-*.log"))
+	if err != nil {
+		return nil, false, err
+	}
+	recs, err := readAuditFiles(dir)
+	return recs, len(backups) > 0, err
+}
+
+func readAuditFiles(dir string) ([]auditRecord, error) {
 	files, err := auditFiles(dir, maxAuditBytes)
 	if err != nil {
 		return nil, err
@@ -236,6 +252,10 @@ type AuditSource struct {
 	once    sync.Once
 	records []auditRecord
 	err     error
+	// rotated says the log was rotated; oldest is its oldest request
+	// still kept. Requests before oldest may be gone.
+	rotated bool
+	oldest  time.Time
 }
 
 // load reads the log once.
@@ -244,10 +264,14 @@ func (s *AuditSource) load() ([]auditRecord, error) {
 		return nil, errNoAuditLog
 	}
 	s.once.Do(func() {
-		recs, err := readAuditLog(s.Dir)
+		recs, rotated, err := readAuditLogRotated(s.Dir)
 		if err != nil {
 			s.err = err
 			return
+		}
+		s.rotated = rotated
+		if len(recs) > 0 {
+			s.oldest = recs[0].Time
 		}
 		for _, r := range recs {
 			if r.succeeded() {
@@ -256,6 +280,12 @@ func (s *AuditSource) load() ([]auditRecord, error) {
 		}
 	})
 	return s.records, s.err
+}
+
+// lost says whether requests of a window starting at since may be gone
+// from the log: it was rotated, and its oldest request kept is later.
+func (s *AuditSource) lost(since time.Time) bool {
+	return s != nil && s.rotated && (since.IsZero() || s.oldest.After(since))
 }
 
 // since is the start of c's window.

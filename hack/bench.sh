@@ -10,6 +10,7 @@
 #   make bench                 # everything but the cold node image build
 #   BENCH_COLD=1 make bench    # also untag and rebuild the node image
 #   BENCH_SKIP_TEST=1 make bench  # leave out `labctl test` (minutes)
+#   BENCH_SKIP_CLASS=1 make bench # leave out the class of three learners (minutes)
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -233,6 +234,24 @@ else
 	else
 		row "labctl test, up included" "${tt} s" "<= 90 s after up" "$(verdict "$tt" 90)"
 	fi
+fi
+
+# A class of three learners on a kind cluster made from the node image,
+# measured by BenchmarkE2EClass (an e2e benchmark of provision): bringing
+# the three up at once, one class grade (all three at once, probes
+# included), and one learner's idle memory and CPU from the kubelet's
+# summary (docs/classroom.md has the capacity tables).
+if [ "${BENCH_SKIP_CLASS:-}" = 1 ]; then
+	row "class: bring up 3 learners" "not run" "BENCH_SKIP_CLASS" "-"
+else
+	note "bench: a class of three learners (minutes)"
+	ui=$(cd "$root" && go test -tags e2e -count=1 -run '^$' -bench '^BenchmarkE2EClass$' -benchtime 1x -timeout 30m ./provision/ 2>&1 |
+		tee -a "$work/log" | grep '^BenchmarkE2EClass')
+	[ -n "$ui" ] || note "bench: BenchmarkE2EClass measured nothing (see $keep/log)"
+	uirow "class: bring up 3 learners" up3-s s 60 %.1f
+	uirow "class: grade of 3 learners" grade3-s s 10 %.2f
+	uirow "class: idle RSS per learner" idle-rss-MiB/learner MiB 300 %.0f
+	uirow "class: idle CPU per learner" idle-mCPU/learner mCPU 60 %.0f
 fi
 
 {

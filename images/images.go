@@ -172,3 +172,18 @@ func (b *builder) sourceDir() (string, error) {
 
 // pullTimeout bounds a registry pull of one image once a registry answered.
 const pullTimeout = 20 * time.Minute
+
+// ControlPlane names the images of a virtual control plane (a class's per
+// learner): the node image holds them, built like the rest.
+type ControlPlane struct {
+	Etcd, APIServer, ControllerManager string
+}
+
+// ControlPlaneImages are the control-plane images this labctl builds.
+func ControlPlaneImages() ControlPlane {
+	return ControlPlane{
+		Etcd:              "registry.k8s.io/etcd:" + etcdImageTag,
+		APIServer:         "registry.k8s.io/kube-apiserver:" + KubernetesVersion,
+		ControllerManager: "registry.k8s.io/kube-controller-manager:" + KubernetesVersion,
+	}
+}

@@ -14,6 +14,7 @@ const (
 	DefaultMessageWhich = "last"
 	DefaultCommandDir   = "/"
 	DefaultPodSecurity  = PodSecurityBaseline
+	DefaultWorkloads    = WorkloadsRun
 )
 
 // Pod Security Standards a lab can enforce in its namespaces.
@@ -23,8 +24,16 @@ const (
 	PodSecurityPrivileged = "privileged"
 )
 
+// What a lab needs of its Pods (Cluster.Workloads).
+const (
+	// WorkloadsRun: the lab's Pods must run.
+	WorkloadsRun = "run"
+	// WorkloadsDeclare: the lab's checks only read what the API server stores.
+	WorkloadsDeclare = "declare"
+)
+
 // Default fills in every field left unset that has a default, so code using
-// a Lab never has to: the cluster provider and Pod Security level, the
+// a Lab never has to: the cluster provider, Pod Security level and workloads, the
 // sandbox's directories, the language, each check's timeout and points,
 // each probe's timeout, exists: true on file, git, kube and field checks,
 // message.which, and a command's exit code and directory. Parse and Load call it; call it on a
@@ -32,6 +41,7 @@ const (
 func (l *Lab) Default() {
 	setString(&l.Cluster.Provider, DefaultProvider)
 	setString(&l.Cluster.PodSecurity, DefaultPodSecurity)
+	setString(&l.Cluster.Workloads, DefaultWorkloads)
 	setString(&l.Sandbox.WorkDir, DefaultWorkDir)
 	setString(&l.Sandbox.Fixtures, DefaultFixturesDir)
 	setString(&l.Metadata.Language, DefaultLanguage)

@@ -22,6 +22,9 @@ func TestDefaults(t *testing.T) {
 	if l.Cluster.PodSecurity != PodSecurityBaseline {
 		t.Errorf("cluster.podSecurity defaults to %q, want baseline", l.Cluster.PodSecurity)
 	}
+	if l.Cluster.Workloads != WorkloadsRun {
+		t.Errorf("cluster.workloads defaults to %q, want run", l.Cluster.Workloads)
+	}
 	if l.Cluster.Provider != "kind" || l.Sandbox.WorkDir != "/root" || l.Sandbox.Fixtures != "/opt/lab/fixtures" || l.Metadata.Language != "en" {
 		t.Errorf("lab defaults: provider %q workDir %q fixtures %q language %q",
 			l.Cluster.Provider, l.Sandbox.WorkDir, l.Sandbox.Fixtures, l.Metadata.Language)

@@ -57,7 +57,12 @@ func (w Warning) String() string {
 //     host namespace and hostPath Pods, that is become root on the node;
 //     so does an access rule that writes namespaces, by relabelling one;
 //   - an image with build is never optional: labctl builds it, so up
-//     always has it.
+//     always has it.;
+//   - a lab with cluster.workloads: declare promises its Pods need not
+//     run; a kube check reading what only a running Pod sets (a Pod's
+//     status.phase, readyReplicas, containerStatuses ...) or a script or
+//     command check running kubectl logs, exec, port-forward, rollout
+//     status (and the like) breaks that promise.
 //
 // A path counts as mentioned when it is written whole, or when one of its
 // parent directories is written and so is the rest of it (a repository,
@@ -90,6 +95,12 @@ func (l *Lab) Lint() []Warning {
 	for i, im := range l.Cluster.Images {
 		if im.Optional && im.Build != "" {
 			add(joinIndex("cluster.images", i)+".optional", "image %q is built from %s, so up always has it: optional changes nothing; remove it", im.Name, im.Build)
+		}
+	}
+	if l.Cluster.Workloads == WorkloadsDeclare {
+		for _, u := range l.runningPodUses() {
+			add(u.path, "%s %s, which needs a running Pod, but cluster.workloads is %s: the lab's Pods may never run (a class's control planes have no nodes); "+
+				"check what the API server stores instead (specs, status.replicas), or set cluster.workloads: %s", u.what, u.why, WorkloadsDeclare, WorkloadsRun)
 		}
 	}
 	texts := []string{l.Metadata.Goal}

@@ -54,6 +54,13 @@ type Cluster struct {
 	// Images are the container images the lab's workloads run. up loads each one into the
 	// cluster's node from the host's Docker engine (kubelet never pulls them).
 	Images []Image `yaml:"images" json:"images,omitempty"`
+	// Workloads says what the lab needs of its Pods: run (default) means its
+	// checks or scripts need Pods that run (logs, exec, ready replicas, a
+	// Service that answers); declare means its checks only read what the API
+	// server stores (specs, and status counts that controllers set, such as
+	// status.replicas), never that a Pod runs. Only a declare lab can run
+	// as a class, whose control planes have no nodes.
+	Workloads string `yaml:"workloads" json:"workloads,omitempty" jsonschema:"enum=run,enum=declare"`
 }
 
 // Image is one workload image.

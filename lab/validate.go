@@ -146,6 +146,12 @@ func (v *validator) cluster(c *Cluster) {
 		v.add("cluster.podSecurity", "%q is not a Pod Security Standard; use %s (the default), %s or %s",
 			c.PodSecurity, PodSecurityBaseline, PodSecurityRestricted, PodSecurityPrivileged)
 	}
+	switch c.Workloads {
+	case WorkloadsRun, WorkloadsDeclare:
+	default:
+		v.add("cluster.workloads", "%q is not a workloads mode; use %s (the default: the lab's Pods must run) or %s (its checks only read what the API server stores)",
+			c.Workloads, WorkloadsRun, WorkloadsDeclare)
+	}
 	first := map[string]string{}
 	for i, ns := range c.Namespaces {
 		p := joinIndex("cluster.namespaces", i)

@@ -57,6 +57,11 @@ func TestValidateRules(t *testing.T) {
 		good: header + "      - {name: c, file: {path: /x}}\ncluster: {podSecurity: restricted}\n",
 		want: `cluster.podSecurity: "none" is not a Pod Security Standard; use baseline (the default), restricted or privileged`,
 	}, {
+		name: "cluster.workloads",
+		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  workloads: Run #!\n",
+		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  workloads: declare\n",
+		want: `cluster.workloads: "Run" is not a workloads mode; use run (the default: the lab's Pods must run) or declare`,
+	}, {
 		name: "namespace not a DNS label",
 		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  namespaces:\n  - ok\n  - Not_OK #!\n",
 		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  namespaces:\n  - ok\n  - ok-too\n",

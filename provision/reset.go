@@ -65,6 +65,12 @@ func (env *Env) ResetNamespaces(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return resetNamespaces(ctx, admin, env.Lab, env.cluster)
+}
+
+// resetNamespaces resets l's namespaces in the cluster admin reaches;
+// cluster names it in messages.
+func resetNamespaces(ctx context.Context, admin *rest.Config, l *lab.Lab, cluster string) error {
 	cfg := rest.CopyConfig(admin)
 	// A namespace is inspected with one list per resource type; the
 	// client's default of 5 requests a second would make that the slowest
@@ -75,13 +81,13 @@ func (env *Env) ResetNamespaces(ctx context.Context) error {
 	cfg.WarningHandler = rest.NoWarnings{}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("connecting to cluster %s: %w", env.cluster, err)
+		return fmt.Errorf("connecting to cluster %s: %w", cluster, err)
 	}
 	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("connecting to cluster %s: %w", env.cluster, err)
+		return fmt.Errorf("connecting to cluster %s: %w", cluster, err)
 	}
-	r := &nsReset{cs: cs, objs: metadataStore{md}, disc: cs.Discovery(), lab: env.Lab, wait: namespaceDeleteWait, poll: namespacePoll}
+	r := &nsReset{cs: cs, objs: metadataStore{md}, disc: cs.Discovery(), lab: l, wait: namespaceDeleteWait, poll: namespacePoll}
 	return r.run(ctx)
 }
 

@@ -19,6 +19,14 @@ import (
 // script's index as it starts, before its output. It returns the index of
 // the script that failed, or -1, and that script's exit code.
 func (e *Env) RunScripts(ctx context.Context, scripts []string, stdout, stderr io.Writer, started func(int)) (failed, code int, err error) {
+	return runScripts(scripts, stdout, started, func(cmd []string, out io.Writer) (int, error) {
+		return e.exec(ctx, e.loginExec(cmd, out, stderr))
+	})
+}
+
+// runScripts is RunScripts for any sandbox: run starts cmd there as the
+// learner's shell would, with its stdout to out.
+func runScripts(scripts []string, stdout io.Writer, started func(int), run func(cmd []string, out io.Writer) (int, error)) (failed, code int, err error) {
 	if len(scripts) == 0 {
 		return -1, 0, nil
 	}
@@ -26,9 +34,7 @@ func (e *Env) RunScripts(ctx context.Context, scripts []string, stdout, stderr i
 	if err != nil {
 		return -1, 0, err
 	}
-	return runMarked(scripts, mark, started, func(out io.Writer) (int, error) {
-		return e.exec(ctx, e.loginExec(cmd, out, stderr))
-	}, stdout)
+	return runMarked(scripts, mark, started, func(out io.Writer) (int, error) { return run(cmd, out) }, stdout)
 }
 
 // scriptsCommand returns the command that runs scripts in order, and the

@@ -127,6 +127,21 @@ type Catalog struct {
 	Why string
 	// NoWhy: step title.
 	NoWhy string
+	// Invited: the learner's name, before the shell of `labctl shell
+	// --invite`.
+	Invited string
+	// InvitedAllDone, InvitedCouldNotRun and InvitedRoundFailed replace
+	// AllDone, CouldNotRun and RoundFailed for an invited learner, who
+	// neither grades nor repairs the lab (same arguments).
+	InvitedAllDone, InvitedCouldNotRun, InvitedRoundFailed string
+}
+
+// ForInvited returns the catalogue an invited learner's session speaks:
+// what they cannot run is asked of their instructor.
+func (c *Catalog) ForInvited() *Catalog {
+	out := *c
+	out.AllDone, out.CouldNotRun, out.RoundFailed = c.InvitedAllDone, c.InvitedCouldNotRun, c.InvitedRoundFailed
+	return &out
 }
 
 // New returns the catalogue in lang; an unknown language gives English.
@@ -139,70 +154,78 @@ func New(lang Lang) *Catalog {
 
 func english() *Catalog {
 	return &Catalog{
-		Lang:           English,
-		Checking:       "Checking step %d/%d: %s",
-		StepPassed:     "Step passed: %s",
-		StepNotPassed:  "Step not done yet: %s (%d of %d required checks do not pass)",
-		NextStep:       "Next, step %d/%d: %s",
-		AllDone:        "All %d steps are done. Run `labctl grade` to see your score.",
-		CouldNotRun:    "%d check(s) could not run. This is not your fault: the lab environment has a problem. Run `labctl status`, repair it with `labctl up`, then check again.",
-		RoundFailed:    "the checks could not run: %v. This is not your fault: check the lab with `labctl status`, repair it with `labctl up`, then try again.",
-		Optional:       "(optional)",
-		Score:          "Score: %d/%d",
-		GradePassed:    "Every required check passes.",
-		GradeNotPassed: "%d required check(s) do not pass.",
-		HeaderStep:     "STEP",
-		HeaderCheck:    "CHECK",
-		HeaderPoints:   "POINTS",
-		BackedUp:       "Your /root was saved to %s",
-		ResetDone:      "The lab is reset. You are at step %d/%d: %s",
-		UpDone:         "Lab %q is up. Start with `labctl shell`.",
-		ReportWritten:  "Report written to %s",
-		LikelyMistake:  "This looks like a known mistake: %s",
-		ShellStep:      "Step %d/%d: %s",
-		ShellHelp:      "Your work is checked after every command. `lab check` checks now, `lab hint` gives a hint, `lab step` shows this step again, `lab why` says why it matters, `lab status` shows your progress.",
-		Hint:           "Hint %d/%d: %s",
-		NoHints:        "This step has no hints.",
-		NoMoreHints:    "That was the last hint for this step.",
-		UnknownRequest: "lab: unknown request %q; use lab check|hint|step|why|next|status.",
-		Progress:       "%s: %d of %d steps done",
-		Goal:           "Goal",
-		Why:            "Why this step matters: %s",
-		NoWhy:          "The lab says nothing more about why %s matters.",
+		Lang:               English,
+		Checking:           "Checking step %d/%d: %s",
+		StepPassed:         "Step passed: %s",
+		StepNotPassed:      "Step not done yet: %s (%d of %d required checks do not pass)",
+		NextStep:           "Next, step %d/%d: %s",
+		AllDone:            "All %d steps are done. Run `labctl grade` to see your score.",
+		CouldNotRun:        "%d check(s) could not run. This is not your fault: the lab environment has a problem. Run `labctl status`, repair it with `labctl up`, then check again.",
+		RoundFailed:        "the checks could not run: %v. This is not your fault: check the lab with `labctl status`, repair it with `labctl up`, then try again.",
+		Optional:           "(optional)",
+		Score:              "Score: %d/%d",
+		GradePassed:        "Every required check passes.",
+		GradeNotPassed:     "%d required check(s) do not pass.",
+		HeaderStep:         "STEP",
+		HeaderCheck:        "CHECK",
+		HeaderPoints:       "POINTS",
+		BackedUp:           "Your /root was saved to %s",
+		ResetDone:          "The lab is reset. You are at step %d/%d: %s",
+		UpDone:             "Lab %q is up. Start with `labctl shell`.",
+		ReportWritten:      "Report written to %s",
+		LikelyMistake:      "This looks like a known mistake: %s",
+		ShellStep:          "Step %d/%d: %s",
+		ShellHelp:          "Your work is checked after every command. `lab check` checks now, `lab hint` gives a hint, `lab step` shows this step again, `lab why` says why it matters, `lab status` shows your progress.",
+		Hint:               "Hint %d/%d: %s",
+		NoHints:            "This step has no hints.",
+		NoMoreHints:        "That was the last hint for this step.",
+		UnknownRequest:     "lab: unknown request %q; use lab check|hint|step|why|next|status.",
+		Progress:           "%s: %d of %d steps done",
+		Goal:               "Goal",
+		Why:                "Why this step matters: %s",
+		NoWhy:              "The lab says nothing more about why %s matters.",
+		Invited:            "Connected to your sandbox as %s. Checks here are feedback; your instructor's `labctl class grade` is your grade.",
+		InvitedAllDone:     "All %d steps pass here. Your instructor's `labctl class grade` gives your grade.",
+		InvitedCouldNotRun: "%d check(s) could not run. This is not your fault: ask your instructor to repair your lab (`labctl class up`), then check again.",
+		InvitedRoundFailed: "the checks could not run: %v. This is not your fault: ask your instructor to repair your lab (`labctl class up`), then try again.",
 	}
 }
 
 func japanese() *Catalog {
 	return &Catalog{
-		Lang:           Japanese,
-		Checking:       "ステップ %d/%d を確認しています: %s",
-		StepPassed:     "ステップ完了: %s",
-		StepNotPassed:  "ステップはまだ完了していません: %s (必須チェック %d/%d 件が不合格)",
-		NextStep:       "次はステップ %d/%d: %s",
-		AllDone:        "全 %d ステップが完了しました。`labctl grade` で得点を確認できます。",
-		CouldNotRun:    "%d 件のチェックを実行できませんでした。あなたの作業の問題ではなく、ラボ環境の問題です。`labctl status` で状態を確認し、`labctl up` で修復してから、もう一度確認してください。",
-		RoundFailed:    "チェックを実行できませんでした: %v。あなたの作業の問題ではありません。`labctl status` でラボを確認し、`labctl up` で修復してから、もう一度試してください。",
-		Optional:       "(任意)",
-		Score:          "得点: %d/%d",
-		GradePassed:    "必須のチェックはすべて合格です。",
-		GradeNotPassed: "必須のチェック %d 件が不合格です。",
-		HeaderStep:     "ステップ",
-		HeaderCheck:    "チェック",
-		HeaderPoints:   "点数",
-		BackedUp:       "/root を %s に保存しました",
-		ResetDone:      "ラボをリセットしました。現在はステップ %d/%d: %s",
-		UpDone:         "ラボ %q の準備ができました。`labctl shell` で始めてください。",
-		ReportWritten:  "レポートを %s に書き出しました",
-		LikelyMistake:  "よくある間違いのようです: %s",
-		ShellStep:      "ステップ %d/%d: %s",
-		ShellHelp:      "コマンドを実行するたびに自動で確認します。`lab check` 今すぐ確認、`lab hint` ヒント、`lab step` 手順をもう一度、`lab why` このステップの意味、`lab status` 進み具合。",
-		Hint:           "ヒント %d/%d: %s",
-		NoHints:        "このステップにヒントはありません。",
-		NoMoreHints:    "ヒントはこれで全部です。",
-		UnknownRequest: "lab: 不明なコマンド %q です。lab check|hint|step|why|next|status を使ってください。",
-		Progress:       "%s: %d/%d ステップ完了",
-		Goal:           "このラボの目標",
-		Why:            "このステップの意味: %s",
-		NoWhy:          "%s について、ラボに説明はありません。",
+		Lang:               Japanese,
+		Checking:           "ステップ %d/%d を確認しています: %s",
+		StepPassed:         "ステップ完了: %s",
+		StepNotPassed:      "ステップはまだ完了していません: %s (必須チェック %d/%d 件が不合格)",
+		NextStep:           "次はステップ %d/%d: %s",
+		AllDone:            "全 %d ステップが完了しました。`labctl grade` で得点を確認できます。",
+		CouldNotRun:        "%d 件のチェックを実行できませんでした。あなたの作業の問題ではなく、ラボ環境の問題です。`labctl status` で状態を確認し、`labctl up` で修復してから、もう一度確認してください。",
+		RoundFailed:        "チェックを実行できませんでした: %v。あなたの作業の問題ではありません。`labctl status` でラボを確認し、`labctl up` で修復してから、もう一度試してください。",
+		Optional:           "(任意)",
+		Score:              "得点: %d/%d",
+		GradePassed:        "必須のチェックはすべて合格です。",
+		GradeNotPassed:     "必須のチェック %d 件が不合格です。",
+		HeaderStep:         "ステップ",
+		HeaderCheck:        "チェック",
+		HeaderPoints:       "点数",
+		BackedUp:           "/root を %s に保存しました",
+		ResetDone:          "ラボをリセットしました。現在はステップ %d/%d: %s",
+		UpDone:             "ラボ %q の準備ができました。`labctl shell` で始めてください。",
+		ReportWritten:      "レポートを %s に書き出しました",
+		LikelyMistake:      "よくある間違いのようです: %s",
+		ShellStep:          "ステップ %d/%d: %s",
+		ShellHelp:          "コマンドを実行するたびに自動で確認します。`lab check` 今すぐ確認、`lab hint` ヒント、`lab step` 手順をもう一度、`lab why` このステップの意味、`lab status` 進み具合。",
+		Hint:               "ヒント %d/%d: %s",
+		NoHints:            "このステップにヒントはありません。",
+		NoMoreHints:        "ヒントはこれで全部です。",
+		UnknownRequest:     "lab: 不明なコマンド %q です。lab check|hint|step|why|next|status を使ってください。",
+		Progress:           "%s: %d/%d ステップ完了",
+		Goal:               "このラボの目標",
+		Why:                "このステップの意味: %s",
+		NoWhy:              "%s について、ラボに説明はありません。",
+		Invited:            "%s としてあなたのサンドボックスに接続しました。ここでのチェックは練習用のフィードバックです。成績は講師の `labctl class grade` で決まります。",
+		InvitedAllDone:     "ここでは全 %d ステップが通っています。成績は講師の `labctl class grade` で決まります。",
+		InvitedCouldNotRun: "%d 件のチェックを実行できませんでした。あなたの作業の問題ではありません。講師にラボの修復(`labctl class up`)を頼んでから、もう一度確認してください。",
+		InvitedRoundFailed: "チェックを実行できませんでした: %v。あなたの作業の問題ではありません。講師にラボの修復(`labctl class up`)を頼んでから、もう一度試してください。",
 	}
 }

@@ -115,25 +115,8 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		}
 		var suiteMs int64
 		for _, c := range s.Checks {
-			tc := JUnitCase{Name: textsafe.EscapeLine(c.Name), Classname: r.Lab.Name + "." + s.ID, Time: seconds(c.DurationMs)}
-			// Messages quote the learner's text: escaped, they cannot
-			// hold a character XML 1.0 forbids or steer a terminal.
-			message := textsafe.Escape(c.Message)
-			text := message
-			if c.Description != "" {
-				text = textsafe.Escape(c.Description) + "\n" + message
-			}
-			switch {
-			case c.Status == checks.Pass:
-			case c.Optional:
-				tc.Skipped = &JUnitProblem{Message: fmt.Sprintf("optional check did not pass (%s): %s", c.Status, message)}
-			case c.Status == checks.Fail:
-				tc.Failure = &JUnitProblem{Message: message, Type: "fail", Text: text}
-			default:
-				tc.Error = &JUnitProblem{Message: message, Type: "error", Text: text}
-			}
 			suiteMs += c.DurationMs
-			suite.Cases = append(suite.Cases, tc)
+			suite.Cases = append(suite.Cases, junitCase(r.Lab.Name+"."+s.ID, c))
 		}
 		suite.Time = seconds(suiteMs)
 		total += suiteMs
@@ -144,4 +127,45 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		return fmt.Errorf("writing the JUnit report: %w", err)
 	}
 	return nil
+}
+
+// junitCase is the <testcase> of check c.
+func junitCase(classname string, c Check) JUnitCase {
+	tc := JUnitCase{Name: textsafe.EscapeLine(c.Name), Classname: classname, Time: seconds(c.DurationMs)}
+	// Messages quote the learner's text: escaped, they cannot hold a
+	// character XML 1.0 forbids or steer a terminal.
+	message := textsafe.Escape(c.Message)
+	text := message
+	if c.Description != "" {
+		text = textsafe.Escape(c.Description) + "\n" + message
+	}
+	switch {
+	case c.Status == checks.Pass:
+	case c.Optional:
+		tc.Skipped = &JUnitProblem{Message: fmt.Sprintf("optional check did not pass (%s): %s", c.Status, message)}
+	case c.Status == checks.Fail:
+		tc.Failure = &JUnitProblem{Message: message, Type: "fail", Text: text}
+	default:
+		tc.Error = &JUnitProblem{Message: message, Type: "error", Text: text}
+	}
+	return tc
+}
+
+// LearnerSuite is r as one <testsuite> named name (a learner of a class):
+// one <testcase> per check of every step, classname "<name>.<step>".
+func LearnerSuite(name string, r *Report) JUnitSuite {
+	suite := JUnitSuite{
+		Name:       name,
+		Timestamp:  r.GradedAt.UTC().Format(time.RFC3339),
+		Properties: []JUnitProperty{{Name: "lab.digest", Value: r.Lab.Digest}},
+	}
+	var ms int64
+	for _, s := range r.Steps {
+		for _, c := range s.Checks {
+			ms += c.DurationMs
+			suite.Cases = append(suite.Cases, junitCase(name+"."+s.ID, c))
+		}
+	}
+	suite.Time = seconds(ms)
+	return suite
 }

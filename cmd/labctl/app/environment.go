@@ -56,6 +56,12 @@ type environment interface {
 	SaveImagesTo(ctx context.Context, o images.Options, w io.Writer, refs []string) error
 	LoadImagesFrom(ctx context.Context, o images.Options, r io.Reader, what string) ([]string, error)
 	ImagesPresent(ctx context.Context, o images.Options, refs []string) (map[string]string, error)
+	// OpenClass connects to a class on an existing Kubernetes cluster
+	// (the class commands).
+	OpenClass(ctx context.Context, cfg provision.ClassConfig) (classroom, error)
+	// OpenInvite reads the invite `labctl class invite` wrote: a learner's
+	// own sandbox on the class cluster.
+	OpenInvite(ctx context.Context, kubeconfig []byte) (invitedLab, error)
 }
 
 // liveLab is a lab whose cluster and sandbox run, as check, grade, reset,

@@ -34,6 +34,9 @@ type fakeEnv struct {
 	upErr    error
 	findings []preflight.Finding
 	imgs     []images.Image
+	// class is the class OpenClass opens (class_test.go); nil is one with
+	// learner-1 ready on lab.
+	class *fakeClass
 
 	mu    sync.Mutex
 	calls []string // what the command asked for, in order
@@ -63,6 +66,17 @@ func (f *fakeEnv) Connect(_ context.Context, up provision.Options) (liveLab, err
 		return nil, provision.ErrNotUp
 	}
 	return f.lab, nil
+}
+
+func (f *fakeEnv) OpenClass(_ context.Context, cfg provision.ClassConfig) (classroom, error) {
+	f.called("open class " + cfg.Lab.Metadata.Name)
+	if f.class == nil {
+		f.class = &fakeClass{}
+		if f.lab != nil {
+			f.class.add("learner-1", f.lab)
+		}
+	}
+	return f.class.open(cfg)
 }
 
 func (f *fakeEnv) Inspect(_ context.Context, l *lab.Lab) (provision.State, error) {

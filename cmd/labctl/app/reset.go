@@ -32,23 +32,23 @@ func newResetCommand(g *globals) *cobra.Command {
 			return runReset(cmd.Context(), g, o)
 		},
 	}
+	addResetFlags(g, cmd, &o)
+	return cmd
+}
+
+// addResetFlags gives cmd reset's flags --hard, --to and --no-backup.
+func addResetFlags(g *globals, cmd *cobra.Command, o *resetOptions) {
 	fl := cmd.Flags()
 	fl.BoolVar(&o.hard, "hard", false, "recreate the cluster too")
 	fl.StringVar(&o.to, "to", "", "replay the solve scripts of the steps before STEP and start at STEP")
 	_ = cmd.RegisterFlagCompletionFunc("to", completeStep(g))
 	fl.BoolVar(&o.noBackup, "no-backup", false, "do not save /root first (what it holds is lost)")
-	return cmd
 }
 
 func runReset(ctx context.Context, g *globals, o resetOptions) error {
-	st, err := g.loadLabState()
+	st, err := g.loadResetState(o)
 	if err != nil {
 		return err
-	}
-	if o.to != "" {
-		if _, err := progress.Step(st.lab, o.to); err != nil {
-			return err
-		}
 	}
 	up := g.upOptions(st)
 	env, err := g.env.Connect(ctx, up)
@@ -56,7 +56,27 @@ func runReset(ctx context.Context, g *globals, o resetOptions) error {
 		return err
 	}
 	defer env.Close()
-	opts := reset.Options{Lab: st.lab, Store: st.store, Hard: o.hard, To: o.to, Status: up.Status, Catalog: st.catalog,
+	return resetOn(ctx, g, st, env, o, up.Status)
+}
+
+// loadResetState loads the lab's state and checks --to against it.
+func (g *globals) loadResetState(o resetOptions) (*labState, error) {
+	st, err := g.loadLabState()
+	if err != nil {
+		return nil, err
+	}
+	if o.to != "" {
+		if _, err := progress.Step(st.lab, o.to); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// resetOn resets the lab env with the progress of st: `labctl reset` and
+// `labctl class reset`.
+func resetOn(ctx context.Context, g *globals, st *labState, env liveLab, o resetOptions, status reset.Status) error {
+	opts := reset.Options{Lab: st.lab, Store: st.store, Hard: o.hard, To: o.to, Status: status, Catalog: st.catalog,
 		NoBackup: o.noBackup, ScriptOutput: g.detail()}
 	res, err := reset.Run(ctx, env, opts)
 	if res != nil && res.Backup != "" {

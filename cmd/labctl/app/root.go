@@ -171,6 +171,7 @@ func newRoot(s Streams, env environment) (*cobra.Command, *globals) {
 		newPackCommand(g),
 		newInstallCommand(g),
 		newLabsCommand(g),
+		newClassCommand(g),
 		newDoctorCommand(g),
 		newExitCodesTopic(),
 	)

@@ -7,29 +7,39 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/shell"
 	"github.com/labctl/labctl/internal/terminal"
 )
 
 func newShellCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var invite string
+	cmd := &cobra.Command{
 		Use:   "shell",
 		Short: "Open a shell in the sandbox; your work is checked after every command",
 		Long: "Open a login shell in the lab's sandbox. After every command the current step's checks run;\n" +
-			"when they pass you see the next step. Inside, `lab check|hint|step|why|next|status` asks labctl directly.",
-		Example: "  labctl shell\n  labctl --lab ./my-lab/lab.yaml shell",
+			"when they pass you see the next step. Inside, `lab check|hint|step|why|next|status` asks labctl directly.\n" +
+			"With --invite, the sandbox is yours in a class: the file is the one your instructor's `labctl class\n" +
+			"invite` wrote, the lab is the one it names (or --lab). The checks your sandbox can judge run as feedback;\n" +
+			"the others, and your grade, are your instructor's (`labctl class grade`).",
+		Example: "  labctl shell\n  labctl --lab ./my-lab/lab.yaml shell\n  labctl shell --invite alice.kubeconfig",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if invite != "" {
+				return runInvitedShell(cmd.Context(), g, invite)
+			}
 			return runShell(cmd.Context(), g)
 		},
 	}
+	cmd.Flags().StringVar(&invite, "invite", "", "open your sandbox in a class with the invite `FILE` your instructor gave you")
+	_ = cmd.MarkFlagFilename("invite")
+	return cmd
 }
 
 func runShell(ctx context.Context, g *globals) error {
-	in, inOK := g.streams.In.(*os.File)
-	out, outOK := g.streams.Out.(*os.File)
-	if !inOK || !outOK || !terminal.IsTerminal(in) || !terminal.IsTerminal(out) {
-		return terminal.ErrNotTerminal
+	in, out, err := g.terminal()
+	if err != nil {
+		return err
 	}
 	st, err := g.loadLabState()
 	if err != nil {
@@ -40,7 +50,30 @@ func runShell(ctx context.Context, g *globals) error {
 		return err
 	}
 	defer env.Close()
+	return shellOn(ctx, g, st, env, env, in, out)
+}
 
+// runInvitedShell is `labctl shell --invite FILE`: the shell of the
+// invite's sandbox on the practice lab, which runs no probe.
+func runInvitedShell(ctx context.Context, g *globals, file string) error {
+	st, inv, err := g.openInvite(ctx, file)
+	if err != nil {
+		return err
+	}
+	defer inv.Close()
+	in, out, err := g.terminal()
+	if err != nil {
+		return err
+	}
+	g.invitedLine(st, inv)
+	return shellOn(ctx, g, st, inv, nil, in, out)
+}
+
+// shellOn runs the learner's shell of env on the terminal in, out: the
+// session of `labctl shell`, `labctl class shell` and `labctl shell
+// --invite`, with the lab and progress of st; probe runs the probes of
+// st's lab (nil when it has none).
+func shellOn(ctx context.Context, g *globals, st *labState, env liveLab, probe grading.Prober, in, out *os.File) error {
 	term, err := terminal.OpenTerminal(ctx, in, out)
 	if err != nil {
 		return err
@@ -57,7 +90,7 @@ func runShell(ctx context.Context, g *globals) error {
 		Shell:    attached,
 		Terminal: term,
 		Check:    env.RunChecks,
-		Probe:    env,
+		Probe:    probe,
 		Progress: &shell.StoreProgress{Store: st.store, Lab: st.lab, Digest: st.digest, Scripts: env},
 		Catalog:  st.catalog,
 		Color:    !g.noColor() && os.Getenv("TERM") != "dumb",
@@ -81,6 +114,16 @@ func runShell(ctx context.Context, g *globals) error {
 		return &ExitError{Code: code}
 	}
 	return nil
+}
+
+// terminal is the user's terminal, or terminal.ErrNotTerminal.
+func (g *globals) terminal() (in, out *os.File, err error) {
+	in, inOK := g.streams.In.(*os.File)
+	out, outOK := g.streams.Out.(*os.File)
+	if !inOK || !outOK || !terminal.IsTerminal(in) || !terminal.IsTerminal(out) {
+		return nil, nil, terminal.ErrNotTerminal
+	}
+	return in, out, nil
 }
 
 // termName is the TERM the shell gets: the user's, or a safe default.

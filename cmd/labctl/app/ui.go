@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/web"
@@ -21,6 +22,8 @@ import (
 type uiOptions struct {
 	addr      string
 	noBrowser bool
+	// invite is the invite file of `labctl ui --invite`.
+	invite string
 }
 
 func newUICommand(g *globals) *cobra.Command {
@@ -32,8 +35,9 @@ func newUICommand(g *globals) *cobra.Command {
 			"browser. The first line of output is the page's URL with its secret token. The page shows the lab's\n" +
 			"steps, Check and Grade buttons, terminals into the sandbox (checked after every command, as in\n" +
 			"`labctl shell`) and previews of the lab's Services. Ctrl-C stops it; your work in the sandbox stays.\n" +
-			"Listening on anything but loopback needs --addr and prints a warning. docs/ui.md says more.",
-		Example: "  labctl ui\n  labctl ui --no-browser\n  labctl ui --addr 127.0.0.1:8080",
+			"Listening on anything but loopback needs --addr and prints a warning. docs/ui.md says more.\n" +
+			"With --invite, the page is of your sandbox in a class, as `labctl shell --invite` opens it (no previews).",
+		Example: "  labctl ui\n  labctl ui --no-browser\n  labctl ui --addr 127.0.0.1:8080\n  labctl ui --invite alice.kubeconfig",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.addr = g.cfg.GetString("addr")
@@ -41,6 +45,8 @@ func newUICommand(g *globals) *cobra.Command {
 		},
 	}
 	addUIFlags(cmd, &o)
+	cmd.Flags().StringVar(&o.invite, "invite", "", "show your sandbox in a class with the invite `FILE` your instructor gave you")
+	_ = cmd.MarkFlagFilename("invite")
 	return cmd
 }
 
@@ -101,11 +107,7 @@ func runUI(ctx context.Context, g *globals, o uiOptions, fromFlag bool, page fun
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
-	st, err := g.loadLabState()
-	if err != nil {
-		return &ExitError{Code: exitError, Err: err}
-	}
-	env, err := g.connectLab(ctx, st)
+	st, env, kube, err := g.uiLab(ctx, o)
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
@@ -117,7 +119,7 @@ func runUI(ctx context.Context, g *globals, o uiOptions, fromFlag bool, page fun
 		Sandbox: uiSandbox{env, st.lab},
 		Catalog: st.catalog,
 		Assets:  assets.FS,
-		Kube:    env.LearnerConfig,
+		Kube:    kube,
 		Log:     g.detailOrDiscard(),
 	})
 	if err != nil {
@@ -155,6 +157,33 @@ func runUI(ctx context.Context, g *globals, o uiOptions, fromFlag bool, page fun
 	case <-srv.Done():
 	}
 	return srv.Close()
+}
+
+// uiLab is the lab the page shows, its live environment and the
+// learner's identity for the previews: the local lab's, or with --invite
+// the invite's sandbox on the practice lab, without previews (the lab's
+// API server is reached from the sandbox only).
+func (g *globals) uiLab(ctx context.Context, o uiOptions) (*labState, liveLab, func(context.Context) (*rest.Config, error), error) {
+	if o.invite != "" {
+		st, inv, err := g.openInvite(ctx, o.invite)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		g.invitedLine(st, inv)
+		if !g.quiet() {
+			fmt.Fprintln(g.streams.Err, "The page shows no previews of the lab's Services: your lab's API server is reached from your sandbox only.")
+		}
+		return st, inv, nil, nil
+	}
+	st, err := g.loadLabState()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	env, err := g.connectLab(ctx, st)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return st, env, env.LearnerConfig, nil
 }
 
 // detailOrDiscard is detail, never nil.

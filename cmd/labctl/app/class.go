@@ -1,0 +1,209 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/provision"
+)
+
+// The class commands run one lab per learner on an existing Kubernetes
+// cluster (provision's Class): up, status, grade, shell, reset, down and
+// invite.
+
+// classFlags are the class commands' persistent flags and their keys in
+// the configuration: --context is class.context, which LABCTL_CLASS_CONTEXT
+// and the config file's class: context: set too.
+var classFlags = []struct{ flag, usage string }{
+	{"context", "the kubeconfig `CONTEXT` of the class cluster (default: the kubeconfig's current context)"},
+	{"kubeconfig", "the kubeconfig `FILE` of the class cluster (default: $KUBECONFIG, then ~/.kube/config)"},
+	{"prefix", "the `PREFIX` of each learner's namespace"},
+	{"storage-class", "the StorageClass `NAME` of the learners' volumes (default: the cluster's default)"},
+	{"sandbox-image", "the sandbox `IMAGE` the cluster's nodes pull (default: the image labctl builds)"},
+}
+
+// classParallel bounds how many learners status, grade and down work on at
+// once.
+const classParallel = 8
+
+func newClassCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "class",
+		Short: "Run one lab per learner on an existing Kubernetes cluster",
+		Long: "A class runs the lab (--lab) once per learner on an existing Kubernetes cluster: each learner gets a\n" +
+			"namespace (PREFIX + name) holding a virtual control plane and a sandbox. What exists is read from the\n" +
+			"cluster itself. The instructor grades every learner at once; a learner reaches their sandbox with the\n" +
+			"file `labctl class invite` writes. docs/cli.md describes each command.",
+		Example: "  labctl class up --learners 20\n  labctl class status\n  labctl class grade -o junit --output-file class.xml",
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := loadConfig(g.cfg, cmd); err != nil {
+				return err
+			}
+			return bindClassConfig(g, cmd)
+		},
+	}
+	fl := cmd.PersistentFlags()
+	for _, f := range classFlags {
+		def := ""
+		if f.flag == "prefix" {
+			def = provision.DefaultClassPrefix
+		}
+		fl.String(f.flag, def, f.usage)
+	}
+	_ = cmd.MarkPersistentFlagFilename("kubeconfig")
+	cmd.AddCommand(
+		newClassUpCommand(g),
+		newClassStatusCommand(g),
+		newClassGradeCommand(g),
+		newClassShellCommand(g),
+		newClassResetCommand(g),
+		newClassDownCommand(g),
+		newClassInviteCommand(g),
+	)
+	return cmd
+}
+
+// bindClassConfig binds each class flag to its key class.FLAG and to the
+// environment variable LABCTL_CLASS_FLAG (dashes as underscores).
+func bindClassConfig(g *globals, cmd *cobra.Command) error {
+	for _, f := range classFlags {
+		key := "class." + f.flag
+		if err := g.cfg.BindPFlag(key, cmd.Flags().Lookup(f.flag)); err != nil {
+			return err
+		}
+		env := "LABCTL_CLASS_" + strings.ToUpper(strings.ReplaceAll(f.flag, "-", "_"))
+		if err := g.cfg.BindEnv(key, env); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// classSession is a class the command opened: the lab, its state and the
+// class on its cluster.
+type classSession struct {
+	st    *labState
+	class classroom
+	// prefix is the learners' namespace prefix.
+	prefix string
+}
+
+// classPrefix is the configured namespace prefix.
+func (g *globals) classPrefix() string {
+	if p := g.cfg.GetString("class.prefix"); p != "" {
+		return p
+	}
+	return provision.DefaultClassPrefix
+}
+
+// openClass loads the lab and connects to the class cluster; close it.
+func (g *globals) openClass(ctx context.Context) (*classSession, error) {
+	st, err := g.loadLabState()
+	if err != nil {
+		return nil, err
+	}
+	return g.openClassOf(ctx, st)
+}
+
+func (g *globals) openClassOf(ctx context.Context, st *labState) (*classSession, error) {
+	prefix := g.classPrefix()
+	c, err := g.env.OpenClass(ctx, provision.ClassConfig{
+		Lab:           st.lab,
+		Fixtures:      st.fixtures,
+		Kubeconfig:    g.cfg.GetString("class.kubeconfig"),
+		Context:       g.cfg.GetString("class.context"),
+		Prefix:        prefix,
+		StorageClass:  g.cfg.GetString("class.storage-class"),
+		SandboxImage:  g.cfg.GetString("class.sandbox-image"),
+		CheckerBinary: g.cfg.GetString("checker-binary"),
+		Log:           g.detail(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &classSession{st: st, class: c, prefix: prefix}, nil
+}
+
+func (s *classSession) Close() { s.class.Close() }
+
+// learnerState is the lab's state as one learner's: their progress and
+// the backups of their /root live in provision.ClassStateDir, where the
+// grader's audit windows read the progress too.
+func (s *classSession) learnerState(learner string) (*labState, error) {
+	dir, err := provision.ClassStateDir(s.st.lab.Metadata.Name, learner)
+	if err != nil {
+		return nil, err
+	}
+	st := *s.st
+	st.store = progress.NewStore(dir)
+	return &st, nil
+}
+
+// connect reaches a learner's lab, or says why it cannot.
+func (s *classSession) connect(ctx context.Context, learner string) (liveLab, error) {
+	env, err := s.class.Connect(ctx, learner)
+	if err != nil {
+		return nil, s.learnerError(learner, err)
+	}
+	return env, nil
+}
+
+// learnerError says what err, from the class about learner, means.
+func (s *classSession) learnerError(learner string, err error) error {
+	switch {
+	case errors.Is(err, provision.ErrNoLearner):
+		return fmt.Errorf("the class has no learner %s (namespace %s%s): `labctl class status` lists the learners", learner, s.prefix, learner)
+	case errors.Is(err, provision.ErrNotUp):
+		// provision's ErrNotUp says to run `labctl up`, which is not the
+		// class's way.
+		why := strings.TrimSuffix(err.Error(), ": "+provision.ErrNotUp.Error())
+		return fmt.Errorf("%s: the learner's lab is not ready: `labctl class up` repairs it", why)
+	}
+	return err
+}
+
+// learnerArg checks a LEARNER argument before anything is touched.
+func learnerArg(g *globals, name string) error {
+	if err := provision.ValidLearnerName(g.classPrefix(), name); err != nil {
+		return &ExitError{Code: exitError, Err: err}
+	}
+	return nil
+}
+
+// inParallel calls fn for each of n items, at most limit at a time, and
+// returns when every call has.
+func inParallel(n, limit int, fn func(i int)) {
+	if limit < 1 {
+		limit = 1
+	}
+	slots := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := range n {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() {
+				<-slots
+				wg.Done()
+			}()
+			fn(i)
+		}()
+	}
+	wg.Wait()
+}
+
+// classCommandLine is `labctl [--lab LAB] class` as the user would type it
+// again, for messages.
+func classCommandLine(g *globals) string {
+	s := "labctl"
+	if lab := g.labPath(); lab != "" {
+		s += " --lab " + lab
+	}
+	return s + " class"
+}

@@ -1,0 +1,93 @@
+package app
+
+import (
+	"context"
+
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
+)
+
+// classroom is a class on its Kubernetes cluster as the class commands use
+// it: one lab per learner, each learner's lab a liveLab once it is up.
+// provision's *Class is the real one (through realClass).
+type classroom interface {
+	// Learners lists the class's learners as the cluster reports them.
+	Learners(ctx context.Context) ([]provision.LearnerInfo, error)
+	// Up creates or repairs a learner's lab and waits until it is ready.
+	Up(ctx context.Context, learner string) error
+	// Connect reaches a learner's lab that is up (provision.ErrNoLearner,
+	// provision.ErrNotUp).
+	Connect(ctx context.Context, learner string) (liveLab, error)
+	// Down removes a learner's lab.
+	Down(ctx context.Context, learner string) error
+	// Capacity is what the cluster can still schedule, and one learner's cost.
+	Capacity(ctx context.Context) (provision.Capacity, error)
+	// Invite is a kubeconfig that reaches the learner's sandbox only.
+	Invite(ctx context.Context, learner string) ([]byte, error)
+	Close() error
+}
+
+func (provisioned) OpenClass(ctx context.Context, cfg provision.ClassConfig) (classroom, error) {
+	c, err := provision.OpenClass(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return realClass{c}, nil
+}
+
+// realClass is a class on its cluster; its learners are liveLabs.
+type realClass struct{ *provision.Class }
+
+func (c realClass) Connect(ctx context.Context, learner string) (liveLab, error) {
+	l, err := c.Class.Connect(ctx, learner)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return classLearner{l}, nil
+}
+
+// classLearner is a learner's lab on the class cluster; its shell, on the
+// Kubernetes exec API, is an attachedShell.
+type classLearner struct{ *provision.Learner }
+
+func (l classLearner) AttachShell(ctx context.Context, o docker.ShellOptions) (attachedShell, error) {
+	sh, err := l.Learner.AttachShell(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return sh, nil
+}
+
+// invitedLab is a learner's own sandbox reached with an invite: the
+// learner's shell and feedback checks; what only the instructor's labctl
+// does fails with provision.ErrInstructorOnly.
+type invitedLab interface {
+	liveLab
+	// Learner and LabName are whom and which lab the invite is for.
+	Learner() string
+	LabName() string
+	// UseLab gives the lab the learner works on, once it is loaded.
+	UseLab(l *lab.Lab)
+}
+
+func (provisioned) OpenInvite(ctx context.Context, kubeconfig []byte) (invitedLab, error) {
+	v, err := provision.OpenInvite(ctx, kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return realInvite{v}, nil
+}
+
+// realInvite is provision's Invited; its shell is an attachedShell.
+type realInvite struct{ *provision.Invited }
+
+func (v realInvite) UseLab(l *lab.Lab) { v.Lab = l }
+
+func (v realInvite) AttachShell(ctx context.Context, o docker.ShellOptions) (attachedShell, error) {
+	sh, err := v.Invited.AttachShell(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return sh, nil
+}
