@@ -44,8 +44,9 @@ type Learner struct {
 	ca      []byte
 	learner identity
 	// grader are the checker's credentials: the API server from inside
-	// the control-plane Pod.
-	grader *checks.KubeCredentials
+	// the control-plane Pod; graderExpires is when its token ends.
+	grader        *checks.KubeCredentials
+	graderExpires time.Time
 }
 
 // ClassStateDir is where the instructor's labctl keeps what it records of
@@ -63,7 +64,7 @@ func ClassStateDir(labName, learner string) (string, error) {
 func (c *Class) Connect(ctx context.Context, learner string) (*Learner, error) {
 	ns := c.Namespace(learner)
 	n, err := c.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-	if err != nil || n.Labels[LabelClassLearner] != learner || n.Labels[LabelClassLab] != c.cfg.Lab.Metadata.Name {
+	if err != nil || !c.owns(n, learner) {
 		return nil, fmt.Errorf("learner %s (namespace %s): %w", learner, ns, ErrNoLearner)
 	}
 	if p := c.problem(ctx, ns); p != "" {
@@ -116,7 +117,26 @@ func (e *Learner) issue(ctx context.Context) error {
 		return fmt.Errorf("learner %s: %w", e.Name, err)
 	}
 	e.learner = learner
+	e.setGrader(grader)
+	return nil
+}
+
+func (e *Learner) setGrader(grader identity) {
 	e.grader = &checks.KubeCredentials{Server: vcpInternalServer, Token: grader.Token, CAData: e.ca}
+	e.graderExpires = grader.Expires
+}
+
+// renewGraderSoon issues the grader a new token when its token nears its
+// end: a class shell may stay open for hours.
+func (e *Learner) renewGraderSoon(ctx context.Context) error {
+	if !graderNeedsRenewal(e.graderExpires, time.Now()) {
+		return nil
+	}
+	grader, err := issueToken(ctx, e.adminCS, GraderAccount, e.ca, graderTokenLifetime)
+	if err != nil {
+		return fmt.Errorf("learner %s: %w", e.Name, err)
+	}
+	e.setGrader(grader)
 	return nil
 }
 
@@ -130,7 +150,7 @@ func (e *Learner) setUp(ctx context.Context) error {
 		return fmt.Errorf("setting up the control plane of %s: %w", e.ns, err)
 	}
 	e.learner = learner
-	e.grader = &checks.KubeCredentials{Server: vcpInternalServer, Token: grader.Token, CAData: e.ca}
+	e.setGrader(grader)
 	if err := e.seedHome(ctx, false); err != nil {
 		return err
 	}
@@ -225,6 +245,9 @@ func (e *Learner) execIn(ctx context.Context, pod, container string, cmd []strin
 func (e *Learner) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
 	if len(cs) == 0 {
 		return nil, nil
+	}
+	if err := e.renewGraderSoon(ctx); err != nil {
+		return nil, err
 	}
 	req := checks.Request{
 		Root: "/", Kube: e.grader, Areas: e.areas(), Lang: msg.Choose(e.Lab.Metadata.Language, os.Getenv), Checks: cs,

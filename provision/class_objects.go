@@ -39,6 +39,7 @@ const (
 	vcpPort        = 6443
 	labelPart      = "labctl.dev/part"
 	annotationDone = "labctl.dev/setup-done"
+	annotationSpec = "labctl.dev/spec"
 )
 
 // Containers of the control-plane Pod.
@@ -228,6 +229,12 @@ func claimVolume(name, claim string, readOnly bool) corev1.Volume {
 	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: readOnly}}}
 }
 
+// runtimeDefault is a Pod's security context: the container runtime's
+// default seccomp profile for every container (as Docker gives its own).
+func runtimeDefault() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+}
+
 // hardened is the security context of a container that keeps only caps.
 func hardened(readOnlyRoot bool, caps ...string) *corev1.SecurityContext {
 	no, zero := false, int64(0)
@@ -236,6 +243,7 @@ func hardened(readOnlyRoot bool, caps ...string) *corev1.SecurityContext {
 		add[i] = corev1.Capability(c)
 	}
 	return &corev1.SecurityContext{
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		RunAsUser:                &zero,
 		AllowPrivilegeEscalation: &no,
 		ReadOnlyRootFilesystem:   &readOnlyRoot,
@@ -310,6 +318,7 @@ mv ` + vcpAuditDir + `/` + AuditPolicyFile + `.new ` + vcpAuditDir + `/` + Audit
 			AutomountServiceAccountToken:  &no,
 			EnableServiceLinks:            &no,
 			TerminationGracePeriodSeconds: &grace,
+			SecurityContext:               runtimeDefault(),
 			InitContainers: []corev1.Container{{
 				Name: containerPrepare, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
 				Command:         []string{"sh", "-c", prepare},
@@ -391,6 +400,7 @@ func (o classObjects) sandboxPod() *corev1.Pod {
 			AutomountServiceAccountToken:  &no,
 			EnableServiceLinks:            &no,
 			TerminationGracePeriodSeconds: &grace,
+			SecurityContext:               runtimeDefault(),
 			Hostname:                      o.lab.Metadata.Name,
 			Affinity: &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
 				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{

@@ -3,6 +3,9 @@ package provision
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -33,9 +36,12 @@ func (c *Class) Learners(ctx context.Context) ([]LearnerInfo, error) {
 		if ns.Name != c.Namespace(info.Name) {
 			continue // another prefix with the same label value
 		}
-		if ns.DeletionTimestamp != nil {
+		switch {
+		case ns.DeletionTimestamp != nil:
 			info.Problem = "being removed"
-		} else {
+		case ns.Annotations[annotationDone] == "":
+			info.Problem = "not set up yet: `labctl class up` finishes it"
+		default:
 			info.Problem = c.problem(ctx, ns.Name)
 		}
 		info.Ready = info.Problem == ""
@@ -194,31 +200,36 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 	}); err != nil {
 		return fmt.Errorf("creating service %s/%s: %w", ns, vcpService, err)
 	}
+	// In this order: the token controller deletes a token Secret whose
+	// service account it does not know yet.
 	sa, role, rb, secret := o.inviteObjects()
-	for what, create := range map[string]func(context.Context) error{
-		"service account " + inviteAccount: func(ctx context.Context) error {
+	for _, obj := range []struct {
+		what   string
+		create func(context.Context) error
+	}{
+		{"service account " + inviteAccount, func(ctx context.Context) error {
 			_, err := core.ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{})
 			return err
-		},
-		"role " + inviteRole: func(ctx context.Context) error {
+		}},
+		{"role " + inviteRole, func(ctx context.Context) error {
 			_, err := c.cs.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{})
 			return err
-		},
-		"role binding " + inviteRole: func(ctx context.Context) error {
+		}},
+		{"role binding " + inviteRole, func(ctx context.Context) error {
 			_, err := c.cs.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{})
 			return err
-		},
-		"network policy " + isolatePolicy: func(ctx context.Context) error {
+		}},
+		{"network policy " + isolatePolicy, func(ctx context.Context) error {
 			_, err := c.cs.NetworkingV1().NetworkPolicies(ns).Create(ctx, o.networkPolicy(), metav1.CreateOptions{})
 			return err
-		},
-		"secret " + inviteSecret: func(ctx context.Context) error {
+		}},
+		{"secret " + inviteSecret, func(ctx context.Context) error {
 			_, err := core.Secrets(ns).Create(ctx, secret, metav1.CreateOptions{})
 			return err
-		},
+		}},
 	} {
-		if err := createIfMissing(ctx, create); err != nil {
-			return fmt.Errorf("creating %s in %s: %w", what, ns, err)
+		if err := createIfMissing(ctx, obj.create); err != nil {
+			return fmt.Errorf("creating %s in %s: %w", obj.what, ns, err)
 		}
 	}
 	for _, pod := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
@@ -236,11 +247,20 @@ func createIfMissing(ctx context.Context, create func(context.Context) error) er
 	return nil
 }
 
-// ensurePod creates pod, replacing one that has ended.
+// ensurePod creates pod, replacing one that has ended, and one that is not
+// ready and was made from other settings (another sandbox image, say, after
+// an image that could not be pulled).
 func (c *Class) ensurePod(ctx context.Context, pod *corev1.Pod) error {
 	pods := c.cs.CoreV1().Pods(pod.Namespace)
+	spec, err := json.Marshal(pod.Spec)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(spec)
+	pod.Annotations = map[string]string{annotationSpec: hex.EncodeToString(sum[:12])}
 	old, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
-	if err == nil && (old.Status.Phase == corev1.PodFailed || old.Status.Phase == corev1.PodSucceeded) {
+	stale := err == nil && !podReady(old) && old.Annotations[annotationSpec] != pod.Annotations[annotationSpec]
+	if err == nil && (stale || old.Status.Phase == corev1.PodFailed || old.Status.Phase == corev1.PodSucceeded) {
 		if err := c.deletePod(ctx, pod.Namespace, pod.Name); err != nil {
 			return err
 		}
@@ -386,8 +406,8 @@ func (c *Class) Down(ctx context.Context, learner string) error {
 	if err != nil {
 		return fmt.Errorf("reading namespace %s: %w", ns, err)
 	}
-	if existing.Labels[LabelClassLearner] != learner || existing.Labels[LabelClassPrefix] != prefixLabel(c.cfg.Prefix) {
-		return fmt.Errorf("namespace %s is not a learner's of this class: left alone", ns)
+	if !c.owns(existing, learner) {
+		return fmt.Errorf("namespace %s is not a learner's of this class (lab %s): left alone", ns, c.cfg.Lab.Metadata.Name)
 	}
 	// The Pods go first and at once: nothing in them is kept, and the
 	// namespace would otherwise wait for their grace periods.
@@ -461,6 +481,12 @@ func noSchedule(n *corev1.Node) bool {
 	return false
 }
 
+// owns says whether ns is learner's namespace in this class and lab.
+func (c *Class) owns(ns *corev1.Namespace, learner string) bool {
+	return ns.Labels[LabelClassLearner] == learner && ns.Labels[LabelClassPrefix] == prefixLabel(c.cfg.Prefix) &&
+		ns.Labels[LabelClassLab] == c.cfg.Lab.Metadata.Name
+}
+
 // inviteContext names the context of an invite kubeconfig: the lab and
 // the learner, which `labctl shell --invite` reads back.
 func inviteContext(labName, learner string) string { return "labctl:" + labName + ":" + learner }
@@ -469,14 +495,27 @@ func inviteContext(labName, learner string) string { return "labctl:" + labName 
 // and port-forward to the learner's sandbox Pod.
 func (c *Class) Invite(ctx context.Context, learner string) ([]byte, error) {
 	ns := c.Namespace(learner)
-	if _, err := c.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+	n, err := c.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || (err == nil && !c.owns(n, learner)) {
 		return nil, fmt.Errorf("learner %s: %w", learner, ErrNoLearner)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("reading namespace %s: %w", ns, err)
+	}
+	if _, err := c.cs.CoreV1().ServiceAccounts(ns).Get(ctx, inviteAccount, metav1.GetOptions{}); err != nil {
+		return nil, fmt.Errorf("learner %s has no invite identity (%v): run `labctl class up` again", learner, err)
+	}
 	var token []byte
-	err := c.poll(ctx, time.Minute, "the invite token of "+ns, func() (bool, error) {
+	err = c.poll(ctx, time.Minute, "the invite token of "+ns, func() (bool, error) {
 		s, err := c.cs.CoreV1().Secrets(ns).Get(ctx, inviteSecret, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("learner %s has no invite identity: run `labctl class up` again", learner)
+			// Gone: revoked by hand, or removed by the token controller
+			// when it saw the Secret before its account. Make it again.
+			_, _, _, secret := c.objects(learner).inviteObjects()
+			if _, err := c.cs.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return false, fmt.Errorf("making the invite identity of %s: %w", learner, err)
+			}
+			return false, nil
 		}
 		if err != nil {
 			return false, err

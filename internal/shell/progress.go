@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -33,6 +34,10 @@ type StoreProgress struct {
 	Scripts ScriptRunner
 	// Now is time.Now outside tests.
 	Now func() time.Time
+	// Retry, when set, gives the command that runs a failed setup of a
+	// step again (grading.StepSetupError's Retry); nil leaves labctl
+	// reset's.
+	Retry func(step string) string
 }
 
 // State reads where the learner stands.
@@ -63,6 +68,10 @@ func (p *StoreProgress) Record(ctx context.Context, step string, results []check
 	}
 	if out.Advanced && out.Next != nil {
 		if err := grading.RunStepSetup(ctx, p.Scripts, out.Next, nil); err != nil {
+			var se *grading.StepSetupError
+			if p.Retry != nil && errors.As(err, &se) {
+				se.Retry = p.Retry(se.Step)
+			}
 			return st, err
 		}
 	}

@@ -390,4 +390,14 @@ func TestStoreProgressReportsAFailedSetup(t *testing.T) {
 	if st.Current == nil || st.Current.ID != "two" {
 		t.Fatalf("the pass was not recorded: %+v", st)
 	}
+	if !strings.Contains(err.Error(), "labctl reset --to two") {
+		t.Errorf("err = %v, want labctl reset's retry", err)
+	}
+
+	// A class's learner is reset by the class's command.
+	p = &StoreProgress{Store: progress.NewStore(t.TempDir()), Lab: l, Scripts: &scripts{code: 3},
+		Retry: func(step string) string { return "labctl class reset ada --to " + step }}
+	if _, err := p.Record(context.Background(), "one", results(checks.Pass)); err == nil || !strings.Contains(err.Error(), "`labctl class reset ada --to two` runs it again") {
+		t.Errorf("err = %v, want the class's retry", err)
+	}
 }

@@ -75,6 +75,9 @@ type labState struct {
 	digest  string
 	store   *progress.Store
 	catalog *msg.Catalog
+	// setupRetry, when set, is the command that runs a failed setup of a
+	// step again (a class's learner is reset by the class's command).
+	setupRetry func(step string) string
 }
 
 // loadLabState loads the lab, its digest, the learner's progress store and

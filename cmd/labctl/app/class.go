@@ -142,7 +142,14 @@ func (s *classSession) learnerState(learner string) (*labState, error) {
 	}
 	st := *s.st
 	st.store = progress.NewStore(dir)
+	st.setupRetry = classSetupRetry(learner)
 	return &st, nil
+}
+
+// classSetupRetry is the command that runs a learner's failed step setup
+// again: the instructor's reset of that learner.
+func classSetupRetry(learner string) func(step string) string {
+	return func(step string) string { return "labctl class reset " + learner + " --to " + step }
 }
 
 // connect reaches a learner's lab, or says why it cannot.

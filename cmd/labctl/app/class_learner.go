@@ -92,9 +92,15 @@ func runClassReset(ctx context.Context, g *globals, learner string, o resetOptio
 	if err != nil {
 		return err
 	}
-	return g.onLearner(ctx, st, learner, func(st *labState, env liveLab) error {
+	err = g.onLearner(ctx, st, learner, func(st *labState, env liveLab) error {
 		return resetOn(ctx, g, st, env, o, g.statusLogger())
 	})
+	if err == nil && o.hard {
+		// The learner's namespace is new, and its invite identity with it.
+		fmt.Fprintf(g.statusOut(), "%s's invite no longer opens the sandbox: send a new one (%s invite %s --force)\n",
+			learner, classCommandLine(g), learner)
+	}
+	return err
 }
 
 func newClassDownCommand(g *globals) *cobra.Command {

@@ -218,9 +218,12 @@ func checkRoom(ctx context.Context, c classroom, names []string) error {
 	if err != nil {
 		return err
 	}
+	// A learner whose namespace exists has its Pods' requests counted in
+	// Capacity already, ready or not (an interrupted run, a restarted
+	// node): only the learners not there yet need room.
 	up := map[string]bool{}
 	for _, l := range have {
-		up[l.Name] = l.Ready
+		up[l.Name] = true
 	}
 	missing := 0
 	for _, n := range names {
