@@ -6,7 +6,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -164,10 +163,9 @@ func (h *classHost) provision(ctx context.Context) {
 	}
 }
 
-// classConfig is a class of lab l on the host.
+// config is a class on the host, with the test's storage class and the
+// sandbox image loaded into its node.
 func (h *classHost) config(prefix string) ClassConfig {
 	_, sandboxImage := e2etest.Images()
 	return ClassConfig{Kubeconfig: h.kubeconfig, Prefix: prefix, StorageClass: classStorage, SandboxImage: sandboxImage}
 }
-
-var _ = strconv.Itoa

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"k8s.io/client-go/kubernetes"
@@ -107,7 +108,7 @@ func (v *Invited) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Resul
 		areas := []string{"/root"}
 		if v.Lab != nil {
 			for _, d := range []string{v.Lab.Sandbox.WorkDir, v.Lab.Sandbox.Fixtures} {
-				if d != "" && !contains(areas, d) {
+				if d != "" && !slices.Contains(areas, d) {
 					areas = append(areas, d)
 				}
 			}

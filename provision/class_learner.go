@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
@@ -286,20 +286,11 @@ func (e *Learner) areas() []string {
 	o := e.class.objects(e.Name)
 	areas := []string{"/root"}
 	for _, d := range []string{o.workDir(), o.fixturesDir()} {
-		if !strings.EqualFold(d, "/root") && !contains(areas, d) {
+		if !slices.Contains(areas, d) {
 			areas = append(areas, d)
 		}
 	}
 	return areas
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // auditWindows reads the learner's progress as the instructor's labctl
