@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/lab"
 )
 
 // Status is the outcome of one check.
@@ -92,4 +93,20 @@ func outcomeIn(err error, cat *msg.Catalog) (Status, string) {
 		return Fail, cat.Render(f.text)
 	}
 	return Error, err.Error()
+}
+
+// ErrorResult is c's result when it could not run, message m saying why;
+// description, points and optional are the lab's.
+func ErrorResult(c *lab.Check, m string) Result {
+	return Result{Name: c.Name, Description: c.Description, Status: Error, Message: m, Points: c.Points, Optional: c.Optional}
+}
+
+// ErrorResults is ErrorResult for every check of cs: a round whose answer is not
+// trusted.
+func ErrorResults(cs []lab.Check, m string) []Result {
+	out := make([]Result, len(cs))
+	for i := range cs {
+		out[i] = ErrorResult(&cs[i], m)
+	}
+	return out
 }

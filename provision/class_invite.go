@@ -141,8 +141,7 @@ func (v *Invited) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Resul
 	for i := range cs {
 		c := &cs[i]
 		if grading.InstructorOnly(c) {
-			results = append(results, checks.Result{Name: c.Name, Description: c.Description, Status: checks.Error,
-				Message: instructorChecked, Points: c.Points, Optional: c.Optional})
+			results = append(results, checks.ErrorResult(c, instructorChecked))
 			continue
 		}
 		results = append(results, got[0])

@@ -110,15 +110,27 @@ func (c *Class) connect(ctx context.Context, learner string) (*Learner, error) {
 	return &Learner{Lab: c.cfg.Lab, Name: learner, class: c, ns: ns, fwd: fwd, admin: admin, adminCS: cs, ca: s.Data[certCA]}, nil
 }
 
-// issue issues the grader and the learner tokens.
+// issue issues the grader a token; the learner's is issued when first
+// needed (learnerToken): status and grade never need it.
 func (e *Learner) issue(ctx context.Context) error {
-	learner, grader, err := issueTokens(ctx, e.adminCS, e.ca)
+	grader, err := issueToken(ctx, e.adminCS, GraderAccount, e.ca, graderTokenLifetime)
 	if err != nil {
 		return fmt.Errorf("learner %s: %w", e.Name, err)
 	}
-	e.learner = learner
 	e.setGrader(grader)
 	return nil
+}
+
+// learnerToken is the learner's token, issued the first time.
+func (e *Learner) learnerToken(ctx context.Context) (string, error) {
+	if e.learner.Token == "" {
+		learner, err := issueToken(ctx, e.adminCS, LearnerAccount, e.ca, learnerTokenLifetime)
+		if err != nil {
+			return "", fmt.Errorf("learner %s: %w", e.Name, err)
+		}
+		e.learner = learner
+	}
+	return e.learner.Token, nil
 }
 
 func (e *Learner) setGrader(grader identity) {
@@ -218,7 +230,11 @@ func (e *Learner) writeKubeconfig(ctx context.Context) error {
 		ns = e.Lab.Cluster.Namespaces[0]
 	}
 	server := fmt.Sprintf("https://%s.%s.svc:%d", vcpService, e.ns, vcpPort)
-	b, err := learnerKubeconfig(e.Lab.Metadata.Name, server, e.ca, e.learner.Token, ns)
+	token, err := e.learnerToken(ctx)
+	if err != nil {
+		return err
+	}
+	b, err := learnerKubeconfig(e.Lab.Metadata.Name, server, e.ca, token, ns)
 	if err != nil {
 		return err
 	}
@@ -274,12 +290,7 @@ func (e *Learner) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Resul
 // roundOverran reports every check as an error: a round cut short by its
 // deadline is not trusted.
 func roundOverran(cs []lab.Check, err error) []checks.Result {
-	out := make([]checks.Result, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, checks.Result{Name: c.Name, Description: c.Description, Status: checks.Error,
-			Message: fmt.Sprintf("the checker did not finish before its deadline (%v)", err), Points: c.Points, Optional: c.Optional})
-	}
-	return out
+	return checks.ErrorResults(cs, fmt.Sprintf("the checker did not finish before its deadline (%v)", err))
 }
 
 func (e *Learner) areas() []string {
@@ -441,9 +452,13 @@ func shellCommand(o docker.ShellOptions, workDir string) []string {
 
 // LearnerConfig is the learner's identity through labctl's port-forward.
 func (e *Learner) LearnerConfig(ctx context.Context) (*rest.Config, error) {
+	token, err := e.learnerToken(ctx)
+	if err != nil {
+		return nil, err
+	}
 	return &rest.Config{
 		Host:            e.admin.Host,
-		BearerToken:     e.learner.Token,
+		BearerToken:     token,
 		TLSClientConfig: rest.TLSClientConfig{CAData: e.ca, ServerName: "localhost"},
 		Timeout:         e.admin.Timeout,
 	}, nil

@@ -40,14 +40,7 @@ func (e *Engine) RunChecker(ctx context.Context, graderName, checkerPath string,
 
 // allErrors reports every requested check as an error with msg.
 func allErrors(req checks.Request, msg string) checks.Response {
-	resp := checks.Response{Results: make([]checks.Result, 0, len(req.Checks))}
-	for _, c := range req.Checks {
-		resp.Results = append(resp.Results, checks.Result{
-			Name: c.Name, Description: c.Description, Status: checks.Error,
-			Message: msg, Points: c.Points, Optional: c.Optional,
-		})
-	}
-	return resp
+	return checks.Response{Results: checks.ErrorResults(req.Checks, msg)}
 }
 
 // FirstLine is the first non-empty line of a process's error output, at
