@@ -23,9 +23,9 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// The Kubernetes exec and port-forward APIs, as a class uses them: a
-// WebSocket first, SPDY when the cluster's API server does not take one
-// (as kubectl does).
+// The Kubernetes exec and port-forward APIs, as a class uses them. Exec
+// tries SPDY first and a WebSocket when SPDY is refused; port-forward a
+// WebSocket first and SPDY when that is refused (as kubectl does).
 
 // quietClientGo sends client-go's own log lines (klog) nowhere: a stream
 // that ends while its stdin is copied is not the user's business, and
@@ -64,7 +64,9 @@ func (x podExec) run(ctx context.Context, cfg *rest.Config, cs kubernetes.Interf
 	if err != nil {
 		return -1, fmt.Errorf("exec in pod %s/%s: %w", x.Namespace, x.Pod, err)
 	}
-	exec, err := remotecommand.NewFallbackExecutor(ws, sp, func(err error) bool {
+	// SPDY first: a WebSocket exec was seen, rarely, to end with exit 0 before
+	// all of its output had arrived.
+	exec, err := remotecommand.NewFallbackExecutor(sp, ws, func(err error) bool {
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 	})
 	if err != nil {
