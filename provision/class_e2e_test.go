@@ -324,6 +324,22 @@ code=$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" h
 [ "$code" = 401 ] || { echo "learner 2's API server answered $code"; exit 1; }`)
 	})
 
+	t.Run("a script's output arrives whole, stdout and stderr on one writer", func(t *testing.T) {
+		// client-go copies an exec's stdout and stderr at once: one
+		// bytes.Buffer for both once lost whole outputs, about one exec in three.
+		const script = `hostname; echo to-stderr >&2; echo own-home`
+		for i := range 20 {
+			var out bytes.Buffer
+			if code, err := ls[0].RunScript(ctx, script, &out, &out); err != nil || code != 0 || !strings.Contains(out.String(), "own-home") || !strings.Contains(out.String(), "to-stderr") {
+				t.Fatalf("script %d in the sandbox: %d, %v: %q", i, code, err, out.String())
+			}
+			out.Reset()
+			if code, err := ls[0].RunAdminScript(ctx, script, &out); err != nil || code != 0 || !strings.Contains(out.String(), "own-home") || !strings.Contains(out.String(), "to-stderr") {
+				t.Fatalf("probe script %d: %d, %v: %q", i, code, err, out.String())
+			}
+		}
+	})
+
 	t.Run("an invite execs into its own sandbox and nowhere else", func(t *testing.T) {
 		kc, err := c.Invite(ctx, "learner-1")
 		if err != nil {

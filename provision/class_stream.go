@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -23,9 +22,9 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// The Kubernetes exec and port-forward APIs, as a class uses them. Exec
-// tries SPDY first and a WebSocket when SPDY is refused; port-forward a
-// WebSocket first and SPDY when that is refused (as kubectl does).
+// The Kubernetes exec and port-forward APIs, as a class uses them: a
+// WebSocket first, SPDY when the cluster's API server does not take one
+// (as kubectl does).
 
 // quietClientGo sends client-go's own log lines (klog) nowhere: a stream
 // that ends while its stdin is copied is not the user's business, and
@@ -64,17 +63,17 @@ func (x podExec) run(ctx context.Context, cfg *rest.Config, cs kubernetes.Interf
 	if err != nil {
 		return -1, fmt.Errorf("exec in pod %s/%s: %w", x.Namespace, x.Pod, err)
 	}
-	// SPDY first: a WebSocket exec was seen, rarely, to end with exit 0 before
-	// all of its output had arrived.
-	exec, err := remotecommand.NewFallbackExecutor(sp, ws, func(err error) bool {
+	exec, err := remotecommand.NewFallbackExecutor(ws, sp, func(err error) bool {
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 	})
 	if err != nil {
 		return -1, err
 	}
-	opts := remotecommand.StreamOptions{Stdin: x.Stdin, Stdout: x.Stdout, Tty: x.TTY, TerminalSizeQueue: x.Sizes}
-	if !x.TTY {
-		opts.Stderr = x.Stderr
+	opts := remotecommand.StreamOptions{Stdin: x.Stdin, Tty: x.TTY, TerminalSizeQueue: x.Sizes}
+	if x.TTY {
+		opts.Stdout = x.Stdout
+	} else {
+		opts.Stdout, opts.Stderr = outputs(x.Stdout, x.Stderr)
 	}
 	err = exec.StreamWithContext(ctx, opts)
 	var exit utilexec.ExitError
@@ -88,6 +87,35 @@ func (x podExec) run(ctx context.Context, cfg *rest.Config, cs kubernetes.Interf
 		return -1, fmt.Errorf("exec in pod %s/%s, container %s: %w", x.Namespace, x.Pod, x.Container, err)
 	}
 	return 0, nil
+}
+
+// outputs returns the writers for an exec's stdout and stderr. client-go
+// copies the two streams at once, each in its own goroutine, and a caller
+// often passes one writer for both (a bytes.Buffer: its ReadFrom, which
+// io.Copy prefers, sets the buffer's length back when its read ends,
+// dropping what the other stream wrote meanwhile). The writers returned
+// take turns and offer only Write.
+func outputs(stdout, stderr io.Writer) (io.Writer, io.Writer) {
+	mu := new(sync.Mutex)
+	wrap := func(w io.Writer) io.Writer {
+		if w == nil {
+			return nil
+		}
+		return &turnWriter{mu: mu, w: w}
+	}
+	return wrap(stdout), wrap(stderr)
+}
+
+// turnWriter is a writer that shares a lock with another.
+type turnWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (t *turnWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.w.Write(p)
 }
 
 // forward is a port-forward from a loopback port on this machine to a
