@@ -101,20 +101,55 @@ func runningPodCommand(body string) string {
 			continue
 		}
 		args := words[at+1:]
-		for i, w := range args {
-			switch {
-			case slices.Contains(runningPodVerbs, w):
-				return "kubectl " + w
-			case w == "rollout" && i+1 < len(args) && args[i+1] == "status":
+		v := kubectlSubcommand(args)
+		if v < 0 {
+			continue
+		}
+		verb, rest := args[v], args[v+1:]
+		switch {
+		case slices.Contains(runningPodVerbs, verb):
+			return "kubectl " + verb
+		case verb == "rollout":
+			if r := kubectlSubcommand(rest); r >= 0 && rest[r] == "status" {
 				return "kubectl rollout status"
-			case w == "wait":
-				if j := slices.IndexFunc(args[i+1:], waitsForRunning); j >= 0 {
-					return "kubectl wait " + strings.Trim(args[i+1+j], `'"`)
+			}
+		case verb == "wait":
+			for j, a := range rest {
+				if a == "--for" && j+1 < len(rest) {
+					a = "--for=" + strings.Trim(rest[j+1], `'"`)
+				}
+				if waitsForRunning(a) {
+					return "kubectl wait " + strings.Trim(a, `'"`)
 				}
 			}
 		}
 	}
 	return ""
+}
+
+// kubectlValueFlags are kubectl's global flags whose value may follow as
+// the next argument.
+var kubectlValueFlags = []string{
+	"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server", "--token",
+	"--as", "--as-group", "--as-uid", "--request-timeout", "--cache-dir", "--certificate-authority",
+	"--client-certificate", "--client-key", "--tls-server-name", "-v", "--v",
+}
+
+// kubectlSubcommand returns the index of the (sub)command among args: the
+// first that is neither a flag nor the value of a flag given apart, or -1.
+// `kubectl get configmap logs` then names no running-Pod verb.
+func kubectlSubcommand(args []string) int {
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		switch {
+		case slices.Contains(kubectlValueFlags, w):
+			i++
+		case strings.HasPrefix(w, "-"):
+		default:
+			return i
+		}
+	}
+	return -1
 }
 
 // waitsForRunning reports whether a kubectl wait argument waits for a

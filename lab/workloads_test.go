@@ -102,3 +102,26 @@ func TestLintDeclaredWorkloadsMessage(t *testing.T) {
 		}
 	}
 }
+
+// The verb is kubectl's subcommand, not any argument: a resource named logs
+// or top reads stored state.
+func TestRunningPodCommandVerb(t *testing.T) {
+	for script, want := range map[string]string{
+		"kubectl get configmap logs -o yaml":                   "",
+		"kubectl -n team-a describe pod top":                   "",
+		"kubectl --context kind-x -n a top pod":                "kubectl top",
+		"kubectl --namespace=a logs deploy/web":                "kubectl logs",
+		"kubectl -v 6 exec web-0 -- true":                      "kubectl exec",
+		"kubectl apply -f logs/ && kubectl -n a get pods":      "",
+		"kubectl -n a rollout history deploy/status":           "",
+		"kubectl -n a rollout --request-timeout 5s status d/w": "kubectl rollout status",
+		"kubectl get pods -l app=wait --for=condition=Ready":   "",
+		"kubectl -n a wait pod/x --for condition=Ready":        "kubectl wait --for=condition=Ready",
+		"kubectl -n a wait pod/x --for=condition=Ready":        "kubectl wait --for=condition=Ready",
+		"kubectl -n": "",
+	} {
+		if got := runningPodCommand(script); got != want {
+			t.Errorf("runningPodCommand(%q) = %q, want %q", script, got, want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -77,6 +78,11 @@ type Capacity struct {
 	FreeMemory, FreeMilliCPU int64
 	// LearnerMemory and LearnerMilliCPU: the requests of one learner's Pods.
 	LearnerMemory, LearnerMilliCPU int64
+	// Arch is the checker's architecture; OtherArch counts the Ready,
+	// schedulable nodes of other architectures, which are not counted
+	// above: the learners' Pods do not go there.
+	Arch      string
+	OtherArch map[string]int
 }
 
 // Fits is how many learners fit in what is free.
@@ -125,6 +131,10 @@ type Class struct {
 	cs       kubernetes.Interface
 	cp       images.ControlPlane
 	fixtures []byte
+	// arch is the checker's architecture (kubernetes.io/arch): the Pods
+	// run on nodes of it only. Empty when the checker cannot be read;
+	// placing it then fails with the reason.
+	arch string
 }
 
 // classWait bounds the wait for a learner's lab to become ready.
@@ -161,7 +171,11 @@ func OpenClass(ctx context.Context, cfg ClassConfig) (*Class, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Class{cfg: cfg, rest: rc, cs: cs, cp: images.ControlPlaneImages(), fixtures: fx}, nil
+	c := &Class{cfg: cfg, rest: rc, cs: cs, cp: images.ControlPlaneImages(), fixtures: fx}
+	if bin, err := docker.CheckerBinary(cfg.CheckerBinary); err == nil {
+		c.arch, _ = docker.BinaryArch(bin)
+	}
+	return c, nil
 }
 
 // Close releases the class's connections.
@@ -172,7 +186,7 @@ func (c *Class) Namespace(learner string) string { return c.cfg.Prefix + learner
 
 func (c *Class) objects(learner string) classObjects {
 	return classObjects{lab: c.cfg.Lab, namespace: c.Namespace(learner), learner: learner, prefix: c.cfg.Prefix,
-		image: c.cfg.SandboxImage, cp: c.cp, storageClass: c.cfg.StorageClass}
+		image: c.cfg.SandboxImage, cp: c.cp, storageClass: c.cfg.StorageClass, arch: c.arch}
 }
 
 func (c *Class) logf(format string, args ...any) {

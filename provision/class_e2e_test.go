@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -161,6 +162,20 @@ func TestE2EClass(t *testing.T) {
 	list, err := c.Learners(ctx)
 	if err != nil || len(list) != 3 || !list[0].Ready || !list[2].Ready || list[1].Name != "learner-2" {
 		t.Fatalf("Learners: %+v, %v", list, err)
+	}
+
+	// The Pods go to nodes of the checker's architecture; a checker of
+	// another leaves no node to count.
+	if c.arch != runtime.GOARCH {
+		t.Errorf("the class's checker architecture is %q, want %s", c.arch, runtime.GOARCH)
+	}
+	if cap, err := c.Capacity(ctx); err != nil || cap.Nodes != 1 || len(cap.OtherArch) != 0 {
+		t.Errorf("capacity: %+v, %v, want the one node", cap, err)
+	}
+	other := *c
+	other.arch = "s390x"
+	if cap, err := other.Capacity(ctx); err != nil || cap.Nodes != 0 || cap.OtherArch[runtime.GOARCH] != 1 {
+		t.Errorf("capacity for an s390x checker: %+v, %v, want no node and one of %s left out", cap, err, runtime.GOARCH)
 	}
 
 	ls := make([]*Learner, len(names))

@@ -138,6 +138,17 @@ type classObjects struct {
 	image        string
 	cp           images.ControlPlane
 	storageClass string
+	// arch, when set, keeps the Pods on nodes of the checker's
+	// architecture (kubernetes.io/arch).
+	arch string
+}
+
+// nodeSelector keeps a Pod on nodes that can run the checker.
+func (o classObjects) nodeSelector() map[string]string {
+	if o.arch == "" {
+		return nil
+	}
+	return map[string]string{corev1.LabelArchStable: o.arch}
 }
 
 func (o classObjects) labels(part string) map[string]string {
@@ -315,6 +326,7 @@ mv ` + vcpAuditDir + `/` + AuditPolicyFile + `.new ` + vcpAuditDir + `/` + Audit
 	return &corev1.Pod{
 		ObjectMeta: o.meta(vcpPod, "vcp"),
 		Spec: corev1.PodSpec{
+			NodeSelector:                  o.nodeSelector(),
 			AutomountServiceAccountToken:  &no,
 			EnableServiceLinks:            &no,
 			TerminationGracePeriodSeconds: &grace,
@@ -397,6 +409,7 @@ func (o classObjects) sandboxPod() *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: o.meta(sandboxPod, "sandbox"),
 		Spec: corev1.PodSpec{
+			NodeSelector:                  o.nodeSelector(),
 			AutomountServiceAccountToken:  &no,
 			EnableServiceLinks:            &no,
 			TerminationGracePeriodSeconds: &grace,

@@ -235,3 +235,18 @@ func TestClassNetworkPolicy(t *testing.T) {
 		t.Errorf("namespace %s", np.Namespace)
 	}
 }
+
+// Both Pods run the checker: they go to nodes of its architecture only.
+func TestClassPodsStayOnTheCheckersArch(t *testing.T) {
+	o := testObjects()
+	o.arch = "arm64"
+	for _, p := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+		if got := p.Spec.NodeSelector[corev1.LabelArchStable]; got != "arm64" || len(p.Spec.NodeSelector) != 1 {
+			t.Errorf("pod %s: node selector %v, want %s=arm64", p.Name, p.Spec.NodeSelector, corev1.LabelArchStable)
+		}
+	}
+	o.arch = ""
+	if p := o.sandboxPod(); p.Spec.NodeSelector != nil {
+		t.Errorf("no architecture known, yet a node selector: %v", p.Spec.NodeSelector)
+	}
+}

@@ -433,6 +433,7 @@ func (c *Class) Down(ctx context.Context, learner string) error {
 func (c *Class) Capacity(ctx context.Context) (Capacity, error) {
 	var cap Capacity
 	cap.LearnerMemory, cap.LearnerMilliCPU = learnerRequests()
+	cap.Arch = c.arch
 	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return cap, fmt.Errorf("listing the class cluster's nodes: %w", err)
@@ -440,6 +441,13 @@ func (c *Class) Capacity(ctx context.Context) (Capacity, error) {
 	usable := map[string]bool{}
 	for _, n := range nodes.Items {
 		if n.Spec.Unschedulable || !nodeReady(&n) || noSchedule(&n) {
+			continue
+		}
+		if arch := nodeArch(&n); c.arch != "" && arch != c.arch {
+			if cap.OtherArch == nil {
+				cap.OtherArch = map[string]int{}
+			}
+			cap.OtherArch[arch]++
 			continue
 		}
 		usable[n.Name] = true
@@ -461,6 +469,15 @@ func (c *Class) Capacity(ctx context.Context) (Capacity, error) {
 		}
 	}
 	return cap, nil
+}
+
+// nodeArch is the node's architecture, by its label, else as its kubelet
+// reports it.
+func nodeArch(n *corev1.Node) string {
+	if a := n.Labels[corev1.LabelArchStable]; a != "" {
+		return a
+	}
+	return n.Status.NodeInfo.Architecture
 }
 
 func nodeReady(n *corev1.Node) bool {

@@ -40,6 +40,29 @@ func CheckerBinary(override string) (string, error) {
 	return p, nil
 }
 
+// BinaryArch is the architecture of an ELF executable, as GOARCH and the
+// Kubernetes label kubernetes.io/arch name it (amd64, arm64, ...).
+func BinaryArch(p string) (string, error) {
+	f, err := elf.Open(p)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", p, err)
+	}
+	defer f.Close()
+	arch, ok := elfArch[f.Machine]
+	if !ok {
+		return "", fmt.Errorf("%s is built for %s, which labctl does not know", p, f.Machine)
+	}
+	if arch == "ppc64" && f.Data == elf.ELFDATA2LSB {
+		arch = "ppc64le"
+	}
+	return arch, nil
+}
+
+var elfArch = map[elf.Machine]string{
+	elf.EM_X86_64: "amd64", elf.EM_AARCH64: "arm64", elf.EM_386: "386", elf.EM_ARM: "arm",
+	elf.EM_PPC64: "ppc64", elf.EM_S390: "s390x", elf.EM_RISCV: "riscv64",
+}
+
 func checkStatic(p string) error {
 	f, err := elf.Open(p)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -91,5 +92,31 @@ func TestClearedEnvOverridesEveryDefinedVariable(t *testing.T) {
 	}
 	if got := clearedEnv(nil); !slices.Equal(got, want[:3]) {
 		t.Errorf("clearedEnv(nil) = %q, want %q", got, want[:3])
+	}
+}
+
+func TestBinaryArch(t *testing.T) {
+	if got, err := BinaryArch(buildStatic(t)); err != nil || got != runtime.GOARCH {
+		t.Errorf("this machine's build: %q, %v, want %s", got, err, runtime.GOARCH)
+	}
+	other := "arm64"
+	if runtime.GOARCH == "arm64" {
+		other = "amd64"
+	}
+	out := filepath.Join(t.TempDir(), "envdump-"+other)
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/envdump")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+other)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building envdump for %s: %v\n%s", other, err, b)
+	}
+	if got, err := BinaryArch(out); err != nil || got != other {
+		t.Errorf("a build for %s: %q, %v", other, got, err)
+	}
+	script := filepath.Join(t.TempDir(), "script")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := BinaryArch(script); err == nil {
+		t.Error("a shell script has an architecture")
 	}
 }

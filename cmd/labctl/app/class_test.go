@@ -304,6 +304,27 @@ func TestClassUpRefusesWithoutRoom(t *testing.T) {
 	}
 }
 
+// A cluster whose nodes cannot run this labctl's checker is refused with
+// what to do; nodes of another architecture beside usable ones are named.
+func TestClassUpRefusesNodesOfAnotherArch(t *testing.T) {
+	isolate(t)
+	none := provision.Capacity{Arch: "amd64", OtherArch: map[string]int{"arm64": 3}, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
+	c := classOf(t, "hello")
+	c.capacity = &none
+	env := &fakeEnv{class: c}
+	code, out, errOut := runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "1")
+	want{code: 2, noOut: true, errOut: []string{"no Ready node that can run this labctl's checker, built for amd64: it has 3 node(s) of arm64",
+		"LABCTL_CHECKER_BINARY", "GOARCH=arm64 go build"}}.check(t, env, nil, code, out, errOut)
+	if len(c.calls) != 0 {
+		t.Errorf("a refused class up touched learners: %v", c.calls)
+	}
+	some := provision.Capacity{Nodes: 1, FreeMemory: 1 << 30, FreeMilliCPU: 500, Arch: "amd64", OtherArch: map[string]int{"arm64": 2},
+		LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
+	c.capacity = &some
+	code, out, errOut = runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "2")
+	want{code: 2, noOut: true, errOut: []string{"room for 1 more learner(s)", "Not counted: 2 node(s) of arm64"}}.check(t, env, nil, code, out, errOut)
+}
+
 func TestClassStatus(t *testing.T) {
 	isolate(t)
 	c := classOf(t, "goodbye", "alice", "bob")

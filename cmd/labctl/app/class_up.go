@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -247,11 +249,30 @@ func checkRoom(ctx context.Context, c classroom, names []string) error {
 // roomMessage says that the cluster has no room for missing more learners,
 // what it has and what one learner costs, and what to do.
 func roomMessage(c provision.Capacity, missing int) string {
-	return fmt.Sprintf("the class cluster has room for %d more learner(s), not the %d not yet up: "+
+	if c.Nodes == 0 && len(c.OtherArch) > 0 {
+		return fmt.Sprintf("the class cluster has no Ready node that can run this labctl's checker, built for %s: it has %s.\n"+
+			"Set checker-binary (LABCTL_CHECKER_BINARY) to a labctl built for them "+
+			"(CGO_ENABLED=0 GOARCH=%s go build -o labctl-nodes ./cmd/labctl), or add %s nodes.",
+			c.Arch, archText(c.OtherArch), slices.Sorted(maps.Keys(c.OtherArch))[0], c.Arch)
+	}
+	msg := fmt.Sprintf("the class cluster has room for %d more learner(s), not the %d not yet up: "+
 		"%s of memory and %s CPU are free on %d node(s), and each learner asks for %s and %s CPU.\n"+
 		"Bring up fewer learners (--learners, or a shorter roster), or add nodes to the cluster.",
 		max(c.Fits(), 0), missing, bytesText(c.FreeMemory), milliCPUText(c.FreeMilliCPU), c.Nodes,
 		bytesText(c.LearnerMemory), milliCPUText(c.LearnerMilliCPU))
+	if len(c.OtherArch) > 0 {
+		msg += fmt.Sprintf("\nNot counted: %s, which cannot run this labctl's checker (built for %s).", archText(c.OtherArch), c.Arch)
+	}
+	return msg
+}
+
+// archText lists node counts by architecture: "2 node(s) of arm64".
+func archText(m map[string]int) string {
+	var parts []string
+	for _, a := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%d node(s) of %s", m[a], a))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // bytesText is n bytes as GiB or MiB.
