@@ -13,7 +13,7 @@ export CGO_ENABLED := 0
 .PHONY: help build test lint generate e2e engine images browser up down bench fuzz web
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
 
 build: ## build the static labctl binary into bin/
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/labctl
