@@ -22,8 +22,9 @@ var owners = map[string][]string{
 	"github.com/spf13/cobra":   {"cmd"},
 	"github.com/spf13/viper":   {"cmd"},
 	"github.com/go-git/go-git": {"checks", "internal/labstore"},
-	// Only the browser tests of `labctl ui` drive Chromium.
-	"github.com/chromedp": {"cmd/labctl"},
+	// Only the browser tests of `labctl ui` drive Chromium: the binary's,
+	// and its server's with a fake cluster.
+	"github.com/chromedp": {"cmd/labctl", "internal/web"},
 }
 
 // layers says which of the module's packages each package may import (its

@@ -88,6 +88,18 @@ func TestAttackToken(t *testing.T) {
 		}
 	}
 
+	// Led here by another site (the file labctl ui gives the browser is
+	// one), a redirect would not carry the SameSite=Strict cookie: the
+	// cookie is set with a page that refreshes to the address without the
+	// token.
+	resp, body := ts.request(t, http.MethodGet, "/?token="+tok+"&x=1", "", noCookie, header("Origin", ""), header("Sec-Fetch-Site", "cross-site"))
+	var set bool
+	for _, c := range resp.Cookies() {
+		set = set || (c.Name == cookieName && c.Value == tok && c.HttpOnly && c.SameSite == http.SameSiteStrictMode)
+	}
+	if resp.StatusCode != http.StatusOK || !set || strings.Contains(body, tok) || !strings.Contains(body, `<meta http-equiv="refresh" content="0;url=/?x=1">`) {
+		t.Errorf("GET /?token= from another site: %d, cookie set %v, body %q; want 200, the cookie and a refresh to /?x=1", resp.StatusCode, set, body)
+	}
 	// The token leaves the address bar and never comes back in a Location.
 	for _, p := range []string{"/?token=" + tok, "/?token=" + tok + "&token=" + tok + "&x=1"} {
 		resp, _ := ts.request(t, http.MethodGet, p, "", noCookie, header("Origin", ""))
@@ -507,6 +519,10 @@ func TestAttackThePreviewsAnswers(t *testing.T) {
 			h.Set("Content-Security-Policy", "sandbox allow-scripts allow-same-origin")
 			h.Set("X-Content-Type-Options", "")
 			_, _ = io.WriteString(w, `<script>fetch("/api/grade",{method:"POST"}); parent.document.cookie</script>`)
+		case "/referrer":
+			h.Set("Content-Type", "text/html")
+			h.Set("Referrer-Policy", "unsafe-url")
+			_, _ = io.WriteString(w, `<meta name="referrer" content="unsafe-url"><img src="http://127.0.0.1:9/x"><a href="http://127.0.0.1:9/" target="_blank">x</a>`)
 		case "/big":
 			h.Set("Content-Length", fmt.Sprint(big))
 			chunk := bytes.Repeat([]byte("x"), 64<<10)
@@ -547,6 +563,32 @@ func TestAttackThePreviewsAnswers(t *testing.T) {
 	}
 	if resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("Referrer-Policy") != "no-referrer" {
 		t.Errorf("an app's page: X-Content-Type-Options %q, Referrer-Policy %q", resp.Header.Get("X-Content-Type-Options"), resp.Header.Get("Referrer-Policy"))
+	}
+
+	// The app asks for its address (the previews' token in it) to go with
+	// its requests to other sites. Its header is replaced; its <meta> and
+	// referrerpolicy attributes the browser would obey, but a document of
+	// an opaque origin (the sandbox) sends no Referer, and the preview's
+	// document reaches no other site (TestBrowserPreviewKeepsItsTokenFromOthers
+	// shows both in Chromium).
+	resp, _ = ts.request(t, http.MethodGet, ts.pv("/preview/shop/web:80/referrer"), "")
+	if rp := resp.Header.Values("Referrer-Policy"); len(rp) != 1 || rp[0] != "no-referrer" {
+		t.Errorf("the app's Referrer-Policy unsafe-url comes out as %q, want only no-referrer", rp)
+	}
+	policy := resp.Header.Get("Content-Security-Policy")
+	sandbox, rest, _ := strings.Cut(policy, ";")
+	for _, flag := range []string{"allow-same-origin", "allow-popups", "allow-top-navigation", "allow-popups-to-escape-sandbox"} {
+		if strings.Contains(sandbox, flag) {
+			t.Errorf("the preview's sandbox allows %s: %q", flag, policy)
+		}
+	}
+	for _, d := range []string{"default-src 'self' ", "form-action 'self'", "frame-ancestors 'self'"} {
+		if !strings.Contains(rest, d) {
+			t.Errorf("the preview's policy has no %s: %q", d, policy)
+		}
+	}
+	if strings.Contains(rest, "*") || strings.Contains(rest, "http:") {
+		t.Errorf("the preview's policy lets it reach other sites: %q", policy)
 	}
 
 	resp, body := ts.request(t, http.MethodGet, ts.pv("/preview/shop/web:80/big"), "")

@@ -23,6 +23,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"io/fs"
 	"log"
@@ -297,8 +298,15 @@ const (
 		"connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
 	// previewPolicy is a preview's: a sandbox without allow-same-origin
 	// gives the proxied app an origin of its own, so its scripts cannot
-	// reach the page's API, cookie or terminals.
-	previewPolicy = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads; frame-ancestors 'self'"
+	// reach the page's API, cookie or terminals, and a document of an
+	// opaque origin sends no Referer, whatever referrer policy the app asks
+	// for (a <meta name="referrer">, an element's referrerpolicy): its
+	// address holds the previews' token. Beyond that, the app's document
+	// makes no request beyond this server (default-src, form-action) and
+	// opens no window (no allow-popups); in the page, its frame's own
+	// navigations are held by the page's frame-src.
+	previewPolicy = "sandbox allow-scripts allow-forms allow-modals allow-downloads; " +
+		"default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:; form-action 'self'; frame-ancestors 'self'"
 )
 
 // refusal is what a request without the token is told.
@@ -354,11 +362,32 @@ func (s *Server) Handler() http.Handler {
 			q.Del("token")
 			u.RawQuery = q.Encode()
 			u.Scheme, u.Host = "", ""
+			if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+				// Another site led here (the file labctl ui gives the
+				// browser is one): the browser would send the
+				// SameSite=Strict cookie with no request of this
+				// navigation, a redirect's included. The page's own
+				// refresh is a navigation of this site.
+				refreshTo(w, u.RequestURI())
+				return
+			}
 			http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 			return
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// refreshTo answers with a page that leads the browser to path.
+func refreshTo(w http.ResponseWriter, path string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	p := html.EscapeString(path)
+	fmt.Fprintf(w, `<!doctype html>
+<html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=%s"><title>labctl ui</title></head>
+<body><p><a href="%s">Open the lab's page</a></p></body></html>
+`, p, p)
 }
 
 // previewGate lets a preview's request through when its path holds the

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/internal/web"
 	"github.com/labctl/labctl/internal/web/assets"
 	"github.com/labctl/labctl/lab"
@@ -72,6 +74,22 @@ func listenAddr(addr string, fromFlag bool) (listen string, loopback bool, err e
 		return "", false, fmt.Errorf("the configuration asks labctl ui to listen on %s, which is not loopback: only the --addr flag may do that (remove addr from LABCTL_ADDR or the config file, or pass --addr %s)", addr, addr)
 	}
 	return addr, loopback, nil
+}
+
+// newOpener writes the file the browser is given, which leads to url:
+// under $XDG_RUNTIME_DIR/labctl, else labctl's state directory.
+func newOpener(url string) (*web.Opener, error) {
+	base := os.Getenv("XDG_RUNTIME_DIR")
+	if base != "" && filepath.IsAbs(base) {
+		base = filepath.Join(base, "labctl")
+	} else {
+		d, err := statedir.Dir(os.Getenv, ".ui")
+		if err != nil {
+			return nil, err
+		}
+		base = d
+	}
+	return web.NewOpener(base, url)
 }
 
 // startBrowser opens url in the user's browser: $BROWSER, else the
@@ -147,8 +165,17 @@ func runUI(ctx context.Context, g *globals, o uiOptions, fromFlag bool, page fun
 		fmt.Fprintf(g.streams.Err, "warning: labctl ui listens on %s, beyond this machine: anyone who can reach it and learns the URL's token has your lab's terminals\n", addr)
 	}
 	if !o.noBrowser {
-		if err := startBrowser(url); err != nil {
+		// The browser is given a file that leads to the URL, not the
+		// URL: every local user can read a process's arguments.
+		opener, err := newOpener(url)
+		if err == nil {
+			defer opener.Remove()
+			err = startBrowser(opener.URL)
+		}
+		if err != nil {
 			fmt.Fprintf(g.streams.Err, "Open the URL above in your browser (%v).\n", err)
+		} else if !g.quiet() {
+			fmt.Fprintf(g.streams.Err, "Opened your browser with %s, which only you can read; it is removed when this stops.\n", opener.Path)
 		}
 	}
 	fmt.Fprintln(g.streams.Err, "Serving the lab's page; press Ctrl-C to stop (your work in the sandbox stays).")

