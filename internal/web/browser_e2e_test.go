@@ -308,3 +308,43 @@ func TestBrowserPreviewKeepsItsTokenFromOthers(t *testing.T) {
 		}
 	})
 }
+
+// TestBrowserAuthorsTextReachesNoOne opens the page of a lab whose author
+// put an image and a link to another server into its goal, and a link into
+// a step, as a way to learn the page's address (and its token) or when the
+// learner works: the image is not loaded (img-src 'self'), and the links,
+// followed, carry no Referer.
+func TestBrowserAuthorsTextReachesNoOne(t *testing.T) {
+	catcher := newReferrerCatcher(t)
+	ts := startServer(t, realPage, func(c *Config) {
+		c.Lab.Metadata.Goal = "Learn. ![track](" + catcher.URL + "/goal.png) [more](" + catcher.URL + "/goal-link)"
+		c.Lab.Steps[0].Instructions = "Do it: [see](" + catcher.URL + "/step-link)."
+	})
+	ctx := browserTab(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL())); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "showed the goal's link", `document.querySelector('a[href$="/goal-link"]') !== null && document.querySelector('a[href$="/step-link"]') !== null`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelectorAll('a[href$="-link"]').forEach(a => a.click()), true`)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	got := catcher.requests()
+	var links int
+	for _, r := range got {
+		t.Logf("the other server got %s", r)
+		if strings.Contains(r, ts.Token()) || strings.Contains(r, ts.ptoken) || strings.Contains(r, ts.host) {
+			t.Errorf("the page's address reached another server: %s", r)
+		}
+		switch p := strings.Fields(r)[1]; p {
+		case "/goal-link", "/step-link":
+			links++
+		case "/favicon.ico":
+		default:
+			t.Errorf("the page loaded the author's %s from another server", p)
+		}
+	}
+	if links != 2 {
+		t.Errorf("the author's links were followed %d times, want 2: this test shows nothing", links)
+	}
+}
