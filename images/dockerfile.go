@@ -222,6 +222,10 @@ func checkDockerfile(path, text string) ([]dockerfileImage, error) {
 		case "RUN":
 			for _, f := range in.flags {
 				name, v := flagValue(f)
+				if strings.Contains(v, "$") {
+					add(in.line, "RUN %s sets a flag through a variable: write its value out", f)
+					continue
+				}
 				switch name {
 				case "mount":
 					checkMount(in.line, v, add, image)
@@ -294,6 +298,9 @@ func addSources(args string) []string {
 func checkMount(line int, spec string, add func(int, string, ...any), image func(int, string, string)) {
 	typ := "bind"
 	var from string
+	// The builder reads the options as CSV: quotes are left out here, so
+	// that a quoted option is read as the builder reads it.
+	spec = strings.NewReplacer(`"`, "", "'", "").Replace(spec)
 	for _, kv := range strings.Split(spec, ",") {
 		k, v, _ := strings.Cut(kv, "=")
 		switch strings.ToLower(strings.TrimSpace(k)) {

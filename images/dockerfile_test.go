@@ -34,6 +34,8 @@ func TestCheckDockerfileRefuses(t *testing.T) {
 		{"JSON front matter", "{\"syntax\": \"example.test/frontend\"}\nFROM scratch\n", "line 1: the file starts with {"},
 		{"ssh mount", "FROM scratch\nRUN --mount=type=ssh git clone x\n", "line 2: RUN --mount=type=ssh hands the build the host's SSH agent"},
 		{"secret mount", "FROM scratch\nRUN --mount=type=secret,id=aws cat /run/secrets/aws\n", "line 2: RUN --mount=type=secret hands the build the host's secrets"},
+		{"quoted ssh mount", "FROM scratch\nRUN --mount=\"type=ssh\",required=true git clone x\n", "line 2: RUN --mount=type=ssh hands the build the host's SSH agent"},
+		{"mount type from a variable", "FROM scratch\nARG T=secret\nRUN --mount=type=$T,id=x true\n", "line 3: RUN --mount=type=$T,id=x sets a flag through a variable"},
 		{"cache mount", "FROM scratch\nRUN --mount=type=cache,target=/root/.cache go build\n", "line 2: RUN --mount=type=cache shares a cache with every other build"},
 		{"network host", "FROM scratch\nRUN --network=host wget x\n", "line 2: RUN --network=host asks for a network"},
 		{"network default", "FROM scratch\nRUN --network=default wget x\n", "line 2: RUN --network=default asks for a network"},
@@ -132,6 +134,11 @@ func TestReadRecipeRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "pipe is not a regular file"},
+		{"a sparse file of 2 GiB", nil, func(t *testing.T, labDir string) {
+			if err := os.Truncate(filepath.Join(labDir, "web", "main.go"), 2<<30); err != nil {
+				t.Fatal(err)
+			}
+		}, "the recipe is larger than 1024 MiB (sparse files count at their full length)"},
 		{"a recipe reached through a link", nil, func(t *testing.T, labDir string) {
 			if err := os.Rename(filepath.Join(labDir, "web"), filepath.Join(labDir, "real")); err != nil {
 				t.Fatal(err)

@@ -234,15 +234,31 @@ func readRecipe(labDir, build string) (recipe, error) {
 	return r, nil
 }
 
+// maxRecipeSize bounds the files of a recipe, which labctl copies and
+// hashes.
+const maxRecipeSize = 1 << 30
+
 // checkRecipeFiles refuses what a recipe may not hold: links, devices,
 // FIFOs and sockets (the copy a build uses holds regular files and
 // directories only, so nothing leads out of the recipe), and host tools'
-// configuration.
+// configuration; and a recipe beyond maxRecipeSize.
 func checkRecipeFiles(dir string, fsys fs.FS) error {
-	var problems []string
+	var (
+		problems []string
+		size     int64
+	)
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if size += info.Size(); size > maxRecipeSize {
+				return fmt.Errorf("the recipe is larger than %d MiB (sparse files count at their full length): keep only what the image is built from", maxRecipeSize>>20)
+			}
 		}
 		if p != "." && hostToolFiles[d.Name()] {
 			problems = append(problems, fmt.Sprintf("%s is configuration that host tools (git, go, credential helpers) read and run: remove it from the recipe", p))
