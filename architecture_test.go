@@ -50,7 +50,7 @@ var layers = map[string][]string{
 	"internal/progress":        {"lab", "internal/atomicfile", "internal/flock"},
 	"internal/report":          {"lab", "checks", "internal/atomicfile", "internal/msg", "internal/textsafe"},
 	"sandbox":                  {},
-	"images":                   {"lab", "internal/flock", "internal/fsx"},
+	"images":                   {"lab", "internal/flock", "internal/fsx", "internal/textsafe"},
 	"images/node/pause":        {},
 	"images/runtime/capfilter": {},
 	"internal/docker":          {"checks", "sandbox", "internal/terminal"},

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/labctl/labctl/internal/textsafe"
 )
 
 // CommandError is a failed external command with the tail of its output.
@@ -20,7 +22,9 @@ type CommandError struct {
 }
 
 func (e *CommandError) Error() string {
-	out := strings.TrimSpace(e.Output)
+	// The output may be a lab author's (a Dockerfile's RUN, a compiler's
+	// quote of a recipe): escaped, so it cannot steer the terminal.
+	out := textsafe.Escape(strings.TrimSpace(e.Output))
 	if lines := strings.Split(out, "\n"); len(lines) > 25 {
 		out = "...\n" + strings.Join(lines[len(lines)-25:], "\n")
 	}

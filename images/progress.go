@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/labctl/labctl/internal/textsafe"
 )
 
 // Status shows a build's phases as they run: each phase starts and ends,
@@ -67,7 +69,7 @@ func buildLayer(line string) (string, bool) {
 	if m == nil {
 		return "", false
 	}
-	what := strings.Join(strings.Fields(m[2]), " ")
+	what := textsafe.EscapeLine(strings.Join(strings.Fields(m[2]), " "))
 	if r := []rune(what); len(r) > 60 {
 		what = string(r[:59]) + "…"
 	}

@@ -25,7 +25,13 @@ key() { printf '%s' "$1" | tr '/:' '__'; }
 case "$1 $2" in
 "image inspect")
 	ref=$5
-	if [ -f "$state/images/$(key "$ref")" ]; then cat "$state/images/$(key "$ref")"; echo; exit 0; fi
+	if [ -f "$state/images/$(key "$ref")" ]; then
+		case "$4" in
+		*OnBuild*) if [ -f "$state/onbuild-$(key "$ref")" ]; then echo 1; else echo 0; fi ;;
+		*) cat "$state/images/$(key "$ref")"; echo ;;
+		esac
+		exit 0
+	fi
 	echo "Error: No such image: $ref" >&2; exit 1 ;;
 "image ls")
 	for f in "$state"/images/*; do [ -f "$f" ] && printf '%s\tsha256:1\t5MB\t1 hour ago\n' "$(cat "$f.ref")"; done; exit 0 ;;
@@ -48,6 +54,13 @@ build)
 	printf '%s' "$label" > "$state/images/$(key "$ref")"
 	printf '%s' "$ref" > "$state/images/$(key "$ref").ref"
 	echo "Step 1/1 : FROM scratch" ;;
+run)
+	for a in "$@"; do
+		case "$a" in type=bind,src=*,dst=/out) out=${a#type=bind,src=}; out=${out%,dst=/out} ;; esac
+	done
+	[ -f "$state/fail-run" ] && { echo "go: module lookup disabled by GOPROXY=off"; exit 1; }
+	printf 'program' > "$out/app" ;;
+rm) ;;
 pull)
 	[ -f "$state/registry-has-$(key "$2")" ] || { echo "pull access denied" >&2; exit 1; }
 	mkdir -p "$state/images"; printf '' > "$state/images/$(key "$2")"; printf '%s' "$2" > "$state/images/$(key "$2").ref" ;;
@@ -194,16 +207,18 @@ func TestEnsureWorkloadsBuildsOnlyWhenTheRecipeChanged(t *testing.T) {
 }
 
 // A recipe with a go.mod has its program built into the context as app
-// first.
+// first, in a container: the host's GOROOT and the recipe's copy
+// read-only, no network, no capabilities, not root, bounded, with an
+// environment that fetches nothing and reads no configuration.
 func TestEnsureWorkloadsBuildsTheGoProgram(t *testing.T) {
 	f := newFakeDocker(t, true)
+	f.has(t, baseRef(), "")
 	labDir := t.TempDir()
 	writeRecipe(t, labDir, map[string]string{
 		"web/go.mod":     "module example.test/web\n\ngo 1.22\n",
 		"web/main.go":    "package main\n\nfunc main() {}\n",
 		"web/Dockerfile": "FROM scratch\nCOPY app /app\n",
 	})
-	t.Setenv("GOFLAGS", "")
 	b := testBuilder(t, nil)
 	if _, err := b.ensureWorkloads(t.Context(), labWithImages(lab.Image{Name: "web:1", Build: "web"}), labDir); err != nil {
 		t.Fatal(err)
@@ -214,6 +229,66 @@ func TestEnsureWorkloadsBuildsTheGoProgram(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(labDir, "web", "app")); err == nil {
 		t.Error("go build wrote into the lab's directory")
+	}
+	calls := f.calls(t)
+	var run, build string
+	for _, c := range calls {
+		switch {
+		case strings.HasPrefix(c, "run "):
+			run = c
+		case strings.HasPrefix(c, "build "):
+			build = c
+		}
+	}
+	tc, err := b.hostGo(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"--network none", "--cap-drop ALL", "--security-opt no-new-privileges", "--user 65532:65532", "--read-only",
+		"--memory 2g", "--pids-limit 512", "--tmpfs /tmp:rw,nosuid,nodev,size=1g",
+		"type=bind,src=" + tc.root + ",dst=" + tc.root + ",readonly", ",dst=/src,readonly",
+		"--entrypoint " + tc.root + "/bin/go",
+		"--env GOFLAGS=-buildvcs=false -mod=readonly", "--env GOTOOLCHAIN=local", "--env GOENV=off", "--env GOWORK=off",
+		"--env GOPROXY=off", "--env CGO_ENABLED=0", "--env GOCACHE=/tmp/cache", "--env GOPATH=/tmp/gopath",
+		" " + baseRef() + " build -trimpath -ldflags=-s -w -o /out/app .",
+	} {
+		if !strings.Contains(run, want) {
+			t.Errorf("the go build's docker run lacks %q:\n%s", want, run)
+		}
+	}
+	if !strings.HasPrefix(build, "build --network none ") {
+		t.Errorf("docker build ran with a network: %q", build)
+	}
+}
+
+// A recipe that vendors its modules builds with -mod=vendor; one whose
+// build needs modules anyway fails with the fix.
+func TestEnsureWorkloadsVendorAndOffline(t *testing.T) {
+	f := newFakeDocker(t, true)
+	f.has(t, baseRef(), "")
+	labDir := writeRecipe(t, t.TempDir(), map[string]string{
+		"web/go.mod":             "module example.test/web\n\ngo 1.22\n\nrequire example.test/dep v1.0.0\n",
+		"web/vendor/modules.txt": "# example.test/dep v1.0.0\n## explicit\nexample.test/dep\n",
+		"web/main.go":            "package main\n",
+		"web/Dockerfile":         "FROM scratch\nCOPY app /app\n",
+	})
+	b := testBuilder(t, nil)
+	l := labWithImages(lab.Image{Name: "web:1", Build: "web"})
+	if _, err := b.ensureWorkloads(t.Context(), l, labDir); err != nil {
+		t.Fatal(err)
+	}
+	if calls := f.calls(t); countPrefix(calls, "run ") != 1 || !strings.Contains(strings.Join(calls, "\n"), "--env GOFLAGS=-buildvcs=false -mod=vendor") {
+		t.Errorf("calls %q, want one go build with -mod=vendor", calls)
+	}
+	f.touch(t, "fail-run")
+	writeRecipe(t, labDir, map[string]string{"web/main.go": "package main\n\nfunc main() {}\n"})
+	_, err := b.ensureWorkloads(t.Context(), l, labDir)
+	if err == nil || !strings.Contains(err.Error(), "needs modules it does not vendor (builds are offline): run `go mod vendor` there") {
+		t.Errorf("error %v", err)
+	}
+	if calls := f.calls(t); countPrefix(calls, "rm -f labctl-workload-go-") != 1 {
+		t.Errorf("calls %q: a failed build's container is not removed", calls)
 	}
 }
 
@@ -341,7 +416,8 @@ func TestEnsureWorkloadsBuildNeedsADirectory(t *testing.T) {
 func TestEnsureWorkloadsBuildFailure(t *testing.T) {
 	f := newFakeDocker(t, false)
 	f.touch(t, "fail-build")
-	labDir := writeRecipe(t, t.TempDir(), map[string]string{"web/Dockerfile": "FROM nowhere\n"})
+	f.has(t, "nowhere:1", "")
+	labDir := writeRecipe(t, t.TempDir(), map[string]string{"web/Dockerfile": "FROM nowhere:1\n"})
 	_, err := testBuilder(t, nil).ensureWorkloads(t.Context(), labWithImages(lab.Image{Name: "web:1", Build: "web"}), labDir)
 	if err == nil || !strings.HasPrefix(err.Error(), "building web:1 from "+filepath.Join(labDir, "web")+": docker build") ||
 		!strings.Contains(err.Error(), "FROM nowhere") {
