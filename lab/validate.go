@@ -164,6 +164,10 @@ func (v *validator) cluster(c *Cluster) {
 			continue
 		}
 		first[ns] = p
+		if why := ReservedNamespace(ns); why != "" {
+			v.add(p, "%q is %s, never a lab's: the learner would be admin of it and reset would empty it; "+
+				"give the lab a namespace of its own, such as %s (the learner's kubeconfig starts in the lab's first namespace)", ns, why, suggestNamespace(c.Namespaces))
+		}
 	}
 	v.images(c.Images)
 }

@@ -18,7 +18,8 @@ import (
 )
 
 type upOptions struct {
-	retain bool
+	retain          bool
+	allowHostAccess bool
 }
 
 func newUpCommand(g *globals) *cobra.Command {
@@ -27,7 +28,10 @@ func newUpCommand(g *globals) *cobra.Command {
 		Use:   "up",
 		Short: "Create or repair the lab's cluster and sandbox",
 		Long: "Create the lab's kind cluster and sandbox container, or reuse and repair them.\n" +
-			"With no lab file in the current directory, the built-in GitOps lab is used.",
+			"With no lab file in the current directory, the built-in GitOps lab is used.\n" +
+			"A lab that asks for what reaches this machine (privileged Pod Security, cluster-wide rules beyond reading,\n" +
+			"its own node or sandbox image; `labctl lint -v` lists them) is brought up only with --allow-host-access,\n" +
+			"or when it was installed with that flag.",
 		Example: "  labctl up\n  labctl --lab ./my-lab/lab.yaml up\n  labctl up --retain",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -35,12 +39,16 @@ func newUpCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&o.retain, "retain", false, "keep what a failed up created, for debugging")
+	addAllowHostAccessFlag(cmd.Flags(), &o.allowHostAccess)
 	return cmd
 }
 
 func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
 	l, fixtures, _, labDir, err := g.loadLab()
 	if err != nil {
+		return err
+	}
+	if err := g.checkHostAccess(l, labDir, "brought up", o.allowHostAccess); err != nil {
 		return err
 	}
 	current := ""
