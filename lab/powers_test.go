@@ -78,3 +78,25 @@ func TestBuiltInLabsHaveNoRisks(t *testing.T) {
 		}
 	}
 }
+
+// Lint warns about every risk, each at its field.
+func TestLintWarnsAboutRisks(t *testing.T) {
+	src := header + "      - {name: c, file: {path: /x}}\n" +
+		"cluster: {nodeImage: 'evil/node:1'}\n" +
+		"sandbox: {image: 'evil/sandbox:1'}\n" +
+		"access: {clusterRules: [{apiGroups: [''], resources: [pods], verbs: [create]}]}\n"
+	l, err := Parse("lab.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range l.Lint() {
+		if strings.Contains(w.Msg, "--allow-host-access") {
+			got = append(got, w.Path)
+		}
+	}
+	want := []string{"cluster.nodeImage", "sandbox.image", "access.clusterRules[0]"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("warnings at %q, want %q", got, want)
+	}
+}
