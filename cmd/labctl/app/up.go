@@ -13,6 +13,7 @@ import (
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/internal/statusline"
+	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 )
@@ -91,10 +92,11 @@ func (g *globals) statusLogger() *statusline.Logger {
 	return statusline.New(g.streams.Err, statusline.Options{Quiet: g.quiet(), NoColor: g.noColor()})
 }
 
-// detail is where verbose detail goes: stderr with -v, else nowhere.
+// detail is where verbose detail goes: stderr with -v, escaped (it holds
+// the output of the lab's scripts, which its author wrote), else nowhere.
 func (g *globals) detail() io.Writer {
 	if g.verbose() {
-		return g.streams.Err
+		return textsafe.NewWriter(g.streams.Err)
 	}
 	return nil
 }
