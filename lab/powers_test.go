@@ -100,3 +100,21 @@ func TestLintWarnsAboutRisks(t *testing.T) {
 		t.Errorf("warnings at %q, want %q", got, want)
 	}
 }
+
+// A node or sandbox image must be an image reference.
+func TestOwnImagesAreReferences(t *testing.T) {
+	for _, tt := range []struct{ yaml, want string }{
+		{"sandbox: {image: \"evil\\e]52;c;cHduZWQ=\\a:1\"}\n", `sandbox.image: "evil\x1b]52;c;cHduZWQ=\a:1" is not an image reference`},
+		{"cluster: {nodeImage: 'Node:1'}\n", `cluster.nodeImage: "Node:1" is not an image reference`},
+		{"cluster: {nodeImage: 'kindest/node:v1@sha256:xyz'}\n", `the digest "sha256:xyz" is not`},
+	} {
+		got := problems(t, header+"      - {name: c, file: {path: /x}}\n"+tt.yaml)
+		if len(got) != 1 || !strings.Contains(got[0], tt.want) {
+			t.Errorf("%s: problems %q, want %q", tt.yaml, got, tt.want)
+		}
+	}
+	src := header + "      - {name: c, file: {path: /x}}\ncluster: {nodeImage: 'kindest/node:v1.37.0@sha256:" + strings.Repeat("a", 64) + "'}\nsandbox: {image: 'localhost:5000/sb:2'}\n"
+	if _, err := Parse("lab.yaml", []byte(src)); err != nil {
+		t.Error(err)
+	}
+}

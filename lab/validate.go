@@ -99,6 +99,14 @@ func (l *Lab) validateIn(labDir string) Errors {
 	}
 	v.metadata(&l.Metadata)
 	v.cluster(&l.Cluster)
+	for _, im := range []struct{ path, ref string }{{"cluster.nodeImage", l.Cluster.NodeImage}, {"sandbox.image", l.Sandbox.Image}} {
+		if im.ref == "" {
+			continue
+		}
+		if err := checkImageRef(im.ref); err != nil {
+			v.add(im.path, "%v", err)
+		}
+	}
 	v.absolute("sandbox.workDir", l.Sandbox.WorkDir)
 	v.absolute("sandbox.fixtures", l.Sandbox.Fixtures)
 	v.rules("access.rules", l.Access.Rules)

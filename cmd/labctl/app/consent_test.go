@@ -133,13 +133,15 @@ func TestAuthorTextIsEscaped(t *testing.T) {
 			t.Errorf("raw control characters reached the terminal: %q", s)
 		}
 	}
-	img := strangerLab(t, "sandbox:\n  image: \"evil\\e]52;c;cHduZWQ=\\a:1\"\n", "")
+	// A verb of a cluster-wide rule, which lint -v and up's refusal quote.
+	img := strangerLab(t, "access:\n  clusterRules:\n    - {apiGroups: [\"\"], resources: [pods], verbs: [\"create\\e]52;c;cHduZWQ=\\a\"]}\n", "")
 	code, out, errOut = runFake(t, env, "lint", "-v", filepath.Join(img, "lab.yaml"))
-	if code != 0 || !strings.Contains(out, `sandbox image: the lab's own, evil\x1b]52;c;cHduZWQ=\x07:1`) {
+	if code != 0 || !strings.Contains(out, "  cluster-wide rules for the learner: create"+shown[4:]+" pods (core) (beyond reading)\n") ||
+		strings.ContainsAny(out+errOut, "\x1b\x07") {
 		t.Errorf("lint -v: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	code, out, errOut = runFake(t, env, "--lab", img, "up")
-	if code != 2 || !strings.Contains(errOut, `sandbox.image: evil\x1b]52;c;cHduZWQ=\x07:1 (`) || strings.ContainsAny(out+errOut, "\x1b\x07") {
+	if code != 2 || !strings.Contains(errOut, "  access.clusterRules[0]: create"+shown[4:]+" pods (core) (") || strings.ContainsAny(out+errOut, "\x1b\x07") {
 		t.Errorf("up: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
