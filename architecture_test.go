@@ -62,7 +62,7 @@ var layers = map[string][]string{
 		"internal/textsafe"},
 	"internal/reset": {"lab", "internal/atomicfile", "internal/msg", "internal/progress"},
 	"internal/labtest": {"lab", "checks", "internal/atomicfile", "internal/grading", "internal/progress", "internal/report",
-		"internal/reset"},
+		"internal/reset", "internal/textsafe"},
 	"internal/web": {"lab", "checks", "internal/grading", "internal/msg", "internal/progress", "internal/report",
 		"internal/shell"},
 	"cmd/labctl/app": nil, // the command layer may import every package

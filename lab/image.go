@@ -150,3 +150,27 @@ func checkBuildDir(labDir, build string) error {
 	}
 	return nil
 }
+
+// imageDigestRE is a digest as an image reference carries it.
+var imageDigestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// checkImageRef says what is wrong with name as an image reference (a
+// node or sandbox image: a tag, a digest or both allowed), or returns nil.
+func checkImageRef(name string) error {
+	r := splitImageRef(name)
+	if r.domain != "" && !imageDomainRE.MatchString(r.domain) {
+		return fmt.Errorf("%q is not an image reference: %q is not a registry host[:port]", name, r.domain)
+	}
+	for _, c := range strings.Split(r.path, "/") {
+		if !imageComponentRE.MatchString(c) {
+			return fmt.Errorf("%q is not an image reference: %q may hold only lower-case letters, digits and separators (., _, __, -) between them", name, c)
+		}
+	}
+	if r.tag != "" && !imageTagRE.MatchString(r.tag) {
+		return fmt.Errorf("%q is not an image reference: the tag %q may hold only letters, digits, '_', '.' and '-'", name, r.tag)
+	}
+	if r.digest != "" && !imageDigestRE.MatchString(r.digest) {
+		return fmt.Errorf("%q is not an image reference: the digest %q is not sha256: and 64 hex digits", name, r.digest)
+	}
+	return nil
+}

@@ -56,6 +56,9 @@ func (w Warning) String() string {
 //   - cluster.podSecurity: privileged lets the learner run privileged,
 //     host namespace and hostPath Pods, that is become root on the node;
 //     so does an access rule that writes namespaces, by relabelling one;
+//   - a cluster-wide rule beyond reading, or a node or sandbox image of the
+//     lab's own, reaches the host (Risks): install, up and test refuse the
+//     lab without the user's consent;
 //   - an image with build is never optional: labctl builds it, so up
 //     always has it.;
 //   - a lab with cluster.workloads: declare promises its Pods need not
@@ -81,16 +84,25 @@ func (l *Lab) Lint() []Warning {
 			"which makes them root on the cluster's node (its CA key, admin credentials) and gives them a route to the host; "+
 			"use %s or %s unless the lab is about exactly that", PodSecurityBaseline, PodSecurityRestricted)
 	}
+	warned := map[string]bool{} // rules warned about for writing namespaces
 	for _, rs := range []struct {
 		field string
 		rules []PolicyRule
 	}{{"access.rules", l.Access.Rules}, {"access.clusterRules", l.Access.ClusterRules}} {
 		for i, r := range rs.rules {
 			if writesNamespaces(r) {
+				warned[joinIndex(rs.field, i)] = true
 				add(joinIndex(rs.field, i), "this rule lets the learner change namespaces, and so relabel the lab's namespaces out of their Pod Security level (cluster.podSecurity); "+
 					"grant namespaces only get, list and watch unless the lab is about namespaces")
 			}
 		}
+	}
+	for _, r := range l.Risks() {
+		if r.Path == "cluster.podSecurity" || warned[r.Path] {
+			continue // warned about above
+		}
+		add(r.Path, "%s: %s; install, up and test refuse the lab unless the user passes --allow-host-access, "+
+			"so ask for it only when the lab is about exactly that", r.Value, r.Why)
 	}
 	for i, im := range l.Cluster.Images {
 		if im.Optional && im.Build != "" {

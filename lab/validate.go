@@ -99,6 +99,14 @@ func (l *Lab) validateIn(labDir string) Errors {
 	}
 	v.metadata(&l.Metadata)
 	v.cluster(&l.Cluster)
+	for _, im := range []struct{ path, ref string }{{"cluster.nodeImage", l.Cluster.NodeImage}, {"sandbox.image", l.Sandbox.Image}} {
+		if im.ref == "" {
+			continue
+		}
+		if err := checkImageRef(im.ref); err != nil {
+			v.add(im.path, "%v", err)
+		}
+	}
 	v.absolute("sandbox.workDir", l.Sandbox.WorkDir)
 	v.absolute("sandbox.fixtures", l.Sandbox.Fixtures)
 	v.rules("access.rules", l.Access.Rules)
@@ -164,6 +172,10 @@ func (v *validator) cluster(c *Cluster) {
 			continue
 		}
 		first[ns] = p
+		if why := ReservedNamespace(ns); why != "" {
+			v.add(p, "%q is %s, never a lab's: the learner would be admin of it and reset would empty it; "+
+				"give the lab a namespace of its own, such as %s (the learner's kubeconfig starts in the lab's first namespace)", ns, why, suggestNamespace(c.Namespaces))
+		}
 	}
 	v.images(c.Images)
 }

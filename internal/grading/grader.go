@@ -212,9 +212,9 @@ func Record(ctx context.Context, store *progress.Store, l *lab.Lab, digest, step
 func WriteResults(w io.Writer, rs []checks.Result, c *msg.Catalog, color bool) error {
 	var b strings.Builder
 	for _, r := range rs {
-		line := r.Name
+		line := textsafe.EscapeLine(r.Name)
 		if r.Description != "" {
-			line += ": " + r.Description
+			line += ": " + textsafe.EscapeLine(r.Description)
 		}
 		if r.Optional {
 			line += " " + c.Optional
@@ -246,9 +246,10 @@ func colour(s checks.Status) string {
 	}
 }
 
+// title is a step's title for a terminal (escaped), else its id.
 func title(s *lab.Step) string {
 	if s.Title == "" {
 		return s.ID
 	}
-	return s.Title
+	return textsafe.EscapeLine(s.Title)
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,10 @@ type Options struct {
 	Subdir string
 	// Force replaces an installed lab of the same name whose files differ.
 	Force bool
+	// AllowHostAccess is the user's consent to a lab that asks for what
+	// reaches the host (lab.Lab.Risks); without it such a lab is refused
+	// with a *HostAccessError. The consent is recorded with the lab.
+	AllowHostAccess bool
 	// Images loads a bundle's images; a bundle that holds images needs it.
 	Images Images
 	// Waiting is called when another install holds the labs directory.
@@ -178,6 +183,9 @@ func (s *Store) install(ctx context.Context, o Options, fill func(context.Contex
 	if l.Metadata.Name == BuiltIn {
 		return nil, fmt.Errorf("lab %s is built into labctl, and an installed lab may not take its name: rename the lab (metadata.name), or use it with --lab PATH", BuiltIn)
 	}
+	if err := consent(l, o.AllowHostAccess, meta); err != nil {
+		return nil, err
+	}
 	if meta.Digest, err = Digest(st.labDir(), files); err != nil {
 		return nil, err
 	}
@@ -220,6 +228,13 @@ func (s *Store) install(ctx context.Context, o Options, fill func(context.Contex
 		res.Unchanged = true
 		if res.Previous != nil {
 			res.Meta = *res.Previous
+		}
+		if len(meta.HostAccess) > 0 && !slices.Equal(res.Meta.HostAccess, meta.HostAccess) {
+			// The same lab, now with the consent it lacked.
+			res.Meta.HostAccess = meta.HostAccess
+			if err := writeMeta(res.Dir, &res.Meta); err != nil {
+				return nil, err
+			}
 		}
 		return res, nil
 	}

@@ -89,7 +89,10 @@ type Meta struct {
 	// Digest identifies the installed files (see Digest).
 	Digest string `json:"digest"`
 	// Images are the images a bundle held.
-	Images      []string  `json:"images,omitempty"`
+	Images []string `json:"images,omitempty"`
+	// HostAccess are the risks of the lab (lab.Risk.Key) the user
+	// consented to with --allow-host-access.
+	HostAccess  []string  `json:"hostAccess,omitempty"`
 	InstalledAt time.Time `json:"installedAt"`
 }
 

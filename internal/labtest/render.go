@@ -11,6 +11,7 @@ import (
 
 	"github.com/labctl/labctl/internal/atomicfile"
 	"github.com/labctl/labctl/internal/report"
+	"github.com/labctl/labctl/internal/textsafe"
 )
 
 // Write renders r in format f (the formats of `labctl grade -o`).
@@ -53,7 +54,7 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		row(mark, stepCell(p), phaseName(p), seconds(p.Duration))
 		for _, f := range p.Failures {
-			fmt.Fprintf(&b, "    %s\n", strings.ReplaceAll(f.String(), "\n", "\n      "))
+			fmt.Fprintf(&b, "    %s\n", strings.ReplaceAll(textsafe.Escape(f.String()), "\n", "\n      "))
 		}
 	}
 	b.WriteString("\n")

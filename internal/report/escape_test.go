@@ -99,3 +99,29 @@ func TestLearnerTextIsEscaped(t *testing.T) {
 		t.Errorf("the JSON report does not keep the exact file name:\n%s", js.String())
 	}
 }
+
+// TestTextEscapesLabText: an OSC 52 sequence in the lab's title and
+// version, a step's title and a mistake's explanation comes out of the
+// text report visible.
+func TestTextEscapesLabText(t *testing.T) {
+	const osc52 = "\x1b]52;c;cHduZWQ=\x07"
+	r := &Report{Lab: Lab{Name: "t", Title: "T" + osc52, Version: "1" + osc52}, Steps: []Step{{
+		ID: "s", Title: "S" + osc52,
+		Checks:   []Check{{Name: "c", Status: checks.Fail, Points: 1}},
+		Mistakes: []Mistake{{Name: "m", Description: "D" + osc52, Explain: "E" + osc52}},
+	}}}
+	var b bytes.Buffer
+	if err := WriteText(&b, r, msg.New(msg.English)); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("raw control characters in the text report:\n%q", out)
+	}
+	const shown = `\x1b]52;c;cHduZWQ=\x07`
+	for _, want := range []string{"T" + shown + " (t 1" + shown + ")\n", "s: S" + shown + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the text report lacks %q:\n%q", want, out)
+		}
+	}
+}

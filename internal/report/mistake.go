@@ -6,6 +6,7 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -41,7 +42,7 @@ func LikelyMistakes(step *lab.Step, rs []checks.Result) []Mistake {
 // MistakeText says which known mistake the results look like and what the
 // lab explains about it, one paragraph per mistake, each line starting
 // with indent; "" when there is none. The lab's words are the author's,
-// shown as written.
+// shown as written, escaped (textsafe).
 func MistakeText(ms []Mistake, c *msg.Catalog, indent string) string {
 	var b strings.Builder
 	for _, m := range ms {
@@ -49,9 +50,9 @@ func MistakeText(ms []Mistake, c *msg.Catalog, indent string) string {
 		if what == "" {
 			what = m.Name
 		}
-		fmt.Fprintf(&b, "%s"+c.LikelyMistake+"\n", indent, what)
+		fmt.Fprintf(&b, "%s"+c.LikelyMistake+"\n", indent, textsafe.EscapeLine(what))
 		if m.Explain != "" {
-			for _, l := range strings.Split(m.Explain, "\n") {
+			for _, l := range strings.Split(textsafe.Escape(m.Explain), "\n") {
 				fmt.Fprintf(&b, "%s  %s\n", indent, l)
 			}
 		}

@@ -99,7 +99,7 @@ func WriteText(w io.Writer, r *Report, c *msg.Catalog) error {
 	if r.Lab.Version != "" {
 		id += " " + r.Lab.Version
 	}
-	fmt.Fprintf(b, "%s (%s)\n", title, id)
+	fmt.Fprintf(b, "%s (%s)\n", textsafe.EscapeLine(title), textsafe.EscapeLine(id))
 
 	width := displayWidth(c.HeaderPoints)
 	points := func(got, total int) string { return fmt.Sprintf("%d/%d", got, total) }
@@ -128,7 +128,7 @@ func WriteText(w io.Writer, r *Report, c *msg.Catalog) error {
 		}
 		line := fmt.Sprintf("%d. %s", i+1, s.ID)
 		if s.Title != "" {
-			line += ": " + s.Title
+			line += ": " + textsafe.EscapeLine(s.Title)
 		}
 		fmt.Fprintf(b, "%s  %s %s\n", pad(points(got, total)), Mark(stepStatus(s)), line)
 		for _, ch := range s.Checks {

@@ -10,6 +10,8 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+
+	"github.com/labctl/labctl/internal/textsafe"
 )
 
 // Markdown renders the lab author's Markdown (goal, instructions, hints,
@@ -39,9 +41,12 @@ const (
 )
 
 // Render is text rendered, without blank lines at either end or spaces at
-// the end of a line; an empty text renders as "".
+// the end of a line; an empty text renders as "". Control characters in
+// the text are written as visible escapes (textsafe) before it is parsed:
+// the author's text never steers the terminal, only the renderer's own
+// styles do.
 func (m *Markdown) Render(src string) string {
-	src = strings.TrimSpace(src)
+	src = textsafe.Escape(strings.TrimSpace(src))
 	if src == "" {
 		return ""
 	}

@@ -66,7 +66,7 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 	step := *st.Current
 	switch verb {
 	case VerbStep:
-		heading := fmt.Sprintf(s.cat.ShellStep, s.stepNumber(step.ID), len(s.cfg.Lab.Steps), step.Title)
+		heading := fmt.Sprintf(s.cat.ShellStep, s.stepNumber(step.ID), len(s.cfg.Lab.Steps), shown(step.Title))
 		return s.stepText(heading, step)
 	case VerbWhy:
 		return s.whyText(step)
@@ -93,7 +93,7 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 	}
 	text := ""
 	if verb == VerbCheck || !checks.StepPassed(results) {
-		text = fmt.Sprintf(s.cat.Checking, s.stepNumber(step.ID), len(s.cfg.Lab.Steps), step.Title) + "\n" +
+		text = fmt.Sprintf(s.cat.Checking, s.stepNumber(step.ID), len(s.cfg.Lab.Steps), shown(step.Title)) + "\n" +
 			s.resultsText(step, results)
 	}
 	if !checks.StepPassed(results) {

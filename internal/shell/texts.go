@@ -16,6 +16,10 @@ func crlf(s string) string {
 	return strings.ReplaceAll(s, "\n", "\r\n")
 }
 
+// shown is a line the lab's author wrote (a title, a check's name or
+// description) as the terminal may show it: escaped (textsafe).
+func shown(s string) string { return textsafe.EscapeLine(s) }
+
 // paint wraps text in an SGR colour when colour is on.
 func (s *Session) paint(sgr, text string) string {
 	if !s.cfg.Color {
@@ -58,9 +62,9 @@ func (s *Session) goalText() string {
 func (s *Session) whyText(step lab.Step) string {
 	why := s.md.Render(step.Why)
 	if why == "" {
-		return fmt.Sprintf(s.cat.NoWhy, step.Title) + "\n"
+		return fmt.Sprintf(s.cat.NoWhy, shown(step.Title)) + "\n"
 	}
-	return s.paint("1", fmt.Sprintf(s.cat.Why, step.Title)) + "\n" + indent(why) + "\n"
+	return s.paint("1", fmt.Sprintf(s.cat.Why, shown(step.Title))) + "\n" + indent(why) + "\n"
 }
 
 func indent(text string) string {
@@ -79,7 +83,7 @@ func (s *Session) welcome(st State) string {
 	if st.Current == nil {
 		return fmt.Sprintf(s.cat.AllDone, n) + "\n"
 	}
-	heading := fmt.Sprintf(s.cat.ShellStep, s.stepNumber(st.Current.ID), n, st.Current.Title)
+	heading := fmt.Sprintf(s.cat.ShellStep, s.stepNumber(st.Current.ID), n, shown(st.Current.Title))
 	goal := s.goalText()
 	if goal != "" {
 		goal += "\n"
@@ -90,7 +94,7 @@ func (s *Session) welcome(st State) string {
 // passedBanner says step passed and what comes next.
 func (s *Session) passedBanner(step lab.Step, after State) string {
 	var b strings.Builder
-	b.WriteString(s.paint("1;32", "✓ "+fmt.Sprintf(s.cat.StepPassed, step.Title)) + "\n")
+	b.WriteString(s.paint("1;32", "✓ "+fmt.Sprintf(s.cat.StepPassed, shown(step.Title))) + "\n")
 	if strings.TrimSpace(step.Why) != "" {
 		b.WriteString("\n" + s.whyText(step))
 	}
@@ -99,7 +103,7 @@ func (s *Session) passedBanner(step lab.Step, after State) string {
 		b.WriteString("\n" + fmt.Sprintf(s.cat.AllDone, n) + "\n")
 		return b.String()
 	}
-	heading := fmt.Sprintf(s.cat.NextStep, s.stepNumber(after.Current.ID), n, after.Current.Title)
+	heading := fmt.Sprintf(s.cat.NextStep, s.stepNumber(after.Current.ID), n, shown(after.Current.Title))
 	b.WriteString("\n" + s.stepText(heading, *after.Current))
 	return b.String()
 }
@@ -115,9 +119,9 @@ func (s *Session) resultsText(step lab.Step, results []checks.Result) string {
 		case checks.Error:
 			mark, sgr = "!", "33"
 		}
-		name := r.Name
+		name := shown(r.Name)
 		if r.Description != "" {
-			name = r.Description
+			name = shown(r.Description)
 		}
 		if r.Optional {
 			name += " " + s.cat.Optional
@@ -134,20 +138,20 @@ func (s *Session) resultsText(step lab.Step, results []checks.Result) string {
 		b.WriteString(fmt.Sprintf(s.cat.CouldNotRun, sum.Errored) + "\n")
 	}
 	if !sum.Passed() {
-		b.WriteString(fmt.Sprintf(s.cat.StepNotPassed, step.Title, sum.Failed+sum.Errored, sum.Required) + "\n")
+		b.WriteString(fmt.Sprintf(s.cat.StepNotPassed, shown(step.Title), sum.Failed+sum.Errored, sum.Required) + "\n")
 	}
 	return b.String()
 }
 
 // couldNotRunText reports checks that could not run at all.
 func (s *Session) couldNotRunText(err error) string {
-	return s.paint("33", "! "+fmt.Sprintf(s.cat.CouldNotRun, 1)) + "\n  (" + err.Error() + ")\n"
+	return s.paint("33", "! "+fmt.Sprintf(s.cat.CouldNotRun, 1)) + "\n  (" + textsafe.Escape(err.Error()) + ")\n"
 }
 
 // statusText lists the steps, marking those passed and the current one.
 func (s *Session) statusText(st State) string {
 	var b strings.Builder
-	title := s.cfg.Lab.Metadata.Title
+	title := shown(s.cfg.Lab.Metadata.Title)
 	if title == "" {
 		title = s.cfg.Lab.Metadata.Name
 	}
@@ -163,7 +167,7 @@ func (s *Session) statusText(st State) string {
 		case st.Current != nil && st.Current.ID == step.ID:
 			mark = "→"
 		}
-		b.WriteString(fmt.Sprintf("  %s %d. %s\n", mark, i+1, step.Title))
+		b.WriteString(fmt.Sprintf("  %s %d. %s\n", mark, i+1, shown(step.Title)))
 	}
 	return b.String()
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/labctl/labctl/internal/textsafe"
 )
 
 // stepIDs lists the step ids of the lab the command line names, with their
@@ -22,7 +24,7 @@ func (g *globals) stepIDs(cmd *cobra.Command, prefix string) []cobra.Completion 
 			continue
 		}
 		if s.Title != "" {
-			ids = append(ids, cobra.CompletionWithDesc(s.ID, s.Title))
+			ids = append(ids, cobra.CompletionWithDesc(s.ID, textsafe.EscapeLine(s.Title)))
 		} else {
 			ids = append(ids, s.ID)
 		}

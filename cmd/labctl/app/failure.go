@@ -6,6 +6,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/labctl/labctl/internal/textsafe"
 )
 
 // goTraceLine matches the lines a Go runtime prints when a program panics or
@@ -57,16 +59,17 @@ type detailed interface {
 
 // printError prints err as labctl's one message: a Go runtime trace in it is
 // reduced to its first line unless verbose, and an error's detail is shown
-// only when verbose.
+// only when verbose. Both are escaped (textsafe): an error may quote what a
+// lab's author or a learner wrote.
 func printError(w io.Writer, err error, verbose bool) {
-	msg := err.Error()
+	msg := textsafe.Escape(err.Error())
 	if short, cut := shortenGoTrace(msg); cut && !verbose {
 		msg = short + "\n(a program's crash report was left out: run again with -v to see it)"
 	}
 	fmt.Fprintf(w, "labctl: %s\n", msg)
 	var d detailed
 	if verbose && errors.As(err, &d) && strings.TrimSpace(d.Detail()) != "" {
-		fmt.Fprintf(w, "detail:\n%s\n", strings.TrimRight(d.Detail(), "\n"))
+		fmt.Fprintf(w, "detail:\n%s\n", strings.TrimRight(textsafe.Escape(d.Detail()), "\n"))
 	}
 }
 
@@ -76,7 +79,7 @@ const internalErrorCode = 2
 // printPanic reports a panic of labctl itself in one line, with the stack
 // only when verbose, and returns the exit code.
 func printPanic(w io.Writer, p any, stack []byte, verbose bool) int {
-	what, _, _ := strings.Cut(strings.TrimSpace(fmt.Sprint(p)), "\n")
+	what, _, _ := strings.Cut(strings.TrimSpace(textsafe.Escape(fmt.Sprint(p))), "\n")
 	fmt.Fprintf(w, "labctl: internal error, please report it (with the output of the same command run with -v): %s\n", what)
 	if verbose {
 		fmt.Fprintf(w, "%s\n", stack)

@@ -12,12 +12,15 @@ import (
 
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/labstore"
+	"github.com/labctl/labctl/internal/textsafe"
 )
 
 type installOptions struct {
 	ref    string
 	subdir string
 	force  bool
+	// allowHostAccess consents to a lab that reaches the host.
+	allowHostAccess bool
 }
 
 func newInstallCommand(g *globals) *cobra.Command {
@@ -34,7 +37,11 @@ func newInstallCommand(g *globals) *cobra.Command {
 			"             images are loaded into Docker (unless present)\n" +
 			"The lab must load (`labctl lint`) before anything is installed, and it lands in one step: an error or\n" +
 			"Ctrl-C leaves the labs directory as it was. The same lab installed again changes nothing; a different\n" +
-			"lab of an installed name is refused unless --force.",
+			"lab of an installed name is refused unless --force.\n" +
+			"install prints what the lab may do (its Pod Security level, the learner's rules, the scripts it runs as\n" +
+			"root, its images). A lab that asks for what reaches this machine (privileged Pod Security, cluster-wide\n" +
+			"rules beyond reading, its own node or sandbox image) is refused unless --allow-host-access: give it only\n" +
+			"to a lab whose author you trust with root on this machine.",
 		Example: "  labctl install ./labs/debug-rollout\n" +
 			"  labctl install debug-rollout-1.labctl.tar && labctl --lab debug-rollout up\n" +
 			"  labctl install https://example.com/labs.git --ref v1 --subdir debug-rollout",
@@ -47,6 +54,7 @@ func newInstallCommand(g *globals) *cobra.Command {
 	fl.StringVar(&o.ref, "ref", "", "with a git repository: install the branch, tag or commit `REF` (default: its HEAD)")
 	fl.StringVar(&o.subdir, "subdir", "", "with a git repository: the lab is in its directory `DIR` (default: its top)")
 	fl.BoolVar(&o.force, "force", false, "replace an installed lab of the same name that has other files")
+	addAllowHostAccessFlag(fl, &o.allowHostAccess)
 	return cmd
 }
 
@@ -57,7 +65,7 @@ func runInstall(ctx context.Context, g *globals, source string, o installOptions
 	}
 	opts := imageOptions(g, imagesOptions{})
 	res, err := store.Install(ctx, source, labstore.Options{
-		Ref: o.ref, Subdir: o.subdir, Force: o.force,
+		Ref: o.ref, Subdir: o.subdir, Force: o.force, AllowHostAccess: o.allowHostAccess,
 		Images: engineImages{g: g, opts: opts, what: filepath.Base(source)},
 		Waiting: func() {
 			fmt.Fprintf(g.streams.Err, "waiting for another labctl installing into %s\n", store.Dir())
@@ -82,7 +90,12 @@ func runInstall(ctx context.Context, g *globals, source string, o installOptions
 	if len(res.Loaded) > 0 {
 		fmt.Fprintf(&b, "; loaded %s: %s", count(len(res.Loaded), "image"), strings.Join(res.Loaded, ", "))
 	}
-	fmt.Fprintln(g.streams.Out, b.String())
+	fmt.Fprintln(g.streams.Out, textsafe.EscapeLine(b.String()))
+	if !res.Unchanged {
+		if err := printPowers(g.streams.Out, res.Lab); err != nil {
+			return err
+		}
+	}
 	if !g.quiet() && !res.Unchanged {
 		fmt.Fprintf(g.streams.Err, "start it with: labctl --lab %s up\n", name)
 	}

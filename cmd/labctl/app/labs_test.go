@@ -289,7 +289,9 @@ func TestInstallCommand(t *testing.T) {
 	src := filepath.Dir(labWithWorkloads(t))
 	env := &fakeEnv{}
 	code, out, errOut := runFake(t, env, "install", src)
-	if code != 0 || out != "installed two-steps from "+src+"\n" || !strings.Contains(errOut, "labctl --lab two-steps up") || len(env.calls) != 0 {
+	if code != 0 || !strings.HasPrefix(out, "installed two-steps from "+src+"\nWhat the lab may do:\n") ||
+		!strings.Contains(out, "\n  workload images built from the lab's directory: labctl.local/web:1 from images/web\n") ||
+		!strings.Contains(errOut, "labctl --lab two-steps up") || len(env.calls) != 0 {
 		t.Errorf("install: exit %d, stdout %q, stderr %q, calls %q", code, out, errOut, env.calls)
 	}
 	code, out, _ = runFake(t, env, "install", src)

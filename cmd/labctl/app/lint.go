@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -19,7 +20,8 @@ func newLintCommand(g *globals) *cobra.Command {
 		Long: "lint loads a lab file strictly (FILE, else --lab, else ./lab.yaml, else the built-in lab),\n" +
 			"prints every problem as file:line:column: field: message on stderr, a summary on stdout,\n" +
 			"and exits 1 when there are problems. Warnings (file:line:column: warning: ...) do not fail it unless --strict.\n" +
-			"With -v it also lists the cluster objects the lab's checks read, which are all the grader may read.",
+			"With -v it also lists the cluster objects the lab's checks read, which are all the grader may read, its\n" +
+			"probes, and what the lab may do: what `labctl install` shows, and what needs --allow-host-access.",
 		Example: "  labctl lint\n  labctl lint --strict my-lab/lab.yaml\n  labctl lint -v",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,7 +50,7 @@ func runLint(g *globals, file string, strict bool) error {
 	var problems lab.Errors
 	if errors.As(err, &problems) {
 		for _, p := range problems {
-			fmt.Fprintln(g.streams.Err, p.Error())
+			fmt.Fprintln(g.streams.Err, textsafe.EscapeLine(p.Error()))
 		}
 		return &ExitError{Code: exitFailed, Err: fmt.Errorf("%s: %s", source, count(len(problems), "problem"))}
 	}
@@ -57,7 +59,7 @@ func runLint(g *globals, file string, strict bool) error {
 	}
 	warnings := l.Lint()
 	for _, w := range warnings {
-		fmt.Fprintln(g.streams.Err, w.String())
+		fmt.Fprintln(g.streams.Err, textsafe.EscapeLine(w.String()))
 	}
 	if strict && len(warnings) > 0 {
 		return &ExitError{Code: exitFailed, Err: fmt.Errorf("%s: %s (--strict)", source, count(len(warnings), "warning"))}
@@ -66,14 +68,17 @@ func runLint(g *globals, file string, strict bool) error {
 	for _, s := range l.Steps {
 		checks += len(s.Checks)
 	}
-	if _, err = fmt.Fprintf(g.streams.Out, "%s: OK (%s, %s)\n", source, count(len(l.Steps), "step"), count(checks, "check")); err != nil {
+	if _, err = fmt.Fprintf(g.streams.Out, "%s: OK (%s, %s)\n", textsafe.EscapeLine(source), count(len(l.Steps), "step"), count(checks, "check")); err != nil {
 		return err
 	}
 	if g.verbose() {
 		if err := printGraderReads(g.streams.Out, l); err != nil {
 			return err
 		}
-		return printProbes(g.streams.Out, l)
+		if err := printProbes(g.streams.Out, l); err != nil {
+			return err
+		}
+		return printPowers(g.streams.Out, l)
 	}
 	return nil
 }
@@ -106,7 +111,7 @@ func printList[T any](w io.Writer, items []T, none, header string) error {
 	var b strings.Builder
 	b.WriteString(header + "\n")
 	for _, it := range items {
-		fmt.Fprintf(&b, "  %v\n", it)
+		fmt.Fprintf(&b, "  %s\n", textsafe.EscapeLine(fmt.Sprint(it)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

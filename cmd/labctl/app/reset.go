@@ -8,6 +8,7 @@ import (
 
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/reset"
+	"github.com/labctl/labctl/internal/textsafe"
 )
 
 type resetOptions struct {
@@ -94,5 +95,5 @@ func stepTitle(title, id string) string {
 	if title == "" {
 		return id
 	}
-	return title
+	return textsafe.EscapeLine(title)
 }

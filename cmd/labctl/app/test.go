@@ -23,6 +23,8 @@ type testOptions struct {
 	format  string
 	output  string
 	timeout time.Duration
+	// allowHostAccess consents to a lab that reaches the host.
+	allowHostAccess bool
 }
 
 // teardownTimeout bounds removing the test environment, even after an
@@ -57,6 +59,7 @@ func newTestCommand(g *globals) *cobra.Command {
 	fl.BoolVar(&o.keep, "keep", false, "keep the test environment at the end, for debugging")
 	addReportFlags(cmd, &o.format, &o.output)
 	fl.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
+	addAllowHostAccessFlag(fl, &o.allowHostAccess)
 	return cmd
 }
 
@@ -68,6 +71,9 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	l, fixtures, _, labDir, err := g.loadLab()
 	if err != nil {
 		return &ExitError{Code: 2, Err: err}
+	}
+	if err := g.checkHostAccess(l, labDir, "tested", o.allowHostAccess); err != nil {
+		return err
 	}
 	if o.step != "" {
 		if _, err := progress.Step(l, o.step); err != nil {

@@ -13,12 +13,14 @@ import (
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/internal/statusline"
+	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 )
 
 type upOptions struct {
-	retain bool
+	retain          bool
+	allowHostAccess bool
 }
 
 func newUpCommand(g *globals) *cobra.Command {
@@ -27,7 +29,10 @@ func newUpCommand(g *globals) *cobra.Command {
 		Use:   "up",
 		Short: "Create or repair the lab's cluster and sandbox",
 		Long: "Create the lab's kind cluster and sandbox container, or reuse and repair them.\n" +
-			"With no lab file in the current directory, the built-in GitOps lab is used.",
+			"With no lab file in the current directory, the built-in GitOps lab is used.\n" +
+			"A lab that asks for what reaches this machine (privileged Pod Security, cluster-wide rules beyond reading,\n" +
+			"its own node or sandbox image; `labctl lint -v` lists them) is brought up only with --allow-host-access,\n" +
+			"or when it was installed with that flag.",
 		Example: "  labctl up\n  labctl --lab ./my-lab/lab.yaml up\n  labctl up --retain",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -35,12 +40,16 @@ func newUpCommand(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&o.retain, "retain", false, "keep what a failed up created, for debugging")
+	addAllowHostAccessFlag(cmd.Flags(), &o.allowHostAccess)
 	return cmd
 }
 
 func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
 	l, fixtures, _, labDir, err := g.loadLab()
 	if err != nil {
+		return err
+	}
+	if err := g.checkHostAccess(l, labDir, "brought up", o.allowHostAccess); err != nil {
 		return err
 	}
 	current := ""
@@ -83,10 +92,11 @@ func (g *globals) statusLogger() *statusline.Logger {
 	return statusline.New(g.streams.Err, statusline.Options{Quiet: g.quiet(), NoColor: g.noColor()})
 }
 
-// detail is where verbose detail goes: stderr with -v, else nowhere.
+// detail is where verbose detail goes: stderr with -v, escaped (it holds
+// the output of the lab's scripts, which its author wrote), else nowhere.
 func (g *globals) detail() io.Writer {
 	if g.verbose() {
-		return g.streams.Err
+		return textsafe.NewWriter(g.streams.Err)
 	}
 	return nil
 }

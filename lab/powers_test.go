@@ -1,0 +1,120 @@
+package lab
+
+import (
+	"strings"
+	"testing"
+)
+
+// The cluster's, kind's and labctl's namespaces are never a lab's: the
+// learner would be their admin and reset would empty them.
+func TestSystemNamespacesAreNoLabs(t *testing.T) {
+	for _, ns := range []string{"kube-system", "kube-public", "kube-node-lease", "default", "labctl-system", "local-path-storage", "kube-anything", "labctl-x"} {
+		src := header + "      - {name: c, file: {path: /x}}\ncluster: {namespaces: [work, " + ns + "]}\n"
+		got := problems(t, src)
+		want := `cluster.namespaces[1]: "` + ns + `" is `
+		if len(got) != 1 || !strings.Contains(got[0], want) || !strings.Contains(got[0], "give the lab a namespace of its own, such as lab") {
+			t.Errorf("namespace %s: problems %q, want one with %q", ns, got, want)
+		}
+	}
+	for _, ns := range []string{"work", "kubex", "system", "labctl"} {
+		src := header + "      - {name: c, file: {path: /x}}\ncluster: {namespaces: [" + ns + "]}\n"
+		if _, err := Parse("lab.yaml", []byte(src)); err != nil {
+			t.Errorf("namespace %s refused: %v", ns, err)
+		}
+	}
+}
+
+func TestRisks(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string // risk keys
+	}{
+		{"none", "cluster: {namespaces: [work], podSecurity: restricted}\n", nil},
+		{"privileged", "cluster: {podSecurity: privileged}\n", []string{"cluster.podSecurity: privileged"}},
+		{"node image", "cluster: {nodeImage: 'evil/node:1'}\n", []string{"cluster.nodeImage: evil/node:1"}},
+		{"sandbox image", "sandbox: {image: 'evil/sandbox:1'}\n", []string{"sandbox.image: evil/sandbox:1"}},
+		{"cluster write", "access: {clusterRules: [{apiGroups: [''], resources: [pods], verbs: [get, create]}]}\n",
+			[]string{"access.clusterRules[0]: get, create pods (core)"}},
+		{"cluster star verb", "access: {clusterRules: [{apiGroups: [apps], resources: [deployments], verbs: ['*']}]}\n",
+			[]string{"access.clusterRules[0]: * deployments (apps)"}},
+		{"cluster star resource", "access: {clusterRules: [{apiGroups: ['*'], resources: ['*'], verbs: [list]}]}\n",
+			[]string{"access.clusterRules[0]: list * (*)"}},
+		{"cluster secrets", "access: {clusterRules: [{apiGroups: [''], resources: [secrets], verbs: [get]}]}\n",
+			[]string{"access.clusterRules[0]: get secrets (core)"}},
+		{"cluster node proxy", "access: {clusterRules: [{apiGroups: [''], resources: [nodes/proxy], verbs: [get]}]}\n",
+			[]string{"access.clusterRules[0]: get nodes/proxy (core)"}},
+		{"cluster read", "access: {clusterRules: [{apiGroups: [''], resources: [nodes, namespaces], verbs: [get, list, watch]}]}\n", nil},
+		{"namespaced write", "cluster: {namespaces: [work]}\naccess: {rules: [{apiGroups: [''], resources: [pods], verbs: ['*']}]}\n", nil},
+		{"namespaced namespaces write", "cluster: {namespaces: [work]}\naccess: {rules: [{apiGroups: [''], resources: [namespaces], verbs: [update]}]}\n",
+			[]string{"access.rules[0]: update namespaces (core)"}},
+	}
+	for _, tt := range tests {
+		l, err := Parse("lab.yaml", []byte(header+"      - {name: c, file: {path: /x}}\n"+tt.yaml))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var got []string
+		for _, r := range l.Risks() {
+			got = append(got, r.Key())
+		}
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("%s: risks %q, want %q", tt.name, got, tt.want)
+		}
+		if p := l.Powers(); p.ClusterWrite != strings.HasPrefix(strings.Join(tt.want, ""), "access.clusterRules") {
+			t.Errorf("%s: ClusterWrite %v", tt.name, p.ClusterWrite)
+		}
+	}
+}
+
+// The built-in labs ask for nothing that reaches the host.
+func TestBuiltInLabsHaveNoRisks(t *testing.T) {
+	for _, f := range []string{"../lab.yaml", "../labs/debug-rollout/lab.yaml"} {
+		l, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs := l.Risks(); len(rs) != 0 {
+			t.Errorf("%s: risks %v", f, rs)
+		}
+	}
+}
+
+// Lint warns about every risk, each at its field.
+func TestLintWarnsAboutRisks(t *testing.T) {
+	src := header + "      - {name: c, file: {path: /x}}\n" +
+		"cluster: {nodeImage: 'evil/node:1'}\n" +
+		"sandbox: {image: 'evil/sandbox:1'}\n" +
+		"access: {clusterRules: [{apiGroups: [''], resources: [pods], verbs: [create]}]}\n"
+	l, err := Parse("lab.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range l.Lint() {
+		if strings.Contains(w.Msg, "--allow-host-access") {
+			got = append(got, w.Path)
+		}
+	}
+	want := []string{"cluster.nodeImage", "sandbox.image", "access.clusterRules[0]"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("warnings at %q, want %q", got, want)
+	}
+}
+
+// A node or sandbox image must be an image reference.
+func TestOwnImagesAreReferences(t *testing.T) {
+	for _, tt := range []struct{ yaml, want string }{
+		{"sandbox: {image: \"evil\\e]52;c;cHduZWQ=\\a:1\"}\n", `sandbox.image: "evil\x1b]52;c;cHduZWQ=\a:1" is not an image reference`},
+		{"cluster: {nodeImage: 'Node:1'}\n", `cluster.nodeImage: "Node:1" is not an image reference`},
+		{"cluster: {nodeImage: 'kindest/node:v1@sha256:xyz'}\n", `the digest "sha256:xyz" is not`},
+	} {
+		got := problems(t, header+"      - {name: c, file: {path: /x}}\n"+tt.yaml)
+		if len(got) != 1 || !strings.Contains(got[0], tt.want) {
+			t.Errorf("%s: problems %q, want %q", tt.yaml, got, tt.want)
+		}
+	}
+	src := header + "      - {name: c, file: {path: /x}}\ncluster: {nodeImage: 'kindest/node:v1.37.0@sha256:" + strings.Repeat("a", 64) + "'}\nsandbox: {image: 'localhost:5000/sb:2'}\n"
+	if _, err := Parse("lab.yaml", []byte(src)); err != nil {
+		t.Error(err)
+	}
+}
