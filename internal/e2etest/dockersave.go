@@ -17,10 +17,29 @@ type SavedImage struct {
 	Tags   []string
 }
 
-// ImageConfig is a small image config that differs with what.
+// ImageConfig is a small image config that differs with what; its one
+// layer is imageLayer's.
 func ImageConfig(what string) []byte {
 	return []byte(`{"architecture":"amd64","os":"linux","comment":` + fmt.Sprintf("%q", what) +
-		`,"rootfs":{"type":"layers","diff_ids":[]},"config":{}}`)
+		`,"rootfs":{"type":"layers","diff_ids":["` + ImageID(imageLayer()) + `"]},"config":{"Cmd":["/hello"]}}`)
+}
+
+// imageLayer is the one layer of DockerSave's images: a tar holding the
+// file hello, about 5000 bytes that start with IMAGES-MARKER.
+func imageLayer() []byte {
+	var body bytes.Buffer
+	body.WriteString("IMAGES-MARKER")
+	for i := 0; body.Len() < 5000; i++ {
+		fmt.Fprintf(&body, "layer %d\n", i)
+	}
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	if err := tw.WriteHeader(&tar.Header{Name: "hello", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(body.Len())}); err != nil {
+		panic(err)
+	}
+	tw.Write(body.Bytes())
+	tw.Close()
+	return b.Bytes()
 }
 
 // ImageID is the ID (config digest) of an image whose config is config.
@@ -34,11 +53,7 @@ func ImageID(config []byte) string {
 // repositories for older loaders), holding images and, shared by all of
 // them, one layer of about 5000 bytes that starts with IMAGES-MARKER.
 func DockerSave(images ...SavedImage) []byte {
-	var layer bytes.Buffer
-	layer.WriteString("IMAGES-MARKER")
-	for i := 0; layer.Len() < 5000; i++ {
-		fmt.Fprintf(&layer, "layer %d\n", i)
-	}
+	layer := bytes.NewBuffer(imageLayer())
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
 	file := func(name string, data []byte) {
