@@ -43,6 +43,7 @@ steps:
         file:
           path: /root/hello.txt
           equals: hello
+    solve: echo hello > /root/hello.txt
 `
 
 // forgeBundle writes a bundle of attackLab, with its genuine digest, whose
