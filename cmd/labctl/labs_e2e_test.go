@@ -4,14 +4,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/labctl/labctl/internal/bundle"
 	"github.com/labctl/labctl/internal/e2etest"
 )
 
@@ -23,9 +26,8 @@ const rolloutImage = "labctl.local/rollout-web:1"
 // the lab's workload image removed from the engine, install (which loads
 // it back from the bundle), `--lab debug-rollout up` with its Pods
 // serving, down, and `labctl test` of the installed lab. The bundle holds
-// the node and sandbox images too (about 1.5 GB): it is written under the
-// test's temporary directory and removed with it; those two images never
-// leave the engine.
+// the lab's workload image and none of labctl's own images (the node and
+// sandbox images never travel in a lab's bundle).
 //
 //	flock /tmp/labctl-e2e.lock go test -tags e2e ./cmd/labctl/ -run TestE2EBundle -timeout 30m -v
 func TestE2EBundle(t *testing.T) {
@@ -41,8 +43,13 @@ func TestE2EBundle(t *testing.T) {
 	if strings.TrimSpace(out) != bundleFile {
 		t.Fatalf("pack printed %q, want the bundle's path", out)
 	}
-	if info, err := os.Stat(bundleFile); err != nil || info.Size() < 100<<20 {
-		t.Fatalf("the bundle: %v, %v; want the images in it", info, err)
+	if info, err := os.Stat(bundleFile); err != nil || info.Size() < 1<<20 || info.Size() > 100<<20 {
+		t.Fatalf("the bundle: %v, %v; want the lab's image in it, and no other", info, err)
+	}
+	manifest, _ := e2etest.TarEntry(t, bundleFile, bundle.ManifestName)
+	var m bundle.Manifest
+	if err := json.Unmarshal([]byte(manifest), &m); err != nil || !slices.Equal(m.ImageRefs(), []string{rolloutImage}) {
+		t.Fatalf("the bundle's manifest names the images %q (%v), want %s alone", m.ImageRefs(), err, rolloutImage)
 	}
 
 	// The machine without the lab's image: install must bring it.

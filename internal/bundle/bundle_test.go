@@ -46,7 +46,7 @@ func writeBundle(t *testing.T, images []byte) string {
 func TestOpenImagesChecksAgain(t *testing.T) {
 	images := bytes.Repeat([]byte("layer\n"), 300)
 	file := writeBundle(t, images)
-	b, err := Verify(context.Background(), file, t.TempDir())
+	b, err := Verify(context.Background(), file, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestManifestPathsStayInside(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		_, err := Verify(context.Background(), file, filepath.Join(dir, "lab"))
+		_, err := Verify(context.Background(), file, filepath.Join(dir, "lab"), nil)
 		if err == nil || !strings.Contains(err.Error(), "is corrupt") {
 			t.Errorf("%q: %v", bad, err)
 		}

@@ -55,7 +55,15 @@ type Bundle struct {
 // end of the archive. A bundle that is damaged, of another format or no
 // bundle at all is an *Error; whatever was written to labDir then is the
 // caller's to remove. The images stay in the file: OpenImages reads them.
-func Verify(ctx context.Context, file, labDir string) (*Bundle, error) {
+//
+// Before anything is written, allow (when not nil) is asked about the path
+// of every entry under lab/ (relative to labDir, slash-separated): its
+// error refuses the bundle. Nothing is written beyond what the manifest
+// lists and sizes: the sizes it lists must fit in the file; an entry is a
+// directory or a regular file of exactly its listed size (no sparse file,
+// link, device or FIFO), checked from its header before its bytes are
+// copied; files are created new, never through an existing path.
+func Verify(ctx context.Context, file, labDir string, allow func(rel string) error) (*Bundle, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("opening the bundle: %w", err)
@@ -73,6 +81,20 @@ func Verify(ctx context.Context, file, labDir string) (*Bundle, error) {
 	m, err := r.manifest()
 	if err != nil {
 		return nil, err
+	}
+	var total int64
+	for _, e := range m.Entries {
+		if allow != nil && e.Kind != KindImages {
+			if err := allow(strings.TrimPrefix(e.Path, LabPrefix)); err != nil {
+				return nil, &Error{File: file, Problem: "is refused: " + err.Error(), Fix: "nothing was installed"}
+			}
+		}
+		if e.Kind != KindDir {
+			total += e.Size // each at most the file's size: no overflow
+		}
+		if e.Size > info.Size() || total > info.Size() {
+			return nil, &Error{File: file, Problem: fmt.Sprintf("is truncated: its manifest lists %s bytes of content, and the file has %d bytes in all", sizeSum(m.Entries), info.Size()), Fix: downloadAgain}
+		}
 	}
 	b := &Bundle{Manifest: *m, file: file}
 	for i := range m.Entries {
@@ -175,8 +197,13 @@ func (r *reader) entry(ctx context.Context, e *Entry, labDir string) error {
 	if e.Kind == KindDir {
 		wantType = tar.TypeDir
 	}
-	if hdr.Typeflag != wantType || (e.Kind != KindDir && hdr.Size != e.Size) {
+	if hdr.Typeflag != wantType || (e.Kind != KindDir && hdr.Size != e.Size) || (e.Kind == KindDir && hdr.Size != 0) {
 		return r.corrupt("%s's header (type %q, %d bytes) differs from the manifest (%s, %d bytes)", e.Path, hdr.Typeflag, hdr.Size, e.Kind, e.Size)
+	}
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return r.corrupt("%s is a sparse entry (%s), which a bundle never holds", e.Path, k)
+		}
 	}
 	r.last = e.Path
 	var h hash.Hash
@@ -231,9 +258,15 @@ func (r *reader) writeFile(ctx context.Context, h hash.Hash, e *Entry, labDir st
 	return os.Chmod(dst, mode) // whatever the umask
 }
 
-// copy copies the current entry's data to w.
+// copy copies the current entry's data to w: e.Size bytes at most, and
+// no more than the archive holds for it (a sparse entry, whose data the
+// reader would make up, is refused before).
 func (r *reader) copy(w io.Writer, e *Entry) error {
-	n, err := io.Copy(w, r.tr)
+	before := r.cr.n
+	n, err := io.Copy(w, io.LimitReader(r.tr, e.Size))
+	if err == nil && r.cr.n-before < n {
+		return r.corrupt("%s holds %d bytes where its archive has %d", e.Path, n, r.cr.n-before)
+	}
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && n < e.Size):
 		return r.truncated(fmt.Sprintf("inside %s (%d of its %d bytes are there)", e.Path, n, e.Size))
@@ -261,6 +294,9 @@ func (r *reader) end() error {
 	}
 	return nil
 }
+
+// File is the bundle's file.
+func (b *Bundle) File() string { return b.file }
 
 // OpenImages opens the images entry, for `docker load`. Reading it to its
 // end checks its hash once more: a file changed since Verify fails then
@@ -310,4 +346,15 @@ func (c *countReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// sizeSum is the sum of the sizes of entries, for messages.
+func sizeSum(entries []Entry) string {
+	var sum uint64
+	for _, e := range entries {
+		if e.Kind != KindDir && e.Size > 0 {
+			sum += uint64(e.Size)
+		}
+	}
+	return fmt.Sprint(sum)
 }

@@ -17,8 +17,6 @@ import (
 	"github.com/labctl/labctl/lab"
 )
 
-var smallImages = []bundle.Image{{Ref: "labctl/node:test", ID: "sha256:n"}, {Ref: "labctl.local/small-web:1", ID: "sha256:w"}}
-
 // pack packs writeLab's lab into a bundle file with fake images and
 // returns its path.
 func pack(t *testing.T, version string) string {
@@ -62,8 +60,8 @@ func TestBundleRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Meta.Kind != KindBundle || res.Meta.Source != file || !slices.Equal(res.Meta.Images, []string{"labctl/node:test", "labctl.local/small-web:1"}) ||
-		len(res.Loaded) != 1 {
+	if res.Meta.Kind != KindBundle || res.Meta.Source != file || !slices.Equal(res.Meta.Images, smallRefs) ||
+		len(res.Loaded) != 2 {
 		t.Errorf("result %+v", res)
 	}
 	if images.loaded() != 1 || !bytes.Equal(images.loads[0], savedImages()) {
@@ -80,7 +78,7 @@ func TestBundleRoundTrip(t *testing.T) {
 	}
 
 	// Again, with the images present: nothing changes, nothing is loaded.
-	images.present = map[string]string{"labctl/node:test": "sha256:n", "labctl.local/small-web:1": "sha256:w"}
+	images.present = map[string]string{smallRefs[0]: smallImages[0].ID, smallRefs[1]: smallImages[1].ID}
 	before := tree(t, s.Dir())
 	res, err = s.Install(context.Background(), file, Options{Images: images})
 	if err != nil || !res.Unchanged || len(res.Loaded) != 0 || images.loaded() != 1 {
@@ -89,10 +87,16 @@ func TestBundleRoundTrip(t *testing.T) {
 	if tree(t, s.Dir()) != before {
 		t.Error("a second install of the bundle changed the labs directory")
 	}
-	// An image missing, or another image under its name: loaded again.
-	images.present["labctl.local/small-web:1"] = "sha256:other"
+	// An image missing: loaded again.
+	delete(images.present, smallRefs[1])
 	if res, err := s.Install(context.Background(), file, Options{Images: images}); err != nil || !res.Unchanged || images.loaded() != 2 {
-		t.Errorf("install with an image changed: %+v, %v, %d loads", res, err, images.loaded())
+		t.Errorf("install with an image missing: %+v, %v, %d loads", res, err, images.loaded())
+	}
+	// Another image under its name is never replaced.
+	images.present[smallRefs[1]] = "sha256:other"
+	_, err = s.Install(context.Background(), file, Options{Images: images})
+	if err == nil || !strings.Contains(err.Error(), "docker rmi "+smallRefs[1]) || images.loaded() != 2 || images.present[smallRefs[1]] != "sha256:other" {
+		t.Errorf("install with another image of the name: %v, %d loads", err, images.loaded())
 	}
 	if tree(t, s.Dir()) != before {
 		t.Error("reloading the images changed the labs directory")

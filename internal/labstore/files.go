@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"syscall"
 
 	"github.com/labctl/labctl/internal/bundle"
 	"github.com/labctl/labctl/lab"
@@ -22,16 +23,25 @@ const readmeFile = "README.md"
 // Files lists what of the lab l, loaded from labFile, an install copies
 // and a bundle holds: the lab file (as lab.yaml), and from the lab file's
 // directory README.md when there is one, fixtures/ and the build directory
-// of every image, each directory before what it holds. Links and other
-// special files are left out, as up leaves them out of the fixtures.
+// of every image, each directory before what it holds. Nothing outside the
+// lab file's directory is read: a link anywhere (the lab file, a tree's
+// root, a directory above a build directory, an entry of a tree) is an
+// error, as are devices, FIFOs and sockets, and a file that a tool on the
+// host reads as its configuration (*HostToolFileError: .git, go.work, …).
 func Files(labFile string, l *lab.Lab) ([]bundle.File, error) {
 	dir := filepath.Dir(labFile)
 	files := []bundle.File{{Path: LabFile}}
 	if filepath.Base(labFile) != LabFile {
 		files[0].From = labFile
 	}
-	if info, err := os.Lstat(filepath.Join(dir, readmeFile)); err == nil && info.Mode().IsRegular() {
+	if err := regular(labFile, filepath.Base(labFile)); err != nil {
+		return nil, err
+	}
+	switch info, err := os.Lstat(filepath.Join(dir, readmeFile)); {
+	case err == nil && info.Mode().IsRegular():
 		files = append(files, bundle.File{Path: readmeFile})
+	case err == nil:
+		return nil, linkError(dir, readmeFile, info.Mode())
 	}
 	trees := []string{"fixtures"}
 	for _, im := range l.Cluster.Images {
@@ -46,28 +56,43 @@ func Files(labFile string, l *lab.Lab) ([]bundle.File, error) {
 	}
 	seen := map[string]bool{LabFile: true, readmeFile: true}
 	for i, tree := range trees {
-		info, err := os.Stat(filepath.Join(dir, filepath.FromSlash(tree)))
-		switch {
-		case i == 0 && errors.Is(err, fs.ErrNotExist):
-			continue // a lab without fixtures
-		case err != nil:
-			return nil, fmt.Errorf("reading the lab: %w", err)
-		case !info.IsDir():
-			return nil, fmt.Errorf("%s in %s is not a directory", tree, dir)
+		if err := hostToolFile(tree); err != nil {
+			return nil, err
 		}
-		// The directories above a build directory come first.
+		// The directories above a build directory come first; each of
+		// them, and the tree itself, must be a directory, not a link.
 		var parents []string
-		for p := path.Dir(tree); p != "."; p = path.Dir(p) {
+		for p := tree; p != "."; p = path.Dir(p) {
 			parents = append([]string{p}, parents...)
 		}
+		missing := false
 		for _, p := range parents {
+			info, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
+			switch {
+			case i == 0 && errors.Is(err, fs.ErrNotExist):
+				missing = true // a lab without fixtures
+			case err != nil:
+				return nil, fmt.Errorf("reading the lab: %w", err)
+			case info.Mode()&fs.ModeSymlink != 0:
+				return nil, linkError(dir, p, info.Mode())
+			case !info.IsDir():
+				return nil, fmt.Errorf("%s in %s is not a directory", p, dir)
+			}
+		}
+		if missing {
+			continue
+		}
+		for _, p := range parents[:len(parents)-1] {
 			if !seen[p] {
 				seen[p] = true
 				files = append(files, bundle.File{Path: p, Dir: true})
 			}
 		}
-		err = fs.WalkDir(os.DirFS(dir), tree, func(p string, d fs.DirEntry, err error) error {
+		err := fs.WalkDir(os.DirFS(dir), tree, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
+				return err
+			}
+			if err := hostToolFile(p); err != nil {
 				return err
 			}
 			if seen[p] {
@@ -79,14 +104,61 @@ func Files(labFile string, l *lab.Lab) ([]bundle.File, error) {
 				files = append(files, bundle.File{Path: p, Dir: true})
 			case d.Type().IsRegular():
 				files = append(files, bundle.File{Path: p})
+			default:
+				return linkError(dir, p, d.Type())
 			}
 			return nil
 		})
-		if err != nil {
+		var hostErr *HostToolFileError
+		var linkErr *LinkError
+		switch {
+		case errors.As(err, &hostErr), errors.As(err, &linkErr):
+			return nil, err
+		case err != nil:
 			return nil, fmt.Errorf("reading the lab: %w", err)
 		}
 	}
 	return files, nil
+}
+
+// LinkError refuses a lab that holds a link, a device, a FIFO or a socket:
+// an install never reads outside the lab's directory.
+type LinkError struct {
+	Dir, Path string
+	Mode      fs.FileMode
+}
+
+func (e *LinkError) Error() string {
+	what := "a symbolic link"
+	switch {
+	case e.Mode&fs.ModeSymlink != 0:
+	case e.Mode&fs.ModeNamedPipe != 0:
+		what = "a FIFO"
+	case e.Mode&fs.ModeSocket != 0:
+		what = "a socket"
+	case e.Mode&fs.ModeDevice != 0:
+		what = "a device"
+	default:
+		what = "no regular file or directory"
+	}
+	return fmt.Sprintf("%s in the lab %s is %s: a lab holds only regular files and directories, and nothing of it is read through a link; "+
+		"put the file itself there, or remove it", e.Path, e.Dir, what)
+}
+
+func linkError(dir, p string, mode fs.FileMode) error {
+	return &LinkError{Dir: dir, Path: p, Mode: mode.Type()}
+}
+
+// regular checks that file (shown as name) is a regular file, not a link.
+func regular(file, name string) error {
+	info, err := os.Lstat(file)
+	if err != nil {
+		return fmt.Errorf("reading the lab: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return linkError(filepath.Dir(file), name, info.Mode())
+	}
+	return nil
 }
 
 // Digest identifies an installed lab's files: "sha256:<hex>" over every
@@ -113,7 +185,7 @@ func Digest(dir string, files []bundle.File) (string, error) {
 }
 
 func hashFile(p string) (sum, exec string, err error) {
-	f, err := os.Open(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return "", "", err
 	}
@@ -152,7 +224,7 @@ func copyFiles(src, dst string, files []bundle.File) error {
 }
 
 func copyFile(from, to string) error {
-	in, err := os.Open(from)
+	in, err := os.OpenFile(from, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return err
 	}
@@ -189,4 +261,31 @@ func createFile(path string, mode os.FileMode, r io.Reader) error {
 		return err
 	}
 	return os.Chmod(path, mode)
+}
+
+// strays lists, in lexical order, what dir holds beyond files (and the
+// names in also, at its top): what the lab's file list, and so its digest,
+// does not cover.
+func strays(dir string, files []bundle.File, also ...string) ([]string, error) {
+	covered := map[string]bool{".": true}
+	for _, f := range files {
+		covered[f.Path] = true
+	}
+	for _, a := range also {
+		covered[a] = true
+	}
+	var out []string
+	err := fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !covered[p] || (!d.IsDir() && !d.Type().IsRegular()) {
+			out = append(out, p)
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+		}
+		return nil
+	})
+	return out, err
 }

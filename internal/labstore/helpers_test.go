@@ -1,10 +1,12 @@
 package labstore
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,6 +16,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/labctl/labctl/internal/bundle"
+	"github.com/labctl/labctl/internal/e2etest"
 )
 
 // labYAML is a small lab with one workload image built from images/web.
@@ -168,23 +173,34 @@ func tree(t *testing.T, dir string) string {
 	return b.String()
 }
 
-// fakeImages is an engine for bundles: Save writes a stand-in for a
-// `docker save` tar of the refs it holds; Load records what it read.
+// fakeImages is an engine for bundles: save writes a `docker save` tar of
+// smallImages; Load records what it read and, as docker load, tags the
+// images its manifest.json names.
 type fakeImages struct {
 	mu      sync.Mutex
 	present map[string]string // ref -> ID
 	loads   [][]byte
 }
 
-// savedImages is the stand-in for a `docker save` tar: big enough to span
-// several blocks, with a marker to find in the bundle.
-func savedImages() []byte {
-	var b bytes.Buffer
-	b.WriteString("IMAGES-MARKER")
-	for i := 0; b.Len() < 5000; i++ {
-		fmt.Fprintf(&b, "layer %d\n", i)
+// smallRefs are the images of the test lab's bundles.
+var smallRefs = []string{"labctl.local/small-web:1", "labctl.local/small-db:1"}
+
+// smallImages are smallRefs with their IDs.
+var smallImages = func() []bundle.Image {
+	var out []bundle.Image
+	for _, ref := range smallRefs {
+		out = append(out, bundle.Image{Ref: ref, ID: e2etest.ImageID(e2etest.ImageConfig(ref))})
 	}
-	return b.Bytes()
+	return out
+}()
+
+// savedImages is `docker save` of smallRefs.
+func savedImages() []byte {
+	var saved []e2etest.SavedImage
+	for _, ref := range smallRefs {
+		saved = append(saved, e2etest.SavedImage{Config: e2etest.ImageConfig(ref), Tags: []string{ref}})
+	}
+	return e2etest.DockerSave(saved...)
 }
 
 func (f *fakeImages) save(_ context.Context, w io.Writer) error {
@@ -212,7 +228,36 @@ func (f *fakeImages) Load(_ context.Context, r io.Reader) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.loads = append(f.loads, b)
-	return []string{"labctl.local/small-web:1"}, nil
+	if f.present == nil {
+		f.present = map[string]string{}
+	}
+	var loaded []string
+	tr := tar.NewReader(bytes.NewReader(b))
+	configs := map[string]string{}
+	var manifest []struct {
+		Config   string
+		RepoTags []string
+	}
+	for {
+		hdr, err := tr.Next()
+		if err != nil {
+			break
+		}
+		data, _ := io.ReadAll(tr)
+		configs[hdr.Name] = e2etest.ImageID(data)
+		if hdr.Name == "manifest.json" {
+			if err := json.Unmarshal(data, &manifest); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, m := range manifest {
+		for _, tag := range m.RepoTags {
+			f.present[tag] = configs[m.Config]
+			loaded = append(loaded, tag)
+		}
+	}
+	return loaded, nil
 }
 
 func (f *fakeImages) loaded() int {

@@ -183,6 +183,16 @@ func (s *Store) install(ctx context.Context, o Options, fill func(context.Contex
 	if l.Metadata.Name == BuiltIn {
 		return nil, fmt.Errorf("lab %s is built into labctl, and an installed lab may not take its name: rename the lab (metadata.name), or use it with --lab PATH", BuiltIn)
 	}
+	// Only what the digest covers lands: a bundle entry beyond the lab's
+	// files is refused (a directory or git source is copied file by file,
+	// so its staging holds none).
+	extra, err := strays(st.labDir(), files)
+	if err != nil {
+		return nil, fmt.Errorf("reading the staged lab: %w", err)
+	}
+	if len(extra) > 0 {
+		return nil, st.uncovered(meta, extra)
+	}
 	if err := consent(l, o.AllowHostAccess, meta); err != nil {
 		return nil, err
 	}
@@ -224,7 +234,7 @@ func (s *Store) install(ctx context.Context, o Options, fill func(context.Contex
 			return nil, err
 		}
 	}
-	if installed == meta.Digest {
+	if installed == meta.Digest && !o.Force {
 		res.Unchanged = true
 		if res.Previous != nil {
 			res.Meta = *res.Previous
@@ -305,7 +315,32 @@ func installedDigest(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// A lab directory holding more than its files (an install of an
+	// earlier labctl that landed every entry of a bundle) differs from
+	// any lab.
+	extra, err := strays(dir, files, metaFile)
+	if err != nil {
+		return "", err
+	}
+	if len(extra) > 0 {
+		return "", fmt.Errorf("%s holds %s, which is no part of the lab", dir, strings.Join(extra, ", "))
+	}
 	return Digest(dir, files)
+}
+
+// uncovered is the error of a staged lab holding extra, which its file
+// list and digest do not cover.
+func (st *staging) uncovered(meta *Meta, extra []string) error {
+	const most = 5
+	list := extra
+	if len(list) > most {
+		list = append(list[:most:most], fmt.Sprintf("and %d more", len(extra)-most))
+	}
+	problem := "holds " + strings.Join(list, ", ") + " under lab/, which is no part of the lab (its lab.yaml, README.md, fixtures/ and its images' build directories) and which its digest does not cover"
+	if st.bundle != nil {
+		return &bundle.Error{File: meta.Source, Problem: problem, Fix: "nothing was installed; get the lab from its author again (`labctl pack` writes only the lab's files)"}
+	}
+	return fmt.Errorf("the lab from %s %s: nothing was installed", meta.Source, problem)
 }
 
 func writeMeta(dir string, m *Meta) error {
@@ -392,7 +427,7 @@ func (st *staging) fromBundle(ctx context.Context, file string) (*Meta, error) {
 	if err := os.Mkdir(st.labDir(), 0o755); err != nil {
 		return nil, err
 	}
-	b, err := bundle.Verify(ctx, abs, st.labDir())
+	b, err := bundle.Verify(ctx, abs, st.labDir(), hostToolFile)
 	if err != nil {
 		return nil, err
 	}
@@ -402,24 +437,68 @@ func (st *staging) fromBundle(ctx context.Context, file string) (*Meta, error) {
 }
 
 // loadImages loads the bundle's images into the engine unless it has each
-// of them already (by ID, when the bundle knows it).
+// of them already. Before `docker load` sees a byte, the bundle's own
+// archive is read through: it may name only the manifest's images, none of
+// them labctl's own (ReservedImage), each with the ID the manifest says. An
+// image the engine has under one of those names with another ID is never
+// replaced (the user removes it first). After the load, every name must
+// have the ID the archive gave it.
 func loadImages(ctx context.Context, b *bundle.Bundle, images Images) ([]string, error) {
 	want := b.Manifest.Images
 	if len(want) == 0 {
 		return nil, nil
 	}
+	refused := func(problem, fix string) error {
+		return &bundle.Error{File: b.File(), Problem: problem, Fix: fix}
+	}
+	allowed := map[string]int{}
+	for i, im := range want {
+		if ReservedImage(im.Ref) {
+			return nil, refused("carries the image "+im.Ref+", which is labctl's own",
+				"nothing was installed; labctl never takes its node, sandbox or base image from a lab's bundle: build them with `labctl images build`, or move them from a machine you trust with `labctl images save` and `labctl images load`")
+		}
+		allowed[normalRef(im.Ref)] = i
+	}
 	if images == nil {
 		return nil, errors.New("this bundle holds images, and no Docker engine was given to load them into")
+	}
+	archive, err := b.ReadImageArchive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([][]string, len(want)) // the IDs each image may have
+	for _, name := range archive.Names {
+		i, ok := allowed[normalRef(name)]
+		if !ok {
+			what := "which its manifest does not name"
+			if ReservedImage(name) {
+				what = "which is labctl's own"
+			}
+			return nil, refused("holds an images.tar that would tag "+name+", "+what, "nothing was installed; get the lab from its author again (`labctl pack` saves only the lab's images)")
+		}
+		ids[i] = append(ids[i], archive.IDs[name]...)
+	}
+	for i, im := range want {
+		if len(ids[i]) == 0 {
+			return nil, refused("does not hold the image "+im.Ref+" that its manifest names", "nothing was installed; get the lab from its author again")
+		}
+		if im.ID != "" && !slices.Contains(ids[i], im.ID) {
+			return nil, refused(fmt.Sprintf("holds an image %s of another ID than its manifest's %.19s…", im.Ref, im.ID), "nothing was installed; get the lab from its author again")
+		}
 	}
 	present, err := images.Present(ctx, b.Manifest.ImageRefs())
 	if err != nil {
 		return nil, err
 	}
 	missing := false
-	for _, im := range want {
+	for i, im := range want {
 		id, ok := present[im.Ref]
-		if !ok || (im.ID != "" && id != im.ID) {
+		switch {
+		case !ok:
 			missing = true
+		case !slices.Contains(ids[i], id):
+			return nil, fmt.Errorf("this machine's Docker engine has another image named %s (ID %.19s…) than the bundle's, and an install never replaces an image: "+
+				"if nothing of yours needs it, `docker rmi %s` and install again; else the lab and your image cannot both have that name", im.Ref, id, im.Ref)
 		}
 	}
 	if !missing {
@@ -433,6 +512,14 @@ func loadImages(ctx context.Context, b *bundle.Bundle, images Images) ([]string,
 	loaded, err := images.Load(ctx, r)
 	if err != nil {
 		return nil, fmt.Errorf("loading the bundle's images: %w", err)
+	}
+	if present, err = images.Present(ctx, b.Manifest.ImageRefs()); err != nil {
+		return nil, err
+	}
+	for i, im := range want {
+		if id, ok := present[im.Ref]; !ok || !slices.Contains(ids[i], id) {
+			return nil, fmt.Errorf("after loading the bundle's images, %s has ID %q, not the bundle's: remove it with `docker rmi %s`, and get the lab from its author again", im.Ref, id, im.Ref)
+		}
 	}
 	return loaded, nil
 }

@@ -46,6 +46,11 @@ func Pack(ctx context.Context, o PackOptions) (m *bundle.Manifest, err error) {
 	if o.Lab.Metadata.Name == BuiltIn {
 		return nil, fmt.Errorf("lab %s is built into every labctl and needs no bundle: to carry its images, use `labctl images save FILE`", BuiltIn)
 	}
+	for _, im := range o.Images {
+		if ReservedImage(im.Ref) {
+			return nil, fmt.Errorf("image %s is labctl's own, and a bundle never carries it (install refuses it): leave it out, and move it with `labctl images save` and `labctl images load`", im.Ref)
+		}
+	}
 	files, err := Files(o.LabFile, o.Lab)
 	if err != nil {
 		return nil, err

@@ -34,8 +34,10 @@ func newInstallCommand(g *globals) *cobra.Command {
 			"  GIT-URL    a git repository (https://, ssh://, file:// or a local repository), at --ref (a branch, tag\n" +
 			"             or commit; default its HEAD), the lab at its top or in --subdir; the commit is recorded\n" +
 			"  BUNDLE     a file written by `labctl pack`: every entry is checked against its manifest, then its\n" +
-			"             images are loaded into Docker (unless present)\n" +
-			"The lab must load (`labctl lint`) before anything is installed, and it lands in one step: an error or\n" +
+			"             images are loaded into Docker (unless present); it may tag only the manifest's images,\n" +
+			"             never labctl's own, and never over another image of the same name\n" +
+			"Only the lab's files are installed; links, sparse files and tools' configuration (.git, go.work, …)\n" +
+			"are refused. The lab must load (`labctl lint`) before anything is installed, and it lands in one step: an error or\n" +
 			"Ctrl-C leaves the labs directory as it was. The same lab installed again changes nothing; a different\n" +
 			"lab of an installed name is refused unless --force.\n" +
 			"install prints what the lab may do (its Pod Security level, the learner's rules, the scripts it runs as\n" +
@@ -53,7 +55,7 @@ func newInstallCommand(g *globals) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&o.ref, "ref", "", "with a git repository: install the branch, tag or commit `REF` (default: its HEAD)")
 	fl.StringVar(&o.subdir, "subdir", "", "with a git repository: the lab is in its directory `DIR` (default: its top)")
-	fl.BoolVar(&o.force, "force", false, "replace an installed lab of the same name that has other files")
+	fl.BoolVar(&o.force, "force", false, "replace an installed lab of the same name, whatever its files")
 	addAllowHostAccessFlag(fl, &o.allowHostAccess)
 	return cmd
 }

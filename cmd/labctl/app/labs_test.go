@@ -1,8 +1,10 @@
 package app
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/internal/labstore"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/statedir"
@@ -22,22 +25,53 @@ import (
 	"github.com/labctl/labctl/provision"
 )
 
-// The fake engine's side of bundles: SaveImagesTo writes a stand-in for a
-// `docker save` tar, LoadImagesFrom reads one, and an image is present when
-// the engine's list (fakeEnv.imgs) holds it.
+// The fake engine's side of bundles: SaveImagesTo writes a `docker save`
+// tar of the refs (e2etest.DockerSave, each image's ID fakeID), and
+// LoadImagesFrom reads one and tags the images its manifest.json names; an
+// image is present when the engine's list (fakeEnv.imgs) holds it.
 
 func (f *fakeEnv) SaveImagesTo(_ context.Context, _ images.Options, w io.Writer, refs []string) error {
 	f.called("save images " + strings.Join(refs, " "))
-	_, err := io.WriteString(w, fakeSave(refs))
+	_, err := w.Write(fakeSave(refs))
 	return err
 }
 
 func (f *fakeEnv) LoadImagesFrom(_ context.Context, _ images.Options, r io.Reader, what string) ([]string, error) {
-	b, err := io.ReadAll(r)
-	if err != nil {
+	tr := tar.NewReader(r)
+	configs := map[string]string{}
+	var manifest []struct {
+		Config   string
+		RepoTags []string
+	}
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, err
+		}
+		configs[hdr.Name] = e2etest.ImageID(data)
+		if hdr.Name == "manifest.json" {
+			if err := json.Unmarshal(data, &manifest); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
 		return nil, err
 	}
-	refs := strings.Fields(strings.TrimPrefix(string(b), "docker save of "))
+	var refs []string
+	for _, m := range manifest {
+		for _, tag := range m.RepoTags {
+			refs = append(refs, tag)
+			f.imgs = append(f.imgs, images.Image{Ref: tag, ID: configs[m.Config]})
+		}
+	}
 	f.called("load images " + strings.Join(refs, " ") + " from " + what)
 	return refs, nil
 }
@@ -54,7 +88,17 @@ func (f *fakeEnv) ImagesPresent(_ context.Context, _ images.Options, refs []stri
 	return ids, nil
 }
 
-func fakeSave(refs []string) string { return "docker save of " + strings.Join(refs, " ") }
+// fakeSave is `docker save` of refs in the fake engine.
+func fakeSave(refs []string) []byte {
+	var saved []e2etest.SavedImage
+	for _, ref := range refs {
+		saved = append(saved, e2etest.SavedImage{Config: e2etest.ImageConfig(ref), Tags: []string{ref}})
+	}
+	return e2etest.DockerSave(saved...)
+}
+
+// fakeID is the ID of the image ref in the fake engine.
+func fakeID(ref string) string { return e2etest.ImageID(e2etest.ImageConfig(ref)) }
 
 // installTwoSteps installs the two-step lab with workload images into the
 // test's labs directory and returns the directory it came from.
@@ -328,11 +372,12 @@ func TestPackAndInstallABundle(t *testing.T) {
 	isolate(t)
 	file := labWithWorkloads(t)
 	out := filepath.Join(t.TempDir(), "two-steps.labctl.tar")
-	imgs := []images.Image{{Ref: "labctl/node:test", ID: "n"}, {Ref: "labctl/sandbox:test", ID: "s"}, {Ref: "labctl.local/web:1", ID: "w"}}
+	imgs := []images.Image{{Ref: "labctl/node:test", ID: "n"}, {Ref: "labctl/sandbox:test", ID: "s"}, {Ref: "labctl.local/web:1", ID: fakeID("labctl.local/web:1")}}
 	env := &fakeEnv{imgs: imgs}
 	code, stdout, errOut := runFake(t, env, "--lab", file, "pack", "--output-file", out)
-	refs := "labctl/node:test labctl/sandbox:test labctl.local/web:1"
-	if code != 0 || stdout != out+"\n" || !strings.Contains(errOut, "packed lab two-steps (2 files, 3 images") ||
+	// labctl's own images stay out of the bundle.
+	refs := "labctl.local/web:1"
+	if code != 0 || stdout != out+"\n" || !strings.Contains(errOut, "packed lab two-steps (2 files, 1 image") ||
 		!slices.Contains(env.calls, "save images "+refs) {
 		t.Fatalf("pack: exit %d, stdout %q, stderr %q, calls %q", code, stdout, errOut, env.calls)
 	}
@@ -340,7 +385,8 @@ func TestPackAndInstallABundle(t *testing.T) {
 	t.Setenv("LABCTL_LABS_DIR", t.TempDir())
 	env = &fakeEnv{}
 	code, stdout, errOut = runFake(t, env, "install", out)
-	if code != 0 || !strings.HasPrefix(stdout, "installed two-steps from "+out+"; loaded 3 images: labctl/node:test, ") ||
+	// The first line says what landed; what the lab may do follows.
+	if code != 0 || !strings.HasPrefix(stdout, "installed two-steps from "+out+"; loaded 1 image: labctl.local/web:1\nWhat the lab may do:\n") ||
 		!slices.Equal(env.calls, []string{"load images " + refs + " from two-steps.labctl.tar"}) {
 		t.Errorf("install BUNDLE: exit %d, stdout %q, stderr %q, calls %q", code, stdout, errOut, env.calls)
 	}
@@ -350,12 +396,17 @@ func TestPackAndInstallABundle(t *testing.T) {
 	if code != 0 || stdout != "two-steps is already installed (from "+out+"): nothing changed\n" || len(env.calls) != 0 {
 		t.Errorf("install BUNDLE again: exit %d, stdout %q, calls %q", code, stdout, env.calls)
 	}
+	// Another image of the lab's image's name is never replaced.
+	env = &fakeEnv{imgs: []images.Image{{Ref: "labctl.local/web:1", ID: "sha256:mine"}}}
+	code, stdout, errOut = runFake(t, env, "install", "--force", out)
+	want{code: 2, noOut: true, errOut: []string{"has another image named labctl.local/web:1", "`docker rmi labctl.local/web:1` and install again"}}.
+		check(t, env, nil, code, stdout, errOut)
 
 	body, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body[bytes.Index(body, []byte(fakeSave(nil)))+3] ^= 1
+	body[bytes.Index(body, []byte("IMAGES-MARKER"))+3] ^= 1
 	bad := filepath.Join(t.TempDir(), "bad.labctl.tar")
 	if err := os.WriteFile(bad, body, 0o644); err != nil {
 		t.Fatal(err)

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/internal/labstore"
 	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
 )
@@ -40,12 +42,13 @@ func runLint(g *globals, file string, strict bool) error {
 	var (
 		l      *lab.Lab
 		source = file
+		dir    = filepath.Dir(file)
 		err    error
 	)
 	if file != "" {
 		l, err = lab.Load(file)
 	} else {
-		l, _, source, _, err = g.loadLab()
+		l, _, source, dir, err = g.loadLab()
 	}
 	var problems lab.Errors
 	if errors.As(err, &problems) {
@@ -56,6 +59,13 @@ func runLint(g *globals, file string, strict bool) error {
 	}
 	if err != nil {
 		return err
+	}
+	// What pack and install would refuse: links, host tools' configuration.
+	if dir != "" {
+		if _, err := labstore.Files(source, l); err != nil {
+			fmt.Fprintln(g.streams.Err, textsafe.EscapeLine(err.Error()))
+			return &ExitError{Code: exitFailed, Err: fmt.Errorf("%s: 1 problem", source)}
+		}
 	}
 	warnings := l.Lint()
 	for _, w := range warnings {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -216,5 +217,40 @@ func TestLintVerboseListsGraderReads(t *testing.T) {
 	_, out, _ = runLabctl(t, "lint", "../../../lab.yaml")
 	if strings.Contains(out, "grader") {
 		t.Errorf("lint without -v listed the grader's reads: %q", out)
+	}
+}
+
+// A lab whose trees hold a tool's configuration or a link: lint says what
+// pack and install would refuse.
+func TestLintRefusesHostToolFilesAndLinks(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(dir string) error
+		want   string
+	}{
+		{".git in a build directory", func(dir string) error {
+			if err := os.MkdirAll(filepath.Join(dir, "images", "web", ".git"), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "images", "web", ".git", "config"), []byte("[core]\n\tfsmonitor = x\n"), 0o644)
+		}, "the lab holds images/web/.git, git's repository metadata"},
+		{"fixtures as a link", func(dir string) error { return os.Symlink(t.TempDir(), filepath.Join(dir, "fixtures")) },
+			"fixtures in the lab " + "%s is a symbolic link"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := labWithWorkloads(t)
+			dir := filepath.Dir(file)
+			if err := tc.change(dir); err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if strings.Contains(want, "%s") {
+				want = fmt.Sprintf(want, dir)
+			}
+			code, out, errOut := runLabctl(t, "lint", file)
+			if code != 1 || out != "" || !strings.Contains(errOut, want) || !strings.Contains(errOut, file+": 1 problem") {
+				t.Errorf("lint: exit %d, stdout %q, stderr %q; want 1 and %q", code, out, errOut, want)
+			}
+		})
 	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/bundle"
 	"github.com/labctl/labctl/internal/labstore"
 )
@@ -22,10 +21,11 @@ func newPackCommand(g *globals) *cobra.Command {
 		Use:   "pack",
 		Short: "Write the lab and every image it runs into one bundle file for a machine without a registry",
 		Long: "pack writes the lab (--lab) into one bundle file: its lab.yaml, fixtures/, README.md and the build\n" +
-			"directories of its images, and the images themselves (the kind node image, the sandbox image and the\n" +
-			"lab's workload images) as one `docker save` tar. Images are made present first, as `labctl up` does\n" +
-			"(built offline when missing). `labctl install FILE` on the other machine installs the lab and loads its\n" +
-			"images. The default file is ./<name>-<version>" + labstore.BundleSuffix + "; the images make it over 1 GB.",
+			"directories of its images, and the lab's images (its workload images, built offline when missing, and a\n" +
+			"node or sandbox image of its own) as one `docker save` tar. labctl's own node and sandbox images never\n" +
+			"go into a bundle: the other machine builds them (`labctl images build`) or loads them from a file its\n" +
+			"operator trusts (`labctl images save` here, `labctl images load` there). `labctl install FILE` on the other\n" +
+			"machine installs the lab and loads its images. The default file is ./<name>-<version>" + labstore.BundleSuffix + ".",
 		Example: "  labctl --lab ./my-lab pack\n  labctl --lab debug-rollout pack --output-file /media/usb/debug-rollout.labctl.tar",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,9 +48,13 @@ func runPack(ctx context.Context, g *globals, output string) error {
 		output = labstore.BundleName(l)
 	}
 	opts := imageOptions(g, imagesOptions{offline: true})
-	refs, err := g.packImages(ctx, opts, l.Cluster.NodeImage, l.Sandbox.Image)
-	if err != nil {
-		return err
+	// labctl's own node and sandbox images never travel in a lab's
+	// bundle (install refuses them): only a lab's own choices do.
+	var refs []string
+	for _, ref := range []string{l.Cluster.NodeImage, l.Sandbox.Image} {
+		if ref != "" && !labstore.ReservedImage(ref) && !slices.Contains(refs, ref) {
+			refs = append(refs, ref)
+		}
 	}
 	workloads, err := g.env.EnsureWorkloads(ctx, opts, l, dir)
 	if err != nil {
@@ -103,26 +107,4 @@ func runPack(ctx context.Context, g *globals, output string) error {
 	}
 	_, err = fmt.Fprintln(g.streams.Out, output)
 	return err
-}
-
-// packImages ensures the node and sandbox images as up does: the lab's own
-// choices must be present, labctl's are built when missing.
-func (g *globals) packImages(ctx context.Context, opts images.Options, node, sandbox string) ([]string, error) {
-	opts.Node, opts.Sandbox = node == "", sandbox == ""
-	if opts.Node || opts.Sandbox {
-		refs, err := g.env.EnsureImages(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		if opts.Node {
-			node = refs.Node
-		}
-		if opts.Sandbox {
-			sandbox = refs.Sandbox
-		}
-	}
-	if node == sandbox {
-		return []string{node}, nil
-	}
-	return []string{node, sandbox}, nil
 }
