@@ -46,6 +46,8 @@ timed() {
 row() { rows+=("$1"$'\t'"$2"$'\t'"$3"$'\t'"$4"); }
 # check VALUE OP LIMIT: ok when VALUE OP LIMIT holds (OP is <=).
 verdict() { awk -v v="$1" -v l="$2" 'BEGIN { print (v + 0 <= l + 0) ? "ok" : "MISSED" }'; }
+# med prints the median of the numbers on its stdin.
+med() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f", v[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "inf"; else printf "%.2f", a / b }'; }
 
 cleanup() {
@@ -85,6 +87,25 @@ fi
 t=$(timed "$labctl" images build --offline) || die "cached image build failed"
 row "images build --offline, cached" "${t} s" "-" "-"
 
+# A lab that travels: pack labs/debug-rollout (its lab files and its web
+# image) and install the bundle into an empty labs directory, 3 times each;
+# the install is timed with the image present (the bundle checked, its
+# docker save archive read through) and absent (loaded too).
+note "bench: pack and install of labs/debug-rollout (3 times each)"
+"$labctl" --lab "$root/labs/debug-rollout" pack --output-file "$work/rollout.tar" >>"$work/log" 2>&1 ||
+	die "labctl pack of labs/debug-rollout failed"
+: >"$work/pack.t"
+: >"$work/install.t"
+: >"$work/load.t"
+for i in 1 2 3; do
+	{ timed "$labctl" --lab "$root/labs/debug-rollout" pack --output-file "$work/rollout.tar" && echo; } >>"$work/pack.t" || die "labctl pack failed"
+	{ LABCTL_LABS_DIR="$work/labs-$i" timed "$labctl" install "$work/rollout.tar" && echo; } >>"$work/install.t" || die "labctl install failed"
+	docker image rm labctl.local/rollout-web:1 >>"$work/log" 2>&1 || die "could not remove the lab's image"
+	{ LABCTL_LABS_DIR="$work/labs-load-$i" timed "$labctl" install "$work/rollout.tar" && echo; } >>"$work/load.t" || die "labctl install (loading) failed"
+done
+row "pack labs/debug-rollout ($(du -k "$work/rollout.tar" | cut -f1) KiB)" "$(med <"$work/pack.t") s" "-" "-"
+row "install that bundle, image present / loaded" "$(med <"$work/install.t") s / $(med <"$work/load.t") s" "-" "-"
+
 # The bare cluster gets the very cluster file labctl gives kind, and the
 # same wait for the node to be ready. Bare create and labctl up alternate
 # twice, and the ratio is that of their sums, so that a burst of load on
@@ -110,8 +131,6 @@ note "bench: warm up"
 tw=$(timed "$labctl" up) || die "warm up failed"
 row "warm up" "${tw} s" "<= 3 s" "$(verdict "$tw" 3)"
 
-# med prints the median of the numbers on its stdin.
-med() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f", v[int((NR + 1) / 2)] }'; }
 
 note "bench: check rounds (7 rounds of each, interleaved)"
 sb=labctl-$lab-sandbox
