@@ -103,6 +103,14 @@ func NormalizeImageName(name string) string {
 	return out
 }
 
+// LabctlImage reports whether ref names one of labctl's own images (the
+// repository namespace labctl/ on Docker Hub: labctl/node, labctl/sandbox,
+// labctl/debian-base, at any tag): images labctl builds itself and never
+// takes from a lab's bundle.
+func LabctlImage(ref string) bool {
+	return strings.HasPrefix(NormalizeImageName(strings.ToLower(ref)), "docker.io/labctl/")
+}
+
 // checkBuildPath says what is wrong with build, an Image.Build, as a path:
 // it must be a clean relative slash-separated path below the lab's
 // directory.

@@ -114,7 +114,8 @@ func (l *Lab) Powers() Powers {
 //     a proxy, exec, attach or token subresource, cluster-wide;
 //   - an access.rules rule that writes namespaces (the learner relabels
 //     the lab's namespace privileged);
-//   - cluster.nodeImage or sandbox.image: an image of the lab's own, and
+//   - cluster.nodeImage or sandbox.image: an image of the lab's own (not
+//     labctl/*), and
 //     the node runs privileged.
 func (l *Lab) Risks() []Risk {
 	var rs []Risk
@@ -134,11 +135,13 @@ func (l *Lab) Risks() []Risk {
 				"the learner may relabel the lab's namespaces privileged: root on the cluster's node"})
 		}
 	}
-	if l.Cluster.NodeImage != "" {
+	// One of labctl's own images (labctl/*) is no risk: labctl built it,
+	// and no bundle may bring one.
+	if l.Cluster.NodeImage != "" && !LabctlImage(l.Cluster.NodeImage) {
 		rs = append(rs, Risk{"cluster.nodeImage", l.Cluster.NodeImage,
 			"the lab's own node image, which runs as a privileged container: root on this machine"})
 	}
-	if l.Sandbox.Image != "" {
+	if l.Sandbox.Image != "" && !LabctlImage(l.Sandbox.Image) {
 		rs = append(rs, Risk{"sandbox.image", l.Sandbox.Image,
 			"the lab's own sandbox image instead of labctl's, run with the learner's home and the checks' files"})
 	}
@@ -231,8 +234,11 @@ func (p Powers) Lines() []string {
 		loads = append(loads, s)
 	}
 	own := func(ref string) string {
-		if ref == "" {
+		switch {
+		case ref == "":
 			return "labctl's"
+		case LabctlImage(ref):
+			return "labctl's, " + ref
 		}
 		return "the lab's own, " + ref
 	}

@@ -33,6 +33,10 @@ func TestRisks(t *testing.T) {
 		{"privileged", "cluster: {podSecurity: privileged}\n", []string{"cluster.podSecurity: privileged"}},
 		{"node image", "cluster: {nodeImage: 'evil/node:1'}\n", []string{"cluster.nodeImage: evil/node:1"}},
 		{"sandbox image", "sandbox: {image: 'evil/sandbox:1'}\n", []string{"sandbox.image: evil/sandbox:1"}},
+		// labctl's own images, which no bundle may bring, are no risk;
+		// a look-alike elsewhere is.
+		{"labctl's images", "cluster: {nodeImage: 'labctl/node:v1'}\nsandbox: {image: 'docker.io/labctl/sandbox:a1'}\n", nil},
+		{"look-alike node image", "cluster: {nodeImage: 'ghcr.io/labctl/node:v1'}\n", []string{"cluster.nodeImage: ghcr.io/labctl/node:v1"}},
 		{"cluster write", "access: {clusterRules: [{apiGroups: [''], resources: [pods], verbs: [get, create]}]}\n",
 			[]string{"access.clusterRules[0]: get, create pods (core)"}},
 		{"cluster star verb", "access: {clusterRules: [{apiGroups: [apps], resources: [deployments], verbs: ['*']}]}\n",

@@ -1,6 +1,10 @@
 package labstore
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/labctl/labctl/lab"
+)
 
 // ReservedImage reports whether ref names one of labctl's own images: the
 // repository namespace labctl/ on Docker Hub (labctl/node, labctl/sandbox,
@@ -8,7 +12,7 @@ import "strings"
 // never brings its own copy of these: they are built by labctl or loaded
 // by the operator (`labctl images load`).
 func ReservedImage(ref string) bool {
-	return strings.HasPrefix(normalRef(ref), "docker.io/labctl/")
+	return lab.LabctlImage(ref)
 }
 
 // normalRef is ref in the full form the engine resolves it to:
