@@ -50,7 +50,7 @@ const (
 // result per check, in order. A step with a probe runs through it when p is
 // set: the checks its probe needs (one round; when one does not pass the
 // probe is skipped and those results are returned), the probe's setup with
-// the admin identity, its run in the sandbox within its deadline, the step's
+// the probe's identity, its run in the sandbox within its deadline, the step's
 // checks in one round that knows when the probe started, and the probe's
 // restore, always, even when the run fails or ctx ends. The probe's own
 // result, named lab.ProbeResult, follows the checks' results: pass, fail
@@ -149,7 +149,7 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, cat *msg.
 	return append(rs, res), nil
 }
 
-// adminScript runs script with the admin identity and says what went
+// adminScript runs script with the probe's identity and says what went
 // wrong, or "" when it exited 0.
 func adminScript(ctx context.Context, p Prober, script string) string {
 	var out bytes.Buffer
