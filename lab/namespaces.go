@@ -14,11 +14,12 @@ var systemNamespaces = map[string]string{
 	"kube-node-lease":    "a namespace of the cluster's own (its nodes' heartbeats)",
 	"local-path-storage": "kind's namespace (its volume provisioner)",
 	"labctl-system":      "labctl's own namespace (the learner's and the grader's identities)",
+	"labctl-probe":       "labctl's own namespace (what a probe keeps for the grader alone)",
 }
 
 // ReservedNamespace says what namespace ns is when it belongs to the
 // cluster, kind or labctl (kube-system, kube-public, kube-node-lease,
-// default, local-path-storage, labctl-system, and every name starting with
+// default, local-path-storage, labctl-system, labctl-probe, and every name starting with
 // kube- or labctl-, which they keep for what they add), and so can never
 // be one of a lab's namespaces: a lab's namespace is emptied by reset,
 // carries the lab's Pod Security level, and its admin is the learner. It

@@ -22,9 +22,10 @@ type Powers struct {
 	// or *) or reads what leads to more (see Risks).
 	ClusterRules []PolicyRule
 	ClusterWrite bool
-	// AdminScripts name the probe scripts that run on the cluster's node
-	// as root with the cluster's admin identity, e.g. "step sync: probe
-	// setup, probe restore".
+	// AdminScripts name the probe scripts, the lab's, that run in a
+	// container of their own with the probe's identity (admin of the lab's
+	// namespaces, nothing cluster-wide), e.g. "step sync: probe setup,
+	// probe restore".
 	AdminScripts []string
 	// SandboxSetups are the ids of the steps whose setup script runs as
 	// root in the sandbox.
@@ -246,7 +247,7 @@ func (p Powers) Lines() []string {
 		"Pod Security in its namespaces: " + p.PodSecurity,
 		"namespaces: " + ns,
 		"cluster-wide rules for the learner: " + cluster,
-		"scripts as root on the cluster's node, with the cluster's admin identity: " + none(p.AdminScripts, "none"),
+		"probe scripts in a container of the sandbox image, admin of the lab's namespaces, nothing cluster-wide: " + none(p.AdminScripts, "none"),
 		"setup scripts as root in the sandbox: " + none(prefixAll("step ", p.SandboxSetups), "none"),
 		"workload images built from the lab's directory: " + none(builds, "none"),
 		"workload images taken from this machine's Docker engine: " + none(loads, "none"),

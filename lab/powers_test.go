@@ -8,7 +8,7 @@ import (
 // The cluster's, kind's and labctl's namespaces are never a lab's: the
 // learner would be their admin and reset would empty them.
 func TestSystemNamespacesAreNoLabs(t *testing.T) {
-	for _, ns := range []string{"kube-system", "kube-public", "kube-node-lease", "default", "labctl-system", "local-path-storage", "kube-anything", "labctl-x"} {
+	for _, ns := range []string{"kube-system", "kube-public", "kube-node-lease", "default", "labctl-system", "labctl-probe", "local-path-storage", "kube-anything", "labctl-x"} {
 		src := header + "      - {name: c, file: {path: /x}}\ncluster: {namespaces: [work, " + ns + "]}\n"
 		got := problems(t, src)
 		want := `cluster.namespaces[1]: "` + ns + `" is `
@@ -120,5 +120,27 @@ func TestOwnImagesAreReferences(t *testing.T) {
 	src := header + "      - {name: c, file: {path: /x}}\ncluster: {nodeImage: 'kindest/node:v1.37.0@sha256:" + strings.Repeat("a", 64) + "'}\nsandbox: {image: 'localhost:5000/sb:2'}\n"
 	if _, err := Parse("lab.yaml", []byte(src)); err != nil {
 		t.Error(err)
+	}
+}
+
+// A lab's probe scripts are listed as what they are: the lab's, in a
+// container of their own, admin of the lab's namespaces and no more.
+func TestPowersListProbeScripts(t *testing.T) {
+	src := header + "      - {name: c, file: {path: /x}}\n    probe: {setup: kubectl scale, run: /root/s.sh, restore: kubectl scale}\ncluster: {namespaces: [work]}\n"
+	l, err := Parse("lab.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := l.Powers()
+	if len(p.AdminScripts) != 1 || p.AdminScripts[0] != "step s1: probe setup, probe restore" {
+		t.Fatalf("probe scripts %q", p.AdminScripts)
+	}
+	const want = "probe scripts in a container of the sandbox image, admin of the lab's namespaces, nothing cluster-wide: step s1: probe setup, probe restore"
+	lines := strings.Join(p.Lines(), "\n")
+	if !strings.Contains(lines, want) || strings.Contains(lines, "the cluster's admin identity") {
+		t.Errorf("powers:\n%s\nwant the line %q", lines, want)
+	}
+	if len(l.Risks()) != 0 {
+		t.Errorf("a probe is no risk to the host now: %v", l.Risks())
 	}
 }

@@ -74,7 +74,7 @@ func (l *Lab) ProbeSummary() []string {
 			admin = append(admin, "restore after the checks")
 		}
 		if len(admin) > 0 {
-			line += "; " + strings.Join(admin, " and ") + " with the cluster's admin identity on its node"
+			line += "; " + strings.Join(admin, " and ") + " in a probe container, admin of the lab's namespaces"
 		}
 		if len(pr.Needs) > 0 {
 			line += "; only when these checks pass: " + strings.Join(pr.Needs, ", ")

@@ -29,7 +29,7 @@ func TestProbeDefaultsAndSummary(t *testing.T) {
 	if len(l.Steps[0].Alternatives) != 1 || l.Steps[0].Alternatives[0].Name != "other" {
 		t.Errorf("alternatives %+v", l.Steps[0].Alternatives)
 	}
-	want := []string{`step s1: runs "/root/sync.sh" in the sandbox as the learner (deadline 1m0s); setup before it with the cluster's admin identity on its node; only when these checks pass: exists`}
+	want := []string{`step s1: runs "/root/sync.sh" in the sandbox as the learner (deadline 1m0s); setup before it in a probe container, admin of the lab's namespaces; only when these checks pass: exists`}
 	if got := l.ProbeSummary(); len(got) != 1 || got[0] != want[0] {
 		t.Errorf("summary %q, want %q", got, want)
 	}

@@ -158,8 +158,10 @@ const ProbeResult = "probe"
 // probe runs in labctl check, labctl grade, labctl test and the shell's
 // lab check, never in the shell's automatic rounds.
 type Probe struct {
-	// Setup is a bash script run on the cluster's node with the admin's
-	// kubeconfig (KUBECONFIG is set), never in the sandbox.
+	// Setup is a bash script run in a container of its own with the
+	// probe's kubeconfig (KUBECONFIG is set: admin of the lab's namespaces,
+	// ConfigMaps in labctl-probe, nothing cluster-wide), never in the
+	// sandbox.
 	Setup string `yaml:"setup" json:"setup,omitempty"`
 	// Run is a bash command run in the sandbox as the learner's shell runs
 	// it, e.g. /root/gitops/sync.sh.

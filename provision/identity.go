@@ -84,9 +84,10 @@ func namespaceLabels(l *lab.Lab) map[string]string {
 }
 
 // setupCluster creates the lab's namespaces under Pod Security Admission,
-// the learner's identity with the lab's access, and the grader's identity
-// that may read exactly the objects the lab's checks read, and issues both
-// a token; ca is the cluster's CA, which their credentials carry. Last it
+// the learner's identity with the lab's access, the grader's identity
+// that may read exactly the objects the lab's checks read, and, for a lab
+// with probes, the probe's (grantProbe), and issues the learner and the
+// grader a token; ca is the cluster's CA, which their credentials carry. Last it
 // deletes kind's bootstrap tokens, which would let anyone on the kind
 // network join a node. It is idempotent.
 func setupCluster(ctx context.Context, cs kubernetes.Interface, ca []byte, l *lab.Lab) (learner, grader identity, err error) {
@@ -108,6 +109,11 @@ func setupCluster(ctx context.Context, cs kubernetes.Interface, ca []byte, l *la
 	}
 	if err := grantGrader(ctx, cs, grants, labels); err != nil {
 		return learner, grader, err
+	}
+	if hasProbes(l) {
+		if err := grantProbe(ctx, cs, l, labels); err != nil {
+			return learner, grader, err
+		}
 	}
 	if err := ensureDefaultServiceAccounts(ctx, cs, l.Cluster.Namespaces); err != nil {
 		return learner, grader, err

@@ -22,6 +22,16 @@ import (
 // admin may add, the learner gets no write on namespaces: a namespace's
 // labels hold its Pod Security level.
 func ensureLearnerAdminRole(ctx context.Context, cs kubernetes.Interface, lbls map[string]string) error {
+	if err := ensureAdminCopy(ctx, cs, learnerAdminRole, lbls); err != nil {
+		return fmt.Errorf("granting the learner access: %w", err)
+	}
+	return nil
+}
+
+// ensureAdminCopy makes the ClusterRole name hold the rules of the built-in
+// admin ClusterRole, resolved as ensureLearnerAdminRole says, without
+// writes on namespaces.
+func ensureAdminCopy(ctx context.Context, cs kubernetes.Interface, name string, lbls map[string]string) error {
 	list, err := cs.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("reading the cluster's roles: %w", err)
@@ -31,11 +41,8 @@ func ensureLearnerAdminRole(ctx context.Context, cs kubernetes.Interface, lbls m
 		return err
 	}
 	rules = withoutNamespaceWrites(rules)
-	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: learnerAdminRole, Labels: lbls}, Rules: rules}
-	if err := apply(ctx, cs.RbacV1().ClusterRoles(), cr, func(cur *rbacv1.ClusterRole) { cur.Rules = rules; cur.Labels = lbls }); err != nil {
-		return fmt.Errorf("granting the learner access: %w", err)
-	}
-	return nil
+	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls}, Rules: rules}
+	return apply(ctx, cs.RbacV1().ClusterRoles(), cr, func(cur *rbacv1.ClusterRole) { cur.Rules = rules; cur.Labels = lbls })
 }
 
 // aggregatedRules returns the rules of the ClusterRole name among roles:

@@ -161,7 +161,9 @@ func fakeCluster() *fake.Clientset {
 			return true, nil, apierrors.NewBadRequest("labctl's tokens must say how long they last")
 		case account == "grader" && *secs != 3600:
 			return true, nil, apierrors.NewBadRequest("the grader's token must last an hour")
-		case account != "grader" && *secs < 30*24*3600:
+		case account == ProbeAccount && *secs != 600:
+			return true, nil, apierrors.NewBadRequest("the probe's token must last one script, ten minutes")
+		case account == LearnerAccount && *secs < 30*24*3600:
 			return true, nil, apierrors.NewBadRequest("the learner's token must last the lab")
 		}
 		tr = tr.DeepCopy()

@@ -16,15 +16,23 @@ import (
 	"github.com/labctl/labctl/lab"
 )
 
-// Prober runs a step's probe (lab.Probe): scripts with the cluster's admin
-// identity out of the learner's reach, and the learner's own command in the
-// sandbox. provision's *Env is the real one.
+// Prober runs a step's probe (lab.Probe): the lab's setup and restore
+// scripts with the probe's identity out of the learner's reach, and the
+// learner's own command in the sandbox. provision's *Env is the real one.
 type Prober interface {
 	// RunAdminScript runs a probe's setup or restore script with the
-	// cluster's admin identity, never in the sandbox.
+	// probe's identity (admin of the lab's namespaces), never in the
+	// sandbox.
 	RunAdminScript(ctx context.Context, script string, out io.Writer) (int, error)
 	// RunScript runs a command in the sandbox as the learner's shell would.
 	RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error)
+}
+
+// ProbeEnder is a Prober that keeps what a probe's setup leaves for its
+// restore (provision.ProbeDir) between the two scripts; RunStep calls
+// EndProbe once the probe is over, restore run or not, to forget it.
+type ProbeEnder interface {
+	EndProbe(ctx context.Context) error
 }
 
 // restoreTimeout bounds a probe's restore, which runs even when the
@@ -42,7 +50,7 @@ const (
 // result per check, in order. A step with a probe runs through it when p is
 // set: the checks its probe needs (one round; when one does not pass the
 // probe is skipped and those results are returned), the probe's setup with
-// the admin identity, its run in the sandbox within its deadline, the step's
+// the probe's identity, its run in the sandbox within its deadline, the step's
 // checks in one round that knows when the probe started, and the probe's
 // restore, always, even when the run fails or ctx ends. The probe's own
 // result, named lab.ProbeResult, follows the checks' results: pass, fail
@@ -83,11 +91,17 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, cat *msg.
 
 	start := now()
 	restore := func() string {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+		defer cancel()
+		if pe, ok := p.(ProbeEnder); ok {
+			// What setup left is forgotten even when restore
+			// fails; a failure to forget it leaves notes that the
+			// next setup overwrites.
+			defer pe.EndProbe(rctx)
+		}
 		if strings.TrimSpace(pr.Restore) == "" {
 			return ""
 		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
-		defer cancel()
 		return adminScript(rctx, p, pr.Restore)
 	}
 	if strings.TrimSpace(pr.Setup) != "" {
@@ -135,7 +149,7 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, cat *msg.
 	return append(rs, res), nil
 }
 
-// adminScript runs script with the admin identity and says what went
+// adminScript runs script with the probe's identity and says what went
 // wrong, or "" when it exited 0.
 func adminScript(ctx context.Context, p Prober, script string) string {
 	var out bytes.Buffer

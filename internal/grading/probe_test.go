@@ -265,3 +265,52 @@ func TestLastOutputIsBounded(t *testing.T) {
 		t.Errorf("tail %q", tb.String())
 	}
 }
+
+// endingWorld is a probeWorld whose Prober keeps what setup leaves for
+// restore, and logs when it forgets it.
+type endingWorld struct{ probeWorld }
+
+func (w *endingWorld) EndProbe(ctx context.Context) error {
+	w.log = append(w.log, "end")
+	return ctx.Err()
+}
+
+// What a probe's setup leaves for its restore is forgotten once the probe
+// is over: after the restore, whether the setup failed, the step has no
+// restore, or the caller's context ended.
+func TestProbeEndsAfterRestore(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		w    *endingWorld
+		step func(*lab.Step)
+		want string
+	}{
+		{"passes", &endingWorld{}, nil, "admin:setup run:/root/sync.sh round admin:restore end"},
+		{"setup fails", &endingWorld{probeWorld{setupCode: 1}}, nil, "admin:setup admin:restore end"},
+		{"no restore", &endingWorld{}, func(s *lab.Step) { s.Probe.Restore = "" }, "admin:setup run:/root/sync.sh round end"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := probeStep()
+			if tc.step != nil {
+				tc.step(s)
+			}
+			clock := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
+			now := func() time.Time { clock = clock.Add(time.Second); return clock }
+			if _, err := RunStep(context.Background(), tc.w, tc.w, s, msg.New(msg.English), now); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(tc.w.log, " "); got != tc.want {
+				t.Errorf("order %q, want %q", got, tc.want)
+			}
+		})
+	}
+	w := &endingWorld{probeWorld{runHangs: true}}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	if _, err := RunStep(ctx, w, w, probeStep(), nil, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if got, want := strings.Join(w.log, " "), "admin:setup run:/root/sync.sh admin:restore end"; got != want {
+		t.Errorf("interrupted: order %q, want %q", got, want)
+	}
+}

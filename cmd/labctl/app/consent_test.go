@@ -153,7 +153,7 @@ func TestPowersOfBuiltInLabs(t *testing.T) {
 		"  Pod Security in its namespaces: baseline\n" +
 		"  namespaces: gitops-lab (the learner is admin there)\n" +
 		"  cluster-wide rules for the learner: none\n" +
-		"  scripts as root on the cluster's node, with the cluster's admin identity: step sync-script: probe setup, probe restore\n" +
+		"  probe scripts in a container of the sandbox image, admin of the lab's namespaces, nothing cluster-wide: step sync-script: probe setup, probe restore\n" +
 		"  setup scripts as root in the sandbox: none\n" +
 		"  workload images built from the lab's directory: none\n" +
 		"  workload images taken from this machine's Docker engine: nginx:1.27 (optional)\n" +
@@ -162,7 +162,7 @@ func TestPowersOfBuiltInLabs(t *testing.T) {
 		"  Pod Security in its namespaces: restricted\n" +
 		"  namespaces: rollout (the learner is admin there)\n" +
 		"  cluster-wide rules for the learner: none\n" +
-		"  scripts as root on the cluster's node, with the cluster's admin identity: step smoke: probe setup; step smoke-catches: probe setup, probe restore\n" +
+		"  probe scripts in a container of the sandbox image, admin of the lab's namespaces, nothing cluster-wide: step smoke: probe setup; step smoke-catches: probe setup, probe restore\n" +
 		"  setup scripts as root in the sandbox: step crash-loop; step readiness; step service\n" +
 		"  workload images built from the lab's directory: labctl.local/rollout-web:1 from images/web\n" +
 		"  workload images taken from this machine's Docker engine: none\n" +

@@ -210,7 +210,7 @@ func TestLintVerboseListsGraderReads(t *testing.T) {
 	}
 	probe := "1 probe, each running the learner's work before its step's checks (in check, grade, test and the shell's lab check):\n" +
 		"  step sync-script: runs \"/root/gitops/sync.sh\" in the sandbox as the learner (deadline 1m0s); " +
-		"setup before it and restore after the checks with the cluster's admin identity on its node; only when these checks pass: script-executable\n"
+		"setup before it and restore after the checks in a probe container, admin of the lab's namespaces; only when these checks pass: script-executable\n"
 	if !strings.Contains(out, probe) {
 		t.Errorf("lint -v stdout = %q, want it to contain %q", out, probe)
 	}
