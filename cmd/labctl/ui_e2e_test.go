@@ -222,7 +222,13 @@ func testUIPreview(t *testing.T, r *e2etest.Labctl, srv *uiServer, ctx context.C
 	var version struct {
 		Server string `json:"etcdserver"`
 	}
+	// The Deployment is available once etcd's container runs, a moment
+	// before etcd listens: until then the API server's proxy answers 503.
 	code, body := get(preview+"version", false)
+	for deadline := time.Now().Add(30 * time.Second); code == http.StatusServiceUnavailable && time.Now().Before(deadline); {
+		time.Sleep(250 * time.Millisecond)
+		code, body = get(preview+"version", false)
+	}
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &version) != nil || version.Server == "" {
 		t.Fatalf("GET %sversion without the cookie: %d %q; want etcd's version JSON", preview, code, body)
 	}
