@@ -24,7 +24,7 @@ var owners = map[string][]string{
 	"github.com/go-git/go-git": {"checks", "internal/labstore"},
 	// Only the browser tests of `labctl ui` drive Chromium: the binary's,
 	// and its server's with a fake cluster.
-	"github.com/chromedp": {"cmd/labctl", "internal/web"},
+	"github.com/chromedp": {"cmd/labctl", "internal/web", "internal/e2etest"},
 }
 
 // layers says which of the module's packages each package may import (its

@@ -32,9 +32,6 @@ import (
 // cluster, sandbox and volume stay apart from every other lab's.
 const uiE2ELab = "ui-e2e"
 
-// chromiumPath is Debian's Chromium, the browser these tests drive.
-const chromiumPath = "/usr/bin/chromium"
-
 // TestE2EUI drives the real `labctl ui` in Debian's headless Chromium on a
 // copy of the built-in lab that it brings up (and takes down at the end):
 // the page opens from the printed URL, step 1's solution typed into the
@@ -46,7 +43,7 @@ const chromiumPath = "/usr/bin/chromium"
 //
 //	go test -tags e2e ./cmd/labctl/ -run TestE2EUI -timeout 30m -v
 func TestE2EUI(t *testing.T) {
-	browser := newChromium(t)
+	browser := e2etest.Chromium(t)
 	bin := e2etest.BuildLabctl(t)
 	dir := t.TempDir()
 	labFile, l := e2etest.CopyLab(t, dir, uiE2ELab)
@@ -346,34 +343,6 @@ const promptJS = `(` + terminalTextJS + `).split("\n").some(r => /[#$]\s*$/.test
 // lastRowPromptJS is true when the terminal's last row that is not blank
 // is a shell prompt.
 const lastRowPromptJS = `(` + terminalTextJS + `).trimEnd().split("\n").at(-1).match(/[#$]\s*$/) !== null`
-
-// newChromium starts Debian's Chromium, headless, with a fresh profile,
-// and returns the context of its first tab; the browser ends with the test.
-func newChromium(t testing.TB) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("%s is missing: the browser tests need Debian's Chromium (apt-get install chromium)", chromiumPath)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath),
-		chromedp.NoSandbox, // as root, Chromium refuses its own sandbox
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-component-update", true),
-		chromedp.WindowSize(1280, 800),
-	)
-	// No user-data-dir: chromedp gives the browser a fresh one and removes it.
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
-	t.Cleanup(func() {
-		chromedp.Cancel(ctx)
-		cancel()
-		cancelAlloc()
-	})
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", chromiumPath, err)
-	}
-	return ctx
-}
 
 // waitPage waits until the JavaScript expression cond is true in the page,
 // and fails the test with the page's text when it never is.
@@ -727,7 +696,7 @@ func BenchmarkUI(b *testing.B) {
 	if bin == "" || labFile == "" || os.Getenv("LABCTL_STATE_DIR") == "" {
 		b.Fatal("BenchmarkUI measures a lab that is up: run it through `make bench` (hack/bench.sh), which sets LABCTL_BENCH_LABCTL, LABCTL_BENCH_LAB and LABCTL_STATE_DIR")
 	}
-	ctx := newChromium(b)
+	ctx := e2etest.Chromium(b)
 	// Keep the page's WebSockets within reach of the measurement below.
 	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: recordSocketsJS})
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"image/png"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/internal/web/assets"
 )
 
@@ -28,35 +28,6 @@ import (
 // what they prove is what the browser does with the server's answers.
 //
 //	go test -tags e2e -run TestBrowser ./internal/web/
-
-const chromium = "/usr/bin/chromium"
-
-// browserTab starts Chromium, headless, with a fresh profile, and returns
-// the context of its first tab; the browser ends with the test.
-func browserTab(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("%s is missing: the browser tests need Debian's Chromium (make browser)", chromium)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, // as root, Chromium refuses its own sandbox
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-component-update", true),
-		chromedp.WindowSize(1280, 800),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
-	t.Cleanup(func() {
-		chromedp.Cancel(ctx)
-		cancel()
-		cancelAlloc()
-	})
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", chromium, err)
-	}
-	return ctx
-}
 
 // poll waits until the JavaScript expression cond is true in ctx's
 // document, through its navigations.
@@ -87,7 +58,7 @@ func TestBrowserOpensTheOpener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := browserTab(t)
+	ctx := e2etest.Chromium(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(o.URL)); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +229,7 @@ func TestBrowserPreviewKeepsItsTokenFromOthers(t *testing.T) {
 			app(w, strings.TrimPrefix(r.URL.Path, "/secret-in-the-path"))
 		}))
 		defer plain.Close()
-		ctx := browserTab(t)
+		ctx := e2etest.Chromium(t)
 		if err := chromedp.Do(ctx, chromedp.Navigate(plain.URL+"/secret-in-the-path/")); err != nil {
 			t.Fatal(err)
 		}
@@ -269,7 +240,7 @@ func TestBrowserPreviewKeepsItsTokenFromOthers(t *testing.T) {
 		catcher.reset()
 	})
 	t.Run("in the page", func(t *testing.T) {
-		ctx := browserTab(t)
+		ctx := e2etest.Chromium(t)
 		if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL())); err != nil {
 			t.Fatal(err)
 		}
@@ -287,7 +258,7 @@ func TestBrowserPreviewKeepsItsTokenFromOthers(t *testing.T) {
 		catcher.reset()
 	})
 	t.Run("on its own", func(t *testing.T) {
-		ctx := browserTab(t)
+		ctx := e2etest.Chromium(t)
 		if err := chromedp.Do(ctx, chromedp.Navigate(preview)); err != nil {
 			t.Fatal(err)
 		}
@@ -320,7 +291,7 @@ func TestBrowserAuthorsTextReachesNoOne(t *testing.T) {
 		c.Lab.Metadata.Goal = "Learn. ![track](" + catcher.URL + "/goal.png) [more](" + catcher.URL + "/goal-link)"
 		c.Lab.Steps[0].Instructions = "Do it: [see](" + catcher.URL + "/step-link)."
 	})
-	ctx := browserTab(t)
+	ctx := e2etest.Chromium(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL())); err != nil {
 		t.Fatal(err)
 	}
