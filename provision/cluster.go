@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -147,15 +150,70 @@ func (k *kind) create(ctx context.Context, c ClusterConfig) error {
 	}
 }
 
-// delete removes the cluster; a missing one is not an error.
+// delete removes the cluster; a missing one is not an error. A node that
+// the engine cannot kill because runc left a cgroup in it frozen (see
+// thawNodes) is thawed, and the delete tried once more.
 func (k *kind) delete(ctx context.Context) error {
-	_, err := runBounded(ctx, 3*time.Minute, func() (struct{}, error) {
-		return struct{}{}, k.provider.Delete(k.name, k.kubeconfig)
-	})
+	del := func() error {
+		_, err := runBounded(ctx, 3*time.Minute, func() (struct{}, error) {
+			return struct{}{}, k.provider.Delete(k.name, k.kubeconfig)
+		})
+		return err
+	}
+	err := del()
+	if err != nil && ctx.Err() == nil && k.thawNodes() > 0 {
+		err = del()
+	}
 	if err != nil {
 		return fmt.Errorf("deleting kind cluster %s: %w", k.name, err)
 	}
 	return nil
+}
+
+// freezerRoots are where the engine puts a container's cgroup in cgroup
+// v1's freezer hierarchy (cgroupfs and systemd drivers), by its ID.
+var freezerRoots = []string{"/sys/fs/cgroup/freezer/docker/%s", "/sys/fs/cgroup/freezer/system.slice/docker-%s.scope"}
+
+// thawNodes thaws every frozen cgroup of cgroup v1's freezer below the
+// cluster's node containers, and returns how many it thawed. On cgroup v1
+// runc freezes a container while it changes its device rules; when it dies
+// meanwhile the cgroup stays frozen, and the node, whose processes wait in
+// it, can no longer be killed ("did not receive an exit event").
+func (k *kind) thawNodes() int {
+	nodes, err := k.provider.ListNodes(k.name)
+	if err != nil {
+		return 0
+	}
+	thawed := 0
+	for _, n := range nodes {
+		out, err := kindexec.Output(kindexec.Command("docker", "inspect", "--format", "{{.Id}}", n.String()))
+		id := strings.TrimSpace(string(out))
+		if err != nil || id == "" || strings.ContainsAny(id, "/.") {
+			continue
+		}
+		for _, root := range freezerRoots {
+			thawed += thawBelow(fmt.Sprintf(root, id))
+		}
+	}
+	return thawed
+}
+
+// thawBelow thaws the frozen freezer cgroups in the tree at root, and
+// returns how many.
+func thawBelow(root string) int {
+	thawed := 0
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		state := filepath.Join(p, "freezer.state")
+		if b, err := os.ReadFile(state); err == nil && strings.TrimSpace(string(b)) == "FROZEN" &&
+			os.WriteFile(state, []byte("THAWED"), 0) == nil {
+			thawed++
+		}
+		return nil
+	})
+	return thawed
 }
 
 // adminConfig reads the cluster's admin credentials (host-facing address)
