@@ -6,26 +6,7 @@ import (
 
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/sandbox"
 )
-
-// auditRequest is what a check round needs for audit checks: where the
-// grader reads the audit log, and the start of each check's window.
-func (e *Env) auditRequest(cs []lab.Check) (dir string, since []time.Time) {
-	if e.settings.AuditDir != "" {
-		dir = sandbox.AuditMount
-	}
-	state, err := stateDir(e.Lab.Metadata.Name)
-	if err != nil {
-		return dir, nil
-	}
-	p, err := progress.NewStore(state).Load(e.Lab.Metadata.Name)
-	if err != nil {
-		// Unreadable progress judges the whole log, as before any step.
-		return dir, nil
-	}
-	return dir, auditWindows(e.Lab, p, cs)
-}
 
 // auditWindows gives each audit check of cs the start of its step's
 // window (see progress.StepStart); other checks get the zero time. A check

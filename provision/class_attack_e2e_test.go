@@ -29,7 +29,7 @@ import (
 // invite, and as admin of the lab in the own control plane. Learner 1 only
 // holds an invite, so that its grade stays whole; learner 3 is left for a
 // hard reset, so it takes the attacks that change its home.
-func testClassAttacks(t *testing.T, h *classHost, c *Class, ls []*Learner) {
+func testClassAttacks(t *testing.T, h *classHost, c *Class, ls []*Live) {
 	ctx := context.Background()
 	podIP := func(learner, pod string) string {
 		t.Helper()
@@ -105,7 +105,7 @@ exit $bad`)
 	t.Run("an invite opens nothing but its own sandbox", func(t *testing.T) {
 		v := inviteOf(t, c, "learner-1")
 		ns := c.Namespace("learner-1")
-		pods := v.cs.CoreV1().Pods(ns)
+		pods := v.sandbox.cs.CoreV1().Pods(ns)
 		if _, err := pods.Get(ctx, sandboxPod, metav1.GetOptions{}); err != nil {
 			t.Fatalf("the invite cannot read its own sandbox Pod: %v", err)
 		}
@@ -113,9 +113,9 @@ exit $bad`)
 		// upgrade: a plain POST is refused as forbidden, or accepted
 		// and then refused for the missing upgrade.
 		stream := func(pod, sub string) error {
-			return v.cs.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name(pod).SubResource(sub).Do(ctx).Error()
+			return v.sandbox.cs.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name(pod).SubResource(sub).Do(ctx).Error()
 		}
-		secrets := v.cs.CoreV1().Secrets(ns)
+		secrets := v.sandbox.cs.CoreV1().Secrets(ns)
 		ignore := func(_ any, err error) error { return err }
 		attempts := []struct {
 			what string
@@ -142,13 +142,13 @@ exit $bad`)
 			{"read the invite's token Secret", func() error { return ignore(secrets.Get(ctx, inviteSecret, metav1.GetOptions{})) }},
 			{"read the control plane's certificates", func() error { return ignore(secrets.Get(ctx, certsSecret, metav1.GetOptions{})) }},
 			{"mint a token for its account", func() error {
-				return ignore(v.cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, inviteAccount, &authenticationv1.TokenRequest{}, metav1.CreateOptions{}))
+				return ignore(v.sandbox.cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, inviteAccount, &authenticationv1.TokenRequest{}, metav1.CreateOptions{}))
 			}},
 			{"bind itself to admin", func() error {
-				return ignore(v.cs.RbacV1().RoleBindings(ns).Create(ctx, selfAdminBinding(ns), metav1.CreateOptions{}))
+				return ignore(v.sandbox.cs.RbacV1().RoleBindings(ns).Create(ctx, selfAdminBinding(ns), metav1.CreateOptions{}))
 			}},
 			{"impersonate the cluster's admin", func() error {
-				imp := rest.CopyConfig(v.cfg)
+				imp := rest.CopyConfig(v.sandbox.cfg)
 				imp.Impersonate = rest.ImpersonationConfig{UserName: "kubernetes-admin", Groups: []string{"system:masters"}}
 				ics, err := kubernetes.NewForConfig(imp)
 				if err != nil {
@@ -165,7 +165,7 @@ exit $bad`)
 
 		// Whatever the invite may do in its namespace: its sandbox Pod, by
 		// name, and the reviews every identity may ask for.
-		review, err := v.cs.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx, &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}, metav1.CreateOptions{})
+		review, err := v.sandbox.cs.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx, &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: ns}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -258,7 +258,7 @@ touch -- "$(printf 'odd\nname')/-rf" '--checkpoint-action=exec=touch x/--to-comm
 chmod 000 locked
 mkdir -p "deep/$(printf 'd/%.0s' $(seq 1000))"`)
 
-		certs, err := h.cs.CoreV1().Secrets(c.Namespace(e.Name)).Get(ctx, certsSecret, metav1.GetOptions{})
+		certs, err := h.cs.CoreV1().Secrets(c.Namespace(learnerOf(e))).Get(ctx, certsSecret, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,7 +337,7 @@ mkdir -p "deep/$(printf 'd/%.0s' $(seq 1000))"`)
 			t.Fatalf("recreating the sandbox over hostile files: %v", err)
 		}
 		var adminOut bytes.Buffer
-		code, err := e.execIn(ctx, vcpPod, containerAdmin, []string{"sh", "-c", `test -s ` + vcpCertDir + `/` + certAdminConf + ` && ls -A ` + homeMount}, nil, &adminOut, &adminOut)
+		code, err := e.rt.(*learnerRuntime).execIn(ctx, containerAdmin, []string{"sh", "-c", `test -s ` + vcpCertDir + `/` + certAdminConf + ` && ls -A ` + homeMount}, nil, &adminOut, &adminOut)
 		if err != nil || code != 0 {
 			t.Errorf("the admin container after the wipe: exit %d, %v: %s", code, err, adminOut.String())
 		}
@@ -351,7 +351,7 @@ mkdir -p "deep/$(printf 'd/%.0s' $(seq 1000))"`)
 }
 
 // inviteOf opens an invite of the learner, as its holder would.
-func inviteOf(t *testing.T, c *Class, learner string) *Invited {
+func inviteOf(t *testing.T, c *Class, learner string) *Invite {
 	t.Helper()
 	kc, err := c.Invite(context.Background(), learner)
 	if err != nil {
@@ -366,12 +366,12 @@ func inviteOf(t *testing.T, c *Class, learner string) *Invited {
 
 // runAs runs script in the learner's sandbox and returns its output and
 // exit code; an exec that fails ends the test.
-func runAs(t *testing.T, e *Learner, script string) (string, int) {
+func runAs(t *testing.T, e *Live, script string) (string, int) {
 	t.Helper()
 	var out bytes.Buffer
 	code, err := e.RunScript(context.Background(), script, &out, &out)
 	if err != nil {
-		t.Fatalf("%s: %v:\n%s", e.Name, err, out.String())
+		t.Fatalf("%s: %v:\n%s", learnerOf(e), err, out.String())
 	}
 	return out.String(), code
 }

@@ -37,7 +37,7 @@ func BenchmarkE2EClass(b *testing.B) {
 		upAll(b, c, names)
 		up := time.Since(start)
 
-		ls := make([]*Learner, len(names))
+		ls := make([]*Live, len(names))
 		for i, n := range names {
 			var err error
 			if ls[i], err = c.Connect(ctx, n); err != nil {

@@ -81,8 +81,8 @@ func upAll(t testing.TB, c *Class, learners []string) {
 // solveAll walks a learner through every step: the solve, then the step's
 // checks recorded as `labctl check` records them (which runs the next
 // step's setup), and returns the grade's results.
-func solveAll(ctx context.Context, e *Learner) ([]checks.Result, error) {
-	dir, err := ClassStateDir(e.Lab.Metadata.Name, e.Name)
+func solveAll(ctx context.Context, e *Live) ([]checks.Result, error) {
+	dir, err := ClassStateDir(e.Lab.Metadata.Name, learnerOf(e))
 	if err != nil {
 		return nil, err
 	}
@@ -93,18 +93,18 @@ func solveAll(ctx context.Context, e *Learner) ([]checks.Result, error) {
 		var out bytes.Buffer
 		code, err := e.RunScript(ctx, s.Solve, &out, &out)
 		if err != nil || code != 0 {
-			return nil, fmt.Errorf("%s: solve of %s: exit %d, %v: %s", e.Name, s.ID, code, err, out.String())
+			return nil, fmt.Errorf("%s: solve of %s: exit %d, %v: %s", learnerOf(e), s.ID, code, err, out.String())
 		}
 		v, err := g.Check(ctx, "")
 		if err != nil || v != grading.Passed {
-			return nil, fmt.Errorf("%s: check after the solve of %s: %v, %v:\n%s", e.Name, s.ID, v, err, log.String())
+			return nil, fmt.Errorf("%s: check after the solve of %s: %v, %v:\n%s", learnerOf(e), s.ID, v, err, log.String())
 		}
 	}
 	return gradeAll(ctx, e)
 }
 
 // gradeAll grades every step as `labctl grade` does, probes included.
-func gradeAll(ctx context.Context, e *Learner) ([]checks.Result, error) {
+func gradeAll(ctx context.Context, e *Live) ([]checks.Result, error) {
 	per, err := grading.RunAll(ctx, e, e, e.Lab, msg.New(msg.English))
 	if err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func TestE2EClass(t *testing.T) {
 		t.Errorf("capacity for an s390x checker: %+v, %v, want no node and one of %s left out", cap, err, runtime.GOARCH)
 	}
 
-	ls := make([]*Learner, len(names))
+	ls := make([]*Live, len(names))
 	for i, n := range names {
 		if ls[i], err = c.Connect(ctx, n); err != nil {
 			t.Fatal(err)
@@ -367,8 +367,9 @@ code=$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" h
 		if v.Learner() != "learner-1" || v.LabName() != "gitops-drift" {
 			t.Errorf("invite for %s of %s", v.Learner(), v.LabName())
 		}
+		lv := v.Live(ls[0].Lab)
 		var out bytes.Buffer
-		if code, err := v.RunScript(ctx, "hostname; test -d /root/gitops/repo && echo own-home", &out, &out); err != nil || code != 0 || !strings.Contains(out.String(), "own-home") {
+		if code, err := lv.RunScript(ctx, "hostname; test -d /root/gitops/repo && echo own-home", &out, &out); err != nil || code != 0 || !strings.Contains(out.String(), "own-home") {
 			t.Fatalf("exec into the own sandbox: %d, %v: %s", code, err, out.String())
 		}
 		for _, target := range []struct{ ns, pod, container string }{
@@ -377,16 +378,16 @@ code=$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" h
 			{"e2e-learner-2", sandboxPod, containerSandbox},
 		} {
 			out.Reset()
-			_, err := podExec{Namespace: target.ns, Pod: target.pod, Container: target.container, Cmd: []string{"true"}, Stdout: &out}.run(ctx, v.cfg, v.cs)
+			_, err := podExec{Namespace: target.ns, Pod: target.pod, Container: target.container, Cmd: []string{"true"}, Stdout: &out}.run(ctx, v.sandbox.cfg, v.sandbox.cs)
 			if err == nil || !strings.Contains(err.Error(), "forbidden") {
 				t.Errorf("invite exec into %s/%s (%s): %v, want forbidden", target.ns, target.pod, target.container, err)
 			}
 		}
-		if _, err := v.cs.CoreV1().Secrets("e2e-learner-1").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		if _, err := v.sandbox.cs.CoreV1().Secrets("e2e-learner-1").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 			t.Errorf("invite lists secrets: %v, want forbidden", err)
 		}
 		// The learner's shell on a PTY, through the invite.
-		sh, err := v.AttachShell(ctx, docker.ShellOptions{Rows: 30, Cols: 90, Env: []string{"TERM=xterm"}})
+		sh, err := lv.AttachShell(ctx, docker.ShellOptions{Rows: 30, Cols: 90, Env: []string{"TERM=xterm"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -402,10 +403,9 @@ code=$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" h
 		sh.Close()
 		// The learner's own feedback: the practice lab's checks in the
 		// sandbox; what only the grader judges is left to the instructor.
-		v.Lab = ls[0].Lab
-		practice := grading.Practice(v.Lab)
+		practice := grading.Practice(lv.Lab)
 		for _, st := range practice.Steps {
-			rs, err := v.RunChecks(ctx, st.Checks)
+			rs, err := lv.RunChecks(ctx, st.Checks)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -479,11 +479,11 @@ func podUIDs(t *testing.T, h *classHost, c *Class, names []string) map[string]st
 }
 
 // mustRun runs a script in the learner's sandbox; it must exit 0.
-func mustRun(t *testing.T, e *Learner, script string) {
+func mustRun(t *testing.T, e *Live, script string) {
 	t.Helper()
 	var out bytes.Buffer
 	code, err := e.RunScript(context.Background(), script, &out, &out)
 	if err != nil || code != 0 {
-		t.Fatalf("%s: %q: exit %d, %v:\n%s", e.Name, script, code, err, out.String())
+		t.Fatalf("%s: %q: exit %d, %v:\n%s", learnerOf(e), script, code, err, out.String())
 	}
 }

@@ -1,7 +1,6 @@
 package provision
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -10,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/atomicfile"
@@ -115,53 +112,4 @@ func tokenExpiry(token string) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(claims.Exp, 0).UTC()
-}
-
-// renewGraderSoon gives the grader a new token when less than
-// graderRenewBefore of its current one is left, and saves it. A session
-// that lasts longer than the grader's token (the shell) renews it so before
-// each check round (RunChecks); Connect does already.
-func (e *Env) renewGraderSoon(ctx context.Context) error {
-	if e.graderKube != nil && !graderNeedsRenewal(tokenExpiry(e.graderKube.Token), time.Now()) {
-		return nil
-	}
-	node, err := e.engine.State(ctx, controlPlaneNode(e.Lab.Metadata.Name))
-	if err != nil {
-		return err
-	}
-	if !node.Running {
-		return fmt.Errorf("cluster %s is not running: %w", e.cluster, ErrNotUp)
-	}
-	dir, err := stateDir(e.Lab.Metadata.Name)
-	if err != nil {
-		return err
-	}
-	return e.renewGrader(ctx, dir, node.ID)
-}
-
-// renewGrader issues the grader a new short-lived token through the
-// admin's credentials (read from the node once) and saves it, with the
-// learner's unchanged token, in dir for the cluster whose node has ID node.
-func (e *Env) renewGrader(ctx context.Context, dir, node string) error {
-	admin, err := e.adminConfig(ctx)
-	if err != nil {
-		return err
-	}
-	cs, err := kubernetes.NewForConfig(admin)
-	if err != nil {
-		return fmt.Errorf("connecting to cluster %s: %w", e.cluster, err)
-	}
-	grader, err := issueToken(ctx, cs, GraderAccount, admin.CAData, graderTokenLifetime)
-	if err != nil {
-		return fmt.Errorf("renewing the grader's credentials: %w", err)
-	}
-	e.graderKube = &checks.KubeCredentials{Server: ControlPlaneServer(e.Lab.Metadata.Name), Token: grader.Token, CAData: grader.CAData}
-	if e.learner.Token == "" {
-		// Nothing to save the grader's token beside: the next call
-		// issues both.
-		return nil
-	}
-	// The saved token only spares the next call a trip to the cluster.
-	_ = saveCredentials(dir, savedCredentials{Node: node, Grader: *e.graderKube, GraderExpires: grader.Expires, Learner: e.learner})
-	return nil
 }

@@ -73,7 +73,7 @@ type e2eHarness struct {
 	opts   Options
 }
 
-func (h *e2eHarness) up(ctx context.Context, w *cancelAt) (*Env, error) {
+func (h *e2eHarness) up(ctx context.Context, w *cancelAt) (*Live, error) {
 	o := h.opts
 	no := false
 	if w != nil {
@@ -86,7 +86,7 @@ func (h *e2eHarness) up(ctx context.Context, w *cancelAt) (*Env, error) {
 
 // upFresh brings lab l up from nothing on labctl's images, with one fixture
 // file, and takes it down when the test ends.
-func upFresh(t *testing.T, ctx context.Context, l *lab.Lab) *Env {
+func upFresh(t *testing.T, ctx context.Context, l *lab.Lab) *Live {
 	t.Helper()
 	node, sb := e2etest.Images()
 	engine, err := docker.NewEngine(ctx)
@@ -150,7 +150,7 @@ func (h *e2eHarness) expect(what string, containers, volumes, nodes int) {
 	}
 }
 
-func script(t *testing.T, env *Env, s string) (int, string) {
+func script(t *testing.T, env *Live, s string) (int, string) {
 	t.Helper()
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -248,13 +248,13 @@ kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes 2>
 	env.Close()
 
 	t.Log("connect, exec and checks")
-	env, err = Connect(ctx, l, WithCheckerBinary(h.opts.CheckerBinary))
+	env, err = Connect(ctx, l, WithUpOptions(h.opts))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer env.Close()
 	var stdout bytes.Buffer
-	code, err = env.exec(ctx, env.loginExec([]string{"bash", "-c", "echo out; exit 3"}, &stdout, nil))
+	code, err = env.ExecLogin(ctx, []string{"bash", "-c", "echo out; exit 3"}, nil, &stdout, nil)
 	if err != nil || code != 3 || stdout.String() != "out\n" {
 		t.Errorf("exec: %d %v %q", code, err, stdout.String())
 	}
@@ -279,7 +279,7 @@ kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes 2>
 	}
 
 	t.Log("repairs")
-	if err := engine.Remove(ctx, env.container); err != nil {
+	if err := engine.Remove(ctx, env.rt.(*kindRuntime).container); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Connect(ctx, l); !errors.Is(err, ErrNotUp) {
@@ -344,4 +344,14 @@ kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes 2>
 	if err := Down(ctx, l); err != nil {
 		t.Fatalf("second down: %v", err)
 	}
+}
+
+// mustGrader is the grader's credentials of a live lab.
+func mustGrader(t *testing.T, env *Live) *checks.KubeCredentials {
+	t.Helper()
+	kube, err := env.graderCredentials(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kube
 }

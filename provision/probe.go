@@ -119,27 +119,23 @@ func grantProbe(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labels
 // admin's credentials on the host, issues it a token for one script, and
 // returns the kubeconfig of the probe container: that token against the
 // API server's address inside the kind network.
-func (e *Env) probeCredentials(ctx context.Context) ([]byte, error) {
-	admin, err := e.adminConfig(ctx)
+func (k *kindRuntime) probeCredentials(ctx context.Context) ([]byte, error) {
+	admin, err := k.Admin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	cs, err := kubernetes.NewForConfig(admin)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to cluster %s: %w", e.cluster, err)
+		return nil, fmt.Errorf("connecting to cluster %s: %w", k.cluster, err)
 	}
-	if err := grantProbe(ctx, cs, e.Lab, map[string]string{sandbox.LabelLab: e.Lab.Metadata.Name}); err != nil {
+	if err := grantProbe(ctx, cs, k.lab, map[string]string{sandbox.LabelLab: k.lab.Metadata.Name}); err != nil {
 		return nil, fmt.Errorf("the probe's rights could not be granted: %w", err)
 	}
 	id, err := issueToken(ctx, cs, ProbeAccount, admin.CAData, probeTokenLifetime)
 	if err != nil {
 		return nil, err
 	}
-	ns := "default"
-	if len(e.Lab.Cluster.Namespaces) > 0 {
-		ns = e.Lab.Cluster.Namespaces[0]
-	}
-	return kubeconfig(e.Lab.Metadata.Name, ControlPlaneServer(e.Lab.Metadata.Name), id.CAData, ProbeAccount, id.Token, ns)
+	return kubeconfig(k.lab.Metadata.Name, ControlPlaneServer(k.lab.Metadata.Name), id.CAData, ProbeAccount, id.Token, firstNamespace(k.lab))
 }
 
 // probeCommand is the command of a probe container's exec: it writes the
@@ -162,9 +158,9 @@ func probeCommand(script string) []string {
 // credentials never leave the host. The container is removed when the
 // script ends. The script's output goes to out; it returns the script's
 // exit code.
-func (e *Env) RunAdminScript(ctx context.Context, script string, out io.Writer) (int, error) {
-	name := e.Lab.Metadata.Name
-	kubeconfig, err := e.probeCredentials(ctx)
+func (k *kindRuntime) RunAdminScript(ctx context.Context, script string, out io.Writer) (int, error) {
+	name := k.lab.Metadata.Name
+	kubeconfig, err := k.probeCredentials(ctx)
 	if err != nil {
 		return -1, err
 	}
@@ -172,18 +168,18 @@ func (e *Env) RunAdminScript(ctx context.Context, script string, out io.Writer) 
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return -1, fmt.Errorf("naming the probe's container: %w", err)
 	}
-	spec, err := sandbox.BuildProbeSpec(sandbox.Settings{Lab: name, Image: e.settings.Image, Network: e.settings.Network}, hex.EncodeToString(nonce[:]))
+	spec, err := sandbox.BuildProbeSpec(sandbox.Settings{Lab: name, Image: k.settings.Image, Network: k.settings.Network}, hex.EncodeToString(nonce[:]))
 	if err != nil {
 		return -1, err
 	}
-	if _, err := e.engine.EnsureVolume(ctx, sandbox.ProbeVolumeName(name), sandbox.Labels(name, sandbox.RoleProbe)); err != nil {
+	if _, err := k.engine.EnsureVolume(ctx, sandbox.ProbeVolumeName(name), sandbox.Labels(name, sandbox.RoleProbe)); err != nil {
 		return -1, err
 	}
-	defer e.engine.Remove(context.WithoutCancel(ctx), spec.Name)
-	if _, err := e.engine.EnsureSandbox(ctx, spec); err != nil {
+	defer k.engine.Remove(context.WithoutCancel(ctx), spec.Name)
+	if _, err := k.engine.EnsureSandbox(ctx, spec); err != nil {
 		return -1, fmt.Errorf("starting the probe's container: %w", err)
 	}
-	return e.engine.Exec(ctx, spec.Name, docker.ExecOptions{
+	return k.engine.Exec(ctx, spec.Name, docker.ExecOptions{
 		Cmd:    probeCommand(script),
 		Env:    []string{probeKubeconfigEnv + "=" + string(kubeconfig)},
 		User:   "0:0",
@@ -194,6 +190,6 @@ func (e *Env) RunAdminScript(ctx context.Context, script string, out io.Writer) 
 
 // EndProbe empties ProbeDir once a probe's restore has run: the lab's
 // probe volume is removed, and the next probe's setup gets a new one.
-func (e *Env) EndProbe(ctx context.Context) error {
-	return e.engine.RemoveVolume(ctx, sandbox.ProbeVolumeName(e.Lab.Metadata.Name))
+func (k *kindRuntime) EndProbe(ctx context.Context) error {
+	return k.engine.RemoveVolume(ctx, sandbox.ProbeVolumeName(k.lab.Metadata.Name))
 }

@@ -49,7 +49,7 @@ kubectl -n ` + ProbeNamespace + ` create configmap probe-answer --from-literal=r
 
 // adminScript runs a probe script in env and returns its exit code and
 // output.
-func adminScript(t *testing.T, env *Env, s string) (int, string) {
+func adminScript(t *testing.T, env *Live, s string) (int, string) {
 	t.Helper()
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -220,7 +220,7 @@ func TestE2EProbeConfined(t *testing.T) {
 		if code, out := script(t, env, "kubectl -n "+probeNS+" get deployment web -o jsonpath='{.spec.replicas}'"); code != 0 || strings.TrimSpace(out) != "1" {
 			t.Errorf("web after the probe's restore: %q (exit %d), want 1", out, code)
 		}
-		objs, err := env.engine.ListByLabel(ctx, map[string]string{sandbox.LabelLab: l.Metadata.Name, sandbox.LabelRole: sandbox.RoleProbe})
+		objs, err := env.rt.(*kindRuntime).engine.ListByLabel(ctx, map[string]string{sandbox.LabelLab: l.Metadata.Name, sandbox.LabelRole: sandbox.RoleProbe})
 		if err != nil {
 			t.Fatal(err)
 		}

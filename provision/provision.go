@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/statedir"
@@ -85,7 +84,7 @@ type upRun struct {
 // Up brings the lab's environment up, reusing what is healthy and repairing
 // what is not, and returns it live. When it fails or ctx ends, what this run
 // created is removed unless opts.Retain.
-func Up(ctx context.Context, opts Options) (env *Env, err error) {
+func Up(ctx context.Context, opts Options) (env *Live, err error) {
 	if opts.Lab == nil || opts.Lab.Metadata.Name == "" {
 		return nil, errors.New("provision: no lab given")
 	}
@@ -119,15 +118,15 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if err := r.step(ctx, r.say(msg.StatusEnsuringImages), r.ensureImages); err != nil {
 		return nil, err
 	}
-	env = newEnv(r.lab, r.engine)
-	env.checkerOverride = opts.CheckerBinary
-	env.up = opts
+	rt := newKindRuntime(r.lab, r.engine)
+	rt.up = opts
+	env = NewLive(r.lab, rt, identity{}, identity{})
 	// The sandbox needs only the cluster's Docker network, which kind makes
 	// first: it is made while kind starts the control plane.
 	sandboxCtx, stopSandbox := context.WithCancel(ctx)
 	made := make(chan sandboxResult, 1)
 	clusterDone := make(chan struct{})
-	go func() { made <- r.createSandbox(sandboxCtx, env, clusterDone) }()
+	go func() { made <- r.createSandbox(sandboxCtx, rt, clusterDone) }()
 	sandboxMade := sync.OnceValue(func() sandboxResult { return <-made })
 	defer func() {
 		stopSandbox()
@@ -138,11 +137,8 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 	if err != nil {
 		return nil, err
 	}
-	var learner identity
 	if err := r.step(ctx, r.say(msg.StatusSettingUpCluster), func(ctx context.Context) error {
-		var err error
-		learner, err = r.setupCluster(ctx, env)
-		return err
+		return r.setupCluster(ctx, env, rt)
 	}); err != nil {
 		return env, err
 	}
@@ -161,13 +157,13 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 		if res.err != nil {
 			return res.err
 		}
-		return env.writeKubeconfig(ctx, learner)
+		return env.writeKubeconfig(ctx)
 	}); err != nil {
 		return env, err
 	}
 	if r.fresh || setupPending(r.dir) {
 		if err := r.step(ctx, r.say(msg.StatusRunningSetup), func(ctx context.Context) error {
-			if err := env.runStepSetup(ctx, opts.CurrentStep, r.log()); err != nil {
+			if err := env.RunStepSetup(ctx, opts.CurrentStep, r.log()); err != nil {
 				return err
 			}
 			return clearSetupPending(r.dir)
@@ -175,7 +171,7 @@ func Up(ctx context.Context, opts Options) (env *Env, err error) {
 			return env, err
 		}
 	}
-	if err := r.step(ctx, r.say(msg.StatusReady), env.waitReady); err != nil {
+	if err := r.step(ctx, r.say(msg.StatusReady), rt.waitReady); err != nil {
 		return env, err
 	}
 	r.st.End(true)
@@ -262,13 +258,15 @@ func (r *upRun) ensureCluster(ctx context.Context) error {
 	return r.kind.create(ctx, r.cluster)
 }
 
-// setupCluster creates namespaces and identities and fills env's cluster
-// credentials; it returns the learner's identity for the sandbox.
-func (r *upRun) setupCluster(ctx context.Context, env *Env) (identity, error) {
+// setupCluster creates namespaces and identities, and gives env the
+// cluster's admin config and the learner's and the grader's identities
+// (kept in the lab's state directory for later commands).
+func (r *upRun) setupCluster(ctx context.Context, env *Live, rt *kindRuntime) error {
 	admin, err := r.kind.adminConfig(ctx)
 	if err != nil {
-		return identity{}, err
+		return err
 	}
+	rt.admin = admin
 	// The setup makes some thirty requests, one after another: client-go's
 	// default of 5 a second (burst 10) would make it wait seconds for
 	// nothing on the lab's own cluster.
@@ -276,30 +274,20 @@ func (r *upRun) setupCluster(ctx context.Context, env *Env) (identity, error) {
 	cfg.QPS, cfg.Burst = 200, 400
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return identity{}, fmt.Errorf("connecting to the cluster: %w", err)
+		return fmt.Errorf("connecting to the cluster: %w", err)
 	}
 	learner, grader, err := setupCluster(ctx, cs, admin.CAData, r.lab)
 	if err != nil {
-		return identity{}, fmt.Errorf("setting up cluster %s: %w", r.kind.name, err)
-	}
-	env.admin, env.learner = admin, learner
-	env.graderKube = &checks.KubeCredentials{
-		Server: ControlPlaneServer(r.lab.Metadata.Name),
-		Token:  grader.Token,
-		CAData: admin.CAData,
+		return fmt.Errorf("setting up cluster %s: %w", r.kind.name, err)
 	}
 	node, err := r.engine.State(ctx, controlPlaneNode(r.lab.Metadata.Name))
 	if err != nil {
-		return identity{}, err
+		return err
 	}
-	dir, err := stateDir(r.lab.Metadata.Name)
-	if err != nil {
-		return identity{}, err
-	}
-	if err := env.saveCredentials(dir, node.ID); err != nil {
-		return identity{}, err
-	}
-	return learner, nil
+	rt.node = node.ID
+	env.admin, env.learner, env.grader = admin, learner, grader
+	env.keep()
+	return nil
 }
 
 // sandboxResult is the outcome of createSandbox; fresh is set when it made
@@ -315,7 +303,7 @@ type sandboxResult struct {
 // sandbox's network exists: kind makes it early while creating the
 // cluster. It gives up when clusterDone is closed and the network is still
 // missing, or when ctx ends.
-func (r *upRun) createSandbox(ctx context.Context, env *Env, clusterDone <-chan struct{}) sandboxResult {
+func (r *upRun) createSandbox(ctx context.Context, rt *kindRuntime, clusterDone <-chan struct{}) sandboxResult {
 	name := r.lab.Metadata.Name
 	settings := sandbox.Settings{
 		Lab:           name,
@@ -344,7 +332,7 @@ func (r *upRun) createSandbox(ctx context.Context, env *Env, clusterDone <-chan 
 	if err != nil {
 		return sandboxResult{err: err}
 	}
-	env.settings = settings
+	rt.settings = settings
 	if err := r.waitNetwork(ctx, string(spec.Host.NetworkMode), clusterDone); err != nil {
 		return sandboxResult{err: err}
 	}

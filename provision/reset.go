@@ -47,27 +47,6 @@ func (e *StuckNamespacesError) Error() string {
 		e.Wait, strings.Join(e.Namespaces, ", "), e.Namespaces[0])
 }
 
-// ResetNamespaces puts the lab's namespaces back to how up left them. What
-// Kubernetes and labctl's setup put in a namespace (the default
-// ServiceAccount, the kube-root-ca.crt ConfigMap, the learner's Role and
-// RoleBinding) is kept while unchanged; every other object of every
-// namespaced type the cluster lists is deleted, pods without a grace
-// period, and waited for (bounded). This is what deleting the namespace
-// does, without the namespace controller's slow sweep. When discovery
-// cannot say what types exist, or a namespace is already terminating, the
-// namespace is deleted and waited for instead. Either way the namespaces,
-// with their Pod Security labels, and the learner's and the grader's access
-// are then ensured. What does not go away in time
-// is reported in a *StuckObjectsError or *StuckNamespacesError, not waited
-// on.
-func (env *Env) ResetNamespaces(ctx context.Context) error {
-	admin, err := env.adminConfig(ctx)
-	if err != nil {
-		return err
-	}
-	return resetNamespaces(ctx, admin, env.Lab, env.cluster)
-}
-
 // resetNamespaces resets l's namespaces in the cluster admin reaches;
 // cluster names it in messages.
 func resetNamespaces(ctx context.Context, admin *rest.Config, l *lab.Lab, cluster string) error {
@@ -205,51 +184,34 @@ func (r *nsReset) waitGone(ctx context.Context, nss []string) error {
 
 // RecreateSandbox replaces the sandbox container, its home volume and the
 // grader container with new ones made with the same settings (the home
-// empty), and writes the learner's kubeconfig in. Back up /root first
-// (BackupHome) if it matters.
-func (env *Env) RecreateSandbox(ctx context.Context) error {
-	name := env.Lab.Metadata.Name
-	spec, err := sandbox.BuildSpec(env.settings)
+// empty).
+func (k *kindRuntime) RecreateSandbox(ctx context.Context) error {
+	name := k.lab.Metadata.Name
+	spec, err := sandbox.BuildSpec(k.settings)
 	if err != nil {
 		return err
 	}
-	graderSpec, err := sandbox.BuildGraderSpec(env.settings)
+	graderSpec, err := sandbox.BuildGraderSpec(k.settings)
 	if err != nil {
 		return err
 	}
 	// The grader mounts the home volume too: both go before the volume,
 	// and both come back, at the same time.
 	if err := both(ctx,
-		func(ctx context.Context) error { return env.engine.Remove(ctx, env.container) },
-		func(ctx context.Context) error { return env.engine.Remove(ctx, env.grader) }); err != nil {
+		func(ctx context.Context) error { return k.engine.Remove(ctx, k.container) },
+		func(ctx context.Context) error { return k.engine.Remove(ctx, k.grader) }); err != nil {
 		return err
 	}
 	vol := sandbox.VolumeName(name)
-	if err := env.engine.RemoveVolume(ctx, vol); err != nil {
+	if err := k.engine.RemoveVolume(ctx, vol); err != nil {
 		return err
 	}
-	if _, err := env.engine.EnsureVolume(ctx, vol, sandbox.Labels(name, sandbox.RoleHome)); err != nil {
+	if _, err := k.engine.EnsureVolume(ctx, vol, sandbox.Labels(name, sandbox.RoleHome)); err != nil {
 		return err
 	}
-	if err := both(ctx,
-		func(ctx context.Context) error { _, err := env.engine.EnsureSandbox(ctx, spec); return err },
-		func(ctx context.Context) error { _, err := env.engine.EnsureSandbox(ctx, graderSpec); return err }); err != nil {
-		return err
-	}
-	if env.learner.Token == "" {
-		if err := env.issueCredentials(ctx); err != nil {
-			return err
-		}
-	}
-	if err := env.writeKubeconfig(ctx, env.learner); err != nil {
-		return err
-	}
-	return nil
-}
-
-// BackupHome streams the sandbox's /root out as a tar (entries root/...).
-func (env *Env) BackupHome(ctx context.Context, w io.Writer) error {
-	return copyHome(ctx, env.engine, env.container, w)
+	return both(ctx,
+		func(ctx context.Context) error { _, err := k.engine.EnsureSandbox(ctx, spec); return err },
+		func(ctx context.Context) error { _, err := k.engine.EnsureSandbox(ctx, graderSpec); return err })
 }
 
 // copyHome streams /root of container out as a tar (entries root/...).
@@ -267,33 +229,27 @@ func copyHome(ctx context.Context, engine *docker.Engine, container string, w io
 
 // RecreateCluster takes the whole lab down and brings it up fresh, with
 // the options it was brought up with (Up's, or WithUpOptions) and the first
-// step's setup; env then refers to the new cluster and sandbox. It prints
-// its progress on those options' status lines.
-func (env *Env) RecreateCluster(ctx context.Context) error {
-	up := env.up
-	up.Lab = env.Lab
+// step's setup. It prints its progress on those options' status lines.
+func (k *kindRuntime) RecreateCluster(ctx context.Context) (*Live, error) {
+	up := k.up
+	up.Lab = k.lab
 	up.CurrentStep = ""
-	if up.CheckerBinary == "" {
-		up.CheckerBinary = env.checkerOverride
-	}
 	st := up.Status
 	if st == nil {
 		st = statusline.Discard()
 	}
 	st.Start(up.Catalog.Say(msg.StatusRemovingCluster))
-	if err := Down(ctx, env.Lab); err != nil {
+	if err := Down(ctx, k.lab); err != nil {
 		st.End(false)
-		return err
+		return nil, err
 	}
 	st.End(true)
 	fresh, err := Up(ctx, up)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	old := env.engine
-	*env = *fresh
-	old.Close()
-	return nil
+	k.engine.Close()
+	return fresh, nil
 }
 
 // both runs f and g at the same time and returns their errors joined.

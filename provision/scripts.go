@@ -2,7 +2,6 @@ package provision
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -10,19 +9,6 @@ import (
 	"strconv"
 	"sync"
 )
-
-// RunScripts runs scripts one after another in a single exec of the
-// sandbox, each in its own `bash -l -c` as RunScript runs it (as root,
-// HOME=/root, in the lab's workDir), and stops at the first that exits
-// non-zero. One exec instead of one per script spares a replay of many
-// steps the cost of starting each. started, when set, is called with a
-// script's index as it starts, before its output. It returns the index of
-// the script that failed, or -1, and that script's exit code.
-func (e *Env) RunScripts(ctx context.Context, scripts []string, stdout, stderr io.Writer, started func(int)) (failed, code int, err error) {
-	return runScripts(scripts, stdout, started, func(cmd []string, out io.Writer) (int, error) {
-		return e.exec(ctx, e.loginExec(cmd, out, stderr))
-	})
-}
 
 // runScripts is RunScripts for any sandbox: run starts cmd there as the
 // learner's shell would, with its stdout to out.

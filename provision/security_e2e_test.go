@@ -173,7 +173,7 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 		if _, err := cs.CoreV1().Secrets(secNS).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		g := graderClient(t, admin, env.graderKube)
+		g := graderClient(t, admin, mustGrader(t, env))
 		if _, err := g.CoreV1().ConfigMaps(secNS).Get(ctx, "named", metav1.GetOptions{}); err != nil {
 			t.Errorf("the grader cannot read the ConfigMap a check names: %v", err)
 		}
@@ -209,8 +209,8 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 		}
 	})
 
-	t.Run("the grader's token lasts an hour and Connect renews it", func(t *testing.T) {
-		exp := tokenExpiry(env.graderKube.Token)
+	t.Run("the grader's token lasts an hour and a round renews it", func(t *testing.T) {
+		exp := tokenExpiry(env.grader.Token)
 		if left := time.Until(exp); left < 50*time.Minute || left > time.Hour+graderTokenSlack {
 			t.Errorf("the grader's token expires in %s, want about an hour", left)
 		}
@@ -218,7 +218,7 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := env.engine.State(ctx, nodeName)
+		n, err := env.rt.(*kindRuntime).engine.State(ctx, nodeName)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,9 +230,9 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 		if err != nil {
 			t.Fatal(err)
 		}
-		again.Close()
-		if again.graderKube.Token != saved.Grader.Token {
-			t.Error("Connect renewed a grader token with most of its hour left")
+		defer again.Close()
+		if kube, err := again.graderCredentials(ctx); err != nil || kube.Token != saved.Grader.Token {
+			t.Errorf("a round renewed a grader token with most of its hour left (%v)", err)
 		}
 		saved.GraderExpires = time.Now().Add(5 * time.Minute)
 		if err := saveCredentials(dir, saved); err != nil {
@@ -242,15 +242,19 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 		if err != nil {
 			t.Fatal(err)
 		}
-		renewed.Close()
-		if renewed.graderKube.Token == saved.Grader.Token || renewed.learner.Token != saved.Learner.Token {
-			t.Fatal("Connect with 5 minutes of the grader's token left: want a new grader token and the learner's unchanged")
+		defer renewed.Close()
+		kube, err := renewed.graderCredentials(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kube.Token == saved.Grader.Token || renewed.learner.Token != saved.Learner.Token {
+			t.Fatal("a round with 5 minutes of the grader's token left: want a new grader token and the learner's unchanged")
 		}
 		after, ok := loadCredentials(dir, n.ID)
-		if !ok || after.Grader.Token != renewed.graderKube.Token || time.Until(after.GraderExpires) < 50*time.Minute {
+		if !ok || after.Grader.Token != kube.Token || time.Until(after.GraderExpires) < 50*time.Minute {
 			t.Errorf("the renewed token was not saved with its expiry: %v, %v", ok, after.GraderExpires)
 		}
-		g := graderClient(t, admin, renewed.graderKube)
+		g := graderClient(t, admin, kube)
 		if _, err := g.CoreV1().ConfigMaps(secNS).Get(ctx, "named", metav1.GetOptions{}); err != nil {
 			t.Errorf("the renewed grader token cannot read what the lab names: %v", err)
 		}
@@ -285,7 +289,7 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 		if _, err := cs.CoreV1().ConfigMaps(secNS).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "named", Namespace: secNS}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		g := graderClient(t, admin, env.graderKube)
+		g := graderClient(t, admin, mustGrader(t, env))
 		if _, err := g.CoreV1().ConfigMaps(secNS).Get(ctx, "named", metav1.GetOptions{}); err != nil {
 			t.Errorf("after reset the grader cannot read what the lab names: %v", err)
 		}

@@ -183,7 +183,7 @@ func TestE2EWorkloadImages(t *testing.T) {
 }
 
 // podEvents is what the cluster says about the lab's Pods, for a failure.
-func podEvents(t *testing.T, env *Env) string {
+func podEvents(t *testing.T, env *Live) string {
 	_, out := script(t, env, "kubectl -n e2e-wl get pods -o wide; kubectl -n e2e-wl get events --sort-by=.lastTimestamp | tail -20")
 	return out
 }

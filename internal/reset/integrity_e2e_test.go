@@ -56,7 +56,7 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 	t.Cleanup(func() { provision.Down(context.Background(), l) })
 	container, volume := sandbox.ContainerName(l.Metadata.Name), sandbox.VolumeName(l.Metadata.Name)
 	no := false
-	up := func(what string) (*provision.Env, string, time.Duration) {
+	up := func(what string) (*provision.Live, string, time.Duration) {
 		t.Helper()
 		var lines bytes.Buffer
 		start := time.Now()
@@ -72,7 +72,7 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 		t.Logf("up %s took %s", what, took.Round(time.Millisecond))
 		return env, lines.String(), took
 	}
-	run := func(env *provision.Env, script string) (int, string) {
+	run := func(env *provision.Live, script string) (int, string) {
 		t.Helper()
 		var out bytes.Buffer
 		sctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -87,7 +87,7 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 		out, err := exec.CommandContext(ctx, "docker", args...).CombinedOutput()
 		return string(out), err
 	}
-	kept := func(env *provision.Env, what string) {
+	kept := func(env *provision.Live, what string) {
 		t.Helper()
 		if code, out := run(env, "cat /root/keep.txt && echo runs"); code != 0 || out != "learner-work\nruns\n" {
 			t.Errorf("%s: /root/keep.txt or a command: %d %q", what, code, out)
@@ -150,7 +150,7 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 	// The sandbox runs no command any more, but the grade does not run
 	// there: the checks still say pass and fail, in bounded time.
 	checker := e2etest.BuildLabctl(t)
-	genv, err := provision.Connect(ctx, l, provision.WithCheckerBinary(checker))
+	genv, err := provision.Connect(ctx, l, provision.WithUpOptions(provision.Options{Lab: l, CheckerBinary: checker}))
 	if err != nil {
 		t.Fatalf("connecting to the lab whose sandbox's pids are used up: %v", err)
 	}

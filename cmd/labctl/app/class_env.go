@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 )
@@ -44,19 +43,7 @@ func (c realClass) Connect(ctx context.Context, learner string) (liveLab, error)
 	if err != nil {
 		return nil, err // not a typed nil in the interface
 	}
-	return classLearner{l}, nil
-}
-
-// classLearner is a learner's lab on the class cluster; its shell, on the
-// Kubernetes exec API, is an attachedShell.
-type classLearner struct{ *provision.Learner }
-
-func (l classLearner) AttachShell(ctx context.Context, o docker.ShellOptions) (attachedShell, error) {
-	sh, err := l.Learner.AttachShell(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	return sh, nil
+	return l, nil
 }
 
 // invitedLab is a learner's own sandbox reached with an invite: the
@@ -76,18 +63,16 @@ func (provisioned) OpenInvite(ctx context.Context, kubeconfig []byte) (invitedLa
 	if err != nil {
 		return nil, err
 	}
-	return realInvite{v}, nil
+	return realInvite{Live: v.Live(&lab.Lab{}), invite: v}, nil
 }
 
-// realInvite is provision's Invited; its shell is an attachedShell.
-type realInvite struct{ *provision.Invited }
-
-func (v realInvite) UseLab(l *lab.Lab) { v.Lab = l }
-
-func (v realInvite) AttachShell(ctx context.Context, o docker.ShellOptions) (attachedShell, error) {
-	sh, err := v.Invited.AttachShell(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	return sh, nil
+// realInvite is the live lab an invite reaches, with whom and which lab the
+// invite is for.
+type realInvite struct {
+	*provision.Live
+	invite *provision.Invite
 }
+
+func (v realInvite) Learner() string   { return v.invite.Learner() }
+func (v realInvite) LabName() string   { return v.invite.LabName() }
+func (v realInvite) UseLab(l *lab.Lab) { v.Live.Lab = l }

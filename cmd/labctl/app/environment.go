@@ -15,7 +15,6 @@ import (
 	"github.com/labctl/labctl/internal/labtest"
 	"github.com/labctl/labctl/internal/preflight"
 	"github.com/labctl/labctl/internal/reset"
-	"github.com/labctl/labctl/internal/shell"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 )
@@ -82,12 +81,9 @@ type liveLab interface {
 	Close() error
 }
 
-// attachedShell is the learner's shell as `labctl shell` drives it.
-type attachedShell interface {
-	shell.Shell
-	// ExitCode waits for the shell to end and returns its exit code.
-	ExitCode(ctx context.Context) (int, error)
-}
+// attachedShell is the learner's shell as `labctl shell` drives it: its
+// output, its keystrokes, its size and its exit code.
+type attachedShell = provision.Shell
 
 // provisioned is the real environment: provision, images and preflight on
 // the local Docker engine.
@@ -98,7 +94,7 @@ func (provisioned) Up(ctx context.Context, o provision.Options) (liveLab, error)
 	if err != nil {
 		return nil, err
 	}
-	return live{env}, nil
+	return env, nil
 }
 
 func (provisioned) Connect(ctx context.Context, up provision.Options) (liveLab, error) {
@@ -106,7 +102,7 @@ func (provisioned) Connect(ctx context.Context, up provision.Options) (liveLab, 
 	if err != nil {
 		return nil, err
 	}
-	return live{env}, nil
+	return env, nil
 }
 
 func (provisioned) Inspect(ctx context.Context, l *lab.Lab) (provision.State, error) {
@@ -168,15 +164,4 @@ func (provisioned) LoadImagesFrom(ctx context.Context, o images.Options, r io.Re
 
 func (provisioned) ImagesPresent(ctx context.Context, o images.Options, refs []string) (map[string]string, error) {
 	return images.Present(ctx, o, refs)
-}
-
-// live is a provisioned lab; its shell is an attachedShell.
-type live struct{ *provision.Env }
-
-func (l live) AttachShell(ctx context.Context, o docker.ShellOptions) (attachedShell, error) {
-	sh, err := l.Env.AttachShell(ctx, o)
-	if err != nil {
-		return nil, err // not a typed nil in the interface
-	}
-	return sh, nil
 }

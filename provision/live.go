@@ -1,0 +1,531 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/internal/terminal"
+	"github.com/labctl/labctl/lab"
+)
+
+// ErrNotUp says the lab's cluster or sandbox is missing or stopped.
+var ErrNotUp = errors.New("the lab is not up: run `labctl up`")
+
+// ErrInstructorOnly says an invited learner asked for what only the
+// instructor's labctl does.
+var ErrInstructorOnly = errors.New("your instructor does this for you: ask them (labctl class reset, labctl class grade)")
+
+// Live is a lab that runs: its sandbox, its API server and its grader, on
+// one of labctl's runtimes (Runtime: kind on this machine, or one learner's
+// namespace of a class cluster). Every command reaches a running lab
+// through it, each by a small interface of its own: grading's Checker,
+// ScriptRunner and Prober, reset's and labtest's Environment, and what the
+// shell, exec and the browser view need. What the runtimes share is written
+// here once: the checker's request, the learner's login environment, the
+// kubeconfig, the grader's token and its renewal, the steps' setup, the
+// namespaces' reset. Close it when done.
+type Live struct {
+	Lab *lab.Lab
+	rt  Runtime
+
+	// admin is the runtime's admin config, read when first needed; it
+	// never enters the sandbox.
+	admin *rest.Config
+	// learner is the learner's identity, issued when first needed.
+	learner identity
+	// grader is the checker's identity: a token that lives an hour,
+	// renewed before a round that would outlive it.
+	grader identity
+}
+
+// Runtime is what a runtime does its own way for a live lab: where the
+// sandbox, the grader and the API server are, and how they are reached,
+// backed up and made anew. Live does everything else.
+type Runtime interface {
+	// Exec runs o.Cmd in the sandbox as root, with HOME=/root, o.Env and
+	// o.WorkDir (Live always sets it), and returns its exit code.
+	Exec(ctx context.Context, o docker.ExecOptions) (int, error)
+	// Attach starts o.Cmd (a login shell when empty) on a PTY in the
+	// sandbox, with HOME=/root, o.Env and o.WorkDir.
+	Attach(ctx context.Context, o docker.ShellOptions) (Shell, error)
+	// WriteFile writes a file in the sandbox that only root reads.
+	WriteFile(ctx context.Context, path string, data []byte) error
+	// RunChecker runs one checker round where the learner cannot reach
+	// it and returns the checker's verdicts (checks.ReadResponse).
+	RunChecker(ctx context.Context, req checks.Request) ([]checks.Result, error)
+	// AuditDir is where the checker reads the API server's audit log, ""
+	// when it has none.
+	AuditDir() string
+	// RunAdminScript runs a probe's setup or restore script with the
+	// probe's identity, never in the sandbox; see grading.Prober.
+	RunAdminScript(ctx context.Context, script string, out io.Writer) (int, error)
+	// Admin is the API server's admin config for a client on the host.
+	Admin(ctx context.Context) (*rest.Config, error)
+	// SandboxServer and GraderServer are the API server's address as the
+	// sandbox and the grader reach it.
+	SandboxServer() string
+	GraderServer() string
+	// Name names the lab's cluster in messages and labels (kind's cluster,
+	// the learner's namespace).
+	Name() string
+	// StateDir is the host directory that holds the learner's progress.
+	StateDir() (string, error)
+	// UpCommand is the command that brings this lab up again, for the
+	// retry of a step setup that failed.
+	UpCommand() string
+	// BackupHome streams /root out as a tar (entries root/...).
+	BackupHome(ctx context.Context, w io.Writer) error
+	// RecreateSandbox replaces the sandbox (and grader) over an emptied
+	// home.
+	RecreateSandbox(ctx context.Context) error
+	// RecreateCluster removes the whole lab and brings it up fresh (with
+	// the first step's setup); the old runtime is closed.
+	RecreateCluster(ctx context.Context) (*Live, error)
+	Close() error
+}
+
+// Shell is a process on a PTY in the sandbox: reading gives its output,
+// writing types into it.
+type Shell interface {
+	io.ReadWriter
+	// Resize sets the PTY's size.
+	Resize(ctx context.Context, rows, cols uint) error
+	// Close detaches; the output then ends.
+	Close() error
+	// ExitCode waits for the process to end and returns its exit code.
+	ExitCode(ctx context.Context) (int, error)
+}
+
+// keeper is a runtime that keeps the identities Live issues across
+// commands (kind keeps them in the lab's state directory).
+type keeper interface {
+	Keep(learner, grader identity)
+}
+
+// practice is a runtime without a grader (an invite): its checks run with
+// the learner's own credentials, and those only the instructor's grader can
+// judge come back as errors that say so (grading.InstructorOnly).
+type practice interface {
+	LearnerCredentials(ctx context.Context) (*checks.KubeCredentials, error)
+}
+
+// NewLive is the live lab of l on rt; learner and grader are identities
+// the runtime already holds (zero ones are issued when first needed).
+func NewLive(l *lab.Lab, rt Runtime, learner, grader identity) *Live {
+	return &Live{Lab: l, rt: rt, learner: learner, grader: grader}
+}
+
+// Close releases the runtime's connections.
+func (e *Live) Close() error { return e.rt.Close() }
+
+// adminConfig is the runtime's admin config, asked for once.
+func (e *Live) adminConfig(ctx context.Context) (*rest.Config, error) {
+	if e.admin != nil {
+		return e.admin, nil
+	}
+	cfg, err := e.rt.Admin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.admin = cfg
+	return cfg, nil
+}
+
+// clientFor makes the client Live issues tokens with (a fake one in unit
+// tests).
+var clientFor = func(cfg *rest.Config) (kubernetes.Interface, error) { return kubernetes.NewForConfig(cfg) }
+
+// issue issues account a token of lifetime through the admin's credentials.
+func (e *Live) issue(ctx context.Context, account string, lifetime time.Duration) (identity, error) {
+	admin, err := e.adminConfig(ctx)
+	if err != nil {
+		return identity{}, err
+	}
+	cs, err := clientFor(admin)
+	if err != nil {
+		return identity{}, fmt.Errorf("connecting to cluster %s: %w", e.rt.Name(), err)
+	}
+	id, err := issueToken(ctx, cs, account, admin.CAData, lifetime)
+	if err != nil {
+		return identity{}, fmt.Errorf("cluster %s: %w", e.rt.Name(), err)
+	}
+	return id, nil
+}
+
+// keep hands the identities to a runtime that keeps them.
+func (e *Live) keep() {
+	if k, ok := e.rt.(keeper); ok && e.learner.Token != "" && e.grader.Token != "" {
+		k.Keep(e.learner, e.grader)
+	}
+}
+
+// learnerIdentity is the learner's identity, issued the first time.
+func (e *Live) learnerIdentity(ctx context.Context) (identity, error) {
+	if e.learner.Token == "" {
+		id, err := e.issue(ctx, LearnerAccount, learnerTokenLifetime)
+		if err != nil {
+			return identity{}, err
+		}
+		e.learner = id
+		e.keep()
+	}
+	return e.learner, nil
+}
+
+// graderCredentials are the checker's credentials; a token near its end
+// (graderNeedsRenewal) is renewed first: a shell may stay open for hours.
+func (e *Live) graderCredentials(ctx context.Context) (*checks.KubeCredentials, error) {
+	if graderNeedsRenewal(e.graderExpiry(), time.Now()) {
+		id, err := e.issue(ctx, GraderAccount, graderTokenLifetime)
+		if err != nil {
+			return nil, fmt.Errorf("renewing the grader's credentials: %w", err)
+		}
+		e.grader = id
+		e.keep()
+	}
+	return &checks.KubeCredentials{Server: e.rt.GraderServer(), Token: e.grader.Token, CAData: e.grader.CAData}, nil
+}
+
+// graderExpiry is when the grader's token ends: as the API server said, or
+// as the token says.
+func (e *Live) graderExpiry() time.Time {
+	if e.grader.Token == "" {
+		return time.Time{}
+	}
+	if !e.grader.Expires.IsZero() {
+		return e.grader.Expires
+	}
+	return tokenExpiry(e.grader.Token)
+}
+
+// RunChecks runs the checks in one checker round where the learner cannot
+// reach it, until ctx ends: callers run it through checks.RunRound, which
+// sets the round's deadline. The results are the checker's verdicts only.
+// On a runtime without a grader (an invite) the checks run with the
+// learner's own credentials for feedback, and those only the instructor's
+// grader judges come back as errors saying so.
+func (e *Live) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	req := checks.Request{Root: "/", Areas: e.areas(), Lang: msg.Choose(e.Lab.Metadata.Language, os.Getenv),
+		ProbeStart: checks.ProbeStartFrom(ctx)}
+	p, ok := e.rt.(practice)
+	if !ok {
+		kube, err := e.graderCredentials(ctx)
+		if err != nil {
+			return nil, err
+		}
+		req.Kube, req.Checks = kube, cs
+		req.AuditDir, req.Since = e.rt.AuditDir(), e.auditWindows(cs)
+		return e.rt.RunChecker(ctx, req)
+	}
+	run := slices.DeleteFunc(slices.Clone(cs), func(c lab.Check) bool { return grading.InstructorOnly(&c) })
+	var got []checks.Result
+	if len(run) > 0 {
+		kube, err := p.LearnerCredentials(ctx)
+		if err != nil {
+			return nil, err
+		}
+		req.Kube, req.Checks = kube, run
+		if got, err = e.rt.RunChecker(ctx, req); err != nil {
+			return nil, err
+		}
+	}
+	return mergeInstructorOnly(cs, got), nil
+}
+
+// instructorChecked is the message of a check only the instructor's grader
+// judges (grading.InstructorOnly).
+const instructorChecked = "checked by your instructor's labctl (labctl class grade): your sandbox does not hold what it reads"
+
+// mergeInstructorOnly puts the results got of the checks of cs that are not
+// instructor-only back in cs's order, with an error result for each
+// instructor-only check.
+func mergeInstructorOnly(cs []lab.Check, got []checks.Result) []checks.Result {
+	results := make([]checks.Result, 0, len(cs))
+	for i := range cs {
+		c := &cs[i]
+		if grading.InstructorOnly(c) || len(got) == 0 {
+			results = append(results, checks.ErrorResult(c, instructorChecked))
+			continue
+		}
+		results = append(results, got[0])
+		got = got[1:]
+	}
+	return results
+}
+
+// areas are the directories of the learner's files a check may follow a
+// link into: the home, the work directory and the fixtures.
+func (e *Live) areas() []string {
+	areas := []string{lab.DefaultWorkDir}
+	for _, d := range []string{e.workDir(), e.fixturesDir()} {
+		if !slices.Contains(areas, d) {
+			areas = append(areas, d)
+		}
+	}
+	return areas
+}
+
+func (e *Live) workDir() string {
+	if e.Lab.Sandbox.WorkDir != "" {
+		return e.Lab.Sandbox.WorkDir
+	}
+	return lab.DefaultWorkDir
+}
+
+func (e *Live) fixturesDir() string {
+	if e.Lab.Sandbox.Fixtures != "" {
+		return e.Lab.Sandbox.Fixtures
+	}
+	return lab.DefaultFixturesDir
+}
+
+// auditWindows gives the audit checks of cs their steps' windows, from the
+// learner's progress as the host records it.
+func (e *Live) auditWindows(cs []lab.Check) []time.Time {
+	if e.rt.AuditDir() == "" {
+		return nil
+	}
+	dir, err := e.rt.StateDir()
+	if err != nil {
+		return nil
+	}
+	p, err := progress.NewStore(dir).Load(e.Lab.Metadata.Name)
+	if err != nil {
+		// Unreadable progress judges the whole log, as before any step.
+		return nil
+	}
+	return auditWindows(e.Lab, p, cs)
+}
+
+// login is cmd run like the learner's shell runs it: as root, HOME=/root,
+// in the lab's workDir.
+func (e *Live) login(cmd []string, in io.Reader, out, errOut io.Writer) docker.ExecOptions {
+	return docker.ExecOptions{Cmd: cmd, Env: []string{"HOME=/root"}, WorkDir: e.workDir(), User: "root",
+		Stdin: in, Stdout: out, Stderr: errOut}
+}
+
+// RunScript runs a bash script in the sandbox as the learner would: a login
+// shell, as root, HOME=/root, in the lab's workDir. It returns the script's
+// exit code.
+func (e *Live) RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error) {
+	return e.rt.Exec(ctx, e.login([]string{"bash", "-l", "-c", script}, nil, stdout, stderr))
+}
+
+// RunScripts runs scripts one after another in one login shell of the
+// sandbox (see runScripts).
+func (e *Live) RunScripts(ctx context.Context, scripts []string, stdout, stderr io.Writer, started func(int)) (failed, code int, err error) {
+	return runScripts(scripts, stdout, started, func(cmd []string, out io.Writer) (int, error) {
+		return e.rt.Exec(ctx, e.login(cmd, nil, out, stderr))
+	})
+}
+
+// ExecLogin runs cmd in the sandbox like the learner's shell runs it, with
+// the given streams, and returns its exit code.
+func (e *Live) ExecLogin(ctx context.Context, cmd []string, in io.Reader, out, errOut io.Writer) (int, error) {
+	return e.rt.Exec(ctx, e.login(cmd, in, out, errOut))
+}
+
+// AttachShell starts the learner's login shell (or o.Cmd) on a PTY in the
+// sandbox, in the lab's workDir unless o says otherwise.
+func (e *Live) AttachShell(ctx context.Context, o docker.ShellOptions) (Shell, error) {
+	if o.WorkDir == "" {
+		o.WorkDir = e.workDir()
+	}
+	o.User = "root"
+	o.Env = append([]string{"HOME=/root"}, o.Env...)
+	return e.rt.Attach(ctx, o)
+}
+
+// ExecInTerminal runs cmd like ExecLogin does, on a PTY wired to the user's
+// terminal (raw mode, its size followed); term is the TERM to give it.
+func (e *Live) ExecInTerminal(ctx context.Context, cmd []string, in, out *os.File, term string) (int, error) {
+	t, err := terminal.OpenTerminal(ctx, in, out)
+	if err != nil {
+		return -1, err
+	}
+	defer t.Restore()
+	o := docker.ShellOptions{Cmd: cmd}
+	if term != "" {
+		o.Env = []string{"TERM=" + term}
+	}
+	if rows, cols, err := t.Size(); err == nil {
+		o.Rows, o.Cols = rows, cols
+	}
+	sh, err := e.AttachShell(ctx, o)
+	if err != nil {
+		return -1, err
+	}
+	defer sh.Close()
+	go t.WatchSize(t.Context(), func(rows, cols uint) { _ = sh.Resize(t.Context(), rows, cols) })
+	go func() { _, _ = io.Copy(sh, t) }()
+	outDone := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(t, sh)
+		outDone <- err
+	}()
+	select {
+	case <-outDone:
+	case <-t.Context().Done():
+		sh.Close()
+		t.Restore()
+		return -1, fmt.Errorf("running a command in the sandbox: %w", context.Cause(t.Context()))
+	}
+	t.Restore()
+	return sh.ExitCode(ctx)
+}
+
+// RunAdminScript runs a probe's script with the probe's identity, never in
+// the sandbox (the runtime's RunAdminScript).
+func (e *Live) RunAdminScript(ctx context.Context, script string, out io.Writer) (int, error) {
+	return e.rt.RunAdminScript(ctx, script, out)
+}
+
+// EndProbe ends a probe on a runtime that keeps what its setup left
+// (kind's probe volume); others keep nothing.
+func (e *Live) EndProbe(ctx context.Context) error {
+	if p, ok := e.rt.(interface{ EndProbe(context.Context) error }); ok {
+		return p.EndProbe(ctx)
+	}
+	return nil
+}
+
+// writeKubeconfig writes the learner's kubeconfig to /root/.kube/config:
+// the learner's token against the API server as the sandbox reaches it,
+// in the lab's first namespace.
+func (e *Live) writeKubeconfig(ctx context.Context) error {
+	learner, err := e.learnerIdentity(ctx)
+	if err != nil {
+		return err
+	}
+	ca := learner.CAData
+	if len(ca) == 0 && e.admin != nil {
+		ca = e.admin.CAData
+	}
+	b, err := learnerKubeconfig(e.Lab.Metadata.Name, e.rt.SandboxServer(), ca, learner.Token, firstNamespace(e.Lab))
+	if err != nil {
+		return err
+	}
+	if err := e.rt.WriteFile(ctx, "/root/.kube/config", b); err != nil {
+		return fmt.Errorf("writing the learner kubeconfig: %w", err)
+	}
+	return nil
+}
+
+// firstNamespace is the namespace the learner's kubectl starts in.
+func firstNamespace(l *lab.Lab) string {
+	if len(l.Cluster.Namespaces) > 0 {
+		return l.Cluster.Namespaces[0]
+	}
+	return "default"
+}
+
+// RunStepSetup runs, in order, the setup script of every step from the
+// first through the step with id upTo ("" means only the first), each as
+// labctl check runs the setup of a step the learner reaches
+// (grading.RunStepSetup). A script that fails stops it with a
+// *grading.StepSetupError whose retry brings the lab up again. out
+// receives the scripts' output.
+func (e *Live) RunStepSetup(ctx context.Context, upTo string, out io.Writer) error {
+	steps, err := stepsThrough(e.Lab.Steps, upTo)
+	if err != nil {
+		return err
+	}
+	for i := range steps {
+		if err := grading.RunStepSetup(ctx, e, &steps[i], out); err != nil {
+			var se *grading.StepSetupError
+			if errors.As(err, &se) {
+				se.Retry = e.rt.UpCommand()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// stepsThrough returns steps up to and including the one with id upTo.
+func stepsThrough(steps []lab.Step, upTo string) ([]lab.Step, error) {
+	if len(steps) == 0 {
+		return nil, nil
+	}
+	if upTo == "" {
+		return steps[:1], nil
+	}
+	for i, s := range steps {
+		if s.ID == upTo {
+			return steps[:i+1], nil
+		}
+	}
+	return nil, fmt.Errorf("the lab has no step %q", upTo)
+}
+
+// BackupHome streams the sandbox's /root out as a tar (entries root/...).
+func (e *Live) BackupHome(ctx context.Context, w io.Writer) error { return e.rt.BackupHome(ctx, w) }
+
+// RecreateSandbox replaces the sandbox over an emptied home and writes the
+// learner's kubeconfig in. Back up /root first (BackupHome) if it matters.
+func (e *Live) RecreateSandbox(ctx context.Context) error {
+	if err := e.rt.RecreateSandbox(ctx); err != nil {
+		return err
+	}
+	return e.writeKubeconfig(ctx)
+}
+
+// ResetNamespaces puts the lab's namespaces back to their starting state.
+func (e *Live) ResetNamespaces(ctx context.Context) error {
+	admin, err := e.adminConfig(ctx)
+	if err != nil {
+		return err
+	}
+	return resetNamespaces(ctx, admin, e.Lab, e.rt.Name())
+}
+
+// RecreateCluster takes the whole lab down and brings it up fresh (with the
+// first step's setup); e then refers to the new one.
+func (e *Live) RecreateCluster(ctx context.Context) error {
+	fresh, err := e.rt.RecreateCluster(ctx)
+	if err != nil {
+		return err
+	}
+	*e = *fresh
+	return nil
+}
+
+// LearnerConfig is the learner's identity for a client on the host: the
+// learner's token against the API server's host-facing address, as the
+// browser page's previews of the lab's Services use it.
+func (e *Live) LearnerConfig(ctx context.Context) (*rest.Config, error) {
+	admin, err := e.adminConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	learner, err := e.learnerIdentity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ca := learner.CAData
+	if len(ca) == 0 {
+		ca = admin.CAData
+	}
+	return &rest.Config{
+		Host:            admin.Host,
+		BearerToken:     learner.Token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: ca, ServerName: admin.TLSClientConfig.ServerName},
+		Timeout:         admin.Timeout,
+	}, nil
+}

@@ -1,0 +1,320 @@
+package provision
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/lab"
+)
+
+// fakeRuntime records what Live asks of a runtime; no Docker, no cluster.
+type fakeRuntime struct {
+	execs             []docker.ExecOptions
+	execCode          int
+	attached          []docker.ShellOptions
+	files             map[string][]byte
+	requests          []checks.Request
+	kept              []identity
+	recreated, closed int
+	fresh             *Live
+}
+
+func (f *fakeRuntime) Exec(_ context.Context, o docker.ExecOptions) (int, error) {
+	f.execs = append(f.execs, o)
+	if o.Stdout != nil {
+		io.WriteString(o.Stdout, "ran\n")
+	}
+	return f.execCode, nil
+}
+
+func (f *fakeRuntime) Attach(_ context.Context, o docker.ShellOptions) (Shell, error) {
+	f.attached = append(f.attached, o)
+	return nil, errors.New("no PTY here")
+}
+
+func (f *fakeRuntime) WriteFile(_ context.Context, path string, data []byte) error {
+	if f.files == nil {
+		f.files = map[string][]byte{}
+	}
+	f.files[path] = data
+	return nil
+}
+
+func (f *fakeRuntime) RunChecker(_ context.Context, req checks.Request) ([]checks.Result, error) {
+	f.requests = append(f.requests, req)
+	out := make([]checks.Result, len(req.Checks))
+	for i, c := range req.Checks {
+		out[i] = checks.Result{Name: c.Name, Status: checks.Pass}
+	}
+	return out, nil
+}
+
+func (f *fakeRuntime) AuditDir() string { return "" }
+func (f *fakeRuntime) RunAdminScript(context.Context, string, io.Writer) (int, error) {
+	return 0, nil
+}
+func (f *fakeRuntime) Admin(context.Context) (*rest.Config, error) {
+	return &rest.Config{Host: "https://127.0.0.1:1234", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("admin-ca"), ServerName: "localhost"}}, nil
+}
+func (f *fakeRuntime) SandboxServer() string                          { return "https://api.sandbox:6443" }
+func (f *fakeRuntime) GraderServer() string                           { return "https://api.grader:6443" }
+func (f *fakeRuntime) Name() string                                   { return "fake" }
+func (f *fakeRuntime) StateDir() (string, error)                      { return "", errors.New("no state here") }
+func (f *fakeRuntime) UpCommand() string                              { return "labctl fake up" }
+func (f *fakeRuntime) BackupHome(context.Context, io.Writer) error    { return nil }
+func (f *fakeRuntime) RecreateSandbox(context.Context) error          { f.recreated++; return nil }
+func (f *fakeRuntime) RecreateCluster(context.Context) (*Live, error) { return f.fresh, nil }
+func (f *fakeRuntime) Close() error                                   { f.closed++; return nil }
+func (f *fakeRuntime) Keep(learner, grader identity)                  { f.kept = append(f.kept, grader) }
+
+// fakeInvite is a runtime without a grader, as an invite is.
+type fakeInvite struct{ fakeRuntime }
+
+func (f *fakeInvite) LearnerCredentials(context.Context) (*checks.KubeCredentials, error) {
+	return &checks.KubeCredentials{Server: "https://learners-own:6443", Token: "learner-token"}, nil
+}
+
+// issuing makes Live issue tokens from a fake API server that answers
+// token with an hour to live, and counts the requests.
+func issuing(t *testing.T, token string) *int {
+	t.Helper()
+	n := 0
+	cs := fake.NewSimpleClientset()
+	cs.PrependReactor("create", "serviceaccounts", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		n++
+		tr := &authenticationv1.TokenRequest{}
+		tr.Status.Token = token
+		return true, tr, nil
+	})
+	old := clientFor
+	clientFor = func(*rest.Config) (kubernetes.Interface, error) { return cs, nil }
+	t.Cleanup(func() { clientFor = old })
+	return &n
+}
+
+func liveLab(workDir string) *lab.Lab {
+	l := &lab.Lab{}
+	l.Metadata.Name = "demo"
+	l.Metadata.Language = "en"
+	l.Sandbox.WorkDir = workDir
+	l.Cluster.Namespaces = []string{"shop", "other"}
+	return l
+}
+
+var fresh = identity{Token: "grader-token", CAData: []byte("ca"), Expires: time.Now().Add(time.Hour)}
+
+func TestLiveRunsCommandsInTheLearnersLogin(t *testing.T) {
+	for _, dir := range []string{"", "/srv/work"} {
+		rt := &fakeRuntime{}
+		e := NewLive(liveLab(dir), rt, identity{}, fresh)
+		want := dir
+		if want == "" {
+			want = "/root"
+		}
+		var out bytes.Buffer
+		if _, err := e.RunScript(context.Background(), "echo hi", &out, &out); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.ExecLogin(context.Background(), []string{"id"}, strings.NewReader("in"), &out, &out); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = e.AttachShell(context.Background(), docker.ShellOptions{Env: []string{"TERM=xterm"}})
+		for _, o := range rt.execs {
+			if o.WorkDir != want || o.User != "root" || !slices.Contains(o.Env, "HOME=/root") {
+				t.Errorf("workDir %q: exec %v in %q as %q with %v", dir, o.Cmd, o.WorkDir, o.User, o.Env)
+			}
+		}
+		if got := rt.execs[0].Cmd; !slices.Equal(got, []string{"bash", "-l", "-c", "echo hi"}) {
+			t.Errorf("RunScript ran %q, want a login bash", got)
+		}
+		if rt.execs[1].Stdin == nil {
+			t.Error("ExecLogin lost its stdin")
+		}
+		a := rt.attached[0]
+		if a.WorkDir != want || !slices.Equal(a.Env, []string{"HOME=/root", "TERM=xterm"}) {
+			t.Errorf("shell in %q with %v", a.WorkDir, a.Env)
+		}
+	}
+}
+
+func TestLiveRunChecksAsksTheGraderWithItsCredentials(t *testing.T) {
+	issued := issuing(t, "never")
+	rt := &fakeRuntime{}
+	l := liveLab("/srv/work")
+	e := NewLive(l, rt, identity{}, fresh)
+	cs := []lab.Check{{Name: "a", File: &lab.FileCheck{Path: "/root/a"}}, {Name: "b", File: &lab.FileCheck{Path: "/root/b"}}}
+	got, err := e.RunChecks(context.Background(), cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || *issued != 0 {
+		t.Fatalf("results %v, tokens issued %d; want 2 results and no token (the grader's has an hour)", got, *issued)
+	}
+	req := rt.requests[0]
+	if req.Kube == nil || req.Kube.Server != rt.GraderServer() || req.Kube.Token != "grader-token" {
+		t.Errorf("the checker's credentials are %+v, want the grader's against the grader's address", req.Kube)
+	}
+	if !slices.Equal(req.Areas, []string{"/root", "/srv/work", lab.DefaultFixturesDir}) {
+		t.Errorf("areas %v", req.Areas)
+	}
+	if req.Root != "/" || req.Lang == "" || len(req.Checks) != 2 {
+		t.Errorf("request %+v", req)
+	}
+	if got, _ := e.RunChecks(context.Background(), nil); got != nil || len(rt.requests) != 1 {
+		t.Error("a round without checks reached the checker")
+	}
+}
+
+func TestLiveRenewsTheGradersTokenNearItsEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		grader  identity
+		renewed bool
+	}{
+		{"an hour left", fresh, false},
+		{"five minutes left", identity{Token: "old", Expires: time.Now().Add(5 * time.Minute)}, true},
+		{"none yet", identity{}, true},
+		{"a year left (an old labctl's)", identity{Token: "old", Expires: time.Now().Add(365 * 24 * time.Hour)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			issued := issuing(t, "renewed-token")
+			rt := &fakeRuntime{}
+			e := NewLive(liveLab(""), rt, identity{Token: "learner"}, tc.grader)
+			if _, err := e.RunChecks(context.Background(), []lab.Check{{Name: "a", File: &lab.FileCheck{Path: "/x"}}}); err != nil {
+				t.Fatal(err)
+			}
+			token := rt.requests[0].Kube.Token
+			if tc.renewed != (token == "renewed-token") || tc.renewed != (*issued == 1) {
+				t.Errorf("round used %q after %d issues", token, *issued)
+			}
+			if tc.renewed && (len(rt.kept) != 1 || rt.kept[0].Token != "renewed-token") {
+				t.Errorf("the renewed token was not kept: %v", rt.kept)
+			}
+		})
+	}
+}
+
+func TestLiveInviteRunsWhatTheSandboxCanJudgeAndMergesTheRest(t *testing.T) {
+	issued := issuing(t, "never")
+	rt := &fakeInvite{}
+	e := NewLive(liveLab(""), rt, identity{}, identity{})
+	cs := []lab.Check{
+		{Name: "audit", Audit: &lab.AuditCheck{}},
+		{Name: "file", File: &lab.FileCheck{Path: "/root/a"}},
+		{Name: "audit-2", Audit: &lab.AuditCheck{}},
+		{Name: "file-2", File: &lab.FileCheck{Path: "/root/b"}},
+	}
+	got, err := e.RunChecks(context.Background(), cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *issued != 0 {
+		t.Error("an invite issued a token: it has no admin side")
+	}
+	req := rt.requests[0]
+	if len(req.Checks) != 2 || req.Checks[0].Name != "file" || req.Checks[1].Name != "file-2" {
+		t.Errorf("the sandbox's checker got %v, want the file checks only", req.Checks)
+	}
+	if req.Kube.Token != "learner-token" || req.AuditDir != "" {
+		t.Errorf("the sandbox's checker ran with %+v and audit dir %q, want the learner's own credentials and no log", req.Kube, req.AuditDir)
+	}
+	want := []struct {
+		name   string
+		status checks.Status
+	}{{"audit", checks.Error}, {"file", checks.Pass}, {"audit-2", checks.Error}, {"file-2", checks.Pass}}
+	for i, w := range want {
+		if got[i].Name != w.name || got[i].Status != w.status {
+			t.Errorf("result %d: %s %s, want %s %s", i, got[i].Name, got[i].Status, w.name, w.status)
+		}
+	}
+	if !strings.Contains(got[0].Message, "instructor") {
+		t.Errorf("instructor-only message %q", got[0].Message)
+	}
+	// Only instructor-only checks: nothing reaches the sandbox.
+	if got, err := e.RunChecks(context.Background(), cs[:1]); err != nil || len(got) != 1 || len(rt.requests) != 1 {
+		t.Errorf("%v, %v, %d rounds", got, err, len(rt.requests))
+	}
+}
+
+func TestLiveWritesTheLearnersKubeconfig(t *testing.T) {
+	rt := &fakeRuntime{}
+	e := NewLive(liveLab(""), rt, identity{Token: "learner-token", CAData: []byte("ca")}, fresh)
+	if err := e.RecreateSandbox(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if rt.recreated != 1 {
+		t.Fatal("the runtime's sandbox was not recreated")
+	}
+	cfg, err := clientcmd.Load(rt.files["/root/.kube/config"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	kctx := cfg.Contexts[cfg.CurrentContext]
+	if kctx == nil || kctx.Namespace != "shop" || cfg.Clusters[kctx.Cluster].Server != rt.SandboxServer() || cfg.AuthInfos[kctx.AuthInfo].Token != "learner-token" {
+		t.Errorf("kubeconfig %s", rt.files["/root/.kube/config"])
+	}
+}
+
+func TestLiveLearnerConfigIsTheLearnersTokenOnTheHostsAddress(t *testing.T) {
+	issuing(t, "issued-learner")
+	rt := &fakeRuntime{}
+	e := NewLive(liveLab(""), rt, identity{}, fresh)
+	cfg, err := e.LearnerConfig(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Host != "https://127.0.0.1:1234" || cfg.BearerToken != "issued-learner" || string(cfg.CAData) != "admin-ca" || cfg.ServerName != "localhost" {
+		t.Errorf("learner config %+v", cfg)
+	}
+	if _, err := NewLive(liveLab(""), &inviteRuntime{}, identity{}, identity{}).LearnerConfig(context.Background()); !errors.Is(err, ErrInstructorOnly) {
+		t.Errorf("an invite's LearnerConfig: %v, want ErrInstructorOnly", err)
+	}
+}
+
+func TestLiveStepSetupFailureSaysHowToRetryOnItsRuntime(t *testing.T) {
+	rt := &fakeRuntime{execCode: 3}
+	l := liveLab("")
+	l.Steps = []lab.Step{{ID: "one", Setup: "exit 3"}, {ID: "two", Setup: "true"}}
+	e := NewLive(l, rt, identity{}, fresh)
+	err := e.RunStepSetup(context.Background(), "two", io.Discard)
+	var se *grading.StepSetupError
+	if !errors.As(err, &se) || se.Step != "one" || se.Code != 3 || se.Retry != rt.UpCommand() {
+		t.Fatalf("%v (%+v), want step one's failure with the runtime's up command", err, se)
+	}
+	if len(rt.execs) != 1 {
+		t.Errorf("%d scripts ran after the first failed", len(rt.execs))
+	}
+	if err := e.RunStepSetup(context.Background(), "three", io.Discard); err == nil {
+		t.Error("a step the lab does not have was set up")
+	}
+}
+
+func TestLiveRecreateClusterTakesTheFreshLab(t *testing.T) {
+	next := &fakeRuntime{}
+	rt := &fakeRuntime{}
+	rt.fresh = NewLive(liveLab(""), next, identity{Token: "new-learner"}, fresh)
+	e := NewLive(liveLab(""), rt, identity{Token: "old-learner"}, fresh)
+	if err := e.RecreateCluster(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if e.rt != next || e.learner.Token != "new-learner" {
+		t.Error("the live lab still refers to the old cluster")
+	}
+}
