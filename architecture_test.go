@@ -60,7 +60,7 @@ var layers = map[string][]string{
 	"internal/grading": {"lab", "checks", "internal/msg", "internal/progress", "internal/report", "internal/textsafe"},
 	"internal/shell": {"lab", "checks", "internal/grading", "internal/msg", "internal/progress", "internal/report",
 		"internal/textsafe"},
-	"internal/reset": {"lab", "internal/atomicfile", "internal/msg", "internal/progress"},
+	"internal/reset": {"lab", "internal/atomicfile", "internal/grading", "internal/msg", "internal/progress"},
 	"internal/labtest": {"lab", "checks", "internal/atomicfile", "internal/grading", "internal/progress", "internal/report",
 		"internal/reset", "internal/textsafe"},
 	"internal/web": {"lab", "checks", "internal/grading", "internal/msg", "internal/progress", "internal/report",

@@ -190,11 +190,7 @@ func (e *Learner) runStepSetup(ctx context.Context) error {
 	steps, _ := stepsThrough(e.Lab.Steps, "")
 	for i := range steps {
 		if err := grading.RunStepSetup(ctx, e, &steps[i], io.Discard); err != nil {
-			var se *grading.StepSetupError
-			if errors.As(err, &se) {
-				se.Retry = "labctl class up"
-			}
-			return err
+			return grading.Retrying(err, grading.Retry{Situation: grading.InClass(e.Name), During: grading.LabUp})
 		}
 	}
 	return nil

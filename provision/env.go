@@ -300,7 +300,7 @@ func (e *Env) workDir() string {
 // first through the step with id upTo ("" means only the first), each as
 // labctl check runs the setup of a step the learner reaches
 // (grading.RunStepSetup). A script that fails stops it with a
-// *grading.StepSetupError whose retry is `labctl up`. out receives the
+// *grading.ScriptError whose retry is bringing the lab up again. out receives the
 // scripts' output.
 func (e *Env) runStepSetup(ctx context.Context, upTo string, out io.Writer) error {
 	steps, err := stepsThrough(e.Lab.Steps, upTo)
@@ -309,11 +309,7 @@ func (e *Env) runStepSetup(ctx context.Context, upTo string, out io.Writer) erro
 	}
 	for i := range steps {
 		if err := grading.RunStepSetup(ctx, e, &steps[i], out); err != nil {
-			var se *grading.StepSetupError
-			if errors.As(err, &se) {
-				se.Retry = "labctl up"
-			}
-			return err
+			return grading.Retrying(err, grading.Retry{Situation: grading.OwnMachine(), During: grading.LabUp})
 		}
 	}
 	return nil

@@ -32,6 +32,9 @@ type Grader struct {
 	// Scripts, when set, runs the setup script of a step the learner
 	// advances to; provision's *Env is the real one.
 	Scripts ScriptRunner
+	// Situation is whose lab it is, which words the retry of a setup that
+	// fails (ScriptError).
+	Situation Situation
 	// Prober runs the probes of steps that have one; when nil, a Checker
 	// that is also a Prober (provision's *Env) is used.
 	Prober  Prober
@@ -156,7 +159,7 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 		}
 		fmt.Fprintf(s.Out, c.NextStep+"\n", progress.Index(s.Lab, out.Next.ID)+1, n, title(out.Next))
 		if err := RunStepSetup(ctx, s.Scripts, out.Next, nil); err != nil {
-			return Errored, err
+			return Errored, Retrying(err, Retry{Situation: s.Situation})
 		}
 	}
 	return v, nil

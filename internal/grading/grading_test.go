@@ -317,8 +317,17 @@ func TestCheckRunsTheNextStepsSetup(t *testing.T) {
 	s2.Scripts = sc
 	s2.Lab.Steps[1].Setup = "exit 3"
 	v, err := s2.Check(context.Background(), "")
-	if v != Errored || err == nil || !strings.Contains(err.Error(), "setup of step two") || !strings.Contains(err.Error(), "status 3") || !strings.Contains(err.Error(), "output of exit 3") {
+	if v != Errored || err == nil || !strings.Contains(err.Error(), "setup script of step two") || !strings.Contains(err.Error(), "status 3") || !strings.Contains(err.Error(), "output of exit 3") {
 		t.Errorf("failing setup: %v, %v", v, err)
+	}
+
+	// An invited learner cannot reset their lab: they are told whom to ask.
+	s3, _ := newGrader(t, fc)
+	s3.Scripts = sc
+	s3.Situation = Invited("ada")
+	s3.Lab.Steps[1].Setup = "exit 3"
+	if _, err := s3.Check(context.Background(), ""); err == nil || !strings.Contains(err.Error(), "ask your instructor to run `labctl class reset ada --to two`") {
+		t.Errorf("failing setup of an invited learner: %v", err)
 	}
 }
 

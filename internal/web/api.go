@@ -91,7 +91,7 @@ func (s *Server) apiLab(w http.ResponseWriter, _ *http.Request) {
 
 // progress is the learner's progress as the shell reads it.
 func (s *Server) progress() *shell.StoreProgress {
-	return &shell.StoreProgress{Store: s.cfg.Store, Lab: s.cfg.Lab, Digest: s.cfg.Digest, Scripts: s.cfg.Sandbox}
+	return &shell.StoreProgress{Store: s.cfg.Store, Lab: s.cfg.Lab, Digest: s.cfg.Digest, Scripts: s.cfg.Sandbox, Situation: s.cfg.Situation}
 }
 
 func (s *Server) apiState(w http.ResponseWriter, _ *http.Request) {
@@ -121,6 +121,7 @@ func (s *Server) grader(seen func(*lab.Step, []checks.Result)) *grading.Grader {
 		Store:     s.cfg.Store,
 		Checker:   s.cfg.Sandbox,
 		Scripts:   s.cfg.Sandbox,
+		Situation: s.cfg.Situation,
 		Prober:    s.cfg.Sandbox,
 		Catalog:   s.cfg.Catalog,
 		Out:       io.Discard,

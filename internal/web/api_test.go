@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"github.com/labctl/labctl/internal/grading"
 	"net/http"
 	"reflect"
 	"strings"
@@ -143,6 +144,22 @@ func TestAPICheckAndState(t *testing.T) {
 	decodeStrict(t, body, &c)
 	if !c.Passed || len(c.Checks) != 0 {
 		t.Errorf("check with every step done: %+v", c)
+	}
+}
+
+// An invited learner whose next step's setup fails is told to ask their
+// instructor, not to run a reset they cannot run.
+func TestAPICheckOfAnInvitedLearnerWithAFailingSetup(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.Lab.Steps[1].Setup = "false"
+		c.Situation = grading.Invited("ada")
+	})
+	ts.sandbox.code = 3
+	ts.sandbox.pass("has-a", "has-b")
+	resp, body := ts.request(t, http.MethodPost, "/api/check", `{"step":""}`)
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "ask your instructor to run `labctl class reset ada --to two`") ||
+		strings.Contains(body, "`labctl reset") {
+		t.Errorf("POST /api/check: %d %s", resp.StatusCode, body)
 	}
 }
 
