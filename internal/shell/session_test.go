@@ -185,7 +185,7 @@ func TestRequestsAreAnsweredAndAcknowledged(t *testing.T) {
 
 	h.shell.print(t, request("check", "n4"))
 	h.waitTyped(t, "n4\a")
-	screen = h.waitScreen(t, "✗ one-file: expected a file, found nothing")
+	screen = h.waitScreen(t, "✗ one-file\r\n      expected a file, found nothing")
 	if !strings.Contains(screen, "Step not done yet: First things (1 of 1") {
 		t.Errorf("check answer lacks the summary:\n%q", screen)
 	}
