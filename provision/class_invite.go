@@ -14,6 +14,7 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -57,13 +58,16 @@ func (v *Invite) LabName() string { return v.lab }
 // the caller loads): a shell and commands in the sandbox, and checks for
 // feedback only. The grade and everything else is the instructor's.
 func (v *Invite) Live(l *lab.Lab) *Live {
-	return NewLive(l, &inviteRuntime{podSandbox: v.sandbox}, identity{}, identity{})
+	return NewLive(l, &inviteRuntime{podSandbox: v.sandbox, learner: v.learner}, identity{}, identity{})
 }
 
 // inviteRuntime is a learner's sandbox reached with an invite: it has no
 // grader (practice) and no admin side; what only the instructor's labctl
 // does answers ErrInstructorOnly.
-type inviteRuntime struct{ podSandbox }
+type inviteRuntime struct {
+	podSandbox
+	learner string
+}
 
 var (
 	_ Runtime  = (*inviteRuntime)(nil)
@@ -115,13 +119,13 @@ func (v *inviteRuntime) LearnerCredentials(ctx context.Context) (*checks.KubeCre
 	return &checks.KubeCredentials{Server: cl.Server, Token: user.Token, CAData: cl.CertificateAuthorityData}, nil
 }
 
-func (v *inviteRuntime) Name() string              { return v.ns }
-func (v *inviteRuntime) SandboxServer() string     { return "" }
-func (v *inviteRuntime) GraderServer() string      { return "" }
-func (v *inviteRuntime) AuditDir() string          { return "" }
-func (v *inviteRuntime) UpCommand() string         { return "" }
-func (v *inviteRuntime) StateDir() (string, error) { return "", ErrInstructorOnly }
-func (v *inviteRuntime) Close() error              { return nil }
+func (v *inviteRuntime) Name() string                 { return v.ns }
+func (v *inviteRuntime) SandboxServer() string        { return "" }
+func (v *inviteRuntime) GraderServer() string         { return "" }
+func (v *inviteRuntime) AuditDir() string             { return "" }
+func (v *inviteRuntime) Situation() grading.Situation { return grading.Invited(v.learner) }
+func (v *inviteRuntime) StateDir() (string, error)    { return "", ErrInstructorOnly }
+func (v *inviteRuntime) Close() error                 { return nil }
 
 // The instructor's: an invited learner cannot reset, probe or reach the
 // API server from their own machine.

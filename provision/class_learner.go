@@ -16,6 +16,7 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -108,9 +109,9 @@ func (e *learnerRuntime) Name() string { return e.ns }
 func (e *learnerRuntime) SandboxServer() string {
 	return fmt.Sprintf("https://%s.%s.svc:%d", vcpService, e.ns, vcpPort)
 }
-func (e *learnerRuntime) GraderServer() string { return vcpInternalServer }
-func (e *learnerRuntime) AuditDir() string     { return vcpAuditDir }
-func (e *learnerRuntime) UpCommand() string    { return "labctl class up" }
+func (e *learnerRuntime) GraderServer() string         { return vcpInternalServer }
+func (e *learnerRuntime) AuditDir() string             { return vcpAuditDir }
+func (e *learnerRuntime) Situation() grading.Situation { return grading.InClass(e.learner) }
 func (e *learnerRuntime) StateDir() (string, error) {
 	return ClassStateDir(e.lab.Metadata.Name, e.learner)
 }

@@ -97,7 +97,7 @@ var classLimits = map[string][2]string{
 	"etcd":                    {"512Mi", "500m"},
 	"kube-apiserver":          {"1Gi", "1"},
 	"kube-controller-manager": {"512Mi", "500m"},
-	containerGrader:           {"512Mi", "1"},
+	containerGrader:           {kres.NewQuantity(sandbox.GraderPolicy().Memory, kres.BinarySI).String(), "1"},
 	containerAdmin:            {"256Mi", "500m"},
 	containerSandbox:          {"1Gi", "1"},
 }
@@ -121,6 +121,26 @@ func resources(name string) corev1.ResourceRequirements {
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: kres.MustParse(classLimits[name][0]), corev1.ResourceCPU: kres.MustParse(classLimits[name][1])},
 	}
 	return rr
+}
+
+// policyContainer is c with p's user, capabilities (those for Pod Security
+// baseline, which a learner's namespace enforces), root file system,
+// privileges, environment and working directory: the Kubernetes rendering
+// of a sandbox.Policy (its memory limit is classLimits'). A Pod has no
+// limit of processes per container (the kubelet's per Pod holds there), so
+// p.Pids is Docker's only.
+func policyContainer(c corev1.Container, p sandbox.Policy) corev1.Container {
+	sc := hardened(p.ReadOnlyRoot, p.BaselineCapabilities...)
+	uid, gid, escalate := p.UID, p.GID, !p.NoNewPrivileges
+	sc.RunAsUser, sc.RunAsGroup, sc.AllowPrivilegeEscalation = &uid, &gid, &escalate
+	c.SecurityContext = sc
+	c.Env = nil
+	for _, kv := range p.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		c.Env = append(c.Env, corev1.EnvVar{Name: k, Value: v})
+	}
+	c.WorkingDir = p.WorkDir
+	return c
 }
 
 // idle is the command of a container that only waits for execs: it ends at
@@ -365,19 +385,16 @@ mv ` + vcpAuditDir + `/` + AuditPolicyFile + `.new ` + vcpAuditDir + `/` + Audit
 					Resources:    resources("kube-controller-manager"),
 					VolumeMounts: []corev1.VolumeMount{mount("manager-certs", vcpCertDir, true)},
 				},
-				{
+				policyContainer(corev1.Container{
 					Name: containerGrader, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
-					Command:         idle,
-					Env:             []corev1.EnvVar{{Name: "PATH", Value: "/usr/sbin:/usr/bin:/sbin:/bin"}, {Name: "HOME", Value: "/"}, {Name: "LANG", Value: "C.UTF-8"}},
-					WorkingDir:      "/",
-					Resources:       resources(containerGrader),
-					SecurityContext: hardened(true, "DAC_OVERRIDE"),
+					Command:   idle,
+					Resources: resources(containerGrader),
 					VolumeMounts: []corev1.VolumeMount{
 						mount("checker", sandbox.CheckerMount, true), mount("home", "/root", true),
 						mount("fixtures", fixtures, true),
 						{Name: "data", MountPath: vcpAuditDir, SubPath: "audit", ReadOnly: true},
 					},
-				},
+				}, sandbox.GraderPolicy()),
 				{
 					Name: containerAdmin, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
 					Command:      idle,

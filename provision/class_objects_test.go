@@ -119,6 +119,66 @@ func TestClassControlPlanePod(t *testing.T) {
 	}
 }
 
+// The class grader is sandbox.GraderPolicy as Kubernetes has it: the
+// policy's user, capabilities for Pod Security baseline, read-only root,
+// no privilege escalation, environment, working directory and memory.
+func TestClassGraderRendersThePolicy(t *testing.T) {
+	pol := sandbox.GraderPolicy()
+	g := container(testObjects().controlPlanePod(), containerGrader)
+	sc := g.SecurityContext
+	if sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != pol.UID || sc.RunAsGroup == nil || *sc.RunAsGroup != pol.GID {
+		t.Fatalf("security context %+v, want user %d:%d", sc, pol.UID, pol.GID)
+	}
+	var caps []string
+	for _, c := range sc.Capabilities.Add {
+		caps = append(caps, string(c))
+	}
+	if !slices.Equal(caps, pol.BaselineCapabilities) || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("capabilities: add %v drop %v, want %v and ALL", caps, sc.Capabilities.Drop, pol.BaselineCapabilities)
+	}
+	if sc.ReadOnlyRootFilesystem == nil || *sc.ReadOnlyRootFilesystem != pol.ReadOnlyRoot {
+		t.Error("root file system not as the policy says")
+	}
+	if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation == pol.NoNewPrivileges || sc.Privileged != nil {
+		t.Error("privilege escalation not as the policy says")
+	}
+	var env []string
+	for _, e := range g.Env {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	if !slices.Equal(env, pol.Env) || g.WorkingDir != pol.WorkDir {
+		t.Errorf("env %v in %s, want %v in %s", env, g.WorkingDir, pol.Env, pol.WorkDir)
+	}
+	if m := g.Resources.Limits.Memory(); m.Value() != pol.Memory {
+		t.Errorf("memory limit %s, want %d", m, pol.Memory)
+	}
+}
+
+// baselineCapabilities are those Pod Security's baseline level admits.
+var baselineCapabilities = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+	"NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
+
+// A learner's namespace enforces baseline: a container that adds any other
+// capability would not be admitted.
+func TestClassPodsPassPodSecurityBaseline(t *testing.T) {
+	o := testObjects()
+	if l := o.namespaceObject().Labels[podSecurityEnforce]; l != "baseline" {
+		t.Fatalf("the namespace enforces %q", l)
+	}
+	for _, p := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+		for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
+			if c.SecurityContext == nil || c.SecurityContext.Capabilities == nil {
+				continue
+			}
+			for _, cp := range c.SecurityContext.Capabilities.Add {
+				if !slices.Contains(baselineCapabilities, string(cp)) {
+					t.Errorf("%s/%s adds %s, which baseline does not admit", p.Name, c.Name, cp)
+				}
+			}
+		}
+	}
+}
+
 // An invite may do nothing but reach the sandbox Pod, by name.
 func TestClassInviteRole(t *testing.T) {
 	_, role, rb, _ := testObjects().inviteObjects()

@@ -83,9 +83,9 @@ type Runtime interface {
 	Name() string
 	// StateDir is the host directory that holds the learner's progress.
 	StateDir() (string, error)
-	// UpCommand is the command that brings this lab up again, for the
-	// retry of a step setup that failed.
-	UpCommand() string
+	// Situation is whose lab it is (a learner's own machine, a class's
+	// learner), which decides who can run a failed script again.
+	Situation() grading.Situation
 	// BackupHome streams /root out as a tar (entries root/...).
 	BackupHome(ctx context.Context, w io.Writer) error
 	// RecreateSandbox replaces the sandbox (and grader) over an emptied
@@ -439,8 +439,8 @@ func firstNamespace(l *lab.Lab) string {
 // first through the step with id upTo ("" means only the first), each as
 // labctl check runs the setup of a step the learner reaches
 // (grading.RunStepSetup). A script that fails stops it with a
-// *grading.StepSetupError whose retry brings the lab up again. out
-// receives the scripts' output.
+// *grading.ScriptError whose retry brings the lab up again, worded for
+// the runtime's situation. out receives the scripts' output.
 func (e *Live) RunStepSetup(ctx context.Context, upTo string, out io.Writer) error {
 	steps, err := stepsThrough(e.Lab.Steps, upTo)
 	if err != nil {
@@ -448,11 +448,7 @@ func (e *Live) RunStepSetup(ctx context.Context, upTo string, out io.Writer) err
 	}
 	for i := range steps {
 		if err := grading.RunStepSetup(ctx, e, &steps[i], out); err != nil {
-			var se *grading.StepSetupError
-			if errors.As(err, &se) {
-				se.Retry = e.rt.UpCommand()
-			}
-			return err
+			return grading.Retrying(err, grading.Retry{Situation: e.rt.Situation(), During: grading.LabUp})
 		}
 	}
 	return nil

@@ -77,7 +77,7 @@ func (f *fakeRuntime) SandboxServer() string                          { return "
 func (f *fakeRuntime) GraderServer() string                           { return "https://api.grader:6443" }
 func (f *fakeRuntime) Name() string                                   { return "fake" }
 func (f *fakeRuntime) StateDir() (string, error)                      { return "", errors.New("no state here") }
-func (f *fakeRuntime) UpCommand() string                              { return "labctl fake up" }
+func (f *fakeRuntime) Situation() grading.Situation                   { return grading.InClass("ann") }
 func (f *fakeRuntime) BackupHome(context.Context, io.Writer) error    { return nil }
 func (f *fakeRuntime) RecreateSandbox(context.Context) error          { f.recreated++; return nil }
 func (f *fakeRuntime) RecreateCluster(context.Context) (*Live, error) { return f.fresh, nil }
@@ -294,8 +294,8 @@ func TestLiveStepSetupFailureSaysHowToRetryOnItsRuntime(t *testing.T) {
 	l.Steps = []lab.Step{{ID: "one", Setup: "exit 3"}, {ID: "two", Setup: "true"}}
 	e := NewLive(l, rt, identity{}, fresh)
 	err := e.RunStepSetup(context.Background(), "two", io.Discard)
-	var se *grading.StepSetupError
-	if !errors.As(err, &se) || se.Step != "one" || se.Code != 3 || se.Retry != rt.UpCommand() {
+	var se *grading.ScriptError
+	if !errors.As(err, &se) || se.Step != "one" || se.Code != 3 || se.Retry.Situation != rt.Situation() || se.Retry.During != grading.LabUp {
 		t.Fatalf("%v (%+v), want step one's failure with the runtime's up command", err, se)
 	}
 	if len(rt.execs) != 1 {

@@ -22,10 +22,69 @@ const (
 	GraderMemoryLimit int64 = 512 << 20
 )
 
-// graderCapabilities are the only ones the grader keeps: reading every file
-// of the learner's home whatever its owner and mode (a learner who chmods
-// their work to 000 gets a fail that says so, not a check that cannot run).
-var graderCapabilities = []string{"DAC_READ_SEARCH"}
+// Policy is what a container may do, as a table each runtime renders:
+// Docker's container spec (BuildGraderSpec) and a Kubernetes container's
+// security context and limits (provision's class objects).
+type Policy struct {
+	// UID and GID the processes run as.
+	UID, GID int64
+	// Capabilities are the only ones kept; every other is dropped.
+	Capabilities []string
+	// BaselineCapabilities replace Capabilities where Pod Security's
+	// baseline level is enforced (a class's namespaces), which admits
+	// only its own short list: the least of that list that does the same.
+	BaselineCapabilities []string
+	// ReadOnlyRoot makes the root file system read-only.
+	ReadOnlyRoot bool
+	// NoNewPrivileges stops a process from gaining privileges (setuid
+	// files, file capabilities).
+	NoNewPrivileges bool
+	// Memory is the memory limit in bytes, swap included.
+	Memory int64
+	// Pids bounds the processes and threads. Kubernetes has no limit per
+	// container: there the kubelet's limit per Pod holds.
+	Pids int64
+	// Env is the whole environment, PATH first; WorkDir the working
+	// directory.
+	Env     []string
+	WorkDir string
+}
+
+// GraderPolicy is the grader's policy, the one both runtimes render. The
+// grader reads every file of the learner's home, whatever its owner and
+// mode (a learner who chmods their work to 000 gets a fail that says so,
+// not a check that cannot run), and writes none: DAC_READ_SEARCH, which
+// bypasses the read and search permission checks and no other, is the only
+// capability it keeps, and everything it mounts is read-only. Pod Security
+// baseline does not admit DAC_READ_SEARCH; there the grader keeps
+// DAC_OVERRIDE, the one capability of baseline's list that reads every
+// file, and its read-only root file system and mounts leave it nothing to
+// write.
+func GraderPolicy() Policy {
+	return Policy{
+		UID:                  0,
+		GID:                  0,
+		Capabilities:         []string{"DAC_READ_SEARCH"},
+		BaselineCapabilities: []string{"DAC_OVERRIDE"},
+		ReadOnlyRoot:         true,
+		NoNewPrivileges:      true,
+		Memory:               GraderMemoryLimit,
+		Pids:                 GraderPidsLimit,
+		Env:                  []string{CheckerPath, "HOME=/", "LANG=C.UTF-8"},
+		WorkDir:              "/",
+	}
+}
+
+// User is the policy's user as Docker's User setting: "UID:GID".
+func (p Policy) User() string { return fmt.Sprintf("%d:%d", p.UID, p.GID) }
+
+// SecurityOpt are the policy's Docker security options.
+func (p Policy) SecurityOpt() []string {
+	if p.NoNewPrivileges {
+		return []string{"no-new-privileges"}
+	}
+	return nil
+}
 
 // BuildGraderSpec returns the grader container's settings. The grader runs
 // the checker for every round: it sees the learner's home volume and the
@@ -78,34 +137,35 @@ func BuildGraderSpec(s Settings) (Spec, error) {
 			ReadOnly: true,
 		})
 	}
-	pids := GraderPidsLimit
+	p := GraderPolicy()
+	pids := p.Pids
 	init := true
 	cfg := &container.Config{
 		Hostname:   s.Lab + "-grader",
 		Image:      s.Image,
 		Entrypoint: []string{"sleep"},
 		Cmd:        []string{"infinity"},
-		Env:        []string{CheckerPath, "HOME=/", "LANG=C.UTF-8"},
-		WorkingDir: "/",
-		User:       "0:0",
+		Env:        p.Env,
+		WorkingDir: p.WorkDir,
+		User:       p.User(),
 		Labels:     Labels(s.Lab, RoleGrader),
 		StopSignal: "SIGKILL",
 	}
 	host := &container.HostConfig{
 		NetworkMode:    container.NetworkMode(netName),
 		Mounts:         mounts,
-		ReadonlyRootfs: true,
+		ReadonlyRootfs: p.ReadOnlyRoot,
 		Tmpfs:          map[string]string{"/tmp": "rw,noexec,nosuid,nodev,size=16m"},
 		IpcMode:        container.IPCModePrivate,
 		CapDrop:        []string{"ALL"},
-		CapAdd:         append([]string(nil), graderCapabilities...),
-		SecurityOpt:    []string{"no-new-privileges"},
+		CapAdd:         p.Capabilities,
+		SecurityOpt:    p.SecurityOpt(),
 		Init:           &init,
 		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyDisabled},
 		Resources: container.Resources{
 			PidsLimit:  &pids,
-			Memory:     GraderMemoryLimit,
-			MemorySwap: GraderMemoryLimit,
+			Memory:     p.Memory,
+			MemorySwap: p.Memory,
 		},
 	}
 	return finishSpec(GraderName(s.Lab), cfg, host, netName)

@@ -21,23 +21,24 @@ func TestBuildGraderSpecSharesNothingWritableWithTheLearner(t *testing.T) {
 	if c.Labels[LabelLab] != "gitops" || c.Labels[LabelRole] != RoleGrader || c.Labels[LabelSpecHash] != s.Hash {
 		t.Errorf("labels = %v", c.Labels)
 	}
-	if c.User != "0:0" || c.WorkingDir != "/" || !slices.Contains(c.Env, CheckerPath) {
-		t.Errorf("user %q workdir %q env %v", c.User, c.WorkingDir, c.Env)
+	pol := GraderPolicy()
+	if c.User != "0:0" || c.WorkingDir != pol.WorkDir || !slices.Equal(c.Env, pol.Env) {
+		t.Errorf("user %q workdir %q env %v, want the policy's %+v", c.User, c.WorkingDir, c.Env, pol)
 	}
 	// Its own PID, IPC, UTS and user namespaces: nothing joins the sandbox's.
 	if h.PidMode != "" || h.IpcMode != container.IPCModePrivate || h.UTSMode != "" || h.UsernsMode != "" || h.Privileged {
 		t.Errorf("namespaces: pid %q ipc %q uts %q userns %q privileged %v", h.PidMode, h.IpcMode, h.UTSMode, h.UsernsMode, h.Privileged)
 	}
-	if !h.ReadonlyRootfs {
+	if h.ReadonlyRootfs != pol.ReadOnlyRoot {
 		t.Error("the grader's root file system is writable")
 	}
-	if !slices.Equal(h.CapDrop, []string{"ALL"}) || !slices.Equal(h.CapAdd, []string{"DAC_READ_SEARCH"}) {
-		t.Errorf("capabilities: drop %v add %v", h.CapDrop, h.CapAdd)
+	if !slices.Equal(h.CapDrop, []string{"ALL"}) || !slices.Equal(h.CapAdd, pol.Capabilities) {
+		t.Errorf("capabilities: drop %v add %v, want ALL and %v", h.CapDrop, h.CapAdd, pol.Capabilities)
 	}
 	if !slices.Contains(h.SecurityOpt, "no-new-privileges") {
 		t.Errorf("SecurityOpt = %v", h.SecurityOpt)
 	}
-	if h.PidsLimit == nil || *h.PidsLimit != GraderPidsLimit || h.Memory != GraderMemoryLimit || h.MemorySwap != GraderMemoryLimit {
+	if h.PidsLimit == nil || *h.PidsLimit != pol.Pids || h.Memory != pol.Memory || h.MemorySwap != pol.Memory {
 		t.Errorf("limits: pids %v memory %d swap %d", h.PidsLimit, h.Memory, h.MemorySwap)
 	}
 	if string(h.NetworkMode) != "kind" {
@@ -62,6 +63,30 @@ func TestBuildGraderSpecSharesNothingWritableWithTheLearner(t *testing.T) {
 		if strings.Contains(m.Source, "docker.sock") {
 			t.Errorf("the Docker socket is mounted: %+v", m)
 		}
+	}
+}
+
+// The grader's policy reads the learner's files and can change none: one
+// capability, which bypasses read and search checks only, as root with a
+// read-only root, no new privileges, bounded memory and processes, and an
+// environment of PATH, HOME and LANG only.
+func TestGraderPolicy(t *testing.T) {
+	p := GraderPolicy()
+	if !slices.Equal(p.Capabilities, []string{"DAC_READ_SEARCH"}) || !slices.Equal(p.BaselineCapabilities, []string{"DAC_OVERRIDE"}) {
+		t.Errorf("capabilities %v (baseline %v), want DAC_READ_SEARCH only (DAC_OVERRIDE)", p.Capabilities, p.BaselineCapabilities)
+	}
+	if p.UID != 0 || p.GID != 0 || p.User() != "0:0" || !p.ReadOnlyRoot || !p.NoNewPrivileges || p.WorkDir != "/" {
+		t.Errorf("policy %+v", p)
+	}
+	if p.Memory != 512<<20 || p.Pids != 128 {
+		t.Errorf("memory %d pids %d", p.Memory, p.Pids)
+	}
+	if !slices.Equal(p.Env, []string{CheckerPath, "HOME=/", "LANG=C.UTF-8"}) {
+		t.Errorf("env %v", p.Env)
+	}
+	p.Capabilities[0] = "SYS_ADMIN"
+	if GraderPolicy().Capabilities[0] != "DAC_READ_SEARCH" {
+		t.Error("a caller changed the policy of every grader")
 	}
 }
 

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/report"
-	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -32,6 +30,9 @@ type Grader struct {
 	// Scripts, when set, runs the setup script of a step the learner
 	// advances to; provision's *Env is the real one.
 	Scripts ScriptRunner
+	// Situation is whose lab it is, which words the retry of a setup that
+	// fails (ScriptError).
+	Situation Situation
 	// Prober runs the probes of steps that have one; when nil, a Checker
 	// that is also a Prober (provision's *Env) is used.
 	Prober  Prober
@@ -127,18 +128,13 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 	if s.OnResults != nil {
 		s.OnResults(step, rs)
 	}
-	if err := WriteResults(s.Out, rs, c, s.Color); err != nil {
+	if _, err := io.WriteString(s.Out, report.StepResults(step, rs, c, s.Color)); err != nil {
 		return Errored, err
 	}
-	sum := checks.Summarize(rs)
-	v := sum.Verdict()
+	v := checks.Summarize(rs).Verdict()
 	switch v {
 	case Errored:
-		fmt.Fprintf(s.Out, c.CouldNotRun+"\n", sum.Errored)
 		return v, nil
-	case Failed:
-		io.WriteString(s.Out, report.MistakeText(report.LikelyMistakes(step, rs), c, "  "))
-		fmt.Fprintf(s.Out, c.StepNotPassed+"\n", title(step), sum.Failed, sum.Required)
 	case Passed:
 		fmt.Fprintf(s.Out, c.StepPassed+"\n", title(step))
 	}
@@ -156,7 +152,7 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 		}
 		fmt.Fprintf(s.Out, c.NextStep+"\n", progress.Index(s.Lab, out.Next.ID)+1, n, title(out.Next))
 		if err := RunStepSetup(ctx, s.Scripts, out.Next, nil); err != nil {
-			return Errored, err
+			return Errored, Retrying(err, Retry{Situation: s.Situation})
 		}
 	}
 	return v, nil
@@ -206,50 +202,5 @@ func Record(ctx context.Context, store *progress.Store, l *lab.Lab, digest, step
 	return out, err
 }
 
-// WriteResults prints one line per check result, its mark (coloured when
-// color is set), name and description, and under it the message of a check
-// that did not pass.
-func WriteResults(w io.Writer, rs []checks.Result, c *msg.Catalog, color bool) error {
-	var b strings.Builder
-	for _, r := range rs {
-		line := textsafe.EscapeLine(r.Name)
-		if r.Description != "" {
-			line += ": " + textsafe.EscapeLine(r.Description)
-		}
-		if r.Optional {
-			line += " " + c.Optional
-		}
-		mark := report.Mark(r.Status)
-		if color {
-			mark = colour(r.Status) + mark + "\x1b[0m"
-		}
-		fmt.Fprintf(&b, "  %s %s\n", mark, line)
-		if r.Status != checks.Pass && r.Message != "" {
-			for _, l := range strings.Split(strings.TrimRight(textsafe.Escape(r.Message), "\n"), "\n") {
-				fmt.Fprintf(&b, "      %s\n", l)
-			}
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// colour is the ANSI colour of a status's mark: green, red, yellow.
-func colour(s checks.Status) string {
-	switch s {
-	case checks.Pass:
-		return "\x1b[32m"
-	case checks.Fail:
-		return "\x1b[31m"
-	default:
-		return "\x1b[33m"
-	}
-}
-
 // title is a step's title for a terminal (escaped), else its id.
-func title(s *lab.Step) string {
-	if s.Title == "" {
-		return s.ID
-	}
-	return textsafe.EscapeLine(s.Title)
-}
+func title(s *lab.Step) string { return report.StepTitle(s) }

@@ -56,9 +56,9 @@ func TestRunStepSetupPassesItsOutputOn(t *testing.T) {
 func TestRunStepSetupFailure(t *testing.T) {
 	step := &lab.Step{ID: "two", Setup: "make-it"}
 	err := RunStepSetup(context.Background(), &printingScripts{n: 30, code: 3}, step, nil)
-	var se *StepSetupError
+	var se *ScriptError
 	if !errors.As(err, &se) {
-		t.Fatalf("err = %v (%T), want a *StepSetupError", err, err)
+		t.Fatalf("err = %v (%T), want a *ScriptError", err, err)
 	}
 	if se.Step != "two" || se.Code != 3 || se.Err != nil {
 		t.Errorf("error %+v", se)
@@ -68,26 +68,63 @@ func TestRunStepSetupFailure(t *testing.T) {
 		t.Errorf("output %q, want lines 21 to 30", se.Output)
 	}
 	msg := err.Error()
-	for _, want := range []string{"the setup of step two exited with status 3", "not your fault", "`labctl reset --to two` starts the step over", "line 30"} {
+	for _, want := range []string{"the setup script of step two exited with status 3", "not your fault", "`labctl reset --to two` starts the step over", "line 30"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}
 	}
 
-	se.Retry = "labctl up"
+	_ = Retrying(err, Retry{During: LabUp})
 	if msg := se.Error(); !strings.Contains(msg, "`labctl up` runs it again") || strings.Contains(msg, "reset --to") {
 		t.Errorf("with a retry of its own: %q", msg)
+	}
+}
+
+// Who runs a failed script again, and how, follows the learner's
+// situation and what ran the script.
+func TestScriptErrorWordsItsRetryForTheSituation(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		retry Retry
+		want  string
+	}{
+		{"own machine, step reached", Retry{}, "`labctl reset --to two` starts the step over"},
+		{"own machine, up", Retry{During: LabUp}, "`labctl up` runs it again"},
+		{"own machine, reset", Retry{During: Reset, To: "three"}, "`labctl reset --to three` runs it again"},
+		{"own machine, reset to the start", Retry{During: Reset}, "`labctl reset` runs it again"},
+		{"class, step reached", Retry{Situation: InClass("ada")}, "`labctl class reset ada --to two` starts the step over"},
+		{"class, up", Retry{Situation: InClass("ada"), During: LabUp}, "`labctl class up` runs it again"},
+		{"class, reset", Retry{Situation: InClass("ada"), During: Reset, To: "three"}, "`labctl class reset ada --to three` runs it again"},
+		{"invited, step reached", Retry{Situation: Invited("ada")}, "ask your instructor to run `labctl class reset ada --to two`, which starts the step over"},
+		{"invited, up", Retry{Situation: Invited("ada"), During: LabUp}, "ask your instructor to run `labctl class up`"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &ScriptError{Step: "two", Kind: "setup", Code: 1, Retry: tc.retry}
+			msg := e.Error()
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("%q lacks %q", msg, tc.want)
+			}
+			if tc.retry.Invited && !strings.Contains(msg, "ask your instructor") {
+				t.Errorf("an invited learner is told to run a command: %q", msg)
+			}
+		})
+	}
+	if err := Retrying(errors.New("other"), Retry{During: LabUp}); err.Error() != "other" {
+		t.Errorf("Retrying changed another error: %v", err)
+	}
+	if Retrying(nil, Retry{}) != nil {
+		t.Error("Retrying(nil) is not nil")
 	}
 }
 
 func TestRunStepSetupThatCannotRun(t *testing.T) {
 	gone := errors.New("sandbox gone")
 	err := RunStepSetup(context.Background(), &printingScripts{err: gone}, &lab.Step{ID: "two", Setup: "make-it"}, nil)
-	var se *StepSetupError
+	var se *ScriptError
 	if !errors.As(err, &se) || !errors.Is(err, gone) {
-		t.Fatalf("err = %v, want a *StepSetupError wrapping the cause", err)
+		t.Fatalf("err = %v, want a *ScriptError wrapping the cause", err)
 	}
-	if msg := err.Error(); !strings.Contains(msg, "the setup of step two could not run: sandbox gone") || strings.Contains(msg, "status") {
+	if msg := err.Error(); !strings.Contains(msg, "the setup script of step two could not run: sandbox gone") || strings.Contains(msg, "status") {
 		t.Errorf("message %q", msg)
 	}
 }

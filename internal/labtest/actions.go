@@ -48,7 +48,7 @@ func (r *runner) script(ctx context.Context, p *Phase, s *lab.Step, name, script
 // cannot run or exits non-zero is a failure of the phase.
 func (r *runner) stepSetup(ctx context.Context, p *Phase, s *lab.Step) bool {
 	err := grading.RunStepSetup(ctx, r.env, s, r.o.ScriptOutput)
-	var se *grading.StepSetupError
+	var se *grading.ScriptError
 	switch {
 	case err == nil:
 		return true
@@ -135,9 +135,9 @@ func (r *runner) reset(ctx context.Context, p *Phase, to string) {
 	if err == nil {
 		return
 	}
-	var se *reset.ScriptError
+	var se *grading.ScriptError
 	if errors.As(err, &se) {
-		p.fail(se.Step, se.Kind, "", fmt.Sprintf("replaying it in a reset: the script exited with status %d%s", se.Code, tail(se.Tail)))
+		p.fail(se.Step, se.Kind, "", fmt.Sprintf("replaying it in a reset: the script exited with status %d%s", se.Code, tail(se.Output)))
 	} else {
 		p.fail(p.Step, "", "", "resetting: "+err.Error())
 	}

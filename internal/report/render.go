@@ -57,18 +57,6 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return nil
 }
 
-// Mark is the one-character sign of a status: ✓ pass, ✗ fail, ! error.
-func Mark(s checks.Status) string {
-	switch s {
-	case checks.Pass:
-		return "✓"
-	case checks.Fail:
-		return "✗"
-	default:
-		return "!"
-	}
-}
-
 // stepStatus is the status a step shows: fail when a required check
 // failed, else error when one could not run, else pass.
 func stepStatus(s Step) checks.Status {
@@ -136,19 +124,9 @@ func WriteText(w io.Writer, r *Report, c *msg.Catalog) error {
 			if ch.Status == checks.Pass {
 				earned = ch.Points
 			}
-			line := textsafe.EscapeLine(ch.Name)
-			if ch.Description != "" {
-				line += ": " + textsafe.EscapeLine(ch.Description)
-			}
-			if ch.Optional {
-				line += " " + c.Optional
-			}
-			fmt.Fprintf(b, "%s    %s %s\n", pad(points(earned, ch.Points)), Mark(ch.Status), line)
-			if ch.Status != checks.Pass && ch.Message != "" {
-				for _, l := range strings.Split(strings.TrimRight(textsafe.Escape(ch.Message), "\n"), "\n") {
-					fmt.Fprintf(b, "%s      %s\n", indent, l)
-				}
-			}
+			r := checks.Result{Name: ch.Name, Description: ch.Description, Status: ch.Status, Message: ch.Message, Optional: ch.Optional}
+			fmt.Fprintf(b, "%s    %s\n", pad(points(earned, ch.Points)), ResultLine(r, c, false))
+			b.WriteString(ResultMessage(r, indent+"      "))
 		}
 		b.WriteString(MistakeText(s.Mistakes, c, indent+"    "))
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
@@ -75,6 +76,9 @@ type Options struct {
 	// holds nothing worth keeping, such as the one `labctl test` makes, or
 	// a learner who chose to lose a /root too big to save (--no-backup).
 	NoBackup bool
+	// Situation is whose lab it is, which words the retry of a script
+	// that fails (grading.ScriptError).
+	Situation grading.Situation
 	// Now is time.Now outside tests.
 	Now func() time.Time
 }
@@ -85,22 +89,6 @@ type Result struct {
 	Backup string
 	// Current is the step the learner is at now.
 	Current *lab.Step
-}
-
-// ScriptError is a setup or solve script that exited non-zero.
-type ScriptError struct {
-	Step, Kind string
-	Code       int
-	// Tail is the end of the script's output.
-	Tail string
-}
-
-func (e *ScriptError) Error() string {
-	msg := fmt.Sprintf("the %s script of step %s exited with status %d", e.Kind, e.Step, e.Code)
-	if e.Tail != "" {
-		msg += ":\n" + e.Tail
-	}
-	return msg
 }
 
 // Run resets the lab: it saves /root under <state>/backups/, recreates the
@@ -190,7 +178,8 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 	}
 	cur := &o.Lab.Steps[target]
 	add(cur, "setup", cur.Setup)
-	if err := runScripts(ctx, env, replay, st, o.Catalog, o.ScriptOutput); err != nil {
+	retry := grading.Retry{Situation: o.Situation, During: grading.Reset, To: o.To}
+	if err := runScripts(ctx, env, replay, st, o.Catalog, o.ScriptOutput, retry); err != nil {
 		return res, err
 	}
 	if o.To != "" {
@@ -226,15 +215,13 @@ func recreate(ctx context.Context, env Environment) error {
 	return errors.Join(sbErr, nsErr)
 }
 
-// tailSize is how much of a failed script's output its error keeps.
-const tailSize = 2048
-
 // script is a setup or solve script of a step.
 type script struct{ step, kind, text string }
 
 // runScripts runs the scripts in order, in one go, with a status line for
-// each, and stops at the first that fails.
-func runScripts(ctx context.Context, env Environment, scripts []script, st Status, c *msg.Catalog, out io.Writer) error {
+// each, and stops at the first that fails: a *grading.ScriptError with
+// retry when it exits non-zero.
+func runScripts(ctx context.Context, env Environment, scripts []script, st Status, c *msg.Catalog, out io.Writer, retry grading.Retry) error {
 	if len(scripts) == 0 {
 		return nil
 	}
@@ -272,11 +259,8 @@ func runScripts(ctx context.Context, env Environment, scripts []script, st Statu
 	case err != nil:
 		return fmt.Errorf("running the setup and solve scripts: %w", err)
 	case failed >= 0:
-		tail := strings.TrimSpace(buf.String())
-		if len(tail) > tailSize {
-			tail = "…" + strings.ToValidUTF8(tail[len(tail)-tailSize:], "")
-		}
-		return &ScriptError{Step: scripts[failed].step, Kind: scripts[failed].kind, Code: code, Tail: tail}
+		return &grading.ScriptError{Step: scripts[failed].step, Kind: scripts[failed].kind, Code: code,
+			Output: grading.ScriptOutput(buf.String()), Retry: retry}
 	}
 	return nil
 }

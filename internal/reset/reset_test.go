@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/labctl/labctl/internal/grading"
 	"io"
 	"os"
 	"path/filepath"
@@ -238,12 +239,15 @@ func TestResetToFailsLoudlyOnAFailingSolve(t *testing.T) {
 	o.Lab.Steps[1].Solve = "exit 7"
 	env := &fakeEnv{}
 	_, err := Run(context.Background(), env, o)
-	var se *ScriptError
+	var se *grading.ScriptError
 	if !errors.As(err, &se) || se.Code != 7 || se.Step != "two" || se.Kind != "solve" {
 		t.Fatalf("err = %v, want the solve script of two exiting 7", err)
 	}
 	if !strings.Contains(err.Error(), "ran exit 7") {
 		t.Errorf("the error must carry the script's output: %v", err)
+	}
+	if !strings.Contains(err.Error(), "`labctl reset --to three` runs it again") {
+		t.Errorf("the error must say what runs the script again: %v", err)
 	}
 	if last := env.calls[len(env.calls)-1]; last != "script:exit 7" {
 		t.Errorf("went on after the failing script: %v", env.calls)

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -34,10 +33,9 @@ type StoreProgress struct {
 	Scripts ScriptRunner
 	// Now is time.Now outside tests.
 	Now func() time.Time
-	// Retry, when set, gives the command that runs a failed setup of a
-	// step again (grading.StepSetupError's Retry); nil leaves labctl
-	// reset's.
-	Retry func(step string) string
+	// Situation is whose lab it is, which words the retry of a setup
+	// that fails (grading.ScriptError).
+	Situation grading.Situation
 }
 
 // State reads where the learner stands.
@@ -52,7 +50,7 @@ func (p *StoreProgress) State() (State, error) {
 
 // Record records a round of step's checks; when the learner moves on to a
 // step with a setup script, the script runs (grading.RunStepSetup: a
-// failure is a *grading.StepSetupError, the round still recorded).
+// failure is a *grading.ScriptError, the round still recorded).
 func (p *StoreProgress) Record(ctx context.Context, step string, results []checks.Result) (State, error) {
 	now := time.Now
 	if p.Now != nil {
@@ -68,11 +66,7 @@ func (p *StoreProgress) Record(ctx context.Context, step string, results []check
 	}
 	if out.Advanced && out.Next != nil {
 		if err := grading.RunStepSetup(ctx, p.Scripts, out.Next, nil); err != nil {
-			var se *grading.StepSetupError
-			if p.Retry != nil && errors.As(err, &se) {
-				se.Retry = p.Retry(se.Step)
-			}
-			return st, err
+			return st, grading.Retrying(err, grading.Retry{Situation: p.Situation})
 		}
 	}
 	return st, nil

@@ -122,7 +122,7 @@ func (s *Session) complete(ctx context.Context, stepID string, results []checks.
 		return "", nil
 	}
 	after, err := s.cfg.Progress.Record(ctx, stepID, results)
-	var setupErr *grading.StepSetupError
+	var setupErr *grading.ScriptError
 	if errors.As(err, &setupErr) {
 		return s.passedBanner(*st.Current, after) + s.couldNotRunText(err), nil
 	}

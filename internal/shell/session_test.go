@@ -185,7 +185,7 @@ func TestRequestsAreAnsweredAndAcknowledged(t *testing.T) {
 
 	h.shell.print(t, request("check", "n4"))
 	h.waitTyped(t, "n4\a")
-	screen = h.waitScreen(t, "✗ one-file: expected a file, found nothing")
+	screen = h.waitScreen(t, "✗ one-file\r\n      expected a file, found nothing")
 	if !strings.Contains(screen, "Step not done yet: First things (1 of 1") {
 		t.Errorf("check answer lacks the summary:\n%q", screen)
 	}
@@ -383,9 +383,9 @@ func TestStoreProgressReportsAFailedSetup(t *testing.T) {
 	l.Steps[1].Setup = "false"
 	p := &StoreProgress{Store: progress.NewStore(t.TempDir()), Lab: l, Scripts: &scripts{code: 3}}
 	st, err := p.Record(context.Background(), "one", results(checks.Pass))
-	var setupErr *grading.StepSetupError
+	var setupErr *grading.ScriptError
 	if !errors.As(err, &setupErr) || setupErr.Step != "two" || setupErr.Code != 3 || !strings.Contains(err.Error(), "status 3") {
-		t.Fatalf("err = %v, want a StepSetupError of step two with the status", err)
+		t.Fatalf("err = %v, want a ScriptError of step two with the status", err)
 	}
 	if st.Current == nil || st.Current.ID != "two" {
 		t.Fatalf("the pass was not recorded: %+v", st)
@@ -395,9 +395,14 @@ func TestStoreProgressReportsAFailedSetup(t *testing.T) {
 	}
 
 	// A class's learner is reset by the class's command.
-	p = &StoreProgress{Store: progress.NewStore(t.TempDir()), Lab: l, Scripts: &scripts{code: 3},
-		Retry: func(step string) string { return "labctl class reset ada --to " + step }}
-	if _, err := p.Record(context.Background(), "one", results(checks.Pass)); err == nil || !strings.Contains(err.Error(), "`labctl class reset ada --to two` runs it again") {
+	p = &StoreProgress{Store: progress.NewStore(t.TempDir()), Lab: l, Scripts: &scripts{code: 3}, Situation: grading.InClass("ada")}
+	if _, err := p.Record(context.Background(), "one", results(checks.Pass)); err == nil || !strings.Contains(err.Error(), "`labctl class reset ada --to two` starts the step over") {
 		t.Errorf("err = %v, want the class's retry", err)
+	}
+
+	// An invited learner cannot reset their lab: they ask their instructor.
+	p = &StoreProgress{Store: progress.NewStore(t.TempDir()), Lab: l, Scripts: &scripts{code: 3}, Situation: grading.Invited("ada")}
+	if _, err := p.Record(context.Background(), "one", results(checks.Pass)); err == nil || !strings.Contains(err.Error(), "ask your instructor to run `labctl class reset ada --to two`") {
+		t.Errorf("err = %v, want the instructor asked", err)
 	}
 }

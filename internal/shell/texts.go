@@ -108,44 +108,16 @@ func (s *Session) passedBanner(step lab.Step, after State) string {
 	return b.String()
 }
 
-// resultsText lists each check with ✓, ✗ or ! and sums up the step.
+// resultsText lists each check with its mark and sums up the step, as
+// `labctl check` does (report.StepResults).
 func (s *Session) resultsText(step lab.Step, results []checks.Result) string {
-	var b strings.Builder
-	for _, r := range results {
-		mark, sgr := "✓", "32"
-		switch r.Status {
-		case checks.Fail:
-			mark, sgr = "✗", "31"
-		case checks.Error:
-			mark, sgr = "!", "33"
-		}
-		name := shown(r.Name)
-		if r.Description != "" {
-			name = shown(r.Description)
-		}
-		if r.Optional {
-			name += " " + s.cat.Optional
-		}
-		line := "  " + s.paint(sgr, mark) + " " + name
-		if r.Status != checks.Pass && r.Message != "" {
-			line += ": " + textsafe.Escape(r.Message)
-		}
-		b.WriteString(line + "\n")
-	}
-	sum := checks.Summarize(results)
-	b.WriteString(report.MistakeText(report.LikelyMistakes(&step, results), s.cat, "  "))
-	if sum.Errored > 0 {
-		b.WriteString(fmt.Sprintf(s.cat.CouldNotRun, sum.Errored) + "\n")
-	}
-	if !sum.Passed() {
-		b.WriteString(fmt.Sprintf(s.cat.StepNotPassed, shown(step.Title), sum.Failed+sum.Errored, sum.Required) + "\n")
-	}
-	return b.String()
+	return report.StepResults(&step, results, s.cat, s.cfg.Color)
 }
 
 // couldNotRunText reports checks that could not run at all.
 func (s *Session) couldNotRunText(err error) string {
-	return s.paint("33", "! "+fmt.Sprintf(s.cat.CouldNotRun, 1)) + "\n  (" + textsafe.Escape(err.Error()) + ")\n"
+	l := report.StatusLook(checks.Error)
+	return s.paint(l.SGR, l.Mark+" "+fmt.Sprintf(s.cat.CouldNotRun, 1)) + "\n  (" + textsafe.Escape(err.Error()) + ")\n"
 }
 
 // statusText lists the steps, marking those passed and the current one.

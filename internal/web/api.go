@@ -42,17 +42,23 @@ type stateDoc struct {
 	Done    bool     `json:"done"`
 }
 
-// checkDoc is POST /api/check's answer.
+// checkDoc is POST /api/check's answer. NotPassed counts the required
+// checks that did not pass, those that could not run included, of Required
+// (as labctl check counts them).
 type checkDoc struct {
-	Step   string        `json:"step"`
-	Passed bool          `json:"passed"`
-	Checks []checkResult `json:"checks"`
+	Step      string        `json:"step"`
+	Passed    bool          `json:"passed"`
+	NotPassed int           `json:"notPassed"`
+	Required  int           `json:"required"`
+	Checks    []checkResult `json:"checks"`
 }
 
+// checkResult is one result; its status and mark are report.StatusLook's.
 type checkResult struct {
 	Name        string      `json:"name"`
 	Description string      `json:"description"`
 	Status      string      `json:"status"`
+	Mark        string      `json:"mark"`
 	Message     string      `json:"message"`
 	Optional    bool        `json:"optional"`
 	Mistake     *mistakeDoc `json:"mistake"`
@@ -91,7 +97,7 @@ func (s *Server) apiLab(w http.ResponseWriter, _ *http.Request) {
 
 // progress is the learner's progress as the shell reads it.
 func (s *Server) progress() *shell.StoreProgress {
-	return &shell.StoreProgress{Store: s.cfg.Store, Lab: s.cfg.Lab, Digest: s.cfg.Digest, Scripts: s.cfg.Sandbox}
+	return &shell.StoreProgress{Store: s.cfg.Store, Lab: s.cfg.Lab, Digest: s.cfg.Digest, Scripts: s.cfg.Sandbox, Situation: s.cfg.Situation}
 }
 
 func (s *Server) apiState(w http.ResponseWriter, _ *http.Request) {
@@ -121,6 +127,7 @@ func (s *Server) grader(seen func(*lab.Step, []checks.Result)) *grading.Grader {
 		Store:     s.cfg.Store,
 		Checker:   s.cfg.Sandbox,
 		Scripts:   s.cfg.Sandbox,
+		Situation: s.cfg.Situation,
 		Prober:    s.cfg.Sandbox,
 		Catalog:   s.cfg.Catalog,
 		Out:       io.Discard,
@@ -157,6 +164,8 @@ func (s *Server) apiCheck(w http.ResponseWriter, r *http.Request) {
 	v, err := s.grader(func(step *lab.Step, rs []checks.Result) {
 		doc.Step = step.ID
 		doc.Checks = checkResults(step, rs)
+		sum := checks.Summarize(rs)
+		doc.NotPassed, doc.Required = sum.Failed+sum.Errored, sum.Required
 	}).Check(r.Context(), req.Step)
 	if err != nil {
 		s.apiError(w, http.StatusBadGateway, err)
@@ -172,7 +181,8 @@ func checkResults(step *lab.Step, rs []checks.Result) []checkResult {
 	mistakes := report.LikelyMistakes(step, rs)
 	out := make([]checkResult, 0, len(rs))
 	for _, r := range rs {
-		c := checkResult{Name: r.Name, Description: r.Description, Status: string(r.Status), Message: r.Message, Optional: r.Optional}
+		look := report.StatusLook(r.Status)
+		c := checkResult{Name: r.Name, Description: r.Description, Status: look.Word, Mark: look.Mark, Message: r.Message, Optional: r.Optional}
 		if r.Status == checks.Fail {
 			for _, m := range mistakes {
 				if i := slices.IndexFunc(step.Mistakes, func(lm lab.Mistake) bool { return lm.Name == m.Name }); i >= 0 && slices.Contains(step.Mistakes[i].Fails, r.Name) {

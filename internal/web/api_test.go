@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"github.com/labctl/labctl/internal/grading"
 	"net/http"
 	"reflect"
 	"strings"
@@ -46,12 +47,15 @@ func TestAPILab(t *testing.T) {
 
 // checkAnswer is POST /api/check's answer as the contract has it.
 type checkAnswer struct {
-	Step   string `json:"step"`
-	Passed bool   `json:"passed"`
-	Checks []struct {
+	Step      string `json:"step"`
+	Passed    bool   `json:"passed"`
+	NotPassed int    `json:"notPassed"`
+	Required  int    `json:"required"`
+	Checks    []struct {
 		Name        string `json:"name"`
 		Description string `json:"description"`
 		Status      string `json:"status"`
+		Mark        string `json:"mark"`
 		Message     string `json:"message"`
 		Optional    bool   `json:"optional"`
 		Mistake     *struct {
@@ -88,13 +92,16 @@ func TestAPICheckAndState(t *testing.T) {
 		t.Fatalf("check of the current step: %+v", c)
 	}
 	a, b := c.Checks[0], c.Checks[1]
-	if a.Name != "has-a" || a.Description != "a exists" || a.Status != "fail" || a.Message != "expected has-a, found <b>nothing</b>" {
+	if a.Name != "has-a" || a.Description != "a exists" || a.Status != "fail" || a.Mark != "✗" || a.Message != "expected has-a, found <b>nothing</b>" {
 		t.Errorf("first check: %+v", a)
+	}
+	if c.NotPassed != 1 || c.Required != 2 {
+		t.Errorf("%d of %d required checks do not pass, want 1 of 2", c.NotPassed, c.Required)
 	}
 	if a.Mistake == nil || a.Mistake.Name != "only-b" || a.Mistake.Explain != "You made b, not a." {
 		t.Errorf("the failing check's mistake: %+v, want only-b", a.Mistake)
 	}
-	if b.Status != "pass" || b.Message != "" || b.Mistake != nil {
+	if b.Status != "pass" || b.Mark != "✓" || b.Message != "" || b.Mistake != nil {
 		t.Errorf("second check: %+v", b)
 	}
 
@@ -143,6 +150,22 @@ func TestAPICheckAndState(t *testing.T) {
 	decodeStrict(t, body, &c)
 	if !c.Passed || len(c.Checks) != 0 {
 		t.Errorf("check with every step done: %+v", c)
+	}
+}
+
+// An invited learner whose next step's setup fails is told to ask their
+// instructor, not to run a reset they cannot run.
+func TestAPICheckOfAnInvitedLearnerWithAFailingSetup(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.Lab.Steps[1].Setup = "false"
+		c.Situation = grading.Invited("ada")
+	})
+	ts.sandbox.code = 3
+	ts.sandbox.pass("has-a", "has-b")
+	resp, body := ts.request(t, http.MethodPost, "/api/check", `{"step":""}`)
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "ask your instructor to run `labctl class reset ada --to two`") ||
+		strings.Contains(body, "`labctl reset") {
+		t.Errorf("POST /api/check: %d %s", resp.StatusCode, body)
 	}
 }
 

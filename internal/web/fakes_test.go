@@ -41,6 +41,7 @@ type fakeSandbox struct {
 	shells  []*fakeShell
 	scripts []string
 	message string // when set, every failing check's message
+	code    int    // every script's exit status
 }
 
 func (f *fakeSandbox) RunChecks(_ context.Context, cs []lab.Check) ([]checks.Result, error) {
@@ -64,7 +65,7 @@ func (f *fakeSandbox) RunScript(_ context.Context, script string, _, _ io.Writer
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.scripts = append(f.scripts, script)
-	return 0, nil
+	return f.code, nil
 }
 
 func (f *fakeSandbox) RunAdminScript(context.Context, string, io.Writer) (int, error) { return 0, nil }

@@ -75,6 +75,10 @@ type Config struct {
 	// Catalog holds labctl's own words in the learner's language; nil
 	// means English.
 	Catalog *msg.Catalog
+	// Situation is whose lab it is (the learner's own, or an invited
+	// learner's in a class), which words the retry of a step's setup that
+	// fails.
+	Situation grading.Situation
 	// Assets holds the page: index.html, app.js, app.css at its top
 	// (assets.FS).
 	Assets fs.FS

@@ -138,10 +138,10 @@ function showHint() {
 }
 
 function checkItem(c) {
+  // The status and its mark are labctl's (report.StatusLook), the word the page's.
   const status = ['pass', 'fail', 'error'].includes(c.status) ? c.status : 'error';
-  const icon = { pass: '✓', fail: '✗', error: '!' }[status];
   const li = el('li', { 'data-check': c.name, 'data-status': status },
-    el('span', { class: 'mark', 'aria-hidden': 'true', text: icon }), ' ',
+    el('span', { class: 'mark', 'aria-hidden': 'true', text: c.mark || '!' }), ' ',
     el('span', { class: 'state-word', text: t(status) }), ' ',
     el('span', { class: 'check-name', text: c.description || c.name, lang: page.lab.lang }));
   if (c.message) li.append(el('p', { class: 'message', text: c.message }));
@@ -165,10 +165,9 @@ async function check() {
     $('#check-results').replaceChildren(...checks.map(checkItem));
     const s = page.lab.steps[stepIndex(res.step || step)];
     const title = s ? s.title : res.step;
-    const notPassed = checks.filter((c) => c.status !== 'pass').length;
     $('#check-summary').textContent = res.passed
       ? t('checkPassed', title)
-      : t('checkNotPassed', title, notPassed, checks.length);
+      : t('checkNotPassed', title, res.notPassed, res.required);
     await poll();
   } catch (err) {
     $('#check-summary').textContent = err.message;

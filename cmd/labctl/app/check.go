@@ -75,9 +75,9 @@ type labState struct {
 	digest  string
 	store   *progress.Store
 	catalog *msg.Catalog
-	// setupRetry, when set, is the command that runs a failed setup of a
-	// step again (a class's learner is reset by the class's command).
-	setupRetry func(step string) string
+	// situation is whose lab it is (the learner's own, a class's learner's
+	// or an invited learner's): it words the retry of a failed script.
+	situation grading.Situation
 }
 
 // loadLabState loads the lab, its digest, the learner's progress store and
@@ -122,15 +122,16 @@ func (g *globals) grader(ctx context.Context) (*grading.Grader, func(), error) {
 		return nil, nil, err
 	}
 	return &grading.Grader{
-		Lab:     st.lab,
-		Digest:  st.digest,
-		Store:   st.store,
-		Checker: env,
-		Scripts: env,
-		Catalog: st.catalog,
-		Out:     g.streams.Out,
-		Err:     g.statusOut(),
-		Color:   !g.noColor() && resultsOnTerminal(g.streams.Out),
+		Lab:       st.lab,
+		Digest:    st.digest,
+		Store:     st.store,
+		Checker:   env,
+		Scripts:   env,
+		Situation: st.situation,
+		Catalog:   st.catalog,
+		Out:       g.streams.Out,
+		Err:       g.statusOut(),
+		Color:     !g.noColor() && resultsOnTerminal(g.streams.Out),
 	}, func() { env.Close() }, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/provision"
 )
@@ -142,14 +143,8 @@ func (s *classSession) learnerState(learner string) (*labState, error) {
 	}
 	st := *s.st
 	st.store = progress.NewStore(dir)
-	st.setupRetry = classSetupRetry(learner)
+	st.situation = grading.InClass(learner)
 	return &st, nil
-}
-
-// classSetupRetry is the command that runs a learner's failed step setup
-// again: the instructor's reset of that learner.
-func classSetupRetry(learner string) func(step string) string {
-	return func(step string) string { return "labctl class reset " + learner + " --to " + step }
 }
 
 // connect reaches a learner's lab, or says why it cannot.

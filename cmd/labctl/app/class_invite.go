@@ -67,7 +67,7 @@ func (g *globals) openInvite(ctx context.Context, file string) (*labState, invit
 	practice.lab = grading.Practice(st.lab)
 	practice.catalog = st.catalog.ForInvited()
 	practice.store = progress.NewStore(filepath.Join(dir, "invite", learner))
-	practice.setupRetry = classSetupRetry(learner) // the instructor's to run
+	practice.situation = grading.Invited(learner)
 	return &practice, inv, nil
 }
 

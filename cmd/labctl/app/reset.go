@@ -78,7 +78,7 @@ func (g *globals) loadResetState(o resetOptions) (*labState, error) {
 // `labctl class reset`.
 func resetOn(ctx context.Context, g *globals, st *labState, env liveLab, o resetOptions, status reset.Status) error {
 	opts := reset.Options{Lab: st.lab, Store: st.store, Hard: o.hard, To: o.to, Status: status, Catalog: st.catalog,
-		NoBackup: o.noBackup, ScriptOutput: g.detail()}
+		NoBackup: o.noBackup, ScriptOutput: g.detail(), Situation: st.situation}
 	res, err := reset.Run(ctx, env, opts)
 	if res != nil && res.Backup != "" {
 		fmt.Fprintf(g.streams.Out, st.catalog.BackedUp+"\n", res.Backup)

@@ -91,7 +91,7 @@ func shellOn(ctx context.Context, g *globals, st *labState, env liveLab, probe g
 		Terminal: term,
 		Check:    env.RunChecks,
 		Probe:    probe,
-		Progress: &shell.StoreProgress{Store: st.store, Lab: st.lab, Digest: st.digest, Scripts: env, Retry: st.setupRetry},
+		Progress: &shell.StoreProgress{Store: st.store, Lab: st.lab, Digest: st.digest, Scripts: env, Situation: st.situation},
 		Catalog:  st.catalog,
 		Color:    !g.noColor() && os.Getenv("TERM") != "dumb",
 	})

@@ -131,14 +131,15 @@ func runUI(ctx context.Context, g *globals, o uiOptions, fromFlag bool, page fun
 	}
 	defer env.Close()
 	srv, err := web.New(web.Config{
-		Lab:     st.lab,
-		Digest:  st.digest,
-		Store:   st.store,
-		Sandbox: uiSandbox{env, st.lab},
-		Catalog: st.catalog,
-		Assets:  assets.FS,
-		Kube:    kube,
-		Log:     g.detailOrDiscard(),
+		Lab:       st.lab,
+		Digest:    st.digest,
+		Store:     st.store,
+		Sandbox:   uiSandbox{env, st.lab},
+		Catalog:   st.catalog,
+		Situation: st.situation,
+		Assets:    assets.FS,
+		Kube:      kube,
+		Log:       g.detailOrDiscard(),
 	})
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
