@@ -45,7 +45,7 @@ func newCheckCommand(g *globals) *cobra.Command {
 func runCheck(ctx context.Context, g *globals, o checkOptions) error {
 	s, done, err := g.grader(ctx)
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitError, Err: err}
 	}
 	defer done()
 	return verdictError(s.Check(ctx, o.step))
@@ -56,13 +56,13 @@ func runCheck(ctx context.Context, g *globals, o checkOptions) error {
 func verdictError(v grading.Verdict, err error) error {
 	switch {
 	case err != nil:
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitError, Err: err}
 	case v == grading.Passed:
 		return nil
 	case v == grading.Failed:
-		return &ExitError{Code: 1}
+		return &ExitError{Code: exitFailed}
 	default:
-		return &ExitError{Code: 2}
+		return &ExitError{Code: exitError}
 	}
 }
 

@@ -36,11 +36,11 @@ func newGradeCommand(g *globals) *cobra.Command {
 func runGrade(ctx context.Context, g *globals, o gradeOptions) error {
 	f, err := report.ParseFormat(o.format)
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitError, Err: err}
 	}
 	s, done, err := g.grader(ctx)
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitError, Err: err}
 	}
 	defer done()
 	r, v, err := s.Grade(ctx)
@@ -49,12 +49,12 @@ func runGrade(ctx context.Context, g *globals, o gradeOptions) error {
 	}
 	if o.output == "" {
 		if err := report.Write(g.streams.Out, r, f, s.Catalog); err != nil {
-			return &ExitError{Code: 2, Err: err}
+			return &ExitError{Code: exitError, Err: err}
 		}
 		return verdictError(v, nil)
 	}
 	if err := report.WriteFile(o.output, r, f, s.Catalog); err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitError, Err: err}
 	}
 	fmt.Fprintf(s.Err, s.Catalog.ReportWritten+"\n", o.output)
 	fmt.Fprintf(s.Err, s.Catalog.Score+"\n", r.Score, r.MaxScore)
