@@ -27,7 +27,8 @@ func newCheckCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "check [STEP]",
 		Short: "Check the current step of the lab (or STEP) and move on when it passes",
-		Long: "Runs the step's checks inside the sandbox and prints each result.\n" +
+		Long: "Runs the step's checks in the lab's grader, a container beside the sandbox and out of the learner's\n" +
+			"reach, and prints each result.\n" +
 			"Exit status: 0 when the step passes, 1 when it does not yet, 2 when a check could not run.",
 		Example:           "  labctl check\n  labctl check init-repo",
 		Args:              cobra.MaximumNArgs(1),

@@ -19,8 +19,9 @@ func newGradeCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "grade",
 		Short: "Run every step's checks and report a score",
-		Long: "Runs the checks of every step in one round inside the sandbox and reports each result and the score\n" +
-			"as a text table, JSON or JUnit XML (docs/grade-report.md describes them).\n" +
+		Long: "Runs the checks of every step in one round in the lab's grader, a container beside the sandbox and out\n" +
+			"of the learner's reach, and reports each result and the score as a text table, JSON or JUnit XML\n" +
+			"(docs/grade-report.md describes them).\n" +
 			"Exit status: 0 when every required check passes, 1 when one fails, 2 when one could not run.",
 		Example: "  labctl grade\n  labctl grade -o json\n  labctl grade -o junit --output-file report.xml",
 		Args:    cobra.NoArgs,
