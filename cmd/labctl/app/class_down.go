@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
+
+	"github.com/labctl/labctl/internal/classroom"
 )
 
 func newClassDownCommand(g *globals) *cobra.Command {
@@ -60,19 +61,14 @@ func runClassDown(ctx context.Context, g *globals, learners []string) error {
 	}
 	status := g.statusLogger()
 	status.Start(fmt.Sprintf("Removing %d learner(s) of lab %s", len(learners), cs.st.lab.Metadata.Name))
-	var mu sync.Mutex
-	var failed []string
-	inParallel(len(learners), classParallel, func(i int) {
-		err := cs.class.Down(ctx, learners[i])
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			failed = append(failed, learners[i])
-			status.Printf("✗ %s: %v", learners[i], err)
+	run := classroom.DownAll(ctx, cs.class, learners, func(r classroom.Outcome) {
+		if r.Err != nil {
+			status.Printf("✗ %s: %v", r.Learner, r.Err)
 			return
 		}
-		status.Printf("✓ %s removed", learners[i])
+		status.Printf("✓ %s removed", r.Learner)
 	})
+	failed := run.Failed
 	status.End(len(failed) == 0)
 	if ctx.Err() != nil {
 		return &ExitError{Code: exitInterrupted, Err: errors.New("class down was interrupted: run it again to remove the rest")}

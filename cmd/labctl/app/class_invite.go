@@ -60,7 +60,7 @@ func runClassInvite(ctx context.Context, g *globals, learner string, o classInvi
 	defer cs.Close()
 	kubeconfig, err := cs.class.Invite(ctx, learner)
 	if err != nil {
-		return cs.learnerError(learner, err)
+		return cs.room.Explain(ctx, learner, err)
 	}
 	write := atomicfile.Create
 	if o.force {

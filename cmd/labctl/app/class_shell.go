@@ -46,7 +46,7 @@ func (g *globals) onLearner(ctx context.Context, st *labState, learner string, f
 		return err
 	}
 	defer cs.Close()
-	env, err := cs.connect(ctx, learner)
+	env, err := cs.room.Connect(ctx, learner)
 	if err != nil {
 		return err
 	}
