@@ -91,20 +91,23 @@ func (c *fakeClass) Up(ctx context.Context, name string) error {
 	if c.onUp != nil {
 		c.onUp(name)
 	}
+	c.enter(+1)
+	defer c.enter(-1)
 	c.mu.Lock()
-	c.running++
-	c.most = max(c.most, c.running)
+	c.done = append(c.done, name)
 	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.running--
-		c.done = append(c.done, name)
-		c.mu.Unlock()
-	}()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	return c.failUp[name]
+}
+
+// enter counts the Ups under way, and the most at once.
+func (c *fakeClass) enter(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.running += n
+	c.most = max(c.most, c.running)
 }
 
 func (c *fakeClass) Down(_ context.Context, name string) error {
