@@ -61,6 +61,8 @@ var layers = map[string][]string{
 	"internal/shell": {"lab", "checks", "internal/grading", "internal/msg", "internal/progress", "internal/report",
 		"internal/textsafe"},
 	"internal/reset": {"lab", "internal/atomicfile", "internal/grading", "internal/msg", "internal/progress"},
+	"internal/classroom": {"lab", "provision", "internal/grading", "internal/msg", "internal/progress", "internal/report",
+		"internal/textsafe"},
 	"internal/labtest": {"lab", "checks", "internal/atomicfile", "internal/grading", "internal/progress", "internal/report",
 		"internal/reset", "internal/textsafe"},
 	"internal/web": {"lab", "checks", "internal/grading", "internal/msg", "internal/progress", "internal/report",

@@ -15,7 +15,12 @@ func WriteFile(path string, r *Report, f Format, c *msg.Catalog) error {
 	if err := Write(&b, r, f, c); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	return writeFile(path, b.Bytes())
+}
+
+// writeFile writes a rendered report to path atomically.
+func writeFile(path string, b []byte) error {
+	if err := atomicfile.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("writing the report to %s: %w", path, err)
 	}
 	return nil

@@ -47,15 +47,7 @@ func Write(w io.Writer, r *Report, f Format, c *msg.Catalog) error {
 
 // WriteJSON writes r as the documented JSON object, indented, with a final
 // newline.
-func WriteJSON(w io.Writer, r *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return fmt.Errorf("writing the JSON report: %w", err)
-	}
-	return nil
-}
+func WriteJSON(w io.Writer, r *Report) error { return writeJSON(w, r) }
 
 // stepStatus is the status a step shows: fail when a required check
 // failed, else error when one could not run, else pass.
@@ -166,4 +158,16 @@ func isWide(r rune) bool {
 		(r >= 0xff00 && r <= 0xff60) || // full-width forms
 		(r >= 0xffe0 && r <= 0xffe6) ||
 		(r >= 0x20000 && r <= 0x3fffd))
+}
+
+// writeJSON writes v indented, with a final newline and without escaping
+// HTML, as every JSON report is written.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("writing the JSON report: %w", err)
+	}
+	return nil
 }

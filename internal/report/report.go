@@ -1,5 +1,7 @@
 // Package report owns grade reports: the report model built from one round
-// of a lab's checks, and its renderings as a text table, JSON and JUnit XML.
+// of a lab's checks, and its renderings as a text table, JSON and JUnit XML;
+// and a class's report of every learner's grade (Class), rendered the same
+// three ways.
 //
 // # JSON schema (schemaVersion 1)
 //

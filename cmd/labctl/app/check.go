@@ -27,7 +27,8 @@ func newCheckCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "check [STEP]",
 		Short: "Check the current step of the lab (or STEP) and move on when it passes",
-		Long: "Runs the step's checks inside the sandbox and prints each result.\n" +
+		Long: "Runs the step's checks in the lab's grader, a container beside the sandbox and out of the learner's\n" +
+			"reach, and prints each result.\n" +
 			"Exit status: 0 when the step passes, 1 when it does not yet, 2 when a check could not run.",
 		Example:           "  labctl check\n  labctl check init-repo",
 		Args:              cobra.MaximumNArgs(1),
@@ -45,7 +46,7 @@ func newCheckCommand(g *globals) *cobra.Command {
 func runCheck(ctx context.Context, g *globals, o checkOptions) error {
 	s, done, err := g.grader(ctx)
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitError, Err: err}
 	}
 	defer done()
 	return verdictError(s.Check(ctx, o.step))
@@ -56,13 +57,13 @@ func runCheck(ctx context.Context, g *globals, o checkOptions) error {
 func verdictError(v grading.Verdict, err error) error {
 	switch {
 	case err != nil:
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitError, Err: err}
 	case v == grading.Passed:
 		return nil
 	case v == grading.Failed:
-		return &ExitError{Code: 1}
+		return &ExitError{Code: exitFailed}
 	default:
-		return &ExitError{Code: 2}
+		return &ExitError{Code: exitError}
 	}
 }
 

@@ -2,13 +2,11 @@ package app
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/internal/classroom"
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/provision"
@@ -28,10 +26,6 @@ var classFlags = []struct{ flag, usage string }{
 	{"storage-class", "the StorageClass `NAME` of the learners' volumes (default: the cluster's default)"},
 	{"sandbox-image", "the sandbox `IMAGE` the cluster's nodes pull (default: the image labctl builds)"},
 }
-
-// classParallel bounds how many learners status, grade and down work on at
-// once.
-const classParallel = 8
 
 func newClassCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
@@ -90,7 +84,9 @@ func bindClassConfig(g *globals, cmd *cobra.Command) error {
 // class on its cluster.
 type classSession struct {
 	st    *labState
-	class classroom
+	class classCluster
+	// room is the class's work on its learners.
+	room *classroom.Session[liveLab]
 	// prefix is the learners' namespace prefix.
 	prefix string
 }
@@ -128,46 +124,35 @@ func (g *globals) openClassOf(ctx context.Context, st *labState) (*classSession,
 	if err != nil {
 		return nil, err
 	}
-	return &classSession{st: st, class: c, prefix: prefix}, nil
+	cs := &classSession{st: st, class: c, prefix: prefix}
+	cs.room = &classroom.Session[liveLab]{Class: c, Prefix: prefix, Lab: st.lab, Digest: st.digest, Catalog: st.catalog,
+		Store: cs.learnerStore}
+	return cs, nil
 }
 
 func (s *classSession) Close() { s.class.Close() }
 
-// learnerState is the lab's state as one learner's: their progress and
-// the backups of their /root live in provision.ClassStateDir, where the
-// grader's audit windows read the progress too.
-func (s *classSession) learnerState(learner string) (*labState, error) {
+// learnerStore is a learner's progress store, in provision.ClassStateDir,
+// where the grader's audit windows read the progress too.
+func (s *classSession) learnerStore(learner string) (*progress.Store, error) {
 	dir, err := provision.ClassStateDir(s.st.lab.Metadata.Name, learner)
 	if err != nil {
 		return nil, err
 	}
+	return progress.NewStore(dir), nil
+}
+
+// learnerState is the lab's state as one learner's: their progress and
+// the backups of their /root (learnerStore).
+func (s *classSession) learnerState(learner string) (*labState, error) {
+	store, err := s.learnerStore(learner)
+	if err != nil {
+		return nil, err
+	}
 	st := *s.st
-	st.store = progress.NewStore(dir)
+	st.store = store
 	st.situation = grading.InClass(learner)
 	return &st, nil
-}
-
-// connect reaches a learner's lab, or says why it cannot.
-func (s *classSession) connect(ctx context.Context, learner string) (liveLab, error) {
-	env, err := s.class.Connect(ctx, learner)
-	if err != nil {
-		return nil, s.learnerError(learner, err)
-	}
-	return env, nil
-}
-
-// learnerError says what err, from the class about learner, means.
-func (s *classSession) learnerError(learner string, err error) error {
-	switch {
-	case errors.Is(err, provision.ErrNoLearner):
-		return fmt.Errorf("the class has no learner %s (namespace %s%s): `labctl class status` lists the learners", learner, s.prefix, learner)
-	case errors.Is(err, provision.ErrNotUp):
-		// provision's ErrNotUp says to run `labctl up`, which is not the
-		// class's way.
-		why := strings.TrimSuffix(err.Error(), ": "+provision.ErrNotUp.Error())
-		return fmt.Errorf("%s: the learner's lab is not ready: `labctl class up` repairs it", why)
-	}
-	return err
 }
 
 // learnerArg checks a LEARNER argument before anything is touched.
@@ -178,28 +163,6 @@ func learnerArg(g *globals, name string) error {
 	return nil
 }
 
-// inParallel calls fn for each of n items, at most limit at a time, and
-// returns when every call has.
-func inParallel(n, limit int, fn func(i int)) {
-	if limit < 1 {
-		limit = 1
-	}
-	slots := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for i := range n {
-		slots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() {
-				<-slots
-				wg.Done()
-			}()
-			fn(i)
-		}()
-	}
-	wg.Wait()
-}
-
 // classCommandLine is `labctl [--lab LAB] class` as the user would type it
 // again, for messages.
 func classCommandLine(g *globals) string {
@@ -208,4 +171,12 @@ func classCommandLine(g *globals) string {
 		s += " --lab " + lab
 	}
 	return s + " class"
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -7,10 +7,10 @@ import (
 	"github.com/labctl/labctl/provision"
 )
 
-// classroom is a class on its Kubernetes cluster as the class commands use
+// classCluster is a class on its Kubernetes cluster as the class commands use
 // it: one lab per learner, each learner's lab a liveLab once it is up.
 // provision's *Class is the real one (through realClass).
-type classroom interface {
+type classCluster interface {
 	// Learners lists the class's learners as the cluster reports them.
 	Learners(ctx context.Context) ([]provision.LearnerInfo, error)
 	// Up creates or repairs a learner's lab and waits until it is ready.
@@ -27,7 +27,7 @@ type classroom interface {
 	Close() error
 }
 
-func (provisioned) OpenClass(ctx context.Context, cfg provision.ClassConfig) (classroom, error) {
+func (provisioned) OpenClass(ctx context.Context, cfg provision.ClassConfig) (classCluster, error) {
 	c, err := provision.OpenClass(ctx, cfg)
 	if err != nil {
 		return nil, err

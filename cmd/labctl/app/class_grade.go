@@ -1,166 +1,13 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/atomicfile"
-	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/report"
-	"github.com/labctl/labctl/internal/textsafe"
-	"github.com/labctl/labctl/provision"
 )
-
-func newClassStatusCommand(g *globals) *cobra.Command {
-	var format string
-	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Show each learner's lab: ready or not, the step they are on, their score",
-		Long: "Lists the class's learners as the cluster reports them. For each learner whose lab is ready, one round\n" +
-			"of every step's checks gives the step they are on and their score (nothing is recorded); for the others\n" +
-			"it says what is wrong. Status runs no probe, nor the checks that judge one (a probe changes the learner's\n" +
-			"cluster while they work): the score is of the checks it runs; `labctl class grade` runs them all.\n" +
-			"Exit status: 0 when every learner is ready, 3 when one is not or the class has no learner, 2 when the\n" +
-			"cluster cannot be read.",
-		Example: "  labctl class status\n  labctl class status -o json",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runClassStatus(cmd.Context(), g, format)
-		},
-	}
-	addOutputFlag(cmd, &format, textFormat, jsonFormat)
-	return cmd
-}
-
-// classStatus is `labctl class status -o json`; its field names are stable
-// (docs/cli.md).
-type classStatus struct {
-	Lab      string          `json:"lab"`
-	Prefix   string          `json:"prefix"`
-	Learners []learnerStatus `json:"learners"`
-}
-
-type learnerStatus struct {
-	Name      string `json:"name"`
-	Namespace string `json:"namespace"`
-	Ready     bool   `json:"ready"`
-	// Problem says why the lab is not ready, or why its checks could not
-	// run; "" when neither.
-	Problem string `json:"problem"`
-	// Step is the first step whose checks do not all pass ("" when every
-	// step passes or no checks ran), StepNumber its number from 1.
-	Step       string `json:"step"`
-	StepNumber int    `json:"stepNumber"`
-	Steps      int    `json:"steps"`
-	// Score and MaxScore are null when no checks ran.
-	Score    *int `json:"score"`
-	MaxScore *int `json:"maxScore"`
-}
-
-func runClassStatus(ctx context.Context, g *globals, format string) error {
-	cs, err := g.openClass(ctx)
-	if err != nil {
-		return err
-	}
-	defer cs.Close()
-	infos, err := cs.class.Learners(ctx)
-	if err != nil {
-		return err
-	}
-	s := classStatus{Lab: cs.st.lab.Metadata.Name, Prefix: cs.prefix, Learners: make([]learnerStatus, len(infos))}
-	inParallel(len(infos), classParallel, func(i int) {
-		s.Learners[i] = cs.learnerStatus(ctx, infos[i])
-	})
-	if format == jsonFormat {
-		err = writeJSON(g.streams.Out, s)
-	} else {
-		err = writeClassStatus(g.streams.Out, s)
-	}
-	if err != nil {
-		return err
-	}
-	for _, l := range s.Learners {
-		if !l.Ready {
-			return &ExitError{Code: exitNotUp}
-		}
-	}
-	if len(s.Learners) == 0 {
-		return &ExitError{Code: exitNotUp, Err: fmt.Errorf("the class has no learner on this cluster (prefix %s): `labctl class up` makes them", cs.prefix)}
-	}
-	return nil
-}
-
-// learnerStatus is one learner's line: a round of every step's checks but
-// those of probes when the lab is ready.
-func (cs *classSession) learnerStatus(ctx context.Context, info provision.LearnerInfo) learnerStatus {
-	st := learnerStatus{Name: info.Name, Namespace: info.Namespace, Ready: info.Ready, Problem: info.Problem,
-		Steps: len(cs.st.lab.Steps)}
-	if !info.Ready {
-		if st.Problem == "" {
-			st.Problem = "not ready"
-		}
-		return st
-	}
-	env, err := cs.connect(ctx, info.Name)
-	if err != nil {
-		st.Ready, st.Problem = false, err.Error()
-		return st
-	}
-	defer env.Close()
-	// A probe changes the learner's cluster and runs their scripts while
-	// they work: status runs none, nor the checks that judge one.
-	l := grading.WithoutProbes(cs.st.lab)
-	results, err := grading.RunAll(ctx, env, nil, l, cs.st.catalog)
-	if err != nil {
-		st.Problem = "the checks could not run: " + err.Error()
-		return st
-	}
-	r := report.Build(l, cs.st.digest, time.Now(), results)
-	st.Score, st.MaxScore = &r.Score, &r.MaxScore
-	for i, step := range r.Steps {
-		if !step.Passed {
-			st.Step, st.StepNumber = step.ID, i+1
-			break
-		}
-	}
-	return st
-}
-
-// writeClassStatus prints s as an aligned table.
-func writeClassStatus(out io.Writer, s classStatus) error {
-	var b bytes.Buffer
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "LEARNER\tSTEP\tSCORE\tSTATE")
-	for _, l := range s.Learners {
-		step, score, state := "-", "-", "ready"
-		if l.Score != nil {
-			score = fmt.Sprintf("%d/%d", *l.Score, *l.MaxScore)
-			step = "all passed"
-			if l.Step != "" {
-				step = fmt.Sprintf("%d/%d %s", l.StepNumber, l.Steps, l.Step)
-			}
-		}
-		if l.Problem != "" {
-			state = textsafe.EscapeLine(l.Problem)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Name, step, score, state)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(s.Learners) == 0 {
-		b.Reset()
-	}
-	_, err := out.Write(b.Bytes())
-	return err
-}
 
 type classGradeOptions struct {
 	format string
@@ -187,194 +34,32 @@ func newClassGradeCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// classReport is `labctl class grade -o json`; its field names are stable
-// (docs/cli.md).
-type classReport struct {
-	Lab      string         `json:"lab"`
-	Learners []learnerGrade `json:"learners"`
-}
-
-type learnerGrade struct {
-	Name string `json:"name"`
-	// Report is the learner's grade report (internal/report's JSON), null
-	// when the learner could not be graded; Error then says why.
-	Report  *report.Report `json:"report"`
-	Error   string         `json:"error"`
-	verdict grading.Verdict
-}
-
 func runClassGrade(ctx context.Context, g *globals, o classGradeOptions) error {
+	f, err := report.ParseFormat(o.format)
+	if err != nil {
+		return &ExitError{Code: exitError, Err: err}
+	}
 	cs, err := g.openClass(ctx)
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
 	defer cs.Close()
-	infos, err := cs.class.Learners(ctx)
-	if err != nil {
-		return &ExitError{Code: exitError, Err: err}
-	}
-	if len(infos) == 0 {
-		return &ExitError{Code: exitError, Err: fmt.Errorf("the class has no learner on this cluster (prefix %s): `labctl class up` makes them", cs.prefix)}
-	}
-	rep := classReport{Lab: cs.st.lab.Metadata.Name, Learners: make([]learnerGrade, len(infos))}
-	inParallel(len(infos), classParallel, func(i int) {
-		rep.Learners[i] = cs.gradeLearner(ctx, infos[i])
-	})
-	var b bytes.Buffer
-	switch o.format {
-	case jsonFormat:
-		err = writeJSON(&b, rep)
-	case junitFormat:
-		err = writeClassJUnit(&b, rep)
-	default:
-		err = writeClassGrade(&b, rep)
-	}
+	rep, err := cs.room.Grade(ctx)
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
 	if o.output == "" {
-		if _, err := g.streams.Out.Write(b.Bytes()); err != nil {
+		if err := report.WriteClass(g.streams.Out, rep, f); err != nil {
 			return &ExitError{Code: exitError, Err: err}
 		}
-	} else {
-		if err := atomicfile.WriteFile(o.output, b.Bytes(), 0o644); err != nil {
-			return &ExitError{Code: exitError, Err: fmt.Errorf("writing the report to %s: %w", o.output, err)}
-		}
-		fmt.Fprintf(g.statusOut(), cs.st.catalog.ReportWritten+"\n", o.output)
-		if o.format != textFormat {
-			fmt.Fprintln(g.statusOut(), classTotal(rep))
-		}
+		return verdictError(rep.Verdict(), nil)
 	}
-	return classVerdict(rep)
-}
-
-// gradeLearner grades one learner as `labctl grade` does, into their own
-// history.
-func (cs *classSession) gradeLearner(ctx context.Context, info provision.LearnerInfo) learnerGrade {
-	lg := learnerGrade{Name: info.Name, verdict: grading.Errored}
-	if !info.Ready {
-		lg.Error = "the learner's lab is not ready: " + info.Problem
-		return lg
+	if err := report.WriteClassFile(o.output, rep, f); err != nil {
+		return &ExitError{Code: exitError, Err: err}
 	}
-	env, err := cs.connect(ctx, info.Name)
-	if err != nil {
-		lg.Error = err.Error()
-		return lg
+	fmt.Fprintf(g.statusOut(), cs.st.catalog.ReportWritten+"\n", o.output)
+	if f != report.Text {
+		fmt.Fprintln(g.statusOut(), rep.Total())
 	}
-	defer env.Close()
-	st, err := cs.learnerState(info.Name)
-	if err != nil {
-		lg.Error = err.Error()
-		return lg
-	}
-	gr := &grading.Grader{Lab: st.lab, Digest: st.digest, Store: st.store, Checker: env, Scripts: env,
-		Catalog: st.catalog, Out: io.Discard, Err: io.Discard}
-	r, v, err := gr.Grade(ctx)
-	if err != nil {
-		lg.Error = err.Error()
-		return lg
-	}
-	lg.Report, lg.verdict = r, v
-	return lg
-}
-
-// classVerdict is the exit status of a class grade: 2 when a learner could
-// not be graded, else 1 when one fails, else 0.
-func classVerdict(rep classReport) error {
-	worst := grading.Passed
-	for _, l := range rep.Learners {
-		switch {
-		case l.verdict == grading.Errored:
-			return &ExitError{Code: exitError}
-		case l.verdict == grading.Failed:
-			worst = grading.Failed
-		}
-	}
-	return verdictError(worst, nil)
-}
-
-// writeClassGrade prints one row per learner and a total line.
-func writeClassGrade(out io.Writer, rep classReport) error {
-	var b bytes.Buffer
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "LEARNER\tSCORE\tCHECKS\tFIRST FAILING")
-	for _, l := range rep.Learners {
-		if l.Report == nil {
-			fmt.Fprintf(tw, "%s\t-\t-\tnot graded: %s\n", l.Name, textsafe.EscapeLine(l.Error))
-			continue
-		}
-		sum := l.Report.Summary()
-		fmt.Fprintf(tw, "%s\t%d/%d\t%d/%d\t%s\n", l.Name, l.Report.Score, l.Report.MaxScore,
-			sum.Required-sum.Failed-sum.Errored, sum.Required, firstFailing(l.Report))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(&b, classTotal(rep))
-	_, err := out.Write(b.Bytes())
-	return err
-}
-
-// firstFailing is "STEP: CHECK" of the first required check that does not
-// pass, or "-".
-func firstFailing(r *report.Report) string {
-	for _, s := range r.Steps {
-		for _, c := range s.Checks {
-			if c.Status != checks.Pass && !c.Optional {
-				what := textsafe.EscapeLine(s.ID + ": " + c.Name)
-				if c.Status == checks.Error {
-					what += " (could not run)"
-				}
-				return what
-			}
-		}
-	}
-	return "-"
-}
-
-// classTotal is the report's total line.
-func classTotal(rep classReport) string {
-	var passed, failed, errored int
-	for _, l := range rep.Learners {
-		switch l.verdict {
-		case grading.Passed:
-			passed++
-		case grading.Failed:
-			failed++
-		default:
-			errored++
-		}
-	}
-	total := fmt.Sprintf("%d learner(s): %d passed, %d failed", len(rep.Learners), passed, failed)
-	if errored > 0 {
-		total += fmt.Sprintf(", %d could not be graded", errored)
-	}
-	return total
-}
-
-// writeClassJUnit writes one testsuite per learner; a learner who could
-// not be graded is a suite of one errored case.
-func writeClassJUnit(w io.Writer, rep classReport) error {
-	doc := report.JUnitSuites{Name: "labctl class " + rep.Lab}
-	var took time.Duration
-	for _, l := range rep.Learners {
-		if l.Report == nil {
-			doc.Suites = append(doc.Suites, report.JUnitSuite{Name: l.Name, Time: "0.000", Cases: []report.JUnitCase{{
-				Name: "grade", Classname: l.Name, Time: "0.000",
-				Error: &report.JUnitProblem{Message: textsafe.Escape(l.Error), Type: "error"},
-			}}})
-			continue
-		}
-		doc.Suites = append(doc.Suites, report.LearnerSuite(l.Name, l.Report))
-		for _, s := range l.Report.Steps {
-			for _, c := range s.Checks {
-				took += time.Duration(c.DurationMs) * time.Millisecond
-			}
-		}
-	}
-	doc.Time = report.JUnitSeconds(took)
-	if err := report.EncodeJUnit(w, &doc); err != nil {
-		return fmt.Errorf("writing the JUnit report: %w", err)
-	}
-	return nil
+	return verdictError(rep.Verdict(), nil)
 }

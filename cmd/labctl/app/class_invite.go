@@ -2,78 +2,83 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
 
-	"github.com/labctl/labctl/internal/grading"
-	"github.com/labctl/labctl/internal/progress"
-	"github.com/labctl/labctl/internal/statedir"
-	"github.com/labctl/labctl/provision"
+	"github.com/spf13/cobra"
+
+	"github.com/labctl/labctl/internal/atomicfile"
 )
 
-// An invited learner works in their own sandbox on the class cluster with
-// the file `labctl class invite` wrote: `labctl shell --invite FILE` and
-// `labctl ui --invite FILE`. Their labctl runs the checks their sandbox can
-// judge, as feedback; the grade is the instructor's `labctl class grade`.
-
-// openInvite reads the invite in file, loads the lab it is for (--lab when
-// given, else the lab the invite names, built in or installed) and returns
-// the state an invited session runs on: the practice lab
-// (grading.Practice) and a progress of the learner's own, under the lab's
-// state directory in invite/LEARNER, apart from a local `labctl up` of the
-// same lab. It reaches nothing on the network. Its errors exit 2.
-func (g *globals) openInvite(ctx context.Context, file string) (*labState, invitedLab, error) {
-	fail := func(err error) (*labState, invitedLab, error) {
-		return nil, nil, &ExitError{Code: exitError, Err: err}
-	}
-	kubeconfig, err := os.ReadFile(file)
-	if err != nil {
-		return fail(fmt.Errorf("reading the invite: %w", err))
-	}
-	inv, err := g.env.OpenInvite(ctx, kubeconfig)
-	if err != nil {
-		return fail(err)
-	}
-	fail = func(err error) (*labState, invitedLab, error) {
-		inv.Close()
-		return nil, nil, &ExitError{Code: exitError, Err: err}
-	}
-	name, learner := inv.LabName(), inv.Learner()
-	if err := provision.ValidLearnerName("", learner); err != nil || isLabPath(name) {
-		return fail(fmt.Errorf("%s is not an invite labctl wrote: ask your instructor for the file `labctl class invite` writes", file))
-	}
-	given := g.labPath()
-	if given == "" {
-		g.cfg.Set("lab", name)
-	}
-	st, err := g.loadLabState()
-	if err != nil {
-		if given == "" {
-			err = fmt.Errorf("the invite is for lab %s: %w", name, err)
-		}
-		return fail(err)
-	}
-	if st.lab.Metadata.Name != name {
-		return fail(fmt.Errorf("the invite is for lab %s, but --lab %s is lab %s: give the lab %s, or leave --lab out",
-			name, given, st.lab.Metadata.Name, name))
-	}
-	inv.UseLab(st.lab)
-	dir, err := statedir.Dir(os.Getenv, name)
-	if err != nil {
-		return fail(err)
-	}
-	practice := *st
-	practice.lab = grading.Practice(st.lab)
-	practice.catalog = st.catalog.ForInvited()
-	practice.store = progress.NewStore(filepath.Join(dir, "invite", learner))
-	practice.situation = grading.Invited(learner)
-	return &practice, inv, nil
+type classInviteOptions struct {
+	file  string
+	force bool
 }
 
-// invitedLine is the status line before an invited session.
-func (g *globals) invitedLine(st *labState, inv invitedLab) {
-	if !g.quiet() {
-		fmt.Fprintf(g.streams.Err, st.catalog.Invited+"\n", inv.Learner())
+func newClassInviteCommand(g *globals) *cobra.Command {
+	var o classInviteOptions
+	cmd := &cobra.Command{
+		Use:   "invite LEARNER",
+		Short: "Write the file a learner opens their sandbox with",
+		Long: "Writes a kubeconfig (mode 0600) that reaches the learner's sandbox and nothing else, and prints the\n" +
+			"command the learner runs with it: `labctl shell --invite FILE`. Give the file to that learner only.\n" +
+			"An existing file is not overwritten unless --force.",
+		Example: "  labctl class invite learner-3\n  labctl class invite learner-3 --output-file /tmp/alice.kubeconfig",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runClassInvite(cmd.Context(), g, args[0], o)
+		},
 	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.file, "output-file", "", "write the invite to `FILE` (default ./LEARNER.kubeconfig)")
+	_ = cmd.MarkFlagFilename("output-file")
+	fl.BoolVar(&o.force, "force", false, "overwrite the file if it exists")
+	return cmd
+}
+
+func runClassInvite(ctx context.Context, g *globals, learner string, o classInviteOptions) error {
+	if err := learnerArg(g, learner); err != nil {
+		return err
+	}
+	file := o.file
+	if file == "" {
+		file = learner + ".kubeconfig"
+	}
+	exists := func() error {
+		return fmt.Errorf("%s exists: give another --output-file, or --force to overwrite it", file)
+	}
+	if _, err := os.Lstat(file); err == nil && !o.force {
+		return exists()
+	}
+	cs, err := g.openClass(ctx)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	kubeconfig, err := cs.class.Invite(ctx, learner)
+	if err != nil {
+		return cs.room.Explain(ctx, learner, err)
+	}
+	write := atomicfile.Create
+	if o.force {
+		write = atomicfile.Write
+	}
+	err = write(file, 0o600, func(w io.Writer) error {
+		_, err := w.Write(kubeconfig)
+		return err
+	})
+	if errors.Is(err, fs.ErrExist) {
+		return exists()
+	}
+	if err != nil {
+		return fmt.Errorf("writing the invite: %w", err)
+	}
+	if !g.quiet() {
+		fmt.Fprintf(g.streams.Err, "Wrote the invite of %s to %s (mode 0600): give it to %s only. They run:\n", learner, file, learner)
+	}
+	fmt.Fprintf(g.streams.Out, "labctl shell --invite %s\n", shellQuote(file))
+	return nil
 }

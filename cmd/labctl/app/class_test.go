@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/labctl/labctl/internal/classroom"
 	"github.com/labctl/labctl/internal/report"
 	"github.com/labctl/labctl/provision"
 )
@@ -48,7 +49,7 @@ func (c *fakeClass) add(name string, l *fakeLab) {
 	c.learners[name] = &fakeLearner{lab: l}
 }
 
-func (c *fakeClass) open(cfg provision.ClassConfig) (classroom, error) {
+func (c *fakeClass) open(cfg provision.ClassConfig) (classCluster, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cfg = cfg
@@ -166,28 +167,6 @@ func classOf(t *testing.T, step string, names ...string) *fakeClass {
 		c.add(n, solved(t, classSteps, step))
 	}
 	return c
-}
-
-func TestParseRoster(t *testing.T) {
-	good := "# class of June\nalice\n\n  bob  # the tall one\ncarol-2\n"
-	names, err := parseRoster(strings.NewReader(good), "r.txt", "")
-	if err != nil || !slices.Equal(names, []string{"alice", "bob", "carol-2"}) {
-		t.Errorf("good roster: %q, %v", names, err)
-	}
-	bad := "alice\nBob\nalice\n-x\n" + strings.Repeat("a", 60) + "\n"
-	_, err = parseRoster(strings.NewReader(bad), "r.txt", "")
-	if err == nil {
-		t.Fatal("a roster with bad names was accepted")
-	}
-	for _, s := range []string{"4 problem(s); nothing was created", `r.txt:2: learner name "Bob"`, `r.txt:3: learner "alice" is already on line 1`,
-		`r.txt:4: learner name "-x"`, "r.txt:5: ", "longer than 63 characters"} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("error lacks %q:\n%v", s, err)
-		}
-	}
-	if _, err := parseRoster(strings.NewReader("# nobody\n\n"), "r.txt", ""); err == nil || !strings.Contains(err.Error(), "names no learner") {
-		t.Errorf("empty roster: %v", err)
-	}
 }
 
 func TestClassUpUsage(t *testing.T) {
@@ -340,7 +319,7 @@ func TestClassStatus(t *testing.T) {
 
 	delete(c.learners, "carol")
 	code, out, _ = runFake(t, env, "--lab", classSteps, "class", "status", "-o", "json")
-	var s classStatus
+	var s classroom.Status
 	decode(t, out, &s)
 	if code != 0 || s.Lab != "two-steps" || s.Prefix != "labctl-" || len(s.Learners) != 2 {
 		t.Fatalf("status -o json: exit %d, %+v", code, s)
@@ -540,4 +519,38 @@ func TestClassShellNeedsATerminalBeforeTouchingAnything(t *testing.T) {
 	code, out, errOut := runFake(t, env, "--lab", classSteps, "class", "shell", "alice")
 	want{code: 2, noOut: true, errOut: []string{"labctl shell needs a terminal; use labctl exec for scripts"}, noCalls: true}.
 		check(t, env, nil, code, out, errOut)
+}
+
+// class status runs no probe, nor the checks that judge one; class grade
+// runs them.
+func TestClassStatusRunsNoProbe(t *testing.T) {
+	isolate(t)
+	c := &fakeClass{}
+	c.add("alice", solved(t, probeClass, ""))
+	c.learners["alice"].lab.ran["echo hello > /root/hello.txt"] = true
+	c.learners["alice"].lab.ran["echo bye > /root/bye.txt"] = true
+	env := &fakeEnv{class: c}
+	code, out, errOut := runFake(t, env, "--lab", probeClass, "class", "status", "-o", "json")
+	var s classroom.Status
+	decode(t, out, &s)
+	if code != 0 || len(s.Learners) != 1 {
+		t.Fatalf("exit %d, %+v\n%s", code, s, errOut)
+	}
+	if a := s.Learners[0]; a.Problem != "" || a.Step != "" || a.Score == nil || *a.Score != 3 || *a.MaxScore != 3 {
+		t.Errorf("alice: %+v", a)
+	}
+	if c.learners["alice"].lab.ran["/root/sync.sh"] {
+		t.Error("class status ran a probe")
+	}
+	code, _, errOut = runFake(t, env, "--lab", probeClass, "class", "grade")
+	if !c.learners["alice"].lab.ran["/root/sync.sh"] {
+		t.Errorf("class grade ran no probe: exit %d\n%s", code, errOut)
+	}
+	dir, err := provision.ClassStateDir("two-steps", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "progress.json")); err != nil {
+		t.Errorf("the grade is not in provision.ClassStateDir: %v", err)
+	}
 }

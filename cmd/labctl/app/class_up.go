@@ -1,20 +1,14 @@
 package app
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"os"
-	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/internal/classroom"
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/provision"
 )
@@ -71,7 +65,7 @@ func (o classUpOptions) names(cmd *cobra.Command) ([]string, error) {
 	case byCount && o.learners < 1:
 		return nil, usage("--learners %d: a class has at least 1 learner", o.learners)
 	case byCount:
-		return numberedLearners(o.learners), nil
+		return classroom.Numbered(o.learners), nil
 	}
 	f, err := os.Open(o.roster)
 	if err != nil {
@@ -79,54 +73,9 @@ func (o classUpOptions) names(cmd *cobra.Command) ([]string, error) {
 	}
 	defer f.Close()
 	prefix, _ := cmd.Flags().GetString("prefix")
-	names, err := parseRoster(f, o.roster, prefix)
+	names, err := classroom.ParseRoster(f, o.roster, prefix)
 	if err != nil {
 		return nil, &ExitError{Code: exitError, Err: err}
-	}
-	return names, nil
-}
-
-// numberedLearners are learner-1 … learner-n.
-func numberedLearners(n int) []string {
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("learner-%d", i+1)
-	}
-	return names
-}
-
-// parseRoster reads a roster: one learner name per line, '#' starting a
-// comment, blank lines ignored. Every bad or repeated name is reported,
-// with its line, in one error; a roster without names is one too.
-func parseRoster(r io.Reader, file, prefix string) ([]string, error) {
-	var names, problems []string
-	first := map[string]int{}
-	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
-		name, _, _ := strings.Cut(sc.Text(), "#")
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		if err := provision.ValidLearnerName(prefix, name); err != nil {
-			problems = append(problems, fmt.Sprintf("%s:%d: %v", file, line, err))
-			continue
-		}
-		if at, ok := first[name]; ok {
-			problems = append(problems, fmt.Sprintf("%s:%d: learner %q is already on line %d", file, line, name, at))
-			continue
-		}
-		first[name] = line
-		names = append(names, name)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading the roster %s: %w", file, err)
-	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("the roster has %d problem(s); nothing was created:\n  %s", len(problems), strings.Join(problems, "\n  "))
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("the roster %s names no learner: write one name per line", file)
 	}
 	return names, nil
 }
@@ -144,44 +93,29 @@ func runClassUp(ctx context.Context, g *globals, names []string, o classUpOption
 		return err
 	}
 	defer cs.Close()
-	if err := checkRoom(ctx, cs.class, names); err != nil {
-		return err
+	if err := classroom.CheckRoom(ctx, cs.class, names); err != nil {
+		return &ExitError{Code: exitError, Err: err}
 	}
 
 	status := statusline.New(g.streams.Err, statusline.Options{Quiet: g.quiet(), NoColor: g.noColor(), Elapsed: true})
 	status.Start(fmt.Sprintf("Bringing up %d learner(s) of lab %s, %d at a time", len(names), st.lab.Metadata.Name, o.parallel))
-	var mu sync.Mutex
-	var failed []string
-	ready := 0
-	inParallel(len(names), o.parallel, func(i int) {
-		name := names[i]
-		if ctx.Err() != nil {
-			return
-		}
-		start := time.Now()
-		err := cs.class.Up(ctx, name)
-		mu.Lock()
-		defer mu.Unlock()
-		took := statusline.Elapsed(time.Since(start))
+	run := classroom.UpAll(ctx, cs.class, names, o.parallel, func(r classroom.Outcome) {
 		switch {
-		case err == nil:
-			ready++
-			status.Printf("✓ %s ready (%s)", name, took)
-		case ctx.Err() != nil:
-		default:
-			failed = append(failed, name)
-			status.Printf("✗ %s: %v", name, err)
+		case r.Err == nil:
+			status.Printf("✓ %s ready (%s)", r.Learner, statusline.Elapsed(r.Took))
+		case !r.Interrupted:
+			status.Printf("✗ %s: %v", r.Learner, r.Err)
 		}
-		status.Update(fmt.Sprintf("%d of %d ready", ready, len(names)))
+		status.Update(fmt.Sprintf("%d of %d ready", r.Done, len(names)))
 	})
-	status.End(ready == len(names))
+	status.End(run.Done == len(names))
 	if ctx.Err() != nil {
 		return &ExitError{Code: exitInterrupted, Err: fmt.Errorf("class up was interrupted with %d of %d learner(s) ready; "+
-			"they stay up: run the same command again to continue", ready, len(names))}
+			"they stay up: run the same command again to continue", run.Done, len(names))}
 	}
-	if len(failed) > 0 {
+	if len(run.Failed) > 0 {
 		return &ExitError{Code: exitError, Err: fmt.Errorf("%d of %d learner(s) are not ready: %s (the others are up)\n"+
-			"retry them with: %s", len(failed), len(names), strings.Join(failed, ", "), retryUp(g, cmd))}
+			"retry them with: %s", len(run.Failed), len(names), strings.Join(run.Failed, ", "), retryUp(g, cmd))}
 	}
 	if !g.quiet() {
 		fmt.Fprintf(g.streams.Err, "\nEvery learner is ready: `labctl class invite LEARNER` writes the file each one connects with.\n")
@@ -203,88 +137,4 @@ func retryUp(g *globals, cmd *cobra.Command) string {
 		}
 	}
 	return line
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// checkRoom refuses to start when the cluster cannot schedule the learners
-// not yet up.
-func checkRoom(ctx context.Context, c classroom, names []string) error {
-	have, err := c.Learners(ctx)
-	if err != nil {
-		return err
-	}
-	// A learner whose namespace exists has its Pods' requests counted in
-	// Capacity already, ready or not (an interrupted run, a restarted
-	// node): only the learners not there yet need room.
-	up := map[string]bool{}
-	for _, l := range have {
-		up[l.Name] = true
-	}
-	missing := 0
-	for _, n := range names {
-		if !up[n] {
-			missing++
-		}
-	}
-	if missing == 0 {
-		return nil
-	}
-	cap, err := c.Capacity(ctx)
-	if err != nil {
-		return err
-	}
-	if fits := cap.Fits(); fits < missing {
-		return &ExitError{Code: exitError, Err: errors.New(roomMessage(cap, missing))}
-	}
-	return nil
-}
-
-// roomMessage says that the cluster has no room for missing more learners,
-// what it has and what one learner costs, and what to do.
-func roomMessage(c provision.Capacity, missing int) string {
-	if c.Nodes == 0 && len(c.OtherArch) > 0 {
-		return fmt.Sprintf("the class cluster has no Ready node that can run this labctl's checker, built for %s: it has %s.\n"+
-			"Set checker-binary (LABCTL_CHECKER_BINARY) to a labctl built for them "+
-			"(CGO_ENABLED=0 GOARCH=%s go build -o labctl-nodes ./cmd/labctl), or add %s nodes.",
-			c.Arch, archText(c.OtherArch), slices.Sorted(maps.Keys(c.OtherArch))[0], c.Arch)
-	}
-	msg := fmt.Sprintf("the class cluster has room for %d more learner(s), not the %d not yet up: "+
-		"%s of memory and %s CPU are free on %d node(s), and each learner asks for %s and %s CPU.\n"+
-		"Bring up fewer learners (--learners, or a shorter roster), or add nodes to the cluster.",
-		max(c.Fits(), 0), missing, bytesText(c.FreeMemory), milliCPUText(c.FreeMilliCPU), c.Nodes,
-		bytesText(c.LearnerMemory), milliCPUText(c.LearnerMilliCPU))
-	if len(c.OtherArch) > 0 {
-		msg += fmt.Sprintf("\nNot counted: %s, which cannot run this labctl's checker (built for %s).", archText(c.OtherArch), c.Arch)
-	}
-	return msg
-}
-
-// archText lists node counts by architecture: "2 node(s) of arm64".
-func archText(m map[string]int) string {
-	var parts []string
-	for _, a := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, fmt.Sprintf("%d node(s) of %s", m[a], a))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// bytesText is n bytes as GiB or MiB.
-func bytesText(n int64) string {
-	const mib, gib = 1 << 20, 1 << 30
-	if n >= gib {
-		return fmt.Sprintf("%.1f GiB", float64(n)/gib)
-	}
-	return fmt.Sprintf("%d MiB", n/mib)
-}
-
-// milliCPUText is m thousandths of a CPU as a number of CPUs.
-func milliCPUText(m int64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", float64(m)/1000), "0"), ".")
 }

@@ -57,7 +57,7 @@ type environment interface {
 	ImagesPresent(ctx context.Context, o images.Options, refs []string) (map[string]string, error)
 	// OpenClass connects to a class on an existing Kubernetes cluster
 	// (the class commands).
-	OpenClass(ctx context.Context, cfg provision.ClassConfig) (classroom, error)
+	OpenClass(ctx context.Context, cfg provision.ClassConfig) (classCluster, error)
 	// OpenInvite reads the invite `labctl class invite` wrote: a learner's
 	// own sandbox on the class cluster.
 	OpenInvite(ctx context.Context, kubeconfig []byte) (invitedLab, error)

@@ -68,7 +68,7 @@ func (f *fakeEnv) Connect(_ context.Context, up provision.Options) (liveLab, err
 	return f.lab, nil
 }
 
-func (f *fakeEnv) OpenClass(_ context.Context, cfg provision.ClassConfig) (classroom, error) {
+func (f *fakeEnv) OpenClass(_ context.Context, cfg provision.ClassConfig) (classCluster, error) {
 	f.called("open class " + cfg.Lab.Metadata.Name)
 	if f.class == nil {
 		f.class = &fakeClass{}

@@ -66,18 +66,18 @@ func newTestCommand(g *globals) *cobra.Command {
 func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	f, err := report.ParseFormat(o.format)
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitError, Err: err}
 	}
 	l, fixtures, _, labDir, err := g.loadLab()
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitError, Err: err}
 	}
 	if err := g.checkHostAccess(l, labDir, "tested", o.allowHostAccess); err != nil {
 		return err
 	}
 	if o.step != "" {
 		if _, err := progress.Step(l, o.step); err != nil {
-			return &ExitError{Code: 2, Err: err}
+			return &ExitError{Code: exitError, Err: err}
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -86,13 +86,13 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	name := tl.Metadata.Name
 	dir, err := statedir.Dir(os.Getenv, name)
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitError, Err: err}
 	}
 	store := progress.NewStore(dir)
 	sl := g.statusLogger()
 
 	if err := removeTestEnvironment(ctx, g, tl, store, "Removing the previous test environment", true); err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitError, Err: err}
 	}
 	up := provision.Options{Lab: tl, Fixtures: fixtures, LabDir: labDir, Status: sl, Log: g.detail(),
 		CheckerBinary: g.cfg.GetString("checker-binary")}
@@ -105,18 +105,18 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), teardownTimeout)
 		defer cancel()
 		if rmErr := removeTestEnvironment(tctx, g, tl, store, "Removing the test environment", false); rmErr != nil && err == nil {
-			err = &ExitError{Code: 2, Err: rmErr}
+			err = &ExitError{Code: exitError, Err: rmErr}
 		}
 	}()
 	env, err := g.env.Up(ctx, up)
 	if err != nil {
-		return &ExitError{Code: 2, Err: fmt.Errorf("bringing up the test environment: %w", err)}
+		return &ExitError{Code: exitError, Err: fmt.Errorf("bringing up the test environment: %w", err)}
 	}
 	defer env.Close()
 
 	rep, err := labtest.Run(ctx, env, labtest.Options{Lab: tl, Store: store, Step: o.step, Status: sl, ScriptOutput: g.detail()})
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitError, Err: err}
 	}
 	if o.output == "" {
 		err = labtest.Write(g.streams.Out, rep, f)
@@ -124,11 +124,11 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 		err = labtest.WriteFile(o.output, rep, f)
 	}
 	if err != nil {
-		return &ExitError{Code: 2, Err: err}
+		return &ExitError{Code: exitError, Err: err}
 	}
 	if !rep.Passed {
 		n := len(rep.Failures())
-		return &ExitError{Code: 1, Err: fmt.Errorf("lab %s does not prove itself: %s", l.Metadata.Name, count(n, "failure"))}
+		return &ExitError{Code: exitFailed, Err: fmt.Errorf("lab %s does not prove itself: %s", l.Metadata.Name, count(n, "failure"))}
 	}
 	return nil
 }

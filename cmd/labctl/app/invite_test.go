@@ -211,37 +211,3 @@ func TestUIInvite(t *testing.T) {
 		}
 	}
 }
-
-// class status runs no probe, nor the checks that judge one; class grade
-// runs them.
-func TestClassStatusRunsNoProbe(t *testing.T) {
-	isolate(t)
-	c := &fakeClass{}
-	c.add("alice", solved(t, probeClass, ""))
-	c.learners["alice"].lab.ran["echo hello > /root/hello.txt"] = true
-	c.learners["alice"].lab.ran["echo bye > /root/bye.txt"] = true
-	env := &fakeEnv{class: c}
-	code, out, errOut := runFake(t, env, "--lab", probeClass, "class", "status", "-o", "json")
-	var s classStatus
-	decode(t, out, &s)
-	if code != 0 || len(s.Learners) != 1 {
-		t.Fatalf("exit %d, %+v\n%s", code, s, errOut)
-	}
-	if a := s.Learners[0]; a.Problem != "" || a.Step != "" || a.Score == nil || *a.Score != 3 || *a.MaxScore != 3 {
-		t.Errorf("alice: %+v", a)
-	}
-	if c.learners["alice"].lab.ran["/root/sync.sh"] {
-		t.Error("class status ran a probe")
-	}
-	code, _, errOut = runFake(t, env, "--lab", probeClass, "class", "grade")
-	if !c.learners["alice"].lab.ran["/root/sync.sh"] {
-		t.Errorf("class grade ran no probe: exit %d\n%s", code, errOut)
-	}
-	dir, err := provision.ClassStateDir("two-steps", "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "progress.json")); err != nil {
-		t.Errorf("the grade is not in provision.ClassStateDir: %v", err)
-	}
-}

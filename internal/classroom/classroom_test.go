@@ -1,0 +1,378 @@
+package classroom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
+)
+
+// fakeLab passes the checks whose names are in passing and fails the rest.
+type fakeLab struct {
+	passing map[string]bool
+	broken  error // RunChecks fails with it
+	closed  atomic.Bool
+}
+
+func (l *fakeLab) RunChecks(_ context.Context, cs []lab.Check) ([]checks.Result, error) {
+	if l.broken != nil {
+		return nil, l.broken
+	}
+	var rs []checks.Result
+	for _, c := range cs {
+		st := checks.Fail
+		if l.passing[c.Name] {
+			st = checks.Pass
+		}
+		rs = append(rs, checks.Result{Name: c.Name, Status: st, Points: 1})
+	}
+	return rs, nil
+}
+
+func (l *fakeLab) RunScript(context.Context, string, io.Writer, io.Writer) (int, error) {
+	return 0, nil
+}
+func (l *fakeLab) Close() error { l.closed.Store(true); return nil }
+
+// fakeClass is a class of learners with fakeLabs; a learner with a problem
+// is not ready.
+type fakeClass struct {
+	mu       sync.Mutex
+	labs     map[string]*fakeLab
+	problems map[string]string
+	capacity provision.Capacity
+	failUp   map[string]error
+	onUp     func(string)
+	running  int
+	most     int
+	done     []string
+}
+
+func (c *fakeClass) Learners(context.Context) ([]provision.LearnerInfo, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []provision.LearnerInfo
+	for name := range c.labs {
+		p := c.problems[name]
+		out = append(out, provision.LearnerInfo{Name: name, Namespace: "p-" + name, Ready: p == "", Problem: p})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (c *fakeClass) Connect(_ context.Context, name string) (*fakeLab, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.labs[name]
+	switch {
+	case l == nil:
+		return nil, fmt.Errorf("learner %s: %w", name, provision.ErrNoLearner)
+	case c.problems[name] != "":
+		return nil, fmt.Errorf("learner %s: %s: %w", name, c.problems[name], provision.ErrNotUp)
+	}
+	return l, nil
+}
+
+func (c *fakeClass) Capacity(context.Context) (provision.Capacity, error) { return c.capacity, nil }
+
+func (c *fakeClass) Up(ctx context.Context, name string) error {
+	if c.onUp != nil {
+		c.onUp(name)
+	}
+	c.enter(+1)
+	defer c.enter(-1)
+	c.mu.Lock()
+	c.done = append(c.done, name)
+	c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return c.failUp[name]
+}
+
+// enter counts the Ups under way, and the most at once.
+func (c *fakeClass) enter(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.running += n
+	c.most = max(c.most, c.running)
+}
+
+func (c *fakeClass) Down(_ context.Context, name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done = append(c.done, name)
+	return c.failUp[name]
+}
+
+func TestForEachBoundsConcurrency(t *testing.T) {
+	var running, most, calls atomic.Int32
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	ForEach(20, 3, func(i int) {
+		n := running.Add(1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		calls.Add(1)
+		mu.Lock()
+		seen[i] = true
+		mu.Unlock()
+		running.Add(-1)
+	})
+	if calls.Load() != 20 || len(seen) != 20 || most.Load() > 3 {
+		t.Errorf("%d calls of %d items, at most %d at once (limit 3)", calls.Load(), len(seen), most.Load())
+	}
+	ForEach(2, 0, func(int) { calls.Add(1) }) // a limit below 1 is 1
+	if calls.Load() != 22 {
+		t.Errorf("limit 0: %d calls", calls.Load())
+	}
+}
+
+func TestUpAll(t *testing.T) {
+	c := &fakeClass{failUp: map[string]error{"b": errors.New("ImagePullBackOff")}}
+	var outcomes []Outcome
+	run := UpAll(context.Background(), c, []string{"a", "b", "c", "d"}, 2, func(o Outcome) { outcomes = append(outcomes, o) })
+	if run.Done != 3 || !slices.Equal(run.Failed, []string{"b"}) || len(outcomes) != 4 || c.most > 2 {
+		t.Errorf("run %+v, %d outcomes, %d at once", run, len(outcomes), c.most)
+	}
+	if last := outcomes[len(outcomes)-1]; last.Done != 3 {
+		t.Errorf("the last outcome counts %d done", last.Done)
+	}
+
+	// Once interrupted, no other learner starts; the one under way is
+	// neither done nor failed.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c = &fakeClass{onUp: func(name string) {
+		if name == "b" {
+			cancel()
+		}
+	}}
+	outcomes = nil
+	run = UpAll(ctx, c, []string{"a", "b", "c"}, 1, func(o Outcome) { outcomes = append(outcomes, o) })
+	if run.Done != 1 || len(run.Failed) != 0 || !slices.Equal(c.done, []string{"a", "b"}) || !outcomes[1].Interrupted {
+		t.Errorf("interrupted: run %+v, ran %q, outcomes %+v", run, c.done, outcomes)
+	}
+}
+
+func TestDownAll(t *testing.T) {
+	c := &fakeClass{failUp: map[string]error{"b": errors.New("forbidden")}}
+	n := 0
+	run := DownAll(context.Background(), c, []string{"a", "b", "c"}, func(Outcome) { n++ })
+	if run.Done != 2 || !slices.Equal(run.Failed, []string{"b"}) || n != 3 || len(c.done) != 3 {
+		t.Errorf("run %+v, %d outcomes, removed %q", run, n, c.done)
+	}
+}
+
+func TestCheckRoom(t *testing.T) {
+	c := &fakeClass{labs: map[string]*fakeLab{"learner-1": {}}, problems: map[string]string{"learner-1": "Pending"},
+		capacity: provision.Capacity{Nodes: 2, FreeMemory: 3 << 30, FreeMilliCPU: 8000, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}}
+	ctx := context.Background()
+	// learner-1 exists (not ready): only the 3 others need room.
+	if err := CheckRoom(ctx, c, Numbered(4)); err != nil {
+		t.Errorf("room for 3, 3 missing: %v", err)
+	}
+	err := CheckRoom(ctx, c, Numbered(5))
+	var room *RoomError
+	if !errors.As(err, &room) || room.Missing != 4 {
+		t.Fatalf("room for 3, 4 missing: %v", err)
+	}
+	for _, s := range []string{"room for 3 more learner(s), not the 4 not yet up", "3.0 GiB of memory and 8 CPU are free on 2 node(s)",
+		"each learner asks for 1.0 GiB and 0.5 CPU", "Bring up fewer learners"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("message lacks %q:\n%v", s, err)
+		}
+	}
+	// Nothing missing: capacity is not even read.
+	c.capacity = provision.Capacity{}
+	if err := CheckRoom(ctx, c, []string{"learner-1"}); err != nil {
+		t.Errorf("nothing missing: %v", err)
+	}
+
+	c.capacity = provision.Capacity{Arch: "amd64", OtherArch: map[string]int{"arm64": 3, "s390x": 1}, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
+	err = CheckRoom(ctx, c, Numbered(2))
+	for _, s := range []string{"no Ready node that can run this labctl's checker, built for amd64: it has 3 node(s) of arm64, 1 node(s) of s390x",
+		"GOARCH=arm64 go build", "or add amd64 nodes"} {
+		if err == nil || !strings.Contains(err.Error(), s) {
+			t.Errorf("message lacks %q:\n%v", s, err)
+		}
+	}
+	c.capacity = provision.Capacity{Nodes: 1, FreeMemory: 512 << 20, FreeMilliCPU: 250, Arch: "amd64", OtherArch: map[string]int{"arm64": 2},
+		LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
+	err = CheckRoom(ctx, c, Numbered(2))
+	for _, s := range []string{"room for 0 more learner(s)", "512 MiB of memory and 0.25 CPU", "Not counted: 2 node(s) of arm64"} {
+		if err == nil || !strings.Contains(err.Error(), s) {
+			t.Errorf("message lacks %q:\n%v", s, err)
+		}
+	}
+}
+
+func TestNumbered(t *testing.T) {
+	if got := Numbered(3); !slices.Equal(got, []string{"learner-1", "learner-2", "learner-3"}) {
+		t.Errorf("Numbered(3) = %q", got)
+	}
+}
+
+func TestParseRoster(t *testing.T) {
+	good := "# class of June\nalice\n\n  bob  # the tall one\ncarol-2\n"
+	names, err := ParseRoster(strings.NewReader(good), "r.txt", "")
+	if err != nil || !slices.Equal(names, []string{"alice", "bob", "carol-2"}) {
+		t.Errorf("good roster: %q, %v", names, err)
+	}
+	bad := "alice\nBob\nalice\n-x\n" + strings.Repeat("a", 60) + "\n"
+	_, err = ParseRoster(strings.NewReader(bad), "r.txt", "")
+	if err == nil {
+		t.Fatal("a roster with bad names was accepted")
+	}
+	for _, s := range []string{"4 problem(s); nothing was created", `r.txt:2: learner name "Bob"`, `r.txt:3: learner "alice" is already on line 1`,
+		`r.txt:4: learner name "-x"`, "r.txt:5: ", "longer than 63 characters"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error lacks %q:\n%v", s, err)
+		}
+	}
+	if _, err := ParseRoster(strings.NewReader("# nobody\n\n"), "r.txt", ""); err == nil || !strings.Contains(err.Error(), "names no learner") {
+		t.Errorf("empty roster: %v", err)
+	}
+}
+
+// session is a class of alice (both checks pass), bob (one) and carol
+// (not ready) on a lab of two steps.
+func session(t *testing.T) (*Session[*fakeLab], *fakeClass) {
+	t.Helper()
+	c := &fakeClass{
+		labs: map[string]*fakeLab{
+			"alice": {passing: map[string]bool{"one": true, "two": true}},
+			"bob":   {passing: map[string]bool{"one": true}},
+			"carol": {},
+		},
+		problems: map[string]string{"carol": "sandbox Pod: Pending"},
+	}
+	dir := t.TempDir()
+	l := &lab.Lab{Metadata: lab.Metadata{Name: "two"}, Steps: []lab.Step{
+		{ID: "first", Checks: []lab.Check{{Name: "one", Points: 1}}},
+		{ID: "second", Checks: []lab.Check{{Name: "two", Points: 1}}},
+	}}
+	return &Session[*fakeLab]{Class: c, Prefix: "p-", Lab: l, Digest: "sha256:0", Catalog: msg.New(msg.English),
+		Store: func(learner string) (*progress.Store, error) { return progress.NewStore(dir + "/" + learner), nil }}, c
+}
+
+func TestExplain(t *testing.T) {
+	s, _ := session(t)
+	ctx := context.Background()
+	_, err := s.Connect(ctx, "dave")
+	var none *NoLearnerError
+	if !errors.As(err, &none) || !errors.Is(err, provision.ErrNoLearner) ||
+		err.Error() != "the class has no learner dave (namespace p-dave): `labctl class status` lists the learners" {
+		t.Errorf("no learner: %v", err)
+	}
+	_, err = s.Connect(ctx, "carol")
+	var notReady *NotReadyError
+	if !errors.As(err, &notReady) || !errors.Is(err, provision.ErrNotUp) ||
+		err.Error() != "learner carol: sandbox Pod: Pending: the learner's lab is not ready: `labctl class up` repairs it" {
+		t.Errorf("not ready: %v", err)
+	}
+	// The class no longer says what is wrong: the message says what it knows.
+	err = Explain(ctx, &fakeClass{}, "p-", "erin", fmt.Errorf("learner erin: gone: %w", provision.ErrNotUp))
+	if err.Error() != "learner erin: the learner's lab is not ready: `labctl class up` repairs it" {
+		t.Errorf("not ready, no problem: %v", err)
+	}
+	other := errors.New("connection refused")
+	if err := s.Explain(ctx, "alice", other); err != other {
+		t.Errorf("another error: %v", err)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	s, c := session(t)
+	st, err := s.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Lab != "two" || st.Prefix != "p-" || len(st.Learners) != 3 || st.Ready() {
+		t.Fatalf("status %+v", st)
+	}
+	a, b, cl := st.Learners[0], st.Learners[1], st.Learners[2]
+	if a.Name != "alice" || a.Step != "" || *a.Score != 2 || *a.MaxScore != 2 || a.Steps != 2 {
+		t.Errorf("alice %+v", a)
+	}
+	if b.Step != "second" || b.StepNumber != 2 || *b.Score != 1 {
+		t.Errorf("bob %+v", b)
+	}
+	if cl.Ready || cl.Problem != "sandbox Pod: Pending" || cl.Score != nil {
+		t.Errorf("carol %+v", cl)
+	}
+	if !c.labs["alice"].closed.Load() {
+		t.Error("alice's lab was not closed")
+	}
+	var out strings.Builder
+	if err := WriteStatus(&out, st); err != nil {
+		t.Fatal(err)
+	}
+	want := "LEARNER  STEP        SCORE  STATE\n" +
+		"alice    all passed  2/2    ready\n" +
+		"bob      2/2 second  1/2    ready\n" +
+		"carol    -           -      sandbox Pod: Pending\n"
+	if out.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", out.String(), want)
+	}
+	c.labs["bob"].broken = errors.New("exec: EOF")
+	delete(c.labs, "carol")
+	st, _ = s.Status(context.Background())
+	if !st.Ready() || !strings.HasPrefix(st.Learners[1].Problem, "the checks could not run: ") {
+		t.Errorf("bob's checks fail to run: %+v", st.Learners[1])
+	}
+	out.Reset()
+	if err := WriteStatus(&out, &Status{}); err != nil || out.Len() != 0 || (&Status{}).Ready() {
+		t.Errorf("an empty class: %q, %v", out.String(), err)
+	}
+}
+
+func TestGrade(t *testing.T) {
+	s, c := session(t)
+	rep, err := s.Grade(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Lab != "two" || len(rep.Learners) != 3 {
+		t.Fatalf("report %+v", rep)
+	}
+	a, b, cl := rep.Learners[0], rep.Learners[1], rep.Learners[2]
+	if a.Report == nil || !a.Report.Passed || b.Report == nil || b.Report.Score != 1 || cl.Report != nil ||
+		cl.Error != "the learner's lab is not ready: sandbox Pod: Pending" {
+		t.Errorf("grades: %+v / %+v / %+v", a, b, cl)
+	}
+	if rep.Verdict() != checks.Errored || rep.Total() != "3 learner(s): 1 passed, 1 failed, 1 could not be graded" {
+		t.Errorf("verdict %v, total %q", rep.Verdict(), rep.Total())
+	}
+	// Each grade is in the learner's history.
+	store, _ := s.Store("alice")
+	p, err := store.Load("two")
+	if err != nil || len(p.Grades) != 1 {
+		t.Errorf("alice's history: %+v, %v", p, err)
+	}
+
+	for name := range c.labs {
+		delete(c.labs, name)
+	}
+	var empty *EmptyError
+	if _, err := s.Grade(context.Background()); !errors.As(err, &empty) ||
+		err.Error() != "the class has no learner on this cluster (prefix p-): `labctl class up` makes them" {
+		t.Errorf("an empty class: %v", err)
+	}
+}
