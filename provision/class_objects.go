@@ -59,8 +59,6 @@ const (
 	// homeMount is where the admin container has the learner's home,
 	// read-write: labctl seeds, wipes and backs it up from there.
 	homeMount = "/home-vol"
-	// checkerReady is made by labctl once the checker is in place.
-	checkerReady = sandbox.CheckerMount + "/ready"
 	// checkerBin is the checker in the grader.
 	checkerBin = sandbox.CheckerMount + "/labctl"
 	// practiceDir holds, read-only in the sandbox, the checker that an

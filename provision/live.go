@@ -372,10 +372,17 @@ func (e *Live) ExecInTerminal(ctx context.Context, cmd []string, in, out *os.Fil
 		return -1, err
 	}
 	defer sh.Close()
-	go t.WatchSize(t.Context(), func(rows, cols uint) { _ = sh.Resize(t.Context(), rows, cols) })
-	go func() { _, _ = io.Copy(sh, t) }()
+	go func() {
+		defer restoreOnPanic(t)
+		t.WatchSize(t.Context(), func(rows, cols uint) { _ = sh.Resize(t.Context(), rows, cols) })
+	}()
+	go func() {
+		defer restoreOnPanic(t)
+		_, _ = io.Copy(sh, t)
+	}()
 	outDone := make(chan error, 1)
 	go func() {
+		defer restoreOnPanic(t)
 		_, err := io.Copy(t, sh)
 		outDone <- err
 	}()
@@ -388,6 +395,15 @@ func (e *Live) ExecInTerminal(ctx context.Context, cmd []string, in, out *os.Fil
 	}
 	t.Restore()
 	return sh.ExitCode(ctx)
+}
+
+// restoreOnPanic gives the terminal back before a panic in a goroutine
+// that touches it ends the program.
+func restoreOnPanic(t *terminal.Terminal) {
+	if p := recover(); p != nil {
+		t.Restore()
+		panic(p)
+	}
 }
 
 // RunAdminScript runs a probe's script with the probe's identity, never in
