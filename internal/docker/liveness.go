@@ -41,17 +41,37 @@ func (e *Engine) Probe(ctx context.Context, name string) (reason string, err err
 	// One process, which reads the container's pids from its cgroup
 	// (v2, else v1): it must start, and leave headroom.
 	var out, errOut strings.Builder
-	_, err = e.Exec(pctx, name, ExecOptions{Cmd: append([]string{"cat"}, pidsFiles...), Stdout: &out, Stderr: &errOut})
-	switch {
-	case ctx.Err() != nil:
+	code, err := e.Exec(pctx, name, ExecOptions{Cmd: append([]string{"cat"}, pidsFiles...), Stdout: &out, Stderr: &errOut})
+	if ctx.Err() != nil {
 		return "", ctx.Err()
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("a command did not finish within %s", ProbeTimeout), nil
-	case err != nil:
-		return "it cannot start a process: " + firstLine(err.Error()), nil
 	}
-	return pidsReason(out.String()), nil
+	return probeReason(code, err, out.String(), errOut.String()), nil
 }
+
+// probeReason judges the probe's one process from its exit code, error and
+// output. A runtime that cannot start the process (no pid left) does not
+// always fail the exec: the engine reports exit code 126 with the runtime's
+// complaint as output. cat itself exits 1 when one of the cgroup files is
+// missing, which is normal (only v1's or v2's exist).
+func probeReason(code int, err error, out, errOut string) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("a command did not finish within %s", ProbeTimeout)
+	case err != nil:
+		return "it cannot start a process: " + firstLine(err.Error())
+	case code >= execCannotStart:
+		why := firstLine(out + "\n" + errOut)
+		if why == "" {
+			why = fmt.Sprintf("exit code %d", code)
+		}
+		return "it cannot start a process: " + why
+	}
+	return pidsReason(out)
+}
+
+// execCannotStart is the exit code from 126 up that the engine and shells
+// give a command that could not be started.
+const execCannotStart = 126
 
 // pidsFiles are the cgroup files, v2 then v1, of a container's pids in use
 // and its limit: cat prints those that exist.

@@ -1,6 +1,9 @@
 package docker
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/docker/docker/api/types/container"
@@ -43,6 +46,31 @@ func TestPidsReason(t *testing.T) {
 	} {
 		if got := pidsReason(tc.out); got != tc.want {
 			t.Errorf("pidsReason(%q) = %q, want %q", tc.out, got, tc.want)
+		}
+	}
+}
+
+func TestProbeReason(t *testing.T) {
+	for _, tc := range []struct {
+		code        int
+		err         error
+		out, errOut string
+		want        string
+	}{
+		{0, nil, "12\n512\n", "", ""},
+		// cgroup v1: v2's files are missing, cat says so and exits 1.
+		{1, nil, "12\n512\n", "cat: /sys/fs/cgroup/pids.current: No such file or directory\n", ""},
+		{1, nil, "500\n512\n", "cat: /sys/fs/cgroup/pids.current: No such file or directory\n", "its processes use 500 of its 512 pids"},
+		// The runtime could not start cat: the engine reports it as an exit
+		// code with the complaint as output, not as an error.
+		{126, nil, "OCI runtime exec failed: exec failed: unable to start container process: read init-p: connection reset by peer: unknown\n", "",
+			"it cannot start a process: OCI runtime exec failed: exec failed: unable to start container process: read init-p: connection reset by peer: unknown"},
+		{126, nil, "", "", "it cannot start a process: exit code 126"},
+		{-1, errors.New("attaching to exec of cat in x: EOF"), "", "", "it cannot start a process: attaching to exec of cat in x: EOF"},
+		{-1, fmt.Errorf("running cat in x: %w", context.DeadlineExceeded), "", "", "a command did not finish within " + ProbeTimeout.String()},
+	} {
+		if got := probeReason(tc.code, tc.err, tc.out, tc.errOut); got != tc.want {
+			t.Errorf("probeReason(%d, %v, %q, %q) = %q, want %q", tc.code, tc.err, tc.out, tc.errOut, got, tc.want)
 		}
 	}
 }
