@@ -45,9 +45,12 @@ images: build engine ## build (or reuse) the offline node and sandbox images
 browser: ## install Debian's Chromium when missing (the browser tests of `labctl ui` drive it headless)
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
 
+# Two packages run at once (each test's lab has its own name, cluster and
+# containers), the longest first so that the short ones fill in beside them.
 # -timeout bounds each package: the longest, provision, takes about 20 to 25 minutes.
+E2E_FIRST := ./provision/... ./cmd/labctl/... ./internal/labtest/... ./internal/grading/... ./internal/reset/...
 e2e: images browser ## integration tests on a real Docker engine and kind cluster, and a real browser
-	$(GO) test -tags e2e -count=1 -p 1 -timeout 45m ./...
+	$(GO) test -tags e2e -count=1 -p 2 -timeout 45m $(E2E_FIRST) ./...
 
 up: images ## labctl up on the default lab (then: bin/labctl shell)
 	$(BIN) up
