@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"context"
 	"io/fs"
 	"time"
 
@@ -27,21 +26,3 @@ func checkWrittenDuringProbe(env Env, shown string, fi fs.FileInfo) error {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("15:04:05.000 MST") }
-
-type probeStartKey struct{}
-
-// WithProbeStart returns a context that carries the moment a step's probe
-// started, for the round of checks that judges the probe's run: the host's
-// RunChecks passes it to the checker (Request.ProbeStart).
-func WithProbeStart(ctx context.Context, t time.Time) context.Context {
-	return context.WithValue(ctx, probeStartKey{}, t)
-}
-
-// ProbeStartFrom is the moment WithProbeStart put in ctx, or nil.
-func ProbeStartFrom(ctx context.Context) *time.Time {
-	t, ok := ctx.Value(probeStartKey{}).(time.Time)
-	if !ok {
-		return nil
-	}
-	return &t
-}

@@ -81,18 +81,33 @@ func Reconcile(cs []lab.Check, rs []Result) ([]Result, error) {
 	return out, nil
 }
 
-// RunRound runs one round of the checks cs through run, the one way every
-// caller runs a round: with RoundTimeout's deadline (or ctx's, if sooner),
-// and with the answer verified by Reconcile.
-func RunRound(ctx context.Context, cs []lab.Check, run func(context.Context, []lab.Check) ([]Result, error)) ([]Result, error) {
-	if len(cs) == 0 {
+// Round is one checker round as the host asks for it: the checks, and what
+// the host knows about them that the checker cannot. The caller fills it
+// from the one reading of the learner's progress its round makes.
+type Round struct {
+	Checks []lab.Check
+	// ProbeStart, when set, is when the step's probe started: the round
+	// judges the probe's run (Request.ProbeStart). grading.RunStep, which
+	// runs the probe, sets it.
+	ProbeStart time.Time
+	// Since gives the start of each check's audit window, by position in
+	// Checks (progress's AuditWindows): nil, or a zero time, is the whole
+	// log (Request.Since).
+	Since []time.Time
+}
+
+// RunRound runs the round r through run, the one way every caller runs a
+// round: with RoundTimeout's deadline (or ctx's, if sooner), and with the
+// answer verified by Reconcile, once.
+func RunRound(ctx context.Context, r Round, run func(context.Context, Round) ([]Result, error)) ([]Result, error) {
+	if len(r.Checks) == 0 {
 		return nil, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, RoundTimeout(cs))
+	ctx, cancel := context.WithTimeout(ctx, RoundTimeout(r.Checks))
 	defer cancel()
-	rs, err := run(ctx, cs)
+	rs, err := run(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	return Reconcile(cs, rs)
+	return Reconcile(r.Checks, rs)
 }

@@ -1,6 +1,10 @@
 package checks
 
 import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +77,56 @@ func TestRoundTimeout(t *testing.T) {
 	}
 	if got, want := RoundTimeout([]lab.Check{ten, long}), time.Minute+cancelGrace+roundSlack; got != want {
 		t.Errorf("a long check: %v, want %v", got, want)
+	}
+}
+
+func TestRunRoundHandsTheRoundToTheRuntime(t *testing.T) {
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	since := []time.Time{start.Add(-time.Hour), {}}
+	r := Round{Checks: twoChecks(), ProbeStart: start, Since: since}
+	var got Round
+	calls := 0
+	rs, err := RunRound(context.Background(), r, func(ctx context.Context, r Round) ([]Result, error) {
+		calls++
+		got = r
+		if _, ok := ctx.Deadline(); !ok {
+			t.Error("the round runs without a deadline")
+		}
+		return []Result{{Name: "a", Status: Pass, Description: "the checker's"}, {Name: "b", Status: Fail}}, nil
+	})
+	if err != nil || calls != 1 {
+		t.Fatalf("RunRound: %v after %d runs, want one run", err, calls)
+	}
+	if !reflect.DeepEqual(got, r) {
+		t.Errorf("the runtime was asked %+v, want %+v", got, r)
+	}
+	if rs[0].Description != "" || rs[1].Description != "bee" || rs[1].Points != 2 {
+		t.Errorf("results not reconciled with the host's checks: %+v", rs)
+	}
+	if rs, err := RunRound(context.Background(), Round{}, nil); rs != nil || err != nil {
+		t.Errorf("an empty round: %v, %v; want nothing run", rs, err)
+	}
+}
+
+// The probe's start travels in the Round, never in a context value: no
+// source file of the package keeps a value in a context.
+func TestNoRoundValueTravelsInAContext(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, banned := range []string{"context.WithValue", "ProbeStartFrom", "WithProbeStart", "probeStartKey"} {
+			if strings.Contains(string(b), banned) {
+				t.Errorf("%s uses %s: a round's values travel in Round", f, banned)
+			}
+		}
 	}
 }

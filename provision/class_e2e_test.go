@@ -105,7 +105,13 @@ func solveAll(ctx context.Context, e *Live) ([]checks.Result, error) {
 
 // gradeAll grades every step as `labctl grade` does, probes included.
 func gradeAll(ctx context.Context, e *Live) ([]checks.Result, error) {
-	per, err := grading.RunAll(ctx, e, e, e.Lab, msg.New(msg.English))
+	// The audit windows come from the learner's progress, as the
+	// instructor's grade reads it.
+	var p *progress.Progress
+	if dir, err := e.rt.StateDir(); err == nil {
+		p, _ = progress.NewStore(dir).Load(e.Lab.Metadata.Name)
+	}
+	per, err := grading.RunAll(ctx, e, e, e.Lab, p, msg.New(msg.English))
 	if err != nil {
 		return nil, err
 	}
@@ -405,7 +411,7 @@ code=$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" h
 		// sandbox; what only the grader judges is left to the instructor.
 		practice := grading.Practice(lv.Lab)
 		for _, st := range practice.Steps {
-			rs, err := lv.RunChecks(ctx, st.Checks)
+			rs, err := lv.RunChecks(ctx, checks.Round{Checks: st.Checks})
 			if err != nil {
 				t.Fatal(err)
 			}

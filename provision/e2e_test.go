@@ -259,12 +259,12 @@ kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes 2>
 		t.Errorf("exec: %d %v %q", code, err, stdout.String())
 	}
 	yes, no := true, false
-	results, err := env.RunChecks(ctx, []lab.Check{
+	results, err := env.RunChecks(ctx, checks.Round{Checks: []lab.Check{
 		{Name: "kubeconfig", Points: 1, File: &lab.FileCheck{Path: "/root/.kube/config"}},
 		{Name: "absent", Points: 1, File: &lab.FileCheck{Path: "/root/nothing-here"}},
 		{Name: "work-gone", Points: 1, File: &lab.FileCheck{Path: "/root/work", Exists: &no}},
 		{Name: "ns", Points: 1, Kube: &lab.KubeCheck{APIVersion: "v1", Kind: "Namespace", Name: "e2e-ns", Exists: &yes}},
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

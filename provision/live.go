@@ -16,7 +16,6 @@ import (
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/msg"
-	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/terminal"
 	"github.com/labctl/labctl/lab"
 )
@@ -211,18 +210,24 @@ func (e *Live) graderExpiry() time.Time {
 	return tokenExpiry(e.grader.Token)
 }
 
-// RunChecks runs the checks in one checker round where the learner cannot
+// RunChecks runs the round r in one checker round where the learner cannot
 // reach it, until ctx ends: callers run it through checks.RunRound, which
-// sets the round's deadline. The results are the checker's verdicts only.
+// sets the round's deadline. The round carries the probe's start and the
+// audit windows the caller took from the progress it read; the live lab
+// reads no progress itself. The results are the checker's verdicts only.
 // On a runtime without a grader (an invite) the checks run with the
 // learner's own credentials for feedback, and those only the instructor's
 // grader judges come back as errors saying so.
-func (e *Live) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
+func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error) {
+	cs := r.Checks
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	req := checks.Request{Root: "/", Areas: e.areas(), Lang: msg.Choose(e.Lab.Metadata.Language, os.Getenv),
-		ProbeStart: checks.ProbeStartFrom(ctx)}
+	req := checks.Request{Root: "/", Areas: e.areas(), Lang: msg.Choose(e.Lab.Metadata.Language, os.Getenv)}
+	if !r.ProbeStart.IsZero() {
+		start := r.ProbeStart
+		req.ProbeStart = &start
+	}
 	p, ok := e.rt.(practice)
 	if !ok {
 		kube, err := e.graderCredentials(ctx)
@@ -230,7 +235,9 @@ func (e *Live) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, 
 			return nil, err
 		}
 		req.Kube, req.Checks = kube, cs
-		req.AuditDir, req.Since = e.rt.AuditDir(), e.auditWindows(cs)
+		if dir := e.rt.AuditDir(); dir != "" {
+			req.AuditDir, req.Since = dir, r.Since
+		}
 		return e.rt.RunChecker(ctx, req)
 	}
 	run := slices.DeleteFunc(slices.Clone(cs), func(c lab.Check) bool { return grading.InstructorOnly(&c) })
@@ -293,24 +300,6 @@ func (e *Live) fixturesDir() string {
 		return e.Lab.Sandbox.Fixtures
 	}
 	return lab.DefaultFixturesDir
-}
-
-// auditWindows gives the audit checks of cs their steps' windows, from the
-// learner's progress as the host records it.
-func (e *Live) auditWindows(cs []lab.Check) []time.Time {
-	if e.rt.AuditDir() == "" {
-		return nil
-	}
-	dir, err := e.rt.StateDir()
-	if err != nil {
-		return nil
-	}
-	p, err := progress.NewStore(dir).Load(e.Lab.Metadata.Name)
-	if err != nil {
-		// Unreadable progress judges the whole log, as before any step.
-		return nil
-	}
-	return auditWindows(e.Lab, p, cs)
 }
 
 // login is cmd run like the learner's shell runs it: as root, HOME=/root,

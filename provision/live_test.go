@@ -34,6 +34,8 @@ type fakeRuntime struct {
 	kept              []identity
 	recreated, closed int
 	fresh             *Live
+	auditDir          string // the grader's audit log, when set
+	stateDirs         int    // calls of StateDir
 }
 
 func (f *fakeRuntime) Exec(_ context.Context, o docker.ExecOptions) (int, error) {
@@ -66,7 +68,7 @@ func (f *fakeRuntime) RunChecker(_ context.Context, req checks.Request) ([]check
 	return out, nil
 }
 
-func (f *fakeRuntime) AuditDir() string { return "" }
+func (f *fakeRuntime) AuditDir() string { return f.auditDir }
 func (f *fakeRuntime) RunAdminScript(context.Context, string, io.Writer) (int, error) {
 	return 0, nil
 }
@@ -76,13 +78,17 @@ func (f *fakeRuntime) Admin(context.Context) (*rest.Config, error) {
 func (f *fakeRuntime) SandboxServer() string                          { return "https://api.sandbox:6443" }
 func (f *fakeRuntime) GraderServer() string                           { return "https://api.grader:6443" }
 func (f *fakeRuntime) Name() string                                   { return "fake" }
-func (f *fakeRuntime) StateDir() (string, error)                      { return "", errors.New("no state here") }
 func (f *fakeRuntime) Situation() grading.Situation                   { return grading.InClass("ann") }
 func (f *fakeRuntime) BackupHome(context.Context, io.Writer) error    { return nil }
 func (f *fakeRuntime) RecreateSandbox(context.Context) error          { f.recreated++; return nil }
 func (f *fakeRuntime) RecreateCluster(context.Context) (*Live, error) { return f.fresh, nil }
 func (f *fakeRuntime) Close() error                                   { f.closed++; return nil }
 func (f *fakeRuntime) Keep(learner, grader identity)                  { f.kept = append(f.kept, grader) }
+
+func (f *fakeRuntime) StateDir() (string, error) {
+	f.stateDirs++
+	return "", errors.New("no state here")
+}
 
 // fakeInvite is a runtime without a grader, as an invite is.
 type fakeInvite struct{ fakeRuntime }
@@ -160,7 +166,7 @@ func TestLiveRunChecksAsksTheGraderWithItsCredentials(t *testing.T) {
 	l := liveLab("/srv/work")
 	e := NewLive(l, rt, identity{}, fresh)
 	cs := []lab.Check{{Name: "a", File: &lab.FileCheck{Path: "/root/a"}}, {Name: "b", File: &lab.FileCheck{Path: "/root/b"}}}
-	got, err := e.RunChecks(context.Background(), cs)
+	got, err := e.RunChecks(context.Background(), checks.Round{Checks: cs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +183,44 @@ func TestLiveRunChecksAsksTheGraderWithItsCredentials(t *testing.T) {
 	if req.Root != "/" || req.Lang == "" || len(req.Checks) != 2 {
 		t.Errorf("request %+v", req)
 	}
-	if got, _ := e.RunChecks(context.Background(), nil); got != nil || len(rt.requests) != 1 {
+	if req.ProbeStart != nil || req.AuditDir != "" || req.Since != nil {
+		t.Errorf("a round without a probe or an audit log asked %+v", req)
+	}
+	if got, _ := e.RunChecks(context.Background(), checks.Round{}); got != nil || len(rt.requests) != 1 {
 		t.Error("a round without checks reached the checker")
+	}
+}
+
+// The round the caller built reaches the checker as it is: the probe's
+// start and the audit windows the caller took from the progress it read.
+// The live lab reads no progress of its own.
+func TestLiveRunChecksSendsTheRoundsProbeStartAndAuditWindows(t *testing.T) {
+	issuing(t, "never")
+	rt := &fakeRuntime{auditDir: "/var/log/audit"}
+	e := NewLive(liveLab(""), rt, identity{}, fresh)
+	audit := lab.Check{Name: "scaled", Audit: &lab.AuditCheck{AuditSelector: lab.AuditSelector{Resource: "deployments", Subresource: "scale"}}}
+	file := lab.Check{Name: "report", File: &lab.FileCheck{Path: "/root/report.json", WrittenDuringProbe: true}}
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	since := []time.Time{start.Add(-time.Hour), {}}
+	if _, err := e.RunChecks(context.Background(), checks.Round{Checks: []lab.Check{audit, file}, ProbeStart: start, Since: since}); err != nil {
+		t.Fatal(err)
+	}
+	req := rt.requests[0]
+	if req.ProbeStart == nil || !req.ProbeStart.Equal(start) {
+		t.Errorf("probe start %v, want %v", req.ProbeStart, start)
+	}
+	if req.AuditDir != rt.auditDir || !slices.EqualFunc(req.Since, since, time.Time.Equal) {
+		t.Errorf("audit dir %q, windows %v; want %q, %v", req.AuditDir, req.Since, rt.auditDir, since)
+	}
+	if rt.stateDirs != 0 {
+		t.Errorf("the round looked for the progress %d times; the caller gives it", rt.stateDirs)
+	}
+	// Without a probe or windows the request says neither.
+	if _, err := e.RunChecks(context.Background(), checks.Round{Checks: []lab.Check{audit}}); err != nil {
+		t.Fatal(err)
+	}
+	if req := rt.requests[1]; req.ProbeStart != nil || req.Since != nil || req.AuditDir != rt.auditDir {
+		t.Errorf("a round without a probe or windows asked %+v", req)
 	}
 }
 
@@ -197,7 +239,7 @@ func TestLiveRenewsTheGradersTokenNearItsEnd(t *testing.T) {
 			issued := issuing(t, "renewed-token")
 			rt := &fakeRuntime{}
 			e := NewLive(liveLab(""), rt, identity{Token: "learner"}, tc.grader)
-			if _, err := e.RunChecks(context.Background(), []lab.Check{{Name: "a", File: &lab.FileCheck{Path: "/x"}}}); err != nil {
+			if _, err := e.RunChecks(context.Background(), checks.Round{Checks: []lab.Check{{Name: "a", File: &lab.FileCheck{Path: "/x"}}}}); err != nil {
 				t.Fatal(err)
 			}
 			token := rt.requests[0].Kube.Token
@@ -221,7 +263,9 @@ func TestLiveInviteRunsWhatTheSandboxCanJudgeAndMergesTheRest(t *testing.T) {
 		{Name: "audit-2", Audit: &lab.AuditCheck{}},
 		{Name: "file-2", File: &lab.FileCheck{Path: "/root/b"}},
 	}
-	got, err := e.RunChecks(context.Background(), cs)
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	got, err := e.RunChecks(context.Background(), checks.Round{Checks: cs, ProbeStart: start,
+		Since: []time.Time{start, {}, start, {}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,8 +276,11 @@ func TestLiveInviteRunsWhatTheSandboxCanJudgeAndMergesTheRest(t *testing.T) {
 	if len(req.Checks) != 2 || req.Checks[0].Name != "file" || req.Checks[1].Name != "file-2" {
 		t.Errorf("the sandbox's checker got %v, want the file checks only", req.Checks)
 	}
-	if req.Kube.Token != "learner-token" || req.AuditDir != "" {
-		t.Errorf("the sandbox's checker ran with %+v and audit dir %q, want the learner's own credentials and no log", req.Kube, req.AuditDir)
+	if req.Kube.Token != "learner-token" || req.AuditDir != "" || req.Since != nil {
+		t.Errorf("the sandbox's checker ran with %+v, audit dir %q and windows %v, want the learner's own credentials and no log", req.Kube, req.AuditDir, req.Since)
+	}
+	if req.ProbeStart == nil || !req.ProbeStart.Equal(start) {
+		t.Errorf("the sandbox's checker got probe start %v, want %v", req.ProbeStart, start)
 	}
 	want := []struct {
 		name   string
@@ -248,7 +295,7 @@ func TestLiveInviteRunsWhatTheSandboxCanJudgeAndMergesTheRest(t *testing.T) {
 		t.Errorf("instructor-only message %q", got[0].Message)
 	}
 	// Only instructor-only checks: nothing reaches the sandbox.
-	if got, err := e.RunChecks(context.Background(), cs[:1]); err != nil || len(got) != 1 || len(rt.requests) != 1 {
+	if got, err := e.RunChecks(context.Background(), checks.Round{Checks: cs[:1]}); err != nil || len(got) != 1 || len(rt.requests) != 1 {
 		t.Errorf("%v, %v, %d rounds", got, err, len(rt.requests))
 	}
 }

@@ -198,7 +198,7 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 			}
 		}
 		// Through a real checker round, discovery included.
-		results, err := env.RunChecks(ctx, l.Steps[0].Checks)
+		results, err := env.RunChecks(ctx, checks.Round{Checks: l.Steps[0].Checks})
 		if err != nil {
 			t.Fatal(err)
 		}

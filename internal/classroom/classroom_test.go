@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/msg"
@@ -24,9 +26,12 @@ type fakeLab struct {
 	passing map[string]bool
 	broken  error // RunChecks fails with it
 	closed  atomic.Bool
+	asked   []checks.Round
 }
 
-func (l *fakeLab) RunChecks(_ context.Context, cs []lab.Check) ([]checks.Result, error) {
+func (l *fakeLab) RunChecks(_ context.Context, r checks.Round) ([]checks.Result, error) {
+	cs := r.Checks
+	l.asked = append(l.asked, r)
 	if l.broken != nil {
 		return nil, l.broken
 	}
@@ -295,6 +300,33 @@ func TestExplain(t *testing.T) {
 	other := errors.New("connection refused")
 	if err := s.Explain(ctx, "alice", other); err != other {
 		t.Errorf("another error: %v", err)
+	}
+}
+
+// The status's round gives the audit checks the windows of the learner's
+// progress, read from the learner's store.
+func TestStatusGivesTheAuditWindowsOfTheLearnersProgress(t *testing.T) {
+	s, c := session(t)
+	audit := lab.Check{Name: "scaled", Points: 1, Audit: &lab.AuditCheck{AuditSelector: lab.AuditSelector{Resource: "deployments", Subresource: "scale"}}}
+	s.Lab.Steps[1].Checks = append(s.Lab.Steps[1].Checks, audit)
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	store, _ := s.Store("bob")
+	p := progress.New(s.Lab.Metadata.Name)
+	if err := p.StartAt(s.Lab, "second", t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Save(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Status(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	bob, alice := c.labs["bob"].asked, c.labs["alice"].asked
+	if len(bob) != 1 || !reflect.DeepEqual(bob[0].Since, []time.Time{{}, {}, t0}) {
+		t.Errorf("bob's round %+v, want the window of step second", bob)
+	}
+	if len(alice) != 1 || alice[0].Since != nil {
+		t.Errorf("alice's round %+v, want the whole log (no progress)", alice)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/report"
 	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/provision"
@@ -83,7 +84,7 @@ func (s *Session[L]) learnerStatus(ctx context.Context, info provision.LearnerIn
 	}
 	defer env.Close()
 	l := grading.WithoutProbes(s.Lab)
-	results, err := grading.RunAll(ctx, env, nil, l, s.Catalog)
+	results, err := grading.RunAll(ctx, env, nil, l, s.learnerProgress(info.Name), s.Catalog)
 	if err != nil {
 		st.Problem = "the checks could not run: " + err.Error()
 		return st
@@ -127,4 +128,23 @@ func WriteStatus(out io.Writer, s *Status) error {
 	}
 	_, err := out.Write(b.Bytes())
 	return err
+}
+
+// learnerProgress is the learner's progress as their store holds it, read
+// once for the status's round: it gives the audit checks their windows.
+// Progress that cannot be read is nil: audit checks then judge the whole
+// log.
+func (s *Session[L]) learnerProgress(learner string) *progress.Progress {
+	if s.Store == nil {
+		return nil
+	}
+	store, err := s.Store(learner)
+	if err != nil {
+		return nil
+	}
+	p, err := store.Load(s.Lab.Metadata.Name)
+	if err != nil {
+		return nil
+	}
+	return p
 }

@@ -118,8 +118,8 @@ func TestE2EAttachedShell(t *testing.T) {
 	l := shellTestLab()
 	s, err := shell.New(shell.Config{
 		Lab: l, Shell: attached, Terminal: term,
-		Check: func(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
-			resp, err := e.RunChecker(ctx, name, bin, checks.Request{Checks: cs})
+		Check: func(ctx context.Context, r checks.Round) ([]checks.Result, error) {
+			resp, err := e.RunChecker(ctx, name, bin, checks.Request{Checks: r.Checks})
 			return resp.Results, err
 		},
 		Progress: &shell.StoreProgress{Store: progress.NewStore(t.TempDir()), Lab: l},

@@ -121,7 +121,7 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 	}
 	fmt.Fprintf(s.Err, c.Checking+"\n", progress.Index(s.Lab, step.ID)+1, n, title(step))
 
-	rs, err := RunStep(ctx, s.Checker, s.prober(), step, c, s.now)
+	rs, err := RunStep(ctx, s.Checker, s.prober(), step, p.AuditWindows(s.Lab, step.Checks), c, s.now)
 	if err != nil {
 		return Errored, s.localise(err)
 	}
@@ -162,12 +162,14 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 // in the learner's history and returns the report and its verdict. The
 // caller renders the report (report.Write, report.WriteFile).
 func (s *Grader) Grade(ctx context.Context) (*report.Report, Verdict, error) {
-	// A corrupt progress file stops the grade before the checks run.
-	if _, err := s.load(); err != nil {
+	// A corrupt progress file stops the grade before the checks run; the
+	// progress read gives the rounds their audit windows.
+	p, err := s.load()
+	if err != nil {
 		return nil, Errored, err
 	}
 	at := s.now()
-	results, err := RunAll(ctx, s.Checker, s.prober(), s.Lab, s.Catalog)
+	results, err := RunAll(ctx, s.Checker, s.prober(), s.Lab, p, s.Catalog)
 	if err != nil {
 		return nil, Errored, s.localise(err)
 	}
@@ -181,24 +183,19 @@ func (s *Grader) Grade(ctx context.Context) (*report.Report, Verdict, error) {
 	return r, r.Summary().Verdict(), nil
 }
 
-// Record records one round of a step's results in the learner's progress,
-// as `labctl check` does: for a caller that ran the checks itself (the
-// shell's automatic checks). A round in which a required check could not
-// run changes nothing.
-func Record(ctx context.Context, store *progress.Store, l *lab.Lab, digest, stepID string, rs []checks.Result, now time.Time) (progress.Outcome, error) {
+// Record records one round of a step's results in the learner's progress
+// p, as `labctl check` does: for a caller that ran the checks itself (the
+// shell's automatic checks) and holds p, reconciled with l, under the
+// store's lock (progress.Store.Update). A round in which a required check
+// could not run changes nothing.
+func Record(p *progress.Progress, l *lab.Lab, stepID string, rs []checks.Result, now time.Time) (progress.Outcome, error) {
 	v := checks.Summarize(rs).Verdict()
-	var out progress.Outcome
-	err := store.Update(ctx, l.Metadata.Name, func(p *progress.Progress) (err error) {
-		p.Reconcile(l, digest)
-		if v == Errored {
-			next, done := p.CurrentStep(l)
-			out = progress.Outcome{Step: stepID, Next: next, Done: done}
-			return nil
-		}
-		out, err = p.Record(l, stepID, v == Passed, now)
-		p.UpdatedAt = now.UTC()
-		return err
-	})
+	if v == Errored {
+		next, done := p.CurrentStep(l)
+		return progress.Outcome{Step: stepID, Next: next, Done: done}, nil
+	}
+	out, err := p.Record(l, stepID, v == Passed, now)
+	p.UpdatedAt = now.UTC()
 	return out, err
 }
 

@@ -15,13 +15,17 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
 )
 
 // Checker runs one round of checks in the learner's environment and
-// returns one result per check, in order. provision's *Env is the real one.
+// returns one result per check of the round, in order. The round carries
+// what the caller knows from its one reading of the learner's progress
+// (the audit windows) and the probe's start. provision's *Live is the real
+// one.
 type Checker interface {
-	RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error)
+	RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error)
 }
 
 // Verdict is what a round of checks says about the learner's work
@@ -52,10 +56,10 @@ func (e *EnvironmentError) Error() string {
 
 func (e *EnvironmentError) Unwrap() error { return e.Err }
 
-// runRound runs cs in one checker round (checks.RunRound: its deadline, its
+// runRound runs r in one checker round (checks.RunRound: its deadline, its
 // answer verified).
-func runRound(ctx context.Context, c Checker, cs []lab.Check) ([]checks.Result, error) {
-	rs, err := checks.RunRound(ctx, cs, c.RunChecks)
+func runRound(ctx context.Context, c Checker, r checks.Round) ([]checks.Result, error) {
+	rs, err := checks.RunRound(ctx, r, c.RunChecks)
 	if err != nil {
 		return nil, &EnvironmentError{Err: err}
 	}
@@ -64,15 +68,18 @@ func runRound(ctx context.Context, c Checker, cs []lab.Check) ([]checks.Result, 
 
 // RunAll runs the checks of every step of l and splits the results per
 // step id: the steps without a probe in ONE checker round, then each step
-// with a probe through it (RunStep), in lab order. p and cat are RunStep's.
-func RunAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, cat *msg.Catalog) (map[string][]checks.Result, error) {
+// with a probe through it (RunStep), in lab order. pr is the learner's
+// progress as the caller read it, which gives each round its audit
+// windows (nil: none read, audit checks judge the whole log). p and cat are
+// RunStep's.
+func RunAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress.Progress, cat *msg.Catalog) (map[string][]checks.Result, error) {
 	var all []lab.Check
 	for _, s := range l.Steps {
 		if s.Probe == nil {
 			all = append(all, s.Checks...)
 		}
 	}
-	rs, err := runRound(ctx, c, all)
+	rs, err := runRound(ctx, c, checks.Round{Checks: all, Since: pr.AuditWindows(l, all)})
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +95,7 @@ func RunAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, cat *msg.Catal
 		if s.Probe == nil {
 			continue
 		}
-		if out[s.ID], err = RunStep(ctx, c, p, s, cat, nil); err != nil {
+		if out[s.ID], err = RunStep(ctx, c, p, s, pr.AuditWindows(l, s.Checks), cat, nil); err != nil {
 			return nil, err
 		}
 	}

@@ -26,9 +26,13 @@ type fakeChecker struct {
 	drop   bool // answer one result too few
 	// deadlines records how far off each round's deadline was.
 	deadlines []time.Duration
+	// asked records every round as it was asked.
+	asked []checks.Round
 }
 
-func (f *fakeChecker) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
+func (f *fakeChecker) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error) {
+	cs := r.Checks
+	f.asked = append(f.asked, r)
 	if d, ok := ctx.Deadline(); ok {
 		f.deadlines = append(f.deadlines, time.Until(d))
 	} else {
@@ -245,12 +249,20 @@ func TestRecord(t *testing.T) {
 	l := testLab()
 	now := time.Now()
 	pass := []checks.Result{{Name: "a", Status: checks.Pass}, {Name: "b", Status: checks.Pass}}
-	out, err := Record(context.Background(), store, l, "sha256:x", "one", pass, now)
+	record := func(step string, rs []checks.Result) (out progress.Outcome, err error) {
+		err = store.Update(context.Background(), l.Metadata.Name, func(p *progress.Progress) (err error) {
+			p.Reconcile(l, "sha256:x")
+			out, err = Record(p, l, step, rs, now)
+			return err
+		})
+		return out, err
+	}
+	out, err := record("one", pass)
 	if err != nil || !out.Advanced || out.Next.ID != "two" {
 		t.Fatalf("Record pass = %+v, %v", out, err)
 	}
 	errored := []checks.Result{{Name: "a", Status: checks.Error}}
-	out, err = Record(context.Background(), store, l, "sha256:x", "two", errored, now)
+	out, err = record("two", errored)
 	if err != nil || out.Passed || out.Next.ID != "two" {
 		t.Fatalf("Record error = %+v, %v", out, err)
 	}

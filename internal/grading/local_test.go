@@ -19,8 +19,8 @@ import (
 // standing in for the sandbox's file system.
 type localChecker struct{ root string }
 
-func (c localChecker) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
-	return checks.Run(ctx, checks.Env{Root: c.root}, cs), nil
+func (c localChecker) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error) {
+	return checks.Run(ctx, checks.Env{Root: c.root, ProbeStart: r.ProbeStart}, r.Checks), nil
 }
 
 const notesLab = `apiVersion: labctl.dev/v1alpha1

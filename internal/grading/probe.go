@@ -52,15 +52,18 @@ const (
 // probe is skipped and those results are returned), the probe's setup with
 // the probe's identity, its run in the sandbox within its deadline, the step's
 // checks in one round that knows when the probe started, and the probe's
-// restore, always, even when the run fails or ctx ends. The probe's own
+// restore, always, even when the run fails or ctx ends. since gives the
+// step's checks their audit windows, by position (progress's AuditWindows
+// of the progress the caller read; nil for none). The probe's own
 // result, named lab.ProbeResult, follows the checks' results: pass, fail
 // when the run exits non-zero, times out or is skipped (the learner's
 // work), error when the setup or the restore fails (the lab's). cat words
 // the probe's result; nil means English. now is time.Now outside tests.
-func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, cat *msg.Catalog, now func() time.Time) ([]checks.Result, error) {
+func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, since []time.Time, cat *msg.Catalog, now func() time.Time) ([]checks.Result, error) {
+	round := checks.Round{Checks: step.Checks, Since: since}
 	pr := step.Probe
 	if pr == nil {
-		return runRound(ctx, c, step.Checks)
+		return runRound(ctx, c, round)
 	}
 	if cat == nil {
 		cat = msg.New(msg.English)
@@ -71,7 +74,7 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, cat *msg.
 	run := strings.TrimSpace(pr.Run)
 	res := checks.Result{Name: lab.ProbeResult, Description: cat.Render(msg.T(msg.ProbeDescription, run))}
 	if p == nil {
-		rs, err := runRound(ctx, c, step.Checks)
+		rs, err := runRound(ctx, c, round)
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +82,7 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, cat *msg.
 		return append(rs, res), nil
 	}
 	if len(pr.Needs) > 0 {
-		rs, err := runRound(ctx, c, step.Checks)
+		rs, err := runRound(ctx, c, round)
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +141,8 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, cat *msg.
 		res.Message += "\n" + cat.Render(msg.T(msg.ProbeOutput, tail))
 	}
 
-	rs, err := runRound(checks.WithProbeStart(ctx, start), c, step.Checks)
+	round.ProbeStart = start
+	rs, err := runRound(ctx, c, round)
 	if problem := restore(); problem != "" && err == nil {
 		res.Status = checks.Error
 		res.Message = cat.Render(msg.T(msg.ProbeRestoreFailed, run, problem)) + "\n" + res.Message

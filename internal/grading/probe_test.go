@@ -54,13 +54,10 @@ func (w *probeWorld) RunScript(ctx context.Context, script string, stdout, stder
 	return w.runCode, nil
 }
 
-func (w *probeWorld) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
+func (w *probeWorld) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error) {
+	cs := r.Checks
 	w.log = append(w.log, "round")
-	start := time.Time{}
-	if t := checks.ProbeStartFrom(ctx); t != nil {
-		start = *t
-	}
-	w.probeStarts = append(w.probeStarts, start)
+	w.probeStarts = append(w.probeStarts, r.ProbeStart)
 	var rs []checks.Result
 	for _, c := range cs {
 		st := w.status[c.Name]
@@ -81,7 +78,7 @@ func runProbe(t *testing.T, w *probeWorld, s *lab.Step) []checks.Result {
 	t.Helper()
 	clock := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
 	now := func() time.Time { clock = clock.Add(time.Second); return clock }
-	rs, err := RunStep(context.Background(), w, w, s, msg.New(msg.English), now)
+	rs, err := RunStep(context.Background(), w, w, s, nil, msg.New(msg.English), now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +200,7 @@ func TestProbeInterruptedStillRestores(t *testing.T) {
 	w := &probeWorld{runHangs: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	_, err := RunStep(ctx, w, w, probeStep(), nil, nil)
+	_, err := RunStep(ctx, w, w, probeStep(), nil, nil, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err %v, want context.Canceled", err)
 	}
@@ -217,7 +214,7 @@ func TestProbeInterruptedStillRestores(t *testing.T) {
 
 func TestProbeWithoutProber(t *testing.T) {
 	w := &probeWorld{}
-	rs, err := RunStep(context.Background(), w, nil, probeStep(), nil, nil)
+	rs, err := RunStep(context.Background(), w, nil, probeStep(), nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +229,7 @@ func TestProbeWithoutProber(t *testing.T) {
 func TestRunAllProbesEachProbeStep(t *testing.T) {
 	w := &probeWorld{}
 	l := &lab.Lab{Steps: []lab.Step{{ID: "a", Checks: []lab.Check{{Name: "x"}}}, *probeStep(), {ID: "c", Checks: []lab.Check{{Name: "y"}}}}}
-	out, err := RunAll(context.Background(), w, w, l, nil)
+	out, err := RunAll(context.Background(), w, w, l, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +293,7 @@ func TestProbeEndsAfterRestore(t *testing.T) {
 			}
 			clock := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
 			now := func() time.Time { clock = clock.Add(time.Second); return clock }
-			if _, err := RunStep(context.Background(), tc.w, tc.w, s, msg.New(msg.English), now); err != nil {
+			if _, err := RunStep(context.Background(), tc.w, tc.w, s, nil, msg.New(msg.English), now); err != nil {
 				t.Fatal(err)
 			}
 			if got := strings.Join(tc.w.log, " "); got != tc.want {
@@ -307,7 +304,7 @@ func TestProbeEndsAfterRestore(t *testing.T) {
 	w := &endingWorld{probeWorld{runHangs: true}}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	if _, err := RunStep(ctx, w, w, probeStep(), nil, nil); !errors.Is(err, context.Canceled) {
+	if _, err := RunStep(ctx, w, w, probeStep(), nil, nil, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
 	if got, want := strings.Join(w.log, " "), "admin:setup run:/root/sync.sh admin:restore end"; got != want {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/reset"
 	"github.com/labctl/labctl/lab"
 )
@@ -78,7 +79,7 @@ func tail(out string) string {
 // answers for other checks than asked, stops the test: nothing after it
 // can be trusted.
 func (r *runner) checks(ctx context.Context, p *Phase, s *lab.Step) ([]checks.Result, bool) {
-	rs, err := runStep(ctx, r.env, s, r.o.Now)
+	rs, err := runStep(ctx, r.env, s, r.progress().AuditWindows(r.o.Lab, s.Checks), r.o.Now)
 	if err != nil {
 		p.fail(s.ID, p.Script, "", err.Error())
 		r.stopped = true
@@ -88,10 +89,21 @@ func (r *runner) checks(ctx context.Context, p *Phase, s *lab.Step) ([]checks.Re
 	return rs, true
 }
 
+// progress is the test's progress as its store holds it now, read once for
+// a round: it gives the round's audit checks their windows. Progress that
+// cannot be read is nil: audit checks then judge the whole log.
+func (r *runner) progress() *progress.Progress {
+	p, err := r.o.Store.Load(r.o.Lab.Metadata.Name)
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
 // runStep runs the step's checks as labctl check does: through its probe
-// when it has one (grading.RunStep).
-func runStep(ctx context.Context, env Environment, s *lab.Step, now func() time.Time) ([]checks.Result, error) {
-	rs, err := grading.RunStep(ctx, env, prober(env), s, nil, now)
+// when it has one (grading.RunStep), with the audit windows since.
+func runStep(ctx context.Context, env Environment, s *lab.Step, since []time.Time, now func() time.Time) ([]checks.Result, error) {
+	rs, err := grading.RunStep(ctx, env, prober(env), s, since, nil, now)
 	if err != nil {
 		return nil, fmt.Errorf("running the checks: %w", err)
 	}
@@ -148,7 +160,7 @@ func (r *runner) reset(ctx context.Context, p *Phase, to string) {
 // every check must pass.
 func (r *runner) grade(ctx context.Context) {
 	r.phase(Phase{Kind: Grade}, "Grading the whole lab: 100 %", func(p *Phase) {
-		results, err := grading.RunAll(ctx, r.env, prober(r.env), r.o.Lab, nil)
+		results, err := grading.RunAll(ctx, r.env, prober(r.env), r.o.Lab, r.progress(), nil)
 		if err != nil {
 			p.fail("", "", "", "grading: "+err.Error())
 			r.stopped = true

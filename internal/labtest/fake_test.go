@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/lab"
 )
 
 // fakeEnv is a lab environment in miniature. Its sandbox home holds paths,
@@ -143,7 +142,8 @@ func (f *fakeEnv) RunScript(_ context.Context, script string, stdout, stderr io.
 	return 0, nil
 }
 
-func (f *fakeEnv) RunChecks(_ context.Context, cs []lab.Check) ([]checks.Result, error) {
+func (f *fakeEnv) RunChecks(_ context.Context, round checks.Round) ([]checks.Result, error) {
+	cs := round.Checks
 	f.log = append(f.log, "checks")
 	if f.roundErr != nil {
 		return nil, f.roundErr

@@ -28,8 +28,9 @@ import (
 // used through reset.Run, the mechanism of `labctl reset --to`.
 type Environment interface {
 	reset.Environment
-	// RunChecks runs one checker round and returns a result per check, in order.
-	RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error)
+	// RunChecks runs one checker round and returns a result per check of
+	// the round, in order.
+	RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error)
 }
 
 // Status prints a line per phase; status.Logger is the real one.

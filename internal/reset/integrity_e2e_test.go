@@ -155,7 +155,7 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 		t.Fatalf("connecting to the lab whose sandbox's pids are used up: %v", err)
 	}
 	gctx, cancel := context.WithTimeout(ctx, time.Minute)
-	rs, err := checks.RunRound(gctx, l.Steps[0].Checks, genv.RunChecks)
+	rs, err := checks.RunRound(gctx, checks.Round{Checks: l.Steps[0].Checks}, genv.RunChecks)
 	cancel()
 	genv.Close()
 	if err != nil || len(rs) != 2 || rs[0].Status != checks.Pass || rs[1].Status != checks.Fail {

@@ -113,12 +113,23 @@ type fakeProgress struct {
 	current int // index of the current step; len(steps) when done
 	passed  map[string]bool
 	records []string // "id:pass" / "id:fail"
+	reads   int      // calls of State
+	// since, when set, gives the current step's checks their audit windows.
+	since []time.Time
 }
 
 func (f *fakeProgress) State() (State, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.reads++
 	return f.stateLocked(), nil
+}
+
+// stateReads is how many times the progress was read.
+func (f *fakeProgress) stateReads() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads
 }
 
 func (f *fakeProgress) stateLocked() State {
@@ -128,27 +139,28 @@ func (f *fakeProgress) stateLocked() State {
 	}
 	if f.current < len(f.lab.Steps) {
 		st.Current = &f.lab.Steps[f.current]
+		st.Since = f.since
 	}
 	return st
 }
 
-func (f *fakeProgress) Record(_ context.Context, step string, results []checks.Result) (State, error) {
+func (f *fakeProgress) Record(_ context.Context, step string, results []checks.Result) (State, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	passed := checks.StepPassed(results)
-	if passed {
-		f.records = append(f.records, step+":pass")
-		if f.passed == nil {
-			f.passed = map[string]bool{}
-		}
-		f.passed[step] = true
-		if f.current < len(f.lab.Steps) && f.lab.Steps[f.current].ID == step {
-			f.current++
-		}
-	} else {
+	if !checks.StepPassed(results) {
 		f.records = append(f.records, step+":fail")
+		return f.stateLocked(), false, nil
 	}
-	return f.stateLocked(), nil
+	if f.current >= len(f.lab.Steps) || f.lab.Steps[f.current].ID != step {
+		return f.stateLocked(), false, nil // completed meanwhile
+	}
+	f.records = append(f.records, step+":pass")
+	if f.passed == nil {
+		f.passed = map[string]bool{}
+	}
+	f.passed[step] = true
+	f.current++
+	return f.stateLocked(), true, nil
 }
 
 func (f *fakeProgress) recorded() []string {
@@ -164,6 +176,7 @@ type fakeChecker struct {
 	mu     sync.Mutex
 	script []bool
 	calls  []string // the first check's name of each round
+	rounds []checks.Round
 	gate   chan struct{}
 	called chan int
 }
@@ -172,10 +185,12 @@ func newFakeChecker(script ...bool) *fakeChecker {
 	return &fakeChecker{script: script, called: make(chan int, 100)}
 }
 
-func (f *fakeChecker) check(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
+func (f *fakeChecker) check(ctx context.Context, round checks.Round) ([]checks.Result, error) {
+	cs := round.Checks
 	f.mu.Lock()
 	n := len(f.calls)
 	f.calls = append(f.calls, cs[0].Name)
+	f.rounds = append(f.rounds, round)
 	pass := f.script[min(n, len(f.script)-1)]
 	gate := f.gate
 	f.mu.Unlock()
@@ -192,6 +207,13 @@ func (f *fakeChecker) check(ctx context.Context, cs []lab.Check) ([]checks.Resul
 		r.Status, r.Message = checks.Fail, "expected a file, found nothing"
 	}
 	return []checks.Result{r}, nil
+}
+
+// asked is every round the checker was asked, in order.
+func (f *fakeChecker) asked() []checks.Round {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]checks.Round(nil), f.rounds...)
 }
 
 func (f *fakeChecker) count() int {

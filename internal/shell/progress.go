@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -48,33 +49,52 @@ func (p *StoreProgress) State() (State, error) {
 	return p.state(pr), nil
 }
 
-// Record records a round of step's checks; when the learner moves on to a
-// step with a setup script, the script runs (grading.RunStepSetup: a
-// failure is a *grading.ScriptError, the round still recorded).
-func (p *StoreProgress) Record(ctx context.Context, step string, results []checks.Result) (State, error) {
+// errNotCurrent stops the update of a passing round whose step is no
+// longer current: nothing is written.
+var errNotCurrent = errors.New("the step is no longer the current one")
+
+// Record records a round of step's checks in one update of the file, which
+// also gives the state afterwards; when the learner moves on to a step with
+// a setup script, the script runs (grading.RunStepSetup: a failure is a
+// *grading.ScriptError, the round still recorded).
+func (p *StoreProgress) Record(ctx context.Context, step string, results []checks.Result) (State, bool, error) {
 	now := time.Now
 	if p.Now != nil {
 		now = p.Now
 	}
-	out, err := grading.Record(ctx, p.Store, p.Lab, p.Digest, step, results, now())
-	if err != nil {
-		return State{}, fmt.Errorf("recording progress: %w", err)
+	passed := checks.StepPassed(results)
+	var st State
+	var out progress.Outcome
+	err := p.Store.Update(ctx, p.Lab.Metadata.Name, func(pr *progress.Progress) (err error) {
+		pr.Reconcile(p.Lab, p.Digest)
+		if cur, _ := pr.CurrentStep(p.Lab); passed && (cur == nil || cur.ID != step) {
+			st = p.state(pr)
+			return errNotCurrent
+		}
+		out, err = grading.Record(pr, p.Lab, step, results, now())
+		st = p.state(pr)
+		return err
+	})
+	if errors.Is(err, errNotCurrent) {
+		return st, false, nil
 	}
-	st, err := p.State()
 	if err != nil {
-		return State{}, err
+		return State{}, false, fmt.Errorf("recording progress: %w", err)
 	}
 	if out.Advanced && out.Next != nil {
 		if err := grading.RunStepSetup(ctx, p.Scripts, out.Next, nil); err != nil {
-			return st, grading.Retrying(err, grading.Retry{Situation: p.Situation})
+			return st, true, grading.Retrying(err, grading.Retry{Situation: p.Situation})
 		}
 	}
-	return st, nil
+	return st, out.Advanced, nil
 }
 
 func (p *StoreProgress) state(pr *progress.Progress) State {
 	st := State{Passed: map[string]bool{}}
 	st.Current, _ = pr.CurrentStep(p.Lab)
+	if st.Current != nil {
+		st.Since = pr.AuditWindows(p.Lab, st.Current.Checks)
+	}
 	for _, s := range p.Lab.Steps {
 		if pr.IsPassed(s.ID) {
 			st.Passed[s.ID] = true

@@ -87,7 +87,7 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 	}
 	// check and next run the checks now, once: an explicit request is
 	// answered at once, as `labctl check` is.
-	results, err := s.askedRound(ctx, &step)
+	results, err := s.askedRound(ctx, st)
 	if err != nil {
 		return s.couldNotRunText(err)
 	}
@@ -97,12 +97,12 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 			s.resultsText(step, results)
 	}
 	if !checks.StepPassed(results) {
-		if _, err := s.cfg.Progress.Record(ctx, step.ID, results); err != nil {
+		if _, _, err := s.cfg.Progress.Record(ctx, step.ID, results); err != nil {
 			return text + s.couldNotRunText(err)
 		}
 		return text
 	}
-	banner, err := s.complete(ctx, step.ID, results)
+	banner, err := s.complete(ctx, st, results)
 	if err != nil {
 		return text + s.couldNotRunText(err)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/grading"
-	"github.com/labctl/labctl/lab"
 )
 
 // rounds runs the current step's checks after commands: each trigger is
@@ -58,7 +57,8 @@ func (s *Session) settle(ctx context.Context) bool {
 
 // autoRound checks the current step and, when it passes twice, completes it.
 // It returns the text to show (empty for nothing) and whether the checks
-// could not run.
+// could not run. The progress is read once: both rounds and the completion
+// take what they need from that reading.
 func (s *Session) autoRound(ctx context.Context) (string, bool) {
 	st, err := s.cfg.Progress.State()
 	if err != nil {
@@ -70,7 +70,7 @@ func (s *Session) autoRound(ctx context.Context) (string, bool) {
 	if step == nil || len(step.Checks) == 0 || step.Probe != nil {
 		return "", false
 	}
-	results, err := s.round(ctx, step)
+	results, err := s.round(ctx, st)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", false
@@ -85,49 +85,47 @@ func (s *Session) autoRound(ctx context.Context) (string, bool) {
 		return "", false
 	case <-time.After(s.cfg.Recheck):
 	}
-	results, err = s.round(ctx, step)
+	results, err = s.round(ctx, st)
 	if err != nil || !checks.StepPassed(results) {
 		return "", false
 	}
-	text, err := s.complete(ctx, step.ID, results)
+	text, err := s.complete(ctx, st, results)
 	if err != nil {
 		return s.couldNotRunText(err), true
 	}
 	return text, false
 }
 
-// round runs step's checks once (checks.RunRound: its deadline, its answer
-// verified).
-func (s *Session) round(ctx context.Context, step *lab.Step) ([]checks.Result, error) {
-	return checks.RunRound(ctx, step.Checks, s.cfg.Check)
+// round runs the checks of st's current step once (checks.RunRound: its
+// deadline, its answer verified), with the audit windows st gives them.
+func (s *Session) round(ctx context.Context, st State) ([]checks.Result, error) {
+	return checks.RunRound(ctx, checks.Round{Checks: st.Current.Checks, Since: st.Since}, s.cfg.Check)
 }
 
-// askedRound runs step's checks when the learner asks: through the step's
-// probe when it has one (grading.RunStep).
-func (s *Session) askedRound(ctx context.Context, step *lab.Step) ([]checks.Result, error) {
-	return grading.RunStep(ctx, s.cfg.Check, s.cfg.Probe, step, s.cat, nil)
+// askedRound runs the checks of st's current step when the learner asks:
+// through the step's probe when it has one (grading.RunStep).
+func (s *Session) askedRound(ctx context.Context, st State) ([]checks.Result, error) {
+	return grading.RunStep(ctx, s.cfg.Check, s.cfg.Probe, st.Current, st.Since, s.cat, nil)
 }
 
-// complete records that step passed and returns the banner saying so, with
-// the next step's text. A step that is no longer current (completed
-// meanwhile by a request) gives no banner.
-func (s *Session) complete(ctx context.Context, stepID string, results []checks.Result) (string, error) {
+// complete records that st's current step passed and returns the banner
+// saying so, with the next step's text. A step that is no longer current
+// (completed meanwhile by a request, or in another terminal) gives no
+// banner: Record says whether this round moved the learner on.
+func (s *Session) complete(ctx context.Context, st State, results []checks.Result) (string, error) {
 	s.stepMu.Lock()
 	defer s.stepMu.Unlock()
-	st, err := s.cfg.Progress.State()
-	if err != nil {
-		return "", err
-	}
-	if st.Current == nil || st.Current.ID != stepID {
-		return "", nil
-	}
-	after, err := s.cfg.Progress.Record(ctx, stepID, results)
+	step := *st.Current
+	after, moved, err := s.cfg.Progress.Record(ctx, step.ID, results)
 	var setupErr *grading.ScriptError
 	if errors.As(err, &setupErr) {
-		return s.passedBanner(*st.Current, after) + s.couldNotRunText(err), nil
+		return s.passedBanner(step, after) + s.couldNotRunText(err), nil
 	}
 	if err != nil {
 		return "", err
 	}
-	return s.passedBanner(*st.Current, after), nil
+	if !moved {
+		return "", nil
+	}
+	return s.passedBanner(step, after), nil
 }

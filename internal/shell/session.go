@@ -40,29 +40,37 @@ type Terminal interface {
 type Size struct{ Rows, Cols uint }
 
 // Checker runs checks in the sandbox, one round, as
-// (*provision.Env).RunChecks does.
-type Checker func(ctx context.Context, cs []lab.Check) ([]checks.Result, error)
+// (*provision.Live).RunChecks does.
+type Checker func(ctx context.Context, r checks.Round) ([]checks.Result, error)
 
 // RunChecks makes a Checker a grading.Checker.
-func (c Checker) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
-	return c(ctx, cs)
+func (c Checker) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error) {
+	return c(ctx, r)
 }
 
-// State is where the learner stands.
+// State is where the learner stands, as one reading of the progress says:
+// a round of checks takes all it needs from it.
 type State struct {
 	// Current is the step the learner is on; nil once every step has passed.
 	Current *lab.Step
 	// Passed holds the ids of the steps that have passed.
 	Passed map[string]bool
+	// Since gives the checks of Current their audit windows, by position
+	// (progress's AuditWindows); nil is the whole log.
+	Since []time.Time
 }
 
 // Progress is the learner's recorded progress.
 type Progress interface {
+	// State reads where the learner stands.
 	State() (State, error)
-	// Record records a round of step's checks and, when they passed, moves
-	// the learner on; it returns the state afterwards. A round in which a
+	// Record records a round of step's checks, run while step was the
+	// current step, and returns the state afterwards and whether the round
+	// moved the learner on. A passing round moves the learner on; one of a
+	// step that is no longer current (completed or left meanwhile: by a
+	// request, or in another terminal) records nothing. A round in which a
 	// required check could not run counts for nothing.
-	Record(ctx context.Context, step string, results []checks.Result) (State, error)
+	Record(ctx context.Context, step string, results []checks.Result) (after State, moved bool, err error)
 }
 
 // Config is what a session needs. Lab, Shell, Terminal, Check and Progress

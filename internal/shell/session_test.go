@@ -352,17 +352,18 @@ func TestStoreProgressKeepsStateOnDisk(t *testing.T) {
 	if err != nil || st.Current == nil || st.Current.ID != "one" {
 		t.Fatalf("fresh state %+v, %v; want step one", st, err)
 	}
-	if st, err = p.Record(ctx, "one", results(checks.Fail)); err != nil || st.Current.ID != "one" {
-		t.Fatalf("a failed round moved on: %+v, %v", st, err)
+	var moved bool
+	if st, moved, err = p.Record(ctx, "one", results(checks.Fail)); err != nil || moved || st.Current.ID != "one" {
+		t.Fatalf("a failed round moved on: %+v, %t, %v", st, moved, err)
 	}
-	if st, err = p.Record(ctx, "one", results(checks.Error)); err != nil || st.Current.ID != "one" {
-		t.Fatalf("a round that could not run moved on: %+v, %v", st, err)
+	if st, moved, err = p.Record(ctx, "one", results(checks.Error)); err != nil || moved || st.Current.ID != "one" {
+		t.Fatalf("a round that could not run moved on: %+v, %t, %v", st, moved, err)
 	}
 	if len(run.ran) != 0 {
 		t.Fatalf("setup ran without moving on: %v", run.ran)
 	}
-	if st, err = p.Record(ctx, "one", results(checks.Pass)); err != nil || st.Current == nil || st.Current.ID != "two" {
-		t.Fatalf("a passed round did not move on: %+v, %v", st, err)
+	if st, moved, err = p.Record(ctx, "one", results(checks.Pass)); err != nil || !moved || st.Current == nil || st.Current.ID != "two" {
+		t.Fatalf("a passed round did not move on: %+v, %t, %v", st, moved, err)
 	}
 	if len(run.ran) != 1 || run.ran[0] != l.Steps[1].Setup {
 		t.Fatalf("the next step's setup ran %v", run.ran)
@@ -382,7 +383,7 @@ func TestStoreProgressReportsAFailedSetup(t *testing.T) {
 	l := testLab()
 	l.Steps[1].Setup = "false"
 	p := &StoreProgress{Store: progress.NewStore(t.TempDir()), Lab: l, Scripts: &scripts{code: 3}}
-	st, err := p.Record(context.Background(), "one", results(checks.Pass))
+	st, _, err := p.Record(context.Background(), "one", results(checks.Pass))
 	var setupErr *grading.ScriptError
 	if !errors.As(err, &setupErr) || setupErr.Step != "two" || setupErr.Code != 3 || !strings.Contains(err.Error(), "status 3") {
 		t.Fatalf("err = %v, want a ScriptError of step two with the status", err)
@@ -396,13 +397,13 @@ func TestStoreProgressReportsAFailedSetup(t *testing.T) {
 
 	// A class's learner is reset by the class's command.
 	p = &StoreProgress{Store: progress.NewStore(t.TempDir()), Lab: l, Scripts: &scripts{code: 3}, Situation: grading.InClass("ada")}
-	if _, err := p.Record(context.Background(), "one", results(checks.Pass)); err == nil || !strings.Contains(err.Error(), "`labctl class reset ada --to two` starts the step over") {
+	if _, _, err := p.Record(context.Background(), "one", results(checks.Pass)); err == nil || !strings.Contains(err.Error(), "`labctl class reset ada --to two` starts the step over") {
 		t.Errorf("err = %v, want the class's retry", err)
 	}
 
 	// An invited learner cannot reset their lab: they ask their instructor.
 	p = &StoreProgress{Store: progress.NewStore(t.TempDir()), Lab: l, Scripts: &scripts{code: 3}, Situation: grading.Invited("ada")}
-	if _, err := p.Record(context.Background(), "one", results(checks.Pass)); err == nil || !strings.Contains(err.Error(), "ask your instructor to run `labctl class reset ada --to two`") {
+	if _, _, err := p.Record(context.Background(), "one", results(checks.Pass)); err == nil || !strings.Contains(err.Error(), "ask your instructor to run `labctl class reset ada --to two`") {
 		t.Errorf("err = %v, want the instructor asked", err)
 	}
 }

@@ -44,7 +44,8 @@ type fakeSandbox struct {
 	code    int    // every script's exit status
 }
 
-func (f *fakeSandbox) RunChecks(_ context.Context, cs []lab.Check) ([]checks.Result, error) {
+func (f *fakeSandbox) RunChecks(_ context.Context, round checks.Round) ([]checks.Result, error) {
+	cs := round.Checks
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var rs []checks.Result

@@ -181,7 +181,8 @@ func (f *fakeLab) RunScripts(ctx context.Context, scripts []string, stdout, stde
 func (f *fakeLab) RunAdminScript(context.Context, string, io.Writer) (int, error) { return 0, nil }
 
 // RunChecks passes the checks whose step's solve ran.
-func (f *fakeLab) RunChecks(_ context.Context, cs []lab.Check) ([]checks.Result, error) {
+func (f *fakeLab) RunChecks(_ context.Context, r checks.Round) ([]checks.Result, error) {
+	cs := r.Checks
 	if f.checks != nil {
 		return f.checks(cs)
 	}

@@ -37,8 +37,9 @@ func (f *fakeInvited) Learner() string   { return f.learner }
 func (f *fakeInvited) LabName() string   { return f.labName }
 func (f *fakeInvited) UseLab(l *lab.Lab) { f.used = l }
 
-func (f *fakeInvited) RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error) {
-	rs, err := f.fakeLab.RunChecks(ctx, cs)
+func (f *fakeInvited) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error) {
+	cs := r.Checks
+	rs, err := f.fakeLab.RunChecks(ctx, r)
 	if err != nil {
 		return nil, err
 	}
