@@ -19,7 +19,7 @@ import (
 )
 
 // Checker runs one round of checks in the learner's environment and
-// returns one result per check, in order. provision's *Env is the real one.
+// returns one result per check, in order. provision's *Live is the real one.
 type Checker interface {
 	RunChecks(ctx context.Context, cs []lab.Check) ([]checks.Result, error)
 }

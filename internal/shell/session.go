@@ -40,7 +40,7 @@ type Terminal interface {
 type Size struct{ Rows, Cols uint }
 
 // Checker runs checks in the sandbox, one round, as
-// (*provision.Env).RunChecks does.
+// (*provision.Live).RunChecks does.
 type Checker func(ctx context.Context, cs []lab.Check) ([]checks.Result, error)
 
 // RunChecks makes a Checker a grading.Checker.
