@@ -45,7 +45,7 @@ images: build engine ## build (or reuse) the offline node and sandbox images
 browser: ## install Debian's Chromium when missing (the browser tests of `labctl ui` drive it headless)
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
 
-# -timeout bounds each package: the longest, provision, takes about 20 to 25 minutes.
+# -timeout bounds each package: the longest, provision/kind, takes about 20 to 25 minutes.
 e2e: images browser ## integration tests on a real Docker engine and kind cluster, and a real browser
 	$(GO) test -tags e2e -count=1 -p 1 -timeout 45m ./...
 

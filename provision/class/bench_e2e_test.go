@@ -21,7 +21,7 @@ import (
 // resident memory and CPU use of the learner's two Pods, averaged over
 // the learners, after a quiet minute). hack/bench.sh prints the metrics as rows.
 //
-//	flock /tmp/labctl-e2e.lock go test -tags e2e -run '^$' -bench BenchmarkE2EClass -benchtime 1x ./provision/ -timeout 30m
+//	flock /tmp/labctl-e2e.lock go test -tags e2e -run '^$' -bench BenchmarkE2EClass -benchtime 1x ./provision/class/ -timeout 30m
 func BenchmarkE2EClass(b *testing.B) {
 	b.Setenv("LABCTL_STATE_DIR", b.TempDir())
 	ctx := context.Background()

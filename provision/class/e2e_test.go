@@ -138,7 +138,7 @@ func failed(rs []checks.Result) []string {
 // reset empties /root and the lab's namespaces; a hard reset of learner 3
 // leaves 1 and 2 untouched.
 //
-//	flock /tmp/labctl-e2e.lock go test -tags e2e -count=1 -run TestE2EClass ./provision/ -timeout 30m -v
+//	flock /tmp/labctl-e2e.lock go test -tags e2e -count=1 -run TestE2EClass ./provision/class/ -timeout 30m -v
 func TestE2EClass(t *testing.T) {
 	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
 	ctx := context.Background()

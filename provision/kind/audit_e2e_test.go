@@ -52,7 +52,7 @@ YAML
 // judges it from the audit log the grader reads; the learner can neither
 // see nor change that log.
 //
-//	go test -tags e2e ./provision/ -run TestE2EAuditEvidence -timeout 20m -v
+//	go test -tags e2e ./provision/kind/ -run TestE2EAuditEvidence -timeout 20m -v
 func TestE2EAuditEvidence(t *testing.T) {
 	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())

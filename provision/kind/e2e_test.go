@@ -27,7 +27,7 @@ import (
 // (LABCTL_TEST_NODE_IMAGE / LABCTL_TEST_SANDBOX_IMAGE, default labctl's
 // own, e.g. from `labctl images build`), and minutes:
 //
-//	go test -tags e2e ./provision/ -run TestE2E -timeout 30m -v
+//	go test -tags e2e ./provision/kind/ -run TestE2E -timeout 30m -v
 
 const e2eLabName = "e2e-prov"
 

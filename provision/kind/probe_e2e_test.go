@@ -73,7 +73,7 @@ func adminScript(t *testing.T, env *provision.Live, s string) (int, string) {
 // probe is for (scale a Deployment, keep a note for its restore, leave the
 // grader an answer) still passes, and nothing of it is left afterwards.
 //
-//	go test -tags e2e ./provision/ -run TestE2EProbeConfined -timeout 20m -v
+//	go test -tags e2e ./provision/kind/ -run TestE2EProbeConfined -timeout 20m -v
 func TestE2EProbeConfined(t *testing.T) {
 	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())

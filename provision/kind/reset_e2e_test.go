@@ -17,7 +17,7 @@ import (
 // (a Deployment with its pods, a Service, a ConfigMap, an edited default
 // ServiceAccount) and one left as up made it:
 //
-//	go test -tags e2e ./provision/ -run TestE2EResetNamespaces -timeout 20m -v
+//	go test -tags e2e ./provision/kind/ -run TestE2EResetNamespaces -timeout 20m -v
 func TestE2EResetNamespaces(t *testing.T) {
 	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())

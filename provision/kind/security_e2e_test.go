@@ -42,7 +42,7 @@ func securityLab() *lab.Lab {
 // cannot be relabelled, kind's bootstrap token is gone; and the grader's
 // token reads exactly what the lab names, for an hour, renewed by Connect.
 //
-//	go test -tags e2e ./provision/ -run TestE2ESecurity -timeout 20m -v
+//	go test -tags e2e ./provision/kind/ -run TestE2ESecurity -timeout 20m -v
 func TestE2ESecurity(t *testing.T) {
 	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())

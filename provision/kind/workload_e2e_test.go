@@ -52,7 +52,7 @@ const applyWeb = "kubectl apply -f - >/dev/null <<'EOF'\n" + workloadDeployment 
 // after a hard reset; a lab naming an image the engine lacks fails before
 // anything is made.
 //
-//	flock /tmp/labctl-e2e.lock go test -tags e2e -count=1 -run TestE2EWorkloadImages ./provision/ -timeout 30m -v
+//	flock /tmp/labctl-e2e.lock go test -tags e2e -count=1 -run TestE2EWorkloadImages ./provision/kind/ -timeout 30m -v
 func TestE2EWorkloadImages(t *testing.T) {
 	goCache, err := exec.Command("go", "env", "GOCACHE").Output()
 	if err != nil {
