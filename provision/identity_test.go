@@ -5,7 +5,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/labctl/labctl/lab"
+	"strings"
+	"testing"
+	"time"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -16,9 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/clientcmd"
-	"strings"
-	"testing"
-	"time"
+
+	"github.com/labctl/labctl/lab"
 )
 
 func TestStepsThrough(t *testing.T) {

@@ -3,9 +3,6 @@ package provision
 import (
 	"context"
 	"fmt"
-	"github.com/labctl/labctl/sandbox"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,9 +15,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/sandbox"
 )
 
 // controllerManager is the field manager of the objects Kubernetes itself

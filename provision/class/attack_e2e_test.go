@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/labctl/labctl/provision"
 	"io"
 	"slices"
 	"strings"
@@ -23,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/labctl/labctl/provision"
 )
 
 // testClassAttacks plays the learner who wants the grade without the work,

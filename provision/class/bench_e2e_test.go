@@ -5,12 +5,13 @@ package class
 import (
 	"context"
 	"encoding/json"
-	"github.com/labctl/labctl/provision"
 	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/labctl/labctl/provision"
 )
 
 // BenchmarkE2EClass measures a class of three learners of the repository's

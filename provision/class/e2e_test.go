@@ -7,8 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/labctl/labctl/internal/podexec"
-	"github.com/labctl/labctl/provision"
 	"io"
 	"maps"
 	"os"
@@ -31,8 +29,10 @@ import (
 	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 )
 
 // classLab is the repository's lab, as a class runs it.

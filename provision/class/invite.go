@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/labctl/labctl/internal/podexec"
-	"github.com/labctl/labctl/provision"
 	"io"
 	"strings"
 
@@ -17,7 +15,9 @@ import (
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 )
 
 // Invite is what an invite kubeconfig (Class.Invite) names: a learner's own

@@ -5,9 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/labctl/labctl/internal/podexec"
-	"github.com/labctl/labctl/internal/statedir"
-	"github.com/labctl/labctl/provision"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,7 +18,10 @@ import (
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/podexec"
+	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 )
 
 // learnerRuntime is the runtime of one learner's lab on a class cluster:

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"fmt"
-	"github.com/labctl/labctl/provision"
 	"io/fs"
 	"path"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/sandbox"
 )
 

@@ -3,7 +3,6 @@ package class
 import (
 	"crypto/x509"
 	"encoding/pem"
-	"github.com/labctl/labctl/provision"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/sandbox"
 )
 

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/labctl/labctl/internal/podexec"
 	"os"
 	"sort"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/sandbox"
 )
 

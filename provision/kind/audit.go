@@ -3,7 +3,6 @@ package kind
 import (
 	"errors"
 	"fmt"
-	"github.com/labctl/labctl/provision"
 	"os"
 	"path/filepath"
 
@@ -11,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 )
 
 // The API server's audit log on a kind cluster: the host directory

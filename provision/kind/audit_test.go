@@ -1,7 +1,6 @@
 package kind
 
 import (
-	"github.com/labctl/labctl/provision"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 )
 
 func TestKindConfigMountsTheAuditDirectory(t *testing.T) {

@@ -3,7 +3,6 @@ package kind
 import (
 	"context"
 	"fmt"
-	"github.com/labctl/labctl/provision"
 	"io"
 	"io/fs"
 	"os"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 )
 
 // ControlPlaneServer is the API server's address inside the kind network,

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/labctl/labctl/provision"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/atomicfile"
+	"github.com/labctl/labctl/provision"
 )
 
 // credentialsFile holds, in the lab's host state directory (mode 0600, like

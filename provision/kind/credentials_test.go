@@ -3,7 +3,6 @@ package kind
 import (
 	"encoding/base64"
 	"fmt"
-	"github.com/labctl/labctl/provision"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/provision"
 )
 
 func TestSavedCredentialsBelongToOneNode(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/labctl/labctl/provision"
 	"os"
 	"os/exec"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/sandbox"
 )
 

@@ -5,12 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/labctl/labctl/provision"
 	"io"
 
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/sandbox"
 )
 

@@ -1,9 +1,10 @@
 package kind
 
 import (
-	"github.com/labctl/labctl/provision"
 	"strings"
 	"testing"
+
+	"github.com/labctl/labctl/provision"
 )
 
 // The probe's kubeconfig reaches its process in the exec's environment,

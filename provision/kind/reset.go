@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/labctl/labctl/provision"
 	"io"
 
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/statusline"
+	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/sandbox"
 )
 

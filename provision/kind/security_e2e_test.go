@@ -5,7 +5,6 @@ package kind
 import (
 	"context"
 	"fmt"
-	"github.com/labctl/labctl/provision"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 )
 
 const secNS = "e2e-sec-ns"

@@ -4,7 +4,6 @@ package kind
 
 import (
 	"context"
-	"github.com/labctl/labctl/provision"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/internal/fsx"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 )
 
 // workloadRef is the e2e test's workload image, built from

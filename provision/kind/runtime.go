@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/labctl/labctl/provision"
 	"io"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/sandbox"
 )
 

@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/labctl/labctl/provision"
 	"io"
 	"io/fs"
 	"os"
@@ -29,6 +28,7 @@ import (
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/sandbox"
 )
 
