@@ -20,7 +20,7 @@ import (
 )
 
 // TestBackupHomeFromARealContainer saves /root of a real sandbox container
-// through the Docker engine (provision's Home, which copies /root out as
+// through the Docker engine (provision/kind's Home, which copies /root out as
 // provision's Live does) and reads the tar back.
 func TestBackupHomeFromARealContainer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

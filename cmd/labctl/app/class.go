@@ -13,7 +13,7 @@ import (
 )
 
 // The class commands run one lab per learner on an existing Kubernetes
-// cluster (provision's Class): up, status, grade, shell, reset, down and
+// cluster (provision/class's Class): up, status, grade, shell, reset, down and
 // invite.
 
 // classFlags are the class commands' persistent flags and their keys in

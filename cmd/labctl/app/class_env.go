@@ -10,7 +10,7 @@ import (
 
 // classCluster is a class on its Kubernetes cluster as the class commands use
 // it: one lab per learner, each learner's lab a liveLab once it is up.
-// provision's *Class is the real one (through realClass).
+// provision/class's *Class is the real one (through realClass).
 type classCluster interface {
 	// Learners lists the class's learners as the cluster reports them.
 	Learners(ctx context.Context) ([]class.LearnerInfo, error)
