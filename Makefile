@@ -47,8 +47,8 @@ browser: ## install Debian's Chromium when missing (the browser tests of `labctl
 
 # Two packages run at once (each test's lab has its own name, cluster and
 # containers), the longest first so that the short ones fill in beside them.
-# -timeout bounds each package: the longest, provision, takes about 20 to 25 minutes.
-E2E_FIRST := ./provision/... ./cmd/labctl/... ./internal/labtest/... ./internal/grading/... ./internal/reset/...
+# -timeout bounds each package: the longest, provision/kind, takes about 20 to 25 minutes.
+E2E_FIRST := ./provision/kind/... ./provision/class/... ./cmd/labctl/... ./internal/labtest/... ./internal/grading/... ./internal/reset/...
 e2e: images browser ## integration tests on a real Docker engine and kind cluster, and a real browser
 	$(GO) test -tags e2e -count=1 -p 2 -timeout 45m $(E2E_FIRST) ./...
 

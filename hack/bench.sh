@@ -256,7 +256,7 @@ else
 fi
 
 # A class of three learners on a kind cluster made from the node image,
-# measured by BenchmarkE2EClass (an e2e benchmark of provision): bringing
+# measured by BenchmarkE2EClass (an e2e benchmark of provision/class): bringing
 # the three up at once, one class grade (all three at once, probes
 # included), and one learner's idle memory and CPU from the kubelet's
 # summary (docs/classroom.md has the capacity tables).
@@ -264,7 +264,7 @@ if [ "${BENCH_SKIP_CLASS:-}" = 1 ]; then
 	row "class: bring up 3 learners" "not run" "BENCH_SKIP_CLASS" "-"
 else
 	note "bench: a class of three learners (minutes)"
-	ui=$(cd "$root" && go test -tags e2e -count=1 -run '^$' -bench '^BenchmarkE2EClass$' -benchtime 1x -timeout 30m ./provision/ 2>&1 |
+	ui=$(cd "$root" && go test -tags e2e -count=1 -run '^$' -bench '^BenchmarkE2EClass$' -benchtime 1x -timeout 30m ./provision/class/ 2>&1 |
 		tee -a "$work/log" | grep '^BenchmarkE2EClass')
 	[ -n "$ui" ] || note "bench: BenchmarkE2EClass measured nothing (see $keep/log)"
 	uirow "class: bring up 3 learners" up3-s s 60 %.1f

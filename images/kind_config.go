@@ -5,7 +5,7 @@ import (
 )
 
 // KindSettings are the kind cluster settings a node image needs. The kind
-// cluster file itself is typed and rendered in one place, provision's
+// cluster file itself is typed and rendered in one place, provision/kind's
 // cluster configuration: `labctl images kind-config` prints it.
 type KindSettings struct {
 	// DisableDefaultCNI is true for labctl's node images: they carry no

@@ -131,16 +131,16 @@ func grantGrader(ctx context.Context, cs kubernetes.Interface, grants []graderGr
 	}
 	rules := graderPolicy(grants)
 	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: GraderAccount, Namespace: SystemNamespace}}
-	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: graderRole, Labels: labels}, Rules: rules}
+	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: GraderRole, Labels: labels}, Rules: rules}
 	if err := apply(ctx, cs.RbacV1().ClusterRoles(), cr, func(cur *rbacv1.ClusterRole) {
 		cur.Rules, cur.Labels, cur.AggregationRule = rules, labels, nil
 	}); err != nil {
 		return fmt.Errorf("granting the grader read access: %w", err)
 	}
 	crb := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: graderRole, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: GraderRole, Labels: labels},
 		Subjects:   subjects,
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: graderRole},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: GraderRole},
 	}
 	if err := apply(ctx, cs.RbacV1().ClusterRoleBindings(), crb, func(cur *rbacv1.ClusterRoleBinding) { cur.Subjects = subjects }); err != nil {
 		return fmt.Errorf("granting the grader read access: %w", err)
@@ -157,13 +157,13 @@ func removeStaleGraderRoles(ctx context.Context, cs kubernetes.Interface, labels
 		return fmt.Errorf("looking for the grader's former roles: %w", err)
 	}
 	for _, r := range roles.Items {
-		if r.Name != graderRole {
+		if r.Name != GraderRole {
 			continue
 		}
-		if err := cs.RbacV1().RoleBindings(r.Namespace).Delete(ctx, graderRole, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := cs.RbacV1().RoleBindings(r.Namespace).Delete(ctx, GraderRole, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("removing the grader's former access in %s: %w", r.Namespace, err)
 		}
-		if err := cs.RbacV1().Roles(r.Namespace).Delete(ctx, graderRole, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := cs.RbacV1().Roles(r.Namespace).Delete(ctx, GraderRole, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("removing the grader's former access in %s: %w", r.Namespace, err)
 		}
 	}

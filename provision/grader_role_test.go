@@ -155,8 +155,8 @@ func TestGrantGraderOutsideLabNamespaces(t *testing.T) {
 	labels := map[string]string{"dev.labctl.lab": "gitops"}
 	stale := []runtime.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gitops-lab"}},
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: graderRole, Namespace: "gitops-lab", Labels: labels}},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: graderRole, Namespace: "gitops-lab", Labels: labels}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: GraderRole, Namespace: "gitops-lab", Labels: labels}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: GraderRole, Namespace: "gitops-lab", Labels: labels}},
 		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: learnerRole, Namespace: "gitops-lab", Labels: labels}},
 	}
 	cs := fake.NewClientset(stale...)
@@ -172,16 +172,16 @@ func TestGrantGraderOutsideLabNamespaces(t *testing.T) {
 	if !slices.Equal(names, []string{learnerRole}) {
 		t.Errorf("roles in gitops-lab: %v, want only the learner's", names)
 	}
-	if _, err := cs.RbacV1().RoleBindings("gitops-lab").Get(ctx, graderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := cs.RbacV1().RoleBindings("gitops-lab").Get(ctx, GraderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the grader's former binding in gitops-lab is still there: %v", err)
 	}
-	cr, err := cs.RbacV1().ClusterRoles().Get(ctx, graderRole, metav1.GetOptions{})
+	cr, err := cs.RbacV1().ClusterRoles().Get(ctx, GraderRole, metav1.GetOptions{})
 	if err != nil || len(cr.Rules) != 1 || !slices.Equal(cr.Rules[0].ResourceNames, []string{"web"}) ||
 		!slices.Equal(cr.Rules[0].Resources, []string{"deployments"}) {
 		t.Fatalf("the grader's cluster role = %+v, %v; want get on deployments web only", cr, err)
 	}
-	crb, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, graderRole, metav1.GetOptions{})
-	if err != nil || crb.RoleRef.Kind != "ClusterRole" || crb.RoleRef.Name != graderRole || len(crb.Subjects) != 1 ||
+	crb, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, GraderRole, metav1.GetOptions{})
+	if err != nil || crb.RoleRef.Kind != "ClusterRole" || crb.RoleRef.Name != GraderRole || len(crb.Subjects) != 1 ||
 		crb.Subjects[0].Name != GraderAccount || crb.Subjects[0].Namespace != SystemNamespace {
 		t.Fatalf("the grader's cluster role binding = %+v, %v", crb, err)
 	}
@@ -197,20 +197,20 @@ func TestSetupClusterGrader(t *testing.T) {
 	ctx := context.Background()
 	l := readingLab(t)
 	for range 2 {
-		if _, _, err := setupCluster(ctx, cs, []byte("CA"), l); err != nil {
+		if _, _, err := SetupCluster(ctx, cs, []byte("CA"), l); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, ns := range l.Cluster.Namespaces {
-		if _, err := cs.RbacV1().Roles(ns).Get(ctx, graderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := cs.RbacV1().Roles(ns).Get(ctx, GraderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("the grader has a Role in %s, where the learner is admin: %v", ns, err)
 		}
-		if _, err := cs.RbacV1().RoleBindings(ns).Get(ctx, graderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := cs.RbacV1().RoleBindings(ns).Get(ctx, GraderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("the grader has a RoleBinding in %s, where the learner is admin: %v", ns, err)
 		}
 	}
 	rules := func() []string {
-		cr, err := cs.RbacV1().ClusterRoles().Get(ctx, graderRole, metav1.GetOptions{})
+		cr, err := cs.RbacV1().ClusterRoles().Get(ctx, GraderRole, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +233,7 @@ func TestSetupClusterGrader(t *testing.T) {
 	}
 	// The lab now reads only web and the ConfigMap its reference names.
 	l.Steps[0].Checks = l.Steps[0].Checks[:1]
-	if _, _, err := setupCluster(ctx, cs, []byte("CA"), l); err != nil {
+	if _, _, err := SetupCluster(ctx, cs, []byte("CA"), l); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := rules(), []string{"/configmaps [settings]", "apps/deployments [web]"}; !slices.Equal(got, want) {
@@ -259,9 +259,9 @@ func TestSetupClusterSecurity(t *testing.T) {
 		l.Cluster.PodSecurity = level
 		// A namespace the learner's earlier work left without the labels.
 		cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argo",
-			Labels: map[string]string{podSecurityEnforce: "privileged"}}}, metav1.CreateOptions{})
+			Labels: map[string]string{PodSecurityEnforce: "privileged"}}}, metav1.CreateOptions{})
 		for range 2 {
-			if _, _, err := setupCluster(ctx, cs, []byte("CA"), l); err != nil {
+			if _, _, err := SetupCluster(ctx, cs, []byte("CA"), l); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -274,7 +274,7 @@ func TestSetupClusterSecurity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n.Labels[podSecurityEnforce] != want || n.Labels[podSecurityEnforceVersion] != "latest" || n.Labels[podSecurityWarn] != want {
+			if n.Labels[PodSecurityEnforce] != want || n.Labels[PodSecurityEnforceVersion] != "latest" || n.Labels[podSecurityWarn] != want {
 				t.Errorf("podSecurity %q: namespace %s labels %v, want enforce=%s", level, ns, n.Labels, want)
 			}
 		}

@@ -2,8 +2,11 @@ package provision
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -24,18 +27,18 @@ const (
 	LearnerAccount  = "learner"
 	GraderAccount   = "grader"
 	learnerRole     = "labctl-learner"
-	graderRole      = "labctl-grader"
-	// learnerAdminRole holds the rules of the built-in admin ClusterRole;
+	GraderRole      = "labctl-grader"
+	// LearnerAdminRole holds the rules of the built-in admin ClusterRole;
 	// by default the learner is bound to it in each lab namespace.
-	learnerAdminRole = "labctl-learner-admin"
-	// builtinAdminRole is the aggregated ClusterRole learnerAdminRole copies.
+	LearnerAdminRole = "labctl-learner-admin"
+	// builtinAdminRole is the aggregated ClusterRole LearnerAdminRole copies.
 	builtinAdminRole = "admin"
 )
 
 // Lifetimes of the tokens labctl issues. The learner's lasts the lab: a lab
 // may stay up for months, and every `labctl up` issues a new one. The
 // grader's is short, an hour, and renewed by the host when less than
-// graderRenewBefore of it is left (Env.renewGraderSoon); the API server's
+// graderRenewBefore of it is left (graderNeedsRenewal); the API server's
 // shortest is ten minutes.
 const (
 	learnerTokenLifetime = 365 * 24 * time.Hour
@@ -44,7 +47,7 @@ const (
 
 // identity is one service account's credentials; Expires is when its token
 // stops being valid.
-type identity struct {
+type Identity struct {
 	Token   string    `json:"token"`
 	CAData  []byte    `json:"caData"`
 	Expires time.Time `json:"expires,omitzero"`
@@ -52,8 +55,8 @@ type identity struct {
 
 // Labels of the Pod Security Admission controller on a lab namespace.
 const (
-	podSecurityEnforce        = "pod-security.kubernetes.io/enforce"
-	podSecurityEnforceVersion = "pod-security.kubernetes.io/enforce-version"
+	PodSecurityEnforce        = "pod-security.kubernetes.io/enforce"
+	PodSecurityEnforceVersion = "pod-security.kubernetes.io/enforce-version"
 	podSecurityWarn           = "pod-security.kubernetes.io/warn"
 	podSecurityWarnVersion    = "pod-security.kubernetes.io/warn-version"
 	podSecurityAudit          = "pod-security.kubernetes.io/audit"
@@ -74,8 +77,8 @@ func namespaceLabels(l *lab.Lab) map[string]string {
 	}
 	return map[string]string{
 		sandbox.LabelLab:          l.Metadata.Name,
-		podSecurityEnforce:        level,
-		podSecurityEnforceVersion: "latest",
+		PodSecurityEnforce:        level,
+		PodSecurityEnforceVersion: "latest",
 		podSecurityWarn:           level,
 		podSecurityWarnVersion:    "latest",
 		podSecurityAudit:          level,
@@ -83,14 +86,14 @@ func namespaceLabels(l *lab.Lab) map[string]string {
 	}
 }
 
-// setupCluster creates the lab's namespaces under Pod Security Admission,
+// SetupCluster creates the lab's namespaces under Pod Security Admission,
 // the learner's identity with the lab's access, the grader's identity
 // that may read exactly the objects the lab's checks read, and, for a lab
 // with probes, the probe's (grantProbe), and issues the learner and the
 // grader a token; ca is the cluster's CA, which their credentials carry. Last it
 // deletes kind's bootstrap tokens, which would let anyone on the kind
 // network join a node. It is idempotent.
-func setupCluster(ctx context.Context, cs kubernetes.Interface, ca []byte, l *lab.Lab) (learner, grader identity, err error) {
+func SetupCluster(ctx context.Context, cs kubernetes.Interface, ca []byte, l *lab.Lab) (learner, grader Identity, err error) {
 	labels := map[string]string{sandbox.LabelLab: l.Metadata.Name}
 	if err := ensureNamespace(ctx, cs, SystemNamespace, labels); err != nil {
 		return learner, grader, err
@@ -234,7 +237,7 @@ func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labe
 		}
 	}
 	for _, ns := range l.Cluster.Namespaces {
-		ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: learnerAdminRole}
+		ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: LearnerAdminRole}
 		if len(l.Access.Rules) > 0 {
 			role := &rbacv1.Role{
 				ObjectMeta: metav1.ObjectMeta{Name: learnerRole, Namespace: ns, Labels: labels},
@@ -331,31 +334,70 @@ func apply[T named](ctx context.Context, c client[T], obj T, mutate func(T)) err
 // accounts through the TokenRequest API, which the API server answers
 // itself: nothing waits for a controller. Tokens issued before stay valid
 // until they expire or their account is deleted.
-func issueTokens(ctx context.Context, cs kubernetes.Interface, ca []byte) (learner, grader identity, err error) {
+func issueTokens(ctx context.Context, cs kubernetes.Interface, ca []byte) (learner, grader Identity, err error) {
 	if learner, err = issueToken(ctx, cs, LearnerAccount, ca, learnerTokenLifetime); err != nil {
-		return identity{}, identity{}, err
+		return Identity{}, Identity{}, err
 	}
 	if grader, err = issueToken(ctx, cs, GraderAccount, ca, graderTokenLifetime); err != nil {
-		return identity{}, identity{}, err
+		return Identity{}, Identity{}, err
 	}
 	return learner, grader, nil
 }
 
-func issueToken(ctx context.Context, cs kubernetes.Interface, account string, ca []byte, lifetime time.Duration) (identity, error) {
+func issueToken(ctx context.Context, cs kubernetes.Interface, account string, ca []byte, lifetime time.Duration) (Identity, error) {
 	secs := int64(lifetime / time.Second)
 	asked := time.Now()
 	tr, err := cs.CoreV1().ServiceAccounts(SystemNamespace).CreateToken(ctx, account, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		return identity{}, fmt.Errorf("issuing a token to %s: %w", account, err)
+		return Identity{}, fmt.Errorf("issuing a token to %s: %w", account, err)
 	}
 	if tr.Status.Token == "" {
-		return identity{}, fmt.Errorf("issuing a token to %s: the API server answered an empty token", account)
+		return Identity{}, fmt.Errorf("issuing a token to %s: the API server answered an empty token", account)
 	}
 	expires := tr.Status.ExpirationTimestamp.Time
 	if expires.IsZero() {
 		expires = asked.Add(lifetime)
 	}
-	return identity{Token: tr.Status.Token, CAData: ca, Expires: expires.UTC()}, nil
+	return Identity{Token: tr.Status.Token, CAData: ca, Expires: expires.UTC()}, nil
+}
+
+// graderRenewBefore is how much of the grader's token must be left for a
+// check round to use it; a shorter rest is renewed first.
+const graderRenewBefore = 10 * time.Minute
+
+// graderTokenSlack tolerates the API server answering a lifetime a little
+// longer than asked.
+const graderTokenSlack = 5 * time.Minute
+
+// graderNeedsRenewal reports whether a grader token expiring at expires
+// must be replaced at now: its expiry is unknown, less than
+// graderRenewBefore is left, or it lasts longer than labctl issues grader
+// tokens for (one issued by an earlier labctl, valid for a year).
+func graderNeedsRenewal(expires, now time.Time) bool {
+	left := expires.Sub(now)
+	return expires.IsZero() || left < graderRenewBefore || left > graderTokenLifetime+graderTokenSlack
+}
+
+// TokenExpiry reads the expiry (the exp claim) of a service account token,
+// a JWT the API server issued to labctl over TLS; zero when the token is
+// not a JWT with one. The signature is not checked: the API server does,
+// and the expiry only decides when labctl asks for a new token.
+func TokenExpiry(token string) time.Time {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return time.Time{}
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return time.Time{}
+	}
+	var claims struct {
+		Exp int64 `json:"exp"`
+	}
+	if json.Unmarshal(payload, &claims) != nil || claims.Exp <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(claims.Exp, 0).UTC()
 }

@@ -28,3 +28,7 @@ func kubeconfig(labName, server string, caData []byte, user, token, namespace st
 	}
 	return b, nil
 }
+
+// ClusterName is the name of a lab's cluster: kind's cluster, and the
+// cluster and context of the kubeconfigs labctl writes.
+func ClusterName(lab string) string { return "labctl-" + lab }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// ensureLearnerAdminRole makes learnerAdminRole hold the rules the built-in
+// ensureLearnerAdminRole makes LearnerAdminRole hold the rules the built-in
 // admin ClusterRole grants. admin is an aggregated role: the controller
 // manager fills its rules from the roles its selectors match, seconds after
 // a new cluster answers, and a learner bound to it before then is refused
@@ -22,7 +22,7 @@ import (
 // admin may add, the learner gets no write on namespaces: a namespace's
 // labels hold its Pod Security level.
 func ensureLearnerAdminRole(ctx context.Context, cs kubernetes.Interface, lbls map[string]string) error {
-	if err := ensureAdminCopy(ctx, cs, learnerAdminRole, lbls); err != nil {
+	if err := ensureAdminCopy(ctx, cs, LearnerAdminRole, lbls); err != nil {
 		return fmt.Errorf("granting the learner access: %w", err)
 	}
 	return nil

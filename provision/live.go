@@ -1,3 +1,14 @@
+// Package provision is the live lab: Live, the one type every command
+// reaches a running lab through (checks, scripts, probes, the shell,
+// reset), over a Runtime that says where the sandbox, the grader and the
+// API server are. What the runtimes share is here once: the identities
+// labctl makes in a lab's cluster (the learner's, the grader's, the
+// probe's) and their roles, the kubeconfigs, the audit policy and the
+// audit checks' windows, step scripts, and the reset of the lab's
+// namespaces. The runtimes are packages of their own: provision/kind (a
+// kind cluster and Docker on this machine) and provision/class (one lab
+// per learner on an existing Kubernetes cluster); this package imports
+// neither.
 package provision
 
 import (
@@ -44,10 +55,10 @@ type Live struct {
 	// never enters the sandbox.
 	admin *rest.Config
 	// learner is the learner's identity, issued when first needed.
-	learner identity
+	learner Identity
 	// grader is the checker's identity: a token that lives an hour,
 	// renewed before a round that would outlive it.
-	grader identity
+	grader Identity
 }
 
 // Runtime is what a runtime does its own way for a live lab: where the
@@ -111,21 +122,24 @@ type Shell interface {
 // keeper is a runtime that keeps the identities Live issues across
 // commands (kind keeps them in the lab's state directory).
 type keeper interface {
-	Keep(learner, grader identity)
+	Keep(learner, grader Identity)
 }
 
-// practice is a runtime without a grader (an invite): its checks run with
+// Practice is a runtime without a grader (an invite): its checks run with
 // the learner's own credentials, and those only the instructor's grader can
 // judge come back as errors that say so (grading.InstructorOnly).
-type practice interface {
+type Practice interface {
 	LearnerCredentials(ctx context.Context) (*checks.KubeCredentials, error)
 }
 
 // NewLive is the live lab of l on rt; learner and grader are identities
 // the runtime already holds (zero ones are issued when first needed).
-func NewLive(l *lab.Lab, rt Runtime, learner, grader identity) *Live {
+func NewLive(l *lab.Lab, rt Runtime, learner, grader Identity) *Live {
 	return &Live{Lab: l, rt: rt, learner: learner, grader: grader}
 }
+
+// Runtime is the runtime the lab runs on.
+func (e *Live) Runtime() Runtime { return e.rt }
 
 // Close releases the runtime's connections.
 func (e *Live) Close() error { return e.rt.Close() }
@@ -148,20 +162,28 @@ func (e *Live) adminConfig(ctx context.Context) (*rest.Config, error) {
 var clientFor = func(cfg *rest.Config) (kubernetes.Interface, error) { return kubernetes.NewForConfig(cfg) }
 
 // issue issues account a token of lifetime through the admin's credentials.
-func (e *Live) issue(ctx context.Context, account string, lifetime time.Duration) (identity, error) {
+func (e *Live) issue(ctx context.Context, account string, lifetime time.Duration) (Identity, error) {
 	admin, err := e.adminConfig(ctx)
 	if err != nil {
-		return identity{}, err
+		return Identity{}, err
 	}
 	cs, err := clientFor(admin)
 	if err != nil {
-		return identity{}, fmt.Errorf("connecting to cluster %s: %w", e.rt.Name(), err)
+		return Identity{}, fmt.Errorf("connecting to cluster %s: %w", e.rt.Name(), err)
 	}
 	id, err := issueToken(ctx, cs, account, admin.CAData, lifetime)
 	if err != nil {
-		return identity{}, fmt.Errorf("cluster %s: %w", e.rt.Name(), err)
+		return Identity{}, fmt.Errorf("cluster %s: %w", e.rt.Name(), err)
 	}
 	return id, nil
+}
+
+// SetIdentities gives e the cluster's admin config and the learner's and
+// the grader's identities a setup issued (SetupCluster), and hands them to
+// a runtime that keeps them.
+func (e *Live) SetIdentities(admin *rest.Config, learner, grader Identity) {
+	e.admin, e.learner, e.grader = admin, learner, grader
+	e.keep()
 }
 
 // keep hands the identities to a runtime that keeps them.
@@ -171,12 +193,12 @@ func (e *Live) keep() {
 	}
 }
 
-// learnerIdentity is the learner's identity, issued the first time.
-func (e *Live) learnerIdentity(ctx context.Context) (identity, error) {
+// LearnerIdentity is the learner's identity, issued the first time.
+func (e *Live) LearnerIdentity(ctx context.Context) (Identity, error) {
 	if e.learner.Token == "" {
 		id, err := e.issue(ctx, LearnerAccount, learnerTokenLifetime)
 		if err != nil {
-			return identity{}, err
+			return Identity{}, err
 		}
 		e.learner = id
 		e.keep()
@@ -184,9 +206,9 @@ func (e *Live) learnerIdentity(ctx context.Context) (identity, error) {
 	return e.learner, nil
 }
 
-// graderCredentials are the checker's credentials; a token near its end
+// GraderCredentials are the checker's credentials; a token near its end
 // (graderNeedsRenewal) is renewed first: a shell may stay open for hours.
-func (e *Live) graderCredentials(ctx context.Context) (*checks.KubeCredentials, error) {
+func (e *Live) GraderCredentials(ctx context.Context) (*checks.KubeCredentials, error) {
 	if graderNeedsRenewal(e.graderExpiry(), time.Now()) {
 		id, err := e.issue(ctx, GraderAccount, graderTokenLifetime)
 		if err != nil {
@@ -207,7 +229,7 @@ func (e *Live) graderExpiry() time.Time {
 	if !e.grader.Expires.IsZero() {
 		return e.grader.Expires
 	}
-	return tokenExpiry(e.grader.Token)
+	return TokenExpiry(e.grader.Token)
 }
 
 // RunChecks runs the round r in one checker round where the learner cannot
@@ -228,9 +250,9 @@ func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, 
 		start := r.ProbeStart
 		req.ProbeStart = &start
 	}
-	p, ok := e.rt.(practice)
+	p, ok := e.rt.(Practice)
 	if !ok {
-		kube, err := e.graderCredentials(ctx)
+		kube, err := e.GraderCredentials(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -410,11 +432,11 @@ func (e *Live) EndProbe(ctx context.Context) error {
 	return nil
 }
 
-// writeKubeconfig writes the learner's kubeconfig to /root/.kube/config:
+// WriteKubeconfig writes the learner's kubeconfig to /root/.kube/config:
 // the learner's token against the API server as the sandbox reaches it,
 // in the lab's first namespace.
-func (e *Live) writeKubeconfig(ctx context.Context) error {
-	learner, err := e.learnerIdentity(ctx)
+func (e *Live) WriteKubeconfig(ctx context.Context) error {
+	learner, err := e.LearnerIdentity(ctx)
 	if err != nil {
 		return err
 	}
@@ -484,7 +506,7 @@ func (e *Live) RecreateSandbox(ctx context.Context) error {
 	if err := e.rt.RecreateSandbox(ctx); err != nil {
 		return err
 	}
-	return e.writeKubeconfig(ctx)
+	return e.WriteKubeconfig(ctx)
 }
 
 // ResetNamespaces puts the lab's namespaces back to their starting state.
@@ -515,7 +537,7 @@ func (e *Live) LearnerConfig(ctx context.Context) (*rest.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	learner, err := e.learnerIdentity(ctx)
+	learner, err := e.LearnerIdentity(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,23 @@ import (
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/labtest"
+	"github.com/labctl/labctl/internal/reset"
+	"github.com/labctl/labctl/internal/shell"
 	"github.com/labctl/labctl/lab"
+)
+
+// Live is the one live lab: it must keep meeting the interface each of its
+// users declares, or this file does not compile.
+var (
+	_ grading.Checker      = (*Live)(nil)
+	_ grading.ScriptRunner = (*Live)(nil)
+	_ grading.Prober       = (*Live)(nil)
+	_ reset.Environment    = (*Live)(nil)
+	_ labtest.Environment  = (*Live)(nil)
+	_ shell.ScriptRunner   = (*Live)(nil)
+	_ reset.Home           = (*Live)(nil)
+	_ shell.Shell          = (Shell)(nil)
 )
 
 // fakeRuntime records what Live asks of a runtime; no Docker, no cluster.
@@ -31,7 +47,7 @@ type fakeRuntime struct {
 	attached          []docker.ShellOptions
 	files             map[string][]byte
 	requests          []checks.Request
-	kept              []identity
+	kept              []Identity
 	recreated, closed int
 	fresh             *Live
 	auditDir          string // the grader's audit log, when set
@@ -83,7 +99,7 @@ func (f *fakeRuntime) BackupHome(context.Context, io.Writer) error    { return n
 func (f *fakeRuntime) RecreateSandbox(context.Context) error          { f.recreated++; return nil }
 func (f *fakeRuntime) RecreateCluster(context.Context) (*Live, error) { return f.fresh, nil }
 func (f *fakeRuntime) Close() error                                   { f.closed++; return nil }
-func (f *fakeRuntime) Keep(learner, grader identity)                  { f.kept = append(f.kept, grader) }
+func (f *fakeRuntime) Keep(learner, grader Identity)                  { f.kept = append(f.kept, grader) }
 
 func (f *fakeRuntime) StateDir() (string, error) {
 	f.stateDirs++
@@ -124,12 +140,12 @@ func liveLab(workDir string) *lab.Lab {
 	return l
 }
 
-var fresh = identity{Token: "grader-token", CAData: []byte("ca"), Expires: time.Now().Add(time.Hour)}
+var fresh = Identity{Token: "grader-token", CAData: []byte("ca"), Expires: time.Now().Add(time.Hour)}
 
 func TestLiveRunsCommandsInTheLearnersLogin(t *testing.T) {
 	for _, dir := range []string{"", "/srv/work"} {
 		rt := &fakeRuntime{}
-		e := NewLive(liveLab(dir), rt, identity{}, fresh)
+		e := NewLive(liveLab(dir), rt, Identity{}, fresh)
 		want := dir
 		if want == "" {
 			want = "/root"
@@ -164,7 +180,7 @@ func TestLiveRunChecksAsksTheGraderWithItsCredentials(t *testing.T) {
 	issued := issuing(t, "never")
 	rt := &fakeRuntime{}
 	l := liveLab("/srv/work")
-	e := NewLive(l, rt, identity{}, fresh)
+	e := NewLive(l, rt, Identity{}, fresh)
 	cs := []lab.Check{{Name: "a", File: &lab.FileCheck{Path: "/root/a"}}, {Name: "b", File: &lab.FileCheck{Path: "/root/b"}}}
 	got, err := e.RunChecks(context.Background(), checks.Round{Checks: cs})
 	if err != nil {
@@ -197,7 +213,7 @@ func TestLiveRunChecksAsksTheGraderWithItsCredentials(t *testing.T) {
 func TestLiveRunChecksSendsTheRoundsProbeStartAndAuditWindows(t *testing.T) {
 	issuing(t, "never")
 	rt := &fakeRuntime{auditDir: "/var/log/audit"}
-	e := NewLive(liveLab(""), rt, identity{}, fresh)
+	e := NewLive(liveLab(""), rt, Identity{}, fresh)
 	audit := lab.Check{Name: "scaled", Audit: &lab.AuditCheck{AuditSelector: lab.AuditSelector{Resource: "deployments", Subresource: "scale"}}}
 	file := lab.Check{Name: "report", File: &lab.FileCheck{Path: "/root/report.json", WrittenDuringProbe: true}}
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -227,18 +243,18 @@ func TestLiveRunChecksSendsTheRoundsProbeStartAndAuditWindows(t *testing.T) {
 func TestLiveRenewsTheGradersTokenNearItsEnd(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		grader  identity
+		grader  Identity
 		renewed bool
 	}{
 		{"an hour left", fresh, false},
-		{"five minutes left", identity{Token: "old", Expires: time.Now().Add(5 * time.Minute)}, true},
-		{"none yet", identity{}, true},
-		{"a year left (an old labctl's)", identity{Token: "old", Expires: time.Now().Add(365 * 24 * time.Hour)}, true},
+		{"five minutes left", Identity{Token: "old", Expires: time.Now().Add(5 * time.Minute)}, true},
+		{"none yet", Identity{}, true},
+		{"a year left (an old labctl's)", Identity{Token: "old", Expires: time.Now().Add(365 * 24 * time.Hour)}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			issued := issuing(t, "renewed-token")
 			rt := &fakeRuntime{}
-			e := NewLive(liveLab(""), rt, identity{Token: "learner"}, tc.grader)
+			e := NewLive(liveLab(""), rt, Identity{Token: "learner"}, tc.grader)
 			if _, err := e.RunChecks(context.Background(), checks.Round{Checks: []lab.Check{{Name: "a", File: &lab.FileCheck{Path: "/x"}}}}); err != nil {
 				t.Fatal(err)
 			}
@@ -256,7 +272,7 @@ func TestLiveRenewsTheGradersTokenNearItsEnd(t *testing.T) {
 func TestLiveInviteRunsWhatTheSandboxCanJudgeAndMergesTheRest(t *testing.T) {
 	issued := issuing(t, "never")
 	rt := &fakeInvite{}
-	e := NewLive(liveLab(""), rt, identity{}, identity{})
+	e := NewLive(liveLab(""), rt, Identity{}, Identity{})
 	cs := []lab.Check{
 		{Name: "audit", Audit: &lab.AuditCheck{}},
 		{Name: "file", File: &lab.FileCheck{Path: "/root/a"}},
@@ -302,7 +318,7 @@ func TestLiveInviteRunsWhatTheSandboxCanJudgeAndMergesTheRest(t *testing.T) {
 
 func TestLiveWritesTheLearnersKubeconfig(t *testing.T) {
 	rt := &fakeRuntime{}
-	e := NewLive(liveLab(""), rt, identity{Token: "learner-token", CAData: []byte("ca")}, fresh)
+	e := NewLive(liveLab(""), rt, Identity{Token: "learner-token", CAData: []byte("ca")}, fresh)
 	if err := e.RecreateSandbox(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +338,7 @@ func TestLiveWritesTheLearnersKubeconfig(t *testing.T) {
 func TestLiveLearnerConfigIsTheLearnersTokenOnTheHostsAddress(t *testing.T) {
 	issuing(t, "issued-learner")
 	rt := &fakeRuntime{}
-	e := NewLive(liveLab(""), rt, identity{}, fresh)
+	e := NewLive(liveLab(""), rt, Identity{}, fresh)
 	cfg, err := e.LearnerConfig(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -330,16 +346,13 @@ func TestLiveLearnerConfigIsTheLearnersTokenOnTheHostsAddress(t *testing.T) {
 	if cfg.Host != "https://127.0.0.1:1234" || cfg.BearerToken != "issued-learner" || string(cfg.CAData) != "admin-ca" || cfg.ServerName != "localhost" {
 		t.Errorf("learner config %+v", cfg)
 	}
-	if _, err := NewLive(liveLab(""), &inviteRuntime{}, identity{}, identity{}).LearnerConfig(context.Background()); !errors.Is(err, ErrInstructorOnly) {
-		t.Errorf("an invite's LearnerConfig: %v, want ErrInstructorOnly", err)
-	}
 }
 
 func TestLiveStepSetupFailureSaysHowToRetryOnItsRuntime(t *testing.T) {
 	rt := &fakeRuntime{execCode: 3}
 	l := liveLab("")
 	l.Steps = []lab.Step{{ID: "one", Setup: "exit 3"}, {ID: "two", Setup: "true"}}
-	e := NewLive(l, rt, identity{}, fresh)
+	e := NewLive(l, rt, Identity{}, fresh)
 	err := e.RunStepSetup(context.Background(), "two", io.Discard)
 	var se *grading.ScriptError
 	if !errors.As(err, &se) || se.Step != "one" || se.Code != 3 || se.Retry.Situation != rt.Situation() || se.Retry.During != grading.LabUp {
@@ -356,8 +369,8 @@ func TestLiveStepSetupFailureSaysHowToRetryOnItsRuntime(t *testing.T) {
 func TestLiveRecreateClusterTakesTheFreshLab(t *testing.T) {
 	next := &fakeRuntime{}
 	rt := &fakeRuntime{}
-	rt.fresh = NewLive(liveLab(""), next, identity{Token: "new-learner"}, fresh)
-	e := NewLive(liveLab(""), rt, identity{Token: "old-learner"}, fresh)
+	rt.fresh = NewLive(liveLab(""), next, Identity{Token: "new-learner"}, fresh)
+	e := NewLive(liveLab(""), rt, Identity{Token: "old-learner"}, fresh)
 	if err := e.RecreateCluster(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -128,7 +128,7 @@ func resetFixtureOf(t *testing.T, l *lab.Lab) (*nsReset, *fake.Clientset, *track
 			resource("rolebindings", listDelete...), resource("roles", listDelete...),
 		}},
 	}
-	if _, _, err := setupCluster(ctx, cs, []byte("CA"), l); err != nil {
+	if _, _, err := SetupCluster(ctx, cs, []byte("CA"), l); err != nil {
 		t.Fatal(err)
 	}
 	for _, ns := range l.Cluster.Namespaces {
@@ -176,7 +176,7 @@ func TestResetNamespacesKeepsPristine(t *testing.T) {
 	}
 	// The learner's access is granted again even so.
 	rb, err := cs.RbacV1().RoleBindings("argo").Get(ctx, learnerRole, metav1.GetOptions{})
-	if err != nil || rb.RoleRef.Name != learnerAdminRole {
+	if err != nil || rb.RoleRef.Name != LearnerAdminRole {
 		t.Fatalf("learner binding = %+v, %v", rb, err)
 	}
 }
@@ -417,35 +417,35 @@ func TestResetNamespacesGraderAndPodSecurity(t *testing.T) {
 	if del := store.deleted(); len(del) != 0 {
 		t.Errorf("a pristine lab lost %v", del)
 	}
-	if _, err := cs.RbacV1().Roles("argo").Get(ctx, graderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := cs.RbacV1().Roles("argo").Get(ctx, GraderRole, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the grader has a Role in argo, where the learner is admin: %v", err)
 	}
 
 	r, cs, store = resetFixtureOf(t, reading())
-	forged := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: graderRole, Namespace: "argo"},
+	forged := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: GraderRole, Namespace: "argo"},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}}}}
 	if _, err := cs.RbacV1().Roles("argo").Create(ctx, forged, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cr, _ := cs.RbacV1().ClusterRoles().Get(ctx, graderRole, metav1.GetOptions{})
+	cr, _ := cs.RbacV1().ClusterRoles().Get(ctx, GraderRole, metav1.GetOptions{})
 	cr.Rules = nil
 	cs.RbacV1().ClusterRoles().Update(ctx, cr, metav1.UpdateOptions{})
 	ns, _ := cs.CoreV1().Namespaces().Get(ctx, "argo", metav1.GetOptions{})
-	ns.Labels[podSecurityEnforce] = "privileged"
+	ns.Labels[PodSecurityEnforce] = "privileged"
 	cs.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
 	if err := r.run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := store.deleted(); !slices.Equal(got, []string{"argo/roles/" + graderRole}) {
+	if got := store.deleted(); !slices.Equal(got, []string{"argo/roles/" + GraderRole}) {
 		t.Errorf("deleted %v, want the Role the learner made under the grader's name", got)
 	}
-	cr, err := cs.RbacV1().ClusterRoles().Get(ctx, graderRole, metav1.GetOptions{})
+	cr, err := cs.RbacV1().ClusterRoles().Get(ctx, GraderRole, metav1.GetOptions{})
 	if err != nil || len(cr.Rules) != 1 || cr.Rules[0].Resources[0] != "configmaps" ||
 		!slices.Equal(cr.Rules[0].ResourceNames, []string{"settings"}) {
 		t.Errorf("the grader's cluster role after reset = %+v, %v; want get on ConfigMap settings only", cr, err)
 	}
 	ns, _ = cs.CoreV1().Namespaces().Get(ctx, "argo", metav1.GetOptions{})
-	if ns.Labels[podSecurityEnforce] != lab.PodSecurityBaseline {
-		t.Errorf("argo enforces %q after reset, want baseline", ns.Labels[podSecurityEnforce])
+	if ns.Labels[PodSecurityEnforce] != lab.PodSecurityBaseline {
+		t.Errorf("argo enforces %q after reset, want baseline", ns.Labels[PodSecurityEnforce])
 	}
 }

@@ -7,7 +7,7 @@
 // report internal/report renders).
 //
 // It reaches no cluster itself: the runtime is given as small interfaces,
-// which provision's class implements.
+// which provision/class implements.
 package classroom
 
 import (
@@ -18,7 +18,7 @@ import (
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
 )
 
 // Parallel bounds how many learners status, grade and down work on at
@@ -27,7 +27,7 @@ const Parallel = 8
 
 // Roll lists a class's learners as its cluster reports them.
 type Roll interface {
-	Learners(ctx context.Context) ([]provision.LearnerInfo, error)
+	Learners(ctx context.Context) ([]class.LearnerInfo, error)
 }
 
 // Lab is one learner's live lab as the class checks and grades it: the
@@ -40,7 +40,7 @@ type Lab interface {
 }
 
 // Class reaches the labs of a class's learners: Connect fails with
-// provision.ErrNoLearner or provision.ErrNotUp, which Session.Explain
+// class.ErrNoLearner or provision.ErrNotUp, which Session.Explain
 // words for the class.
 type Class[L Lab] interface {
 	Roll
@@ -72,7 +72,7 @@ func (s *Session[L]) Connect(ctx context.Context, learner string) (L, error) {
 
 // Learners lists the class's learners; a class without any is an
 // *EmptyError.
-func (s *Session[L]) Learners(ctx context.Context) ([]provision.LearnerInfo, error) {
+func (s *Session[L]) Learners(ctx context.Context) ([]class.LearnerInfo, error) {
 	infos, err := s.Class.Learners(ctx)
 	if err != nil {
 		return nil, err

@@ -19,6 +19,7 @@ import (
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
 )
 
 // fakeLab passes the checks whose names are in passing and fails the rest.
@@ -57,7 +58,7 @@ type fakeClass struct {
 	mu       sync.Mutex
 	labs     map[string]*fakeLab
 	problems map[string]string
-	capacity provision.Capacity
+	capacity class.Capacity
 	failUp   map[string]error
 	onUp     func(string)
 	running  int
@@ -65,13 +66,13 @@ type fakeClass struct {
 	done     []string
 }
 
-func (c *fakeClass) Learners(context.Context) ([]provision.LearnerInfo, error) {
+func (c *fakeClass) Learners(context.Context) ([]class.LearnerInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []provision.LearnerInfo
+	var out []class.LearnerInfo
 	for name := range c.labs {
 		p := c.problems[name]
-		out = append(out, provision.LearnerInfo{Name: name, Namespace: "p-" + name, Ready: p == "", Problem: p})
+		out = append(out, class.LearnerInfo{Name: name, Namespace: "p-" + name, Ready: p == "", Problem: p})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -83,14 +84,14 @@ func (c *fakeClass) Connect(_ context.Context, name string) (*fakeLab, error) {
 	l := c.labs[name]
 	switch {
 	case l == nil:
-		return nil, fmt.Errorf("learner %s: %w", name, provision.ErrNoLearner)
+		return nil, fmt.Errorf("learner %s: %w", name, class.ErrNoLearner)
 	case c.problems[name] != "":
 		return nil, fmt.Errorf("learner %s: %s: %w", name, c.problems[name], provision.ErrNotUp)
 	}
 	return l, nil
 }
 
-func (c *fakeClass) Capacity(context.Context) (provision.Capacity, error) { return c.capacity, nil }
+func (c *fakeClass) Capacity(context.Context) (class.Capacity, error) { return c.capacity, nil }
 
 func (c *fakeClass) Up(ctx context.Context, name string) error {
 	if c.onUp != nil {
@@ -187,7 +188,7 @@ func TestDownAll(t *testing.T) {
 
 func TestCheckRoom(t *testing.T) {
 	c := &fakeClass{labs: map[string]*fakeLab{"learner-1": {}}, problems: map[string]string{"learner-1": "Pending"},
-		capacity: provision.Capacity{Nodes: 2, FreeMemory: 3 << 30, FreeMilliCPU: 8000, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}}
+		capacity: class.Capacity{Nodes: 2, FreeMemory: 3 << 30, FreeMilliCPU: 8000, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}}
 	ctx := context.Background()
 	// learner-1 exists (not ready): only the 3 others need room.
 	if err := CheckRoom(ctx, c, Numbered(4)); err != nil {
@@ -205,12 +206,12 @@ func TestCheckRoom(t *testing.T) {
 		}
 	}
 	// Nothing missing: capacity is not even read.
-	c.capacity = provision.Capacity{}
+	c.capacity = class.Capacity{}
 	if err := CheckRoom(ctx, c, []string{"learner-1"}); err != nil {
 		t.Errorf("nothing missing: %v", err)
 	}
 
-	c.capacity = provision.Capacity{Arch: "amd64", OtherArch: map[string]int{"arm64": 3, "s390x": 1}, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
+	c.capacity = class.Capacity{Arch: "amd64", OtherArch: map[string]int{"arm64": 3, "s390x": 1}, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
 	err = CheckRoom(ctx, c, Numbered(2))
 	for _, s := range []string{"no Ready node that can run this labctl's checker, built for amd64: it has 3 node(s) of arm64, 1 node(s) of s390x",
 		"GOARCH=arm64 go build", "or add amd64 nodes"} {
@@ -218,7 +219,7 @@ func TestCheckRoom(t *testing.T) {
 			t.Errorf("message lacks %q:\n%v", s, err)
 		}
 	}
-	c.capacity = provision.Capacity{Nodes: 1, FreeMemory: 512 << 20, FreeMilliCPU: 250, Arch: "amd64", OtherArch: map[string]int{"arm64": 2},
+	c.capacity = class.Capacity{Nodes: 1, FreeMemory: 512 << 20, FreeMilliCPU: 250, Arch: "amd64", OtherArch: map[string]int{"arm64": 2},
 		LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
 	err = CheckRoom(ctx, c, Numbered(2))
 	for _, s := range []string{"room for 0 more learner(s)", "512 MiB of memory and 0.25 CPU", "Not counted: 2 node(s) of arm64"} {
@@ -282,7 +283,7 @@ func TestExplain(t *testing.T) {
 	ctx := context.Background()
 	_, err := s.Connect(ctx, "dave")
 	var none *NoLearnerError
-	if !errors.As(err, &none) || !errors.Is(err, provision.ErrNoLearner) ||
+	if !errors.As(err, &none) || !errors.Is(err, class.ErrNoLearner) ||
 		err.Error() != "the class has no learner dave (namespace p-dave): `labctl class status` lists the learners" {
 		t.Errorf("no learner: %v", err)
 	}

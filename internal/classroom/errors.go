@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
 )
 
 // NoLearnerError says the class has no learner by that name.
@@ -58,7 +59,7 @@ func (s *Session[L]) Explain(ctx context.Context, learner string, err error) err
 // and the learner's name.
 func Explain(ctx context.Context, r Roll, prefix, learner string, err error) error {
 	switch {
-	case errors.Is(err, provision.ErrNoLearner):
+	case errors.Is(err, class.ErrNoLearner):
 		return &NoLearnerError{Learner: learner, Namespace: prefix + learner, Err: err}
 	case errors.Is(err, provision.ErrNotUp):
 		e := &NotReadyError{Learner: learner, Err: err}

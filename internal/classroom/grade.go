@@ -6,7 +6,7 @@ import (
 
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/report"
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
 )
 
 // Grade grades every learner as `labctl grade` does, Parallel at a time,
@@ -25,7 +25,7 @@ func (s *Session[L]) Grade(ctx context.Context) (*report.Class, error) {
 }
 
 // gradeLearner is one learner's grade, or why they could not be graded.
-func (s *Session[L]) gradeLearner(ctx context.Context, info provision.LearnerInfo) report.ClassLearner {
+func (s *Session[L]) gradeLearner(ctx context.Context, info class.LearnerInfo) report.ClassLearner {
 	lg := report.ClassLearner{Name: info.Name}
 	if !info.Ready {
 		lg.Error = "the learner's lab is not ready: " + info.Problem

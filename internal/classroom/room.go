@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
 )
 
 // Cluster is what the capacity decision reads of a class's cluster.
@@ -15,7 +15,7 @@ type Cluster interface {
 	Roll
 	// Capacity is what the cluster can still schedule, and one learner's
 	// cost.
-	Capacity(ctx context.Context) (provision.Capacity, error)
+	Capacity(ctx context.Context) (class.Capacity, error)
 }
 
 // CheckRoom refuses, with a *RoomError, to bring up learners the cluster
@@ -53,7 +53,7 @@ func CheckRoom(ctx context.Context, c Cluster, learners []string) error {
 // RoomError says the cluster has no room for Missing more learners: what
 // it has, what one learner costs, and what to do.
 type RoomError struct {
-	Capacity provision.Capacity
+	Capacity class.Capacity
 	Missing  int
 }
 

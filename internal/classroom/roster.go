@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
 )
 
 // Numbered are the learners learner-1 … learner-n.
@@ -32,7 +32,7 @@ func ParseRoster(r io.Reader, file, prefix string) ([]string, error) {
 		if name == "" {
 			continue
 		}
-		if err := provision.ValidLearnerName(prefix, name); err != nil {
+		if err := class.ValidLearnerName(prefix, name); err != nil {
 			problems = append(problems, fmt.Sprintf("%s:%d: %v", file, line, err))
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/report"
 	"github.com/labctl/labctl/internal/textsafe"
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
 )
 
 // Status is `labctl class status -o json`; its field names are stable
@@ -68,7 +68,7 @@ func (s *Session[L]) Status(ctx context.Context) (*Status, error) {
 	return st, nil
 }
 
-func (s *Session[L]) learnerStatus(ctx context.Context, info provision.LearnerInfo) LearnerStatus {
+func (s *Session[L]) learnerStatus(ctx context.Context, info class.LearnerInfo) LearnerStatus {
 	st := LearnerStatus{Name: info.Name, Namespace: info.Namespace, Ready: info.Ready, Problem: info.Problem,
 		Steps: len(s.Lab.Steps)}
 	if !info.Ready {

@@ -28,13 +28,13 @@ type Grader struct {
 	Store   *progress.Store
 	Checker Checker
 	// Scripts, when set, runs the setup script of a step the learner
-	// advances to; provision's *Env is the real one.
+	// advances to; provision's *Live is the real one.
 	Scripts ScriptRunner
 	// Situation is whose lab it is, which words the retry of a setup that
 	// fails (ScriptError).
 	Situation Situation
 	// Prober runs the probes of steps that have one; when nil, a Checker
-	// that is also a Prober (provision's *Env) is used.
+	// that is also a Prober (provision's *Live) is used.
 	Prober  Prober
 	Catalog *msg.Catalog
 	// Out receives results, Err status lines.

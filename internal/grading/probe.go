@@ -18,7 +18,7 @@ import (
 
 // Prober runs a step's probe (lab.Probe): the lab's setup and restore
 // scripts with the probe's identity out of the learner's reach, and the
-// learner's own command in the sandbox. provision's *Env is the real one.
+// learner's own command in the sandbox. provision's *Live is the real one.
 type Prober interface {
 	// RunAdminScript runs a probe's setup or restore script with the
 	// probe's identity (admin of the lab's namespaces), never in the

@@ -7,7 +7,7 @@
 // A step with a probe is checked through it, and a step's setup runs, as
 // labctl check does (grading.RunStep, grading.RunStepSetup). The
 // environment is reached through the small Environment interface;
-// provision's *Env is the real one.
+// provision's *Live is the real one.
 package labtest
 
 import (

@@ -21,7 +21,7 @@ import (
 const MaxBackup int64 = 2 << 30
 
 // Home is where a backup reads the learner's /root: an Environment, or
-// provision.Home for a lab that is down.
+// kind.Home for a lab that is down.
 type Home interface {
 	// BackupHome writes /root to w as a tar stream.
 	BackupHome(ctx context.Context, w io.Writer) error

@@ -15,13 +15,13 @@ import (
 
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/kind"
 	"github.com/labctl/labctl/sandbox"
 )
 
 // TestBackupHomeFromARealContainer saves /root of a real sandbox container
-// through the Docker engine (provision's Home, which copies /root out as
-// provision's Env does) and reads the tar back.
+// through the Docker engine (provision/kind's Home, which copies /root out as
+// provision's Live does) and reads the tar back.
 func TestBackupHomeFromARealContainer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -46,7 +46,7 @@ func TestBackupHomeFromARealContainer(t *testing.T) {
 	t.Cleanup(func() { exec.Command("docker", "rm", "-f", name).Run() })
 	dockerCLI("exec", name, "sh", "-c", "mkdir -p /root/gitops/repo && printf 'こんにちは\\n' > /root/gitops/repo/README.md")
 
-	home, err := provision.OpenHome(ctx, l, image)
+	home, err := kind.OpenHome(ctx, l, image)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/kind"
 	"github.com/labctl/labctl/sandbox"
 )
 
@@ -50,17 +51,17 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 			t.Fatalf("image %s is not present (%v): build it with `labctl images build` or set LABCTL_TEST_NODE_IMAGE / LABCTL_TEST_SANDBOX_IMAGE", ref, err)
 		}
 	}
-	if err := provision.Down(ctx, l); err != nil {
+	if err := kind.Down(ctx, l); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { provision.Down(context.Background(), l) })
+	t.Cleanup(func() { kind.Down(context.Background(), l) })
 	container, volume := sandbox.ContainerName(l.Metadata.Name), sandbox.VolumeName(l.Metadata.Name)
 	no := false
 	up := func(what string) (*provision.Live, string, time.Duration) {
 		t.Helper()
 		var lines bytes.Buffer
 		start := time.Now()
-		env, err := provision.Up(ctx, provision.Options{
+		env, err := kind.Up(ctx, kind.Options{
 			Lab: l, Fixtures: fstest.MapFS{"hello.txt": {Data: []byte("hello\n")}},
 			NodeImage: node, SandboxImage: sb,
 			Status: statusline.New(&lines, statusline.Options{Terminal: &no}),
@@ -150,7 +151,7 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 	// The sandbox runs no command any more, but the grade does not run
 	// there: the checks still say pass and fail, in bounded time.
 	checker := e2etest.BuildLabctl(t)
-	genv, err := provision.Connect(ctx, l, provision.WithUpOptions(provision.Options{Lab: l, CheckerBinary: checker}))
+	genv, err := kind.Connect(ctx, l, kind.WithUpOptions(kind.Options{Lab: l, CheckerBinary: checker}))
 	if err != nil {
 		t.Fatalf("connecting to the lab whose sandbox's pids are used up: %v", err)
 	}
@@ -178,7 +179,7 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 	}
 
 	t.Log("down keeps the home; up resumes it")
-	if err := provision.DownKeepingHome(ctx, l); err != nil {
+	if err := kind.DownKeepingHome(ctx, l); err != nil {
 		t.Fatal(err)
 	}
 	objs, err := engine.ListByLabel(ctx, map[string]string{sandbox.LabelLab: l.Metadata.Name})
@@ -216,11 +217,11 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 	env.Close()
 
 	t.Log("down --purge: refused while too big, then saved and removed")
-	if err := provision.DownKeepingHome(ctx, l); err != nil {
+	if err := kind.DownKeepingHome(ctx, l); err != nil {
 		t.Fatal(err)
 	}
 	purge := func() (string, error) {
-		home, err := provision.OpenHome(ctx, l, sb)
+		home, err := kind.OpenHome(ctx, l, sb)
 		if err != nil {
 			return "", err
 		}
@@ -229,7 +230,7 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		return path, provision.Down(ctx, l)
+		return path, kind.Down(ctx, l)
 	}
 	if _, err := purge(); !errors.As(err, &tooBig) {
 		t.Errorf("purge of a /root with a 10 GiB sparse file: %v", err)
@@ -241,7 +242,7 @@ func TestE2ERepairAndKeepHome(t *testing.T) {
 	kept(env, "after the refused purge")
 	run(env, "rm /root/huge.img")
 	env.Close()
-	if err := provision.DownKeepingHome(ctx, l); err != nil {
+	if err := kind.DownKeepingHome(ctx, l); err != nil {
 		t.Fatal(err)
 	}
 	path, err := purge()

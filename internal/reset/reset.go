@@ -2,7 +2,7 @@
 // lab's environment back to its starting state, optionally replays the
 // solve scripts up to a chosen step, and resets the learner's progress. The
 // environment itself (Docker, kind, Kubernetes) is reached through the small
-// Environment interface; provision's *Env is the real one.
+// Environment interface; provision's *Live is the real one.
 package reset
 
 import (

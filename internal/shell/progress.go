@@ -14,7 +14,7 @@ import (
 )
 
 // ScriptRunner runs a bash script in the sandbox as the learner would;
-// provision's *Env is the real one.
+// provision's *Live is the real one.
 type ScriptRunner interface {
 	RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error)
 }

@@ -45,7 +45,7 @@ import (
 
 // Sandbox is the lab's live environment as the page needs it: the checker
 // and the scripts of `labctl check`, and the learner's login shell of
-// `labctl shell`. provision's *Env, adapted by the command layer, is the
+// `labctl shell`. provision's *Live, adapted by the command layer, is the
 // real one.
 type Sandbox interface {
 	grading.Checker

@@ -16,7 +16,7 @@ import (
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/kind"
 )
 
 type checkOptions struct {
@@ -144,8 +144,8 @@ func (g *globals) connectLab(ctx context.Context, st *labState) (liveLab, error)
 
 // upOptions are the options that bring st's lab up, as up, reset and test
 // pass them.
-func (g *globals) upOptions(st *labState) provision.Options {
-	return provision.Options{
+func (g *globals) upOptions(st *labState) kind.Options {
+	return kind.Options{
 		Lab:           st.lab,
 		Catalog:       st.catalog,
 		Fixtures:      st.fixtures,

@@ -9,11 +9,11 @@ import (
 	"github.com/labctl/labctl/internal/classroom"
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/progress"
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
 )
 
 // The class commands run one lab per learner on an existing Kubernetes
-// cluster (provision's Class): up, status, grade, shell, reset, down and
+// cluster (provision/class's Class): up, status, grade, shell, reset, down and
 // invite.
 
 // classFlags are the class commands' persistent flags and their keys in
@@ -47,7 +47,7 @@ func newClassCommand(g *globals) *cobra.Command {
 	for _, f := range classFlags {
 		def := ""
 		if f.flag == "prefix" {
-			def = provision.DefaultClassPrefix
+			def = class.DefaultPrefix
 		}
 		fl.String(f.flag, def, f.usage)
 	}
@@ -96,7 +96,7 @@ func (g *globals) classPrefix() string {
 	if p := g.cfg.GetString("class.prefix"); p != "" {
 		return p
 	}
-	return provision.DefaultClassPrefix
+	return class.DefaultPrefix
 }
 
 // openClass loads the lab and connects to the class cluster; close it.
@@ -110,7 +110,7 @@ func (g *globals) openClass(ctx context.Context) (*classSession, error) {
 
 func (g *globals) openClassOf(ctx context.Context, st *labState) (*classSession, error) {
 	prefix := g.classPrefix()
-	c, err := g.env.OpenClass(ctx, provision.ClassConfig{
+	c, err := g.env.OpenClass(ctx, class.Config{
 		Lab:           st.lab,
 		Fixtures:      st.fixtures,
 		Kubeconfig:    g.cfg.GetString("class.kubeconfig"),
@@ -132,10 +132,10 @@ func (g *globals) openClassOf(ctx context.Context, st *labState) (*classSession,
 
 func (s *classSession) Close() { s.class.Close() }
 
-// learnerStore is a learner's progress store, in provision.ClassStateDir,
+// learnerStore is a learner's progress store, in class.StateDir,
 // where the grader's audit windows read the progress too.
 func (s *classSession) learnerStore(learner string) (*progress.Store, error) {
-	dir, err := provision.ClassStateDir(s.st.lab.Metadata.Name, learner)
+	dir, err := class.StateDir(s.st.lab.Metadata.Name, learner)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func (s *classSession) learnerState(learner string) (*labState, error) {
 
 // learnerArg checks a LEARNER argument before anything is touched.
 func learnerArg(g *globals, name string) error {
-	if err := provision.ValidLearnerName(g.classPrefix(), name); err != nil {
+	if err := class.ValidLearnerName(g.classPrefix(), name); err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
 	return nil

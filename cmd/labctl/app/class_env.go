@@ -5,30 +5,31 @@ import (
 
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
 )
 
 // classCluster is a class on its Kubernetes cluster as the class commands use
 // it: one lab per learner, each learner's lab a liveLab once it is up.
-// provision's *Class is the real one (through realClass).
+// provision/class's *Class is the real one (through realClass).
 type classCluster interface {
 	// Learners lists the class's learners as the cluster reports them.
-	Learners(ctx context.Context) ([]provision.LearnerInfo, error)
+	Learners(ctx context.Context) ([]class.LearnerInfo, error)
 	// Up creates or repairs a learner's lab and waits until it is ready.
 	Up(ctx context.Context, learner string) error
-	// Connect reaches a learner's lab that is up (provision.ErrNoLearner,
+	// Connect reaches a learner's lab that is up (class.ErrNoLearner,
 	// provision.ErrNotUp).
 	Connect(ctx context.Context, learner string) (liveLab, error)
 	// Down removes a learner's lab.
 	Down(ctx context.Context, learner string) error
 	// Capacity is what the cluster can still schedule, and one learner's cost.
-	Capacity(ctx context.Context) (provision.Capacity, error)
+	Capacity(ctx context.Context) (class.Capacity, error)
 	// Invite is a kubeconfig that reaches the learner's sandbox only.
 	Invite(ctx context.Context, learner string) ([]byte, error)
 	Close() error
 }
 
-func (provisioned) OpenClass(ctx context.Context, cfg provision.ClassConfig) (classCluster, error) {
-	c, err := provision.OpenClass(ctx, cfg)
+func (provisioned) OpenClass(ctx context.Context, cfg class.Config) (classCluster, error) {
+	c, err := class.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +37,7 @@ func (provisioned) OpenClass(ctx context.Context, cfg provision.ClassConfig) (cl
 }
 
 // realClass is a class on its cluster; its learners are liveLabs.
-type realClass struct{ *provision.Class }
+type realClass struct{ *class.Class }
 
 func (c realClass) Connect(ctx context.Context, learner string) (liveLab, error) {
 	l, err := c.Class.Connect(ctx, learner)
@@ -59,7 +60,7 @@ type invitedLab interface {
 }
 
 func (provisioned) OpenInvite(ctx context.Context, kubeconfig []byte) (invitedLab, error) {
-	v, err := provision.OpenInvite(ctx, kubeconfig)
+	v, err := class.OpenInvite(ctx, kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +71,7 @@ func (provisioned) OpenInvite(ctx context.Context, kubeconfig []byte) (invitedLa
 // invite is for.
 type realInvite struct {
 	*provision.Live
-	invite *provision.Invite
+	invite *class.Invite
 }
 
 func (v realInvite) Learner() string   { return v.invite.Learner() }

@@ -17,16 +17,17 @@ import (
 	"github.com/labctl/labctl/internal/classroom"
 	"github.com/labctl/labctl/internal/report"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
 )
 
 // fakeClass is a class cluster as the class commands' unit tests set it:
 // learners whose labs are fakeLabs, made ready by Up.
 type fakeClass struct {
 	mu       sync.Mutex
-	cfg      provision.ClassConfig
+	cfg      class.Config
 	learners map[string]*fakeLearner
 	// capacity is what Capacity reports; nil is room for 100 learners.
-	capacity *provision.Capacity
+	capacity *class.Capacity
 	// upErr fails Up of a learner; onUp runs at the start of every Up.
 	upErr map[string]error
 	onUp  func(name string)
@@ -49,7 +50,7 @@ func (c *fakeClass) add(name string, l *fakeLab) {
 	c.learners[name] = &fakeLearner{lab: l}
 }
 
-func (c *fakeClass) open(cfg provision.ClassConfig) (classCluster, error) {
+func (c *fakeClass) open(cfg class.Config) (classCluster, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cfg = cfg
@@ -62,12 +63,12 @@ func (c *fakeClass) called(s string) {
 	c.calls = append(c.calls, s)
 }
 
-func (c *fakeClass) Learners(context.Context) ([]provision.LearnerInfo, error) {
+func (c *fakeClass) Learners(context.Context) ([]class.LearnerInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []provision.LearnerInfo
+	var out []class.LearnerInfo
 	for name, l := range c.learners {
-		out = append(out, provision.LearnerInfo{Name: name, Namespace: c.cfg.Prefix + name, Ready: l.problem == "", Problem: l.problem})
+		out = append(out, class.LearnerInfo{Name: name, Namespace: c.cfg.Prefix + name, Ready: l.problem == "", Problem: l.problem})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -110,7 +111,7 @@ func (c *fakeClass) Connect(_ context.Context, name string) (liveLab, error) {
 	l := c.learners[name]
 	switch {
 	case l == nil:
-		return nil, fmt.Errorf("learner %s: %w", name, provision.ErrNoLearner)
+		return nil, fmt.Errorf("learner %s: %w", name, class.ErrNoLearner)
 	case l.problem != "":
 		return nil, fmt.Errorf("learner %s: %s: %w", name, l.problem, provision.ErrNotUp)
 	}
@@ -125,11 +126,11 @@ func (c *fakeClass) Down(_ context.Context, name string) error {
 	return nil
 }
 
-func (c *fakeClass) Capacity(context.Context) (provision.Capacity, error) {
+func (c *fakeClass) Capacity(context.Context) (class.Capacity, error) {
 	if c.capacity != nil {
 		return *c.capacity, nil
 	}
-	return provision.Capacity{Nodes: 1, FreeMemory: 100 << 30, FreeMilliCPU: 100_000, LearnerMemory: 1 << 30, LearnerMilliCPU: 1000}, nil
+	return class.Capacity{Nodes: 1, FreeMemory: 100 << 30, FreeMilliCPU: 100_000, LearnerMemory: 1 << 30, LearnerMilliCPU: 1000}, nil
 }
 
 func (c *fakeClass) Invite(_ context.Context, name string) ([]byte, error) {
@@ -137,7 +138,7 @@ func (c *fakeClass) Invite(_ context.Context, name string) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.learners[name] == nil {
-		return nil, fmt.Errorf("learner %s: %w", name, provision.ErrNoLearner)
+		return nil, fmt.Errorf("learner %s: %w", name, class.ErrNoLearner)
 	}
 	return []byte("apiVersion: v1\nkind: Config\ncurrent-context: labctl:two-steps:" + name + "\n"), nil
 }
@@ -265,7 +266,7 @@ func TestClassUpInterrupted(t *testing.T) {
 
 func TestClassUpRefusesWithoutRoom(t *testing.T) {
 	isolate(t)
-	room := provision.Capacity{Nodes: 2, FreeMemory: 3 << 30, FreeMilliCPU: 8000, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
+	room := class.Capacity{Nodes: 2, FreeMemory: 3 << 30, FreeMilliCPU: 8000, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
 	c := classOf(t, "hello", "learner-1")
 	c.capacity = &room
 	env := &fakeEnv{class: c}
@@ -287,7 +288,7 @@ func TestClassUpRefusesWithoutRoom(t *testing.T) {
 // what to do; nodes of another architecture beside usable ones are named.
 func TestClassUpRefusesNodesOfAnotherArch(t *testing.T) {
 	isolate(t)
-	none := provision.Capacity{Arch: "amd64", OtherArch: map[string]int{"arm64": 3}, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
+	none := class.Capacity{Arch: "amd64", OtherArch: map[string]int{"arm64": 3}, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
 	c := classOf(t, "hello")
 	c.capacity = &none
 	env := &fakeEnv{class: c}
@@ -297,7 +298,7 @@ func TestClassUpRefusesNodesOfAnotherArch(t *testing.T) {
 	if len(c.calls) != 0 {
 		t.Errorf("a refused class up touched learners: %v", c.calls)
 	}
-	some := provision.Capacity{Nodes: 1, FreeMemory: 1 << 30, FreeMilliCPU: 500, Arch: "amd64", OtherArch: map[string]int{"arm64": 2},
+	some := class.Capacity{Nodes: 1, FreeMemory: 1 << 30, FreeMilliCPU: 500, Arch: "amd64", OtherArch: map[string]int{"arm64": 2},
 		LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
 	c.capacity = &some
 	code, out, errOut = runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "2")
@@ -546,11 +547,11 @@ func TestClassStatusRunsNoProbe(t *testing.T) {
 	if !c.learners["alice"].lab.ran["/root/sync.sh"] {
 		t.Errorf("class grade ran no probe: exit %d\n%s", code, errOut)
 	}
-	dir, err := provision.ClassStateDir("two-steps", "alice")
+	dir, err := class.StateDir("two-steps", "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "progress.json")); err != nil {
-		t.Errorf("the grade is not in provision.ClassStateDir: %v", err)
+		t.Errorf("the grade is not in class.StateDir: %v", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/labctl/labctl/internal/classroom"
 	"github.com/labctl/labctl/internal/statusline"
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
 )
 
 type classUpOptions struct {
@@ -85,7 +85,7 @@ func runClassUp(ctx context.Context, g *globals, names []string, o classUpOption
 	if err != nil {
 		return err
 	}
-	if err := provision.CheckClassLab(st.lab); err != nil {
+	if err := class.CheckLab(st.lab); err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
 	cs, err := g.openClassOf(ctx, st)

@@ -17,6 +17,8 @@ import (
 	"github.com/labctl/labctl/internal/reset"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
+	"github.com/labctl/labctl/provision/kind"
 )
 
 // environment is the command layer's one seam to the machine: Docker, kind
@@ -25,12 +27,12 @@ import (
 // provisioned is the real one.
 type environment interface {
 	// Up creates or repairs the lab's cluster and sandbox.
-	Up(ctx context.Context, o provision.Options) (liveLab, error)
+	Up(ctx context.Context, o kind.Options) (liveLab, error)
 	// Connect reaches the lab's running environment; up says how to bring
 	// it up again (a hard reset) and which checker binary runs the checks.
-	Connect(ctx context.Context, up provision.Options) (liveLab, error)
+	Connect(ctx context.Context, up kind.Options) (liveLab, error)
 	// Inspect reports what exists of the lab's environment, changing nothing.
-	Inspect(ctx context.Context, l *lab.Lab) (provision.State, error)
+	Inspect(ctx context.Context, l *lab.Lab) (kind.State, error)
 	// Down removes the lab's cluster, sandbox and network, and its home
 	// volume unless keepHome.
 	Down(ctx context.Context, l *lab.Lab, keepHome bool) error
@@ -57,7 +59,7 @@ type environment interface {
 	ImagesPresent(ctx context.Context, o images.Options, refs []string) (map[string]string, error)
 	// OpenClass connects to a class on an existing Kubernetes cluster
 	// (the class commands).
-	OpenClass(ctx context.Context, cfg provision.ClassConfig) (classCluster, error)
+	OpenClass(ctx context.Context, cfg class.Config) (classCluster, error)
 	// OpenInvite reads the invite `labctl class invite` wrote: a learner's
 	// own sandbox on the class cluster.
 	OpenInvite(ctx context.Context, kubeconfig []byte) (invitedLab, error)
@@ -89,36 +91,36 @@ type attachedShell = provision.Shell
 // the local Docker engine.
 type provisioned struct{}
 
-func (provisioned) Up(ctx context.Context, o provision.Options) (liveLab, error) {
-	env, err := provision.Up(ctx, o)
+func (provisioned) Up(ctx context.Context, o kind.Options) (liveLab, error) {
+	env, err := kind.Up(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	return env, nil
 }
 
-func (provisioned) Connect(ctx context.Context, up provision.Options) (liveLab, error) {
-	env, err := provision.Connect(ctx, up.Lab, provision.WithUpOptions(up))
+func (provisioned) Connect(ctx context.Context, up kind.Options) (liveLab, error) {
+	env, err := kind.Connect(ctx, up.Lab, kind.WithUpOptions(up))
 	if err != nil {
 		return nil, err
 	}
 	return env, nil
 }
 
-func (provisioned) Inspect(ctx context.Context, l *lab.Lab) (provision.State, error) {
-	return provision.Inspect(ctx, l)
+func (provisioned) Inspect(ctx context.Context, l *lab.Lab) (kind.State, error) {
+	return kind.Inspect(ctx, l)
 }
 
 func (provisioned) Down(ctx context.Context, l *lab.Lab, keepHome bool) error {
 	if keepHome {
-		return provision.DownKeepingHome(ctx, l)
+		return kind.DownKeepingHome(ctx, l)
 	}
-	return provision.Down(ctx, l)
+	return kind.Down(ctx, l)
 }
 
 func (provisioned) SaveHome(ctx context.Context, l *lab.Lab, dir string) (string, error) {
-	home, err := provision.OpenHome(ctx, l, "")
-	if errors.Is(err, provision.ErrNoHome) {
+	home, err := kind.OpenHome(ctx, l, "")
+	if errors.Is(err, kind.ErrNoHome) {
 		return "", nil
 	}
 	if err != nil {

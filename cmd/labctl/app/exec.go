@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/kind"
 )
 
 func newExecCommand(g *globals) *cobra.Command {
@@ -32,7 +32,7 @@ func runExec(cmd *cobra.Command, g *globals, args []string) error {
 	if err != nil {
 		return err
 	}
-	env, err := g.env.Connect(cmd.Context(), provision.Options{Lab: l})
+	env, err := g.env.Connect(cmd.Context(), kind.Options{Lab: l})
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/labctl/labctl/internal/preflight"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
+	"github.com/labctl/labctl/provision/kind"
 )
 
 // fakeEnv is the machine as a command's unit test sets it: no Docker. A
@@ -28,7 +30,7 @@ type fakeEnv struct {
 
 	// state is what Inspect reports; lab is the live lab Up and Connect
 	// return (nil: Connect says the lab is not up).
-	state provision.State
+	state kind.State
 	lab   *fakeLab
 	// upErr fails Up; findings are doctor's; imgs are the engine's images.
 	upErr    error
@@ -48,7 +50,7 @@ func (f *fakeEnv) called(format string) {
 	f.calls = append(f.calls, format)
 }
 
-func (f *fakeEnv) Up(_ context.Context, o provision.Options) (liveLab, error) {
+func (f *fakeEnv) Up(_ context.Context, o kind.Options) (liveLab, error) {
 	f.called("up " + o.Lab.Metadata.Name)
 	if f.upErr != nil {
 		return nil, f.upErr
@@ -60,7 +62,7 @@ func (f *fakeEnv) Up(_ context.Context, o provision.Options) (liveLab, error) {
 	return f.lab, nil
 }
 
-func (f *fakeEnv) Connect(_ context.Context, up provision.Options) (liveLab, error) {
+func (f *fakeEnv) Connect(_ context.Context, up kind.Options) (liveLab, error) {
 	f.called("connect " + up.Lab.Metadata.Name)
 	if f.lab == nil {
 		return nil, provision.ErrNotUp
@@ -68,7 +70,7 @@ func (f *fakeEnv) Connect(_ context.Context, up provision.Options) (liveLab, err
 	return f.lab, nil
 }
 
-func (f *fakeEnv) OpenClass(_ context.Context, cfg provision.ClassConfig) (classCluster, error) {
+func (f *fakeEnv) OpenClass(_ context.Context, cfg class.Config) (classCluster, error) {
 	f.called("open class " + cfg.Lab.Metadata.Name)
 	if f.class == nil {
 		f.class = &fakeClass{}
@@ -79,7 +81,7 @@ func (f *fakeEnv) OpenClass(_ context.Context, cfg provision.ClassConfig) (class
 	return f.class.open(cfg)
 }
 
-func (f *fakeEnv) Inspect(_ context.Context, l *lab.Lab) (provision.State, error) {
+func (f *fakeEnv) Inspect(_ context.Context, l *lab.Lab) (kind.State, error) {
 	f.called("inspect " + l.Metadata.Name)
 	return f.state, nil
 }
@@ -90,7 +92,7 @@ func (f *fakeEnv) Down(_ context.Context, l *lab.Lab, keepHome bool) error {
 	} else {
 		f.called("down " + l.Metadata.Name)
 	}
-	f.state = provision.State{}
+	f.state = kind.State{}
 	return nil
 }
 
@@ -110,8 +112,8 @@ func (f *fakeEnv) ListImages(context.Context, images.Options) ([]images.Image, e
 }
 
 // upState is what Inspect reports of a lab that is up.
-func upState() provision.State {
-	var s provision.State
+func upState() kind.State {
+	var s kind.State
 	s.ClusterExists, s.APIReady = true, true
 	s.Sandbox.Exists, s.Sandbox.Running, s.Sandbox.Status = true, true, "running"
 	s.Grader.Exists, s.Grader.Running, s.Grader.Status = true, true, "running"

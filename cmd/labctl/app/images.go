@@ -11,7 +11,7 @@ import (
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/kind"
 )
 
 type imagesOptions struct {
@@ -52,7 +52,7 @@ func newImagesKindConfigCommand(g *globals) *cobra.Command {
 			if len(args) == 1 {
 				ref = args[0]
 			}
-			out, err := provision.KindConfigFile(l, ref)
+			out, err := kind.KindConfigFile(l, ref)
 			if err != nil {
 				return err
 			}

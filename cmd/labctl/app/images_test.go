@@ -12,7 +12,7 @@ import (
 	"github.com/labctl/labctl"
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/kind"
 )
 
 func TestImagesBuildRejectsBothSelections(t *testing.T) {
@@ -100,7 +100,7 @@ func TestDoctorSpeaksTheLabsLanguage(t *testing.T) {
 }
 
 // TestImagesKindConfigIsWhatUpUses holds the printed file to the one up
-// gives kind (provision.KindConfigFile renders up's configuration; the
+// gives kind (kind.KindConfigFile renders up's configuration; the
 // provision tests hold the two together), for the lab's node image and for
 // one given on the command line.
 func TestImagesKindConfigIsWhatUpUses(t *testing.T) {
@@ -115,7 +115,7 @@ func TestImagesKindConfigIsWhatUpUses(t *testing.T) {
 	}
 	for args, ref := range map[string]string{"": node, "labctl/node:test": "labctl/node:test"} {
 		code, out, errOut := runLabctl(t, strings.Fields("images kind-config "+args)...)
-		want, err := provision.KindConfigFile(l, ref)
+		want, err := kind.KindConfigFile(l, ref)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,12 +280,12 @@ type upDirEnv struct {
 	labDirs []string
 }
 
-func (e *upDirEnv) Up(ctx context.Context, o provision.Options) (liveLab, error) {
+func (e *upDirEnv) Up(ctx context.Context, o kind.Options) (liveLab, error) {
 	e.labDirs = append(e.labDirs, o.LabDir)
 	return e.fakeEnv.Up(ctx, o)
 }
 
-func (e *upDirEnv) Connect(ctx context.Context, o provision.Options) (liveLab, error) {
+func (e *upDirEnv) Connect(ctx context.Context, o kind.Options) (liveLab, error) {
 	e.labDirs = append(e.labDirs, o.LabDir)
 	return e.fakeEnv.Connect(ctx, o)
 }

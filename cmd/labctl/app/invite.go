@@ -9,7 +9,7 @@ import (
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/statedir"
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/class"
 )
 
 // An invited learner works in their own sandbox on the class cluster with
@@ -40,7 +40,7 @@ func (g *globals) openInvite(ctx context.Context, file string) (*labState, invit
 		return nil, nil, &ExitError{Code: exitError, Err: err}
 	}
 	name, learner := inv.LabName(), inv.Learner()
-	if err := provision.ValidLearnerName("", learner); err != nil || isLabPath(name) {
+	if err := class.ValidLearnerName("", learner); err != nil || isLabPath(name) {
 		return fail(fmt.Errorf("%s is not an invite labctl wrote: ask your instructor for the file `labctl class invite` writes", file))
 	}
 	given := g.labPath()

@@ -26,7 +26,7 @@ const probeClass = "testdata/probe-class/lab.yaml"
 
 // fakeInvited is a learner's sandbox reached with an invite: their fake
 // lab, on which the checks only the instructor can judge come back as
-// errors, as provision's Invited makes them.
+// errors, as an invite's live lab (provision/class) makes them.
 type fakeInvited struct {
 	*fakeLab
 	learner, labName string

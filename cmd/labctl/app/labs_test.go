@@ -22,7 +22,7 @@ import (
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/kind"
 )
 
 // The fake engine's side of bundles: SaveImagesTo writes a `docker save`
@@ -265,9 +265,9 @@ func TestLabFlagResolution(t *testing.T) {
 // slowEnv's Docker never answers Inspect.
 type slowEnv struct{ *fakeEnv }
 
-func (s slowEnv) Inspect(ctx context.Context, _ *lab.Lab) (provision.State, error) {
+func (s slowEnv) Inspect(ctx context.Context, _ *lab.Lab) (kind.State, error) {
 	<-ctx.Done()
-	return provision.State{}, ctx.Err()
+	return kind.State{}, ctx.Err()
 }
 
 func TestLabsCommand(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/kind"
 	"github.com/labctl/labctl/sandbox"
 )
 
@@ -94,7 +95,7 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	if err := removeTestEnvironment(ctx, g, tl, store, "Removing the previous test environment", true); err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
-	up := provision.Options{Lab: tl, Fixtures: fixtures, LabDir: labDir, Status: sl, Log: g.detail(),
+	up := kind.Options{Lab: tl, Fixtures: fixtures, LabDir: labDir, Status: sl, Log: g.detail(),
 		CheckerBinary: g.cfg.GetString("checker-binary")}
 	defer func() {
 		if o.keep {

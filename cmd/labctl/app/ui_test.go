@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/internal/e2etest"
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/kind"
 )
 
 // serving is a labctl ui (or open) running on a fake environment.
@@ -259,7 +259,7 @@ type kubeEnv struct {
 	live kubeLab
 }
 
-func (k *kubeEnv) Connect(ctx context.Context, up provision.Options) (liveLab, error) {
+func (k *kubeEnv) Connect(ctx context.Context, up kind.Options) (liveLab, error) {
 	if _, err := k.fakeEnv.Connect(ctx, up); err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/kind"
 )
 
 type upOptions struct {
@@ -59,7 +59,7 @@ func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
 		}
 	}
 	catalog := labCatalog(l)
-	env, err := g.env.Up(cmd.Context(), provision.Options{
+	env, err := g.env.Up(cmd.Context(), kind.Options{
 		Lab:           l,
 		Catalog:       catalog,
 		Fixtures:      fixtures,

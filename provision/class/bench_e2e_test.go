@@ -1,0 +1,121 @@
+//go:build e2e
+
+package class
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/labctl/labctl/provision"
+)
+
+// BenchmarkE2EClass measures a class of three learners of the repository's
+// lab on a kind cluster made from labctl's node image, once: the time to
+// bring the three up, the time of one class grade (all three graded at
+// once, probes included, after every solve), and the idle memory and CPU
+// of one learner as the node's kubelet reports them (its summary API:
+// resident memory and CPU use of the learner's two Pods, averaged over
+// the learners, after a quiet minute). hack/bench.sh prints the metrics as rows.
+//
+//	flock /tmp/labctl-e2e.lock go test -tags e2e -run '^$' -bench BenchmarkE2EClass -benchtime 1x ./provision/class/ -timeout 30m
+func BenchmarkE2EClass(b *testing.B) {
+	b.Setenv("LABCTL_STATE_DIR", b.TempDir())
+	ctx := context.Background()
+	h := newClassHost(b)
+	c := openClass(b, h, "bench-")
+	names := []string{"learner-1", "learner-2", "learner-3"}
+	b.Cleanup(func() {
+		for _, n := range names {
+			_ = c.Down(context.Background(), n)
+		}
+	})
+	for b.Loop() {
+		start := time.Now()
+		upAll(b, c, names)
+		up := time.Since(start)
+
+		ls := make([]*provision.Live, len(names))
+		for i, n := range names {
+			var err error
+			if ls[i], err = c.Connect(ctx, n); err != nil {
+				b.Fatal(err)
+			}
+			defer ls[i].Close()
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, len(ls))
+		for i := range ls {
+			wg.Go(func() { _, errs[i] = solveAll(ctx, ls[i]) })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		start = time.Now()
+		for i := range ls {
+			wg.Go(func() { _, errs[i] = gradeAll(ctx, ls[i]) })
+		}
+		wg.Wait()
+		grade := time.Since(start)
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		time.Sleep(time.Minute)
+		mem, cpu := idlePerLearner(b, h, c, names)
+		b.ReportMetric(up.Seconds(), "up3-s")
+		b.ReportMetric(grade.Seconds(), "grade3-s")
+		b.ReportMetric(mem/(1<<20), "idle-rss-MiB/learner")
+		b.ReportMetric(cpu, "idle-mCPU/learner")
+	}
+}
+
+// idlePerLearner reads the kubelet's summary of every node and returns the
+// average resident memory (bytes) and CPU use (millicores) of a learner's
+// Pods.
+func idlePerLearner(b *testing.B, h *classHost, c *Class, names []string) (mem, milli float64) {
+	ctx := context.Background()
+	nodes, err := h.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns := map[string]bool{}
+	for _, n := range names {
+		ns[c.Namespace(n)] = true
+	}
+	for _, n := range nodes.Items {
+		raw, err := h.cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", n.Name, "proxy/stats/summary").DoRaw(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var sum struct {
+			Pods []struct {
+				PodRef struct{ Namespace string } `json:"podRef"`
+				CPU    struct {
+					UsageNanoCores uint64 `json:"usageNanoCores"`
+				} `json:"cpu"`
+				Memory struct {
+					RSSBytes uint64 `json:"rssBytes"`
+				} `json:"memory"`
+			} `json:"pods"`
+		}
+		if err := json.Unmarshal(raw, &sum); err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range sum.Pods {
+			if ns[p.PodRef.Namespace] {
+				mem += float64(p.Memory.RSSBytes)
+				milli += float64(p.CPU.UsageNanoCores) / 1e6
+			}
+		}
+	}
+	return mem / float64(len(names)), milli / float64(len(names))
+}

@@ -1,0 +1,162 @@
+package class
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// The certificates of one learner's virtual control plane, made by labctl:
+// a CA of its own (so no other learner's credentials are accepted), the API
+// server's serving certificate, client certificates for labctl (the
+// control plane's admin) and the controller manager, and the key pair that
+// signs service-account tokens. They live in a Secret in the learner's
+// namespace on the class cluster, which only the instructor reads.
+
+// Keys of the certificates Secret.
+const (
+	certCA          = "ca.crt"
+	certCAKey       = "ca.key"
+	certServer      = "apiserver.crt"
+	certServerKey   = "apiserver.key"
+	certSA          = "sa.pub"
+	certSAKey       = "sa.key"
+	certAdminConf   = "admin.conf"
+	certManagerConf = "controller-manager.conf"
+)
+
+// certValidity is how long the certificates of a class live.
+const certValidity = 2 * 365 * 24 * time.Hour
+
+// vcpInternalServer is the virtual API server's address inside its own Pod.
+const vcpInternalServer = "https://127.0.0.1:6443"
+
+// makeControlPlaneCerts returns the Secret's data for a control plane whose
+// Service is vcpService in namespace ns.
+func makeControlPlaneCerts(ns string, now time.Time) (map[string][]byte, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: "labctl-class-ca " + ns},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(certValidity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{certCA: pemBlock("CERTIFICATE", caDER)}
+	if out[certCAKey], err = pemKey(caKey); err != nil {
+		return nil, err
+	}
+	svc := vcpService
+	server, serverKey, err := signedCert(ca, caKey, now, x509.ExtKeyUsageServerAuth, pkix.Name{CommonName: "kube-apiserver"},
+		[]string{"localhost", svc, svc + "." + ns, svc + "." + ns + ".svc", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		[]net.IP{net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return nil, err
+	}
+	out[certServer], out[certServerKey] = server, serverKey
+	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	if out[certSAKey], err = pemKey(saKey); err != nil {
+		return nil, err
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&saKey.PublicKey)
+	if err != nil {
+		return nil, err
+	}
+	out[certSA] = pemBlock("PUBLIC KEY", pub)
+	for key, subject := range map[string]pkix.Name{
+		certAdminConf:   {CommonName: "labctl-admin", Organization: []string{"system:masters"}},
+		certManagerConf: {CommonName: "system:kube-controller-manager"},
+	} {
+		cert, certKey, err := signedCert(ca, caKey, now, x509.ExtKeyUsageClientAuth, subject, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		if out[key], err = clientKubeconfig(vcpInternalServer, out[certCA], cert, certKey); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func serial() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return n
+}
+
+func signedCert(ca *x509.Certificate, caKey *ecdsa.PrivateKey, now time.Time, usage x509.ExtKeyUsage, subject pkix.Name, dns []string, ips []net.IP) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      subject,
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(certValidity),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		DNSNames:     dns,
+		IPAddresses:  ips,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err = pemKey(key)
+	return pemBlock("CERTIFICATE", der), keyPEM, err
+}
+
+func pemBlock(typ string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+}
+
+func pemKey(k *ecdsa.PrivateKey) ([]byte, error) {
+	der, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		return nil, err
+	}
+	return pemBlock("EC PRIVATE KEY", der), nil
+}
+
+// clientKubeconfig is a kubeconfig with a client certificate.
+func clientKubeconfig(server string, ca, cert, key []byte) ([]byte, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["vcp"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
+	cfg.AuthInfos["vcp"] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
+	cfg.Contexts["vcp"] = &clientcmdapi.Context{Cluster: "vcp", AuthInfo: "vcp"}
+	cfg.CurrentContext = "vcp"
+	b, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("writing a kubeconfig: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,203 @@
+// Package class is the runtime of a class: one lab per learner on an
+// existing Kubernetes cluster. The instructor's labctl opens the class
+// (Open) and brings learners up, connects to one (Class.Connect: a
+// provision.Live over the learner's namespace), reports status and
+// capacity, and issues invites; a learner's own labctl reaches their lab
+// with an invite (OpenInvite). Processes in the learner's Pods run through
+// internal/podexec.
+package class
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"regexp"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/lab"
+)
+
+// A class runs one lab per learner on an existing Kubernetes cluster, the
+// second runtime beside kind and Docker. Each learner has a namespace on
+// that cluster (Prefix + learner name) holding a virtual control plane (one
+// Pod: etcd, kube-apiserver, kube-controller-manager, the grader and an
+// admin container; no nodes) and a sandbox Pod. What exists is read from the
+// cluster itself: namespaces carry LabelClassLearner.
+
+// DefaultPrefix prefixes every learner's namespace on the class cluster.
+const DefaultPrefix = "labctl-"
+
+// Labels of a class's objects on the class cluster.
+const (
+	// LabelClassLearner names the learner a namespace belongs to.
+	LabelClassLearner = "labctl.dev/learner"
+	// LabelClassLab names the lab the learner's namespace runs.
+	LabelClassLab = "labctl.dev/lab"
+	// LabelClassPrefix is the namespace prefix of the class.
+	LabelClassPrefix = "labctl.dev/class-prefix"
+)
+
+// Config says which cluster a class runs on, and how.
+type Config struct {
+	Lab *lab.Lab
+	// Fixtures is the lab's fixtures directory; nil means none.
+	Fixtures fs.FS
+	// Kubeconfig is the instructor's kubeconfig file; "" follows kubectl
+	// ($KUBECONFIG, then ~/.kube/config). Context "" is its current context.
+	Kubeconfig, Context string
+	// Prefix of each learner's namespace; "" is DefaultPrefix.
+	Prefix string
+	// StorageClass of the learners' volumes; "" is the cluster's default.
+	StorageClass string
+	// SandboxImage is the sandbox image the class cluster's nodes run; ""
+	// is the image labctl builds (sandbox.Image()).
+	SandboxImage string
+	// CheckerBinary overrides the static binary placed in the grader.
+	CheckerBinary string
+	// Log, when set, receives progress lines of Up.
+	Log io.Writer
+}
+
+// LearnerInfo is one learner's namespace as the class cluster reports it.
+type LearnerInfo struct {
+	Name, Namespace string
+	// Ready says the control plane and the sandbox run; Problem says what
+	// is not, when not.
+	Ready   bool
+	Problem string
+}
+
+// Capacity is what the class cluster can still schedule and what one
+// learner asks for.
+type Capacity struct {
+	// Nodes counted (schedulable, Ready).
+	Nodes int
+	// FreeMemory (bytes) and FreeMilliCPU: allocatable minus the requests
+	// of the Pods already there.
+	FreeMemory, FreeMilliCPU int64
+	// LearnerMemory and LearnerMilliCPU: the requests of one learner's Pods.
+	LearnerMemory, LearnerMilliCPU int64
+	// Arch is the checker's architecture; OtherArch counts the Ready,
+	// schedulable nodes of other architectures, which are not counted
+	// above: the learners' Pods do not go there.
+	Arch      string
+	OtherArch map[string]int
+}
+
+// Fits is how many learners fit in what is free.
+func (c Capacity) Fits() int {
+	if c.LearnerMemory <= 0 || c.LearnerMilliCPU <= 0 {
+		return 0
+	}
+	return int(min(c.FreeMemory/c.LearnerMemory, c.FreeMilliCPU/c.LearnerMilliCPU))
+}
+
+// ErrNoLearner says the class has no learner by that name.
+var ErrNoLearner = errors.New("no such learner in the class")
+
+var learnerName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// ValidLearnerName says why name cannot name a learner whose namespace is
+// prefix+name, or nil: lower-case letters, digits and '-', starting and
+// ending with a letter or digit, the namespace at most 63 characters.
+func ValidLearnerName(prefix, name string) error {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	if !learnerName.MatchString(name) {
+		return fmt.Errorf("learner name %q: use lower-case letters, digits and '-', starting and ending with a letter or digit", name)
+	}
+	if len(prefix)+len(name) > 63 {
+		return fmt.Errorf("learner name %q: with the prefix %q the namespace is longer than 63 characters", name, prefix)
+	}
+	return nil
+}
+
+// LabError says a lab cannot run as a class.
+type LabError struct {
+	Lab    string
+	Reason string
+}
+
+func (e *LabError) Error() string {
+	return fmt.Sprintf("lab %s cannot run as a class: %s", e.Lab, e.Reason)
+}
+
+// Class is a class on its cluster, as the instructor's labctl reaches it.
+type Class struct {
+	cfg      Config
+	rest     *rest.Config
+	cs       kubernetes.Interface
+	cp       images.ControlPlane
+	fixtures []byte
+	// arch is the checker's architecture (kubernetes.io/arch): the Pods
+	// run on nodes of it only. Empty when the checker cannot be read;
+	// placing it then fails with the reason.
+	arch string
+}
+
+// classWait bounds the wait for a learner's lab to become ready.
+const classWait = 4 * time.Minute
+
+// Open connects to the class cluster that cfg names.
+func Open(ctx context.Context, cfg Config) (*Class, error) {
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	if cfg.SandboxImage == "" {
+		cfg.SandboxImage = images.SandboxRef()
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if cfg.Kubeconfig != "" {
+		rules.ExplicitPath = cfg.Kubeconfig
+	}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: cfg.Context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading the class cluster's kubeconfig: %w (name it with --kubeconfig and --context)", err)
+	}
+	rc.QPS, rc.Burst = 50, 100
+	rc.WarningHandler = rest.NoWarnings{}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the class cluster: %w", err)
+	}
+	vctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := cs.Discovery().RESTClient().Get().AbsPath("/version").DoRaw(vctx); err != nil {
+		return nil, fmt.Errorf("the class cluster at %s does not answer: %w (check --context and --kubeconfig)", rc.Host, err)
+	}
+	fx, err := fixturesTar(cfg.Fixtures)
+	if err != nil {
+		return nil, err
+	}
+	c := &Class{cfg: cfg, rest: rc, cs: cs, cp: images.ControlPlaneImages(), fixtures: fx}
+	if bin, err := docker.CheckerBinary(cfg.CheckerBinary); err == nil {
+		c.arch, _ = docker.BinaryArch(bin)
+	}
+	return c, nil
+}
+
+// Close releases the class's connections.
+func (c *Class) Close() error { return nil }
+
+// Namespace is the learner's namespace on the class cluster.
+func (c *Class) Namespace(learner string) string { return c.cfg.Prefix + learner }
+
+func (c *Class) objects(learner string) classObjects {
+	return classObjects{lab: c.cfg.Lab, namespace: c.Namespace(learner), learner: learner, prefix: c.cfg.Prefix,
+		image: c.cfg.SandboxImage, cp: c.cp, storageClass: c.cfg.StorageClass, arch: c.arch}
+}
+
+func (c *Class) logf(format string, args ...any) {
+	if c.cfg.Log != nil {
+		fmt.Fprintf(c.cfg.Log, format+"\n", args...)
+	}
+}

@@ -1,0 +1,497 @@
+//go:build e2e
+
+package class
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/podexec"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
+)
+
+// classLab is the repository's lab, as a class runs it.
+func classLab(t testing.TB) (*lab.Lab, string) {
+	t.Helper()
+	root := e2etest.Root(t)
+	l, err := lab.Load(filepath.Join(root, "lab.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, filepath.Join(root, "fixtures")
+}
+
+// openClass opens a class of the repository's lab on h.
+func openClass(t testing.TB, h *classHost, prefix string) *Class {
+	t.Helper()
+	l, fixtures := classLab(t)
+	cfg := h.config(prefix)
+	cfg.Lab, cfg.Fixtures = l, os.DirFS(fixtures)
+	cfg.CheckerBinary = os.Getenv("LABCTL_TEST_CHECKER") // a static labctl, else built here
+	if cfg.CheckerBinary == "" {
+		cfg.CheckerBinary = e2etest.BuildLabctl(t)
+	}
+	c, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// upAll brings the learners up at once.
+func upAll(t testing.TB, c *Class, learners []string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, len(learners))
+	for i, name := range learners {
+		wg.Go(func() { errs[i] = c.Up(context.Background(), name) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("up %s: %v", learners[i], err)
+		}
+	}
+}
+
+// solveAll walks a learner through every step: the solve, then the step's
+// checks recorded as `labctl check` records them (which runs the next
+// step's setup), and returns the grade's results.
+func solveAll(ctx context.Context, e *provision.Live) ([]checks.Result, error) {
+	dir, err := StateDir(e.Lab.Metadata.Name, learnerOf(e))
+	if err != nil {
+		return nil, err
+	}
+	var log bytes.Buffer
+	g := &grading.Grader{Lab: e.Lab, Store: progress.NewStore(dir), Checker: e, Scripts: e, Catalog: msg.New(msg.English), Out: &log, Err: &log}
+	for i := range e.Lab.Steps {
+		s := &e.Lab.Steps[i]
+		var out bytes.Buffer
+		code, err := e.RunScript(ctx, s.Solve, &out, &out)
+		if err != nil || code != 0 {
+			return nil, fmt.Errorf("%s: solve of %s: exit %d, %v: %s", learnerOf(e), s.ID, code, err, out.String())
+		}
+		v, err := g.Check(ctx, "")
+		if err != nil || v != grading.Passed {
+			return nil, fmt.Errorf("%s: check after the solve of %s: %v, %v:\n%s", learnerOf(e), s.ID, v, err, log.String())
+		}
+	}
+	return gradeAll(ctx, e)
+}
+
+// gradeAll grades every step as `labctl grade` does, probes included.
+func gradeAll(ctx context.Context, e *provision.Live) ([]checks.Result, error) {
+	// The audit windows come from the learner's progress, as the
+	// instructor's grade reads it.
+	var p *progress.Progress
+	if dir, err := e.Runtime().StateDir(); err == nil {
+		p, _ = progress.NewStore(dir).Load(e.Lab.Metadata.Name)
+	}
+	per, err := grading.RunAll(ctx, e, e, e.Lab, p, msg.New(msg.English))
+	if err != nil {
+		return nil, err
+	}
+	var all []checks.Result
+	for _, s := range e.Lab.Steps {
+		all = append(all, per[s.ID]...)
+	}
+	return all, nil
+}
+
+func failed(rs []checks.Result) []string {
+	var out []string
+	for _, r := range rs {
+		if r.Status != checks.Pass && !r.Optional {
+			out = append(out, r.Name+": "+string(r.Status)+": "+r.Message)
+		}
+	}
+	return out
+}
+
+// TestE2EClass: three learners of the repository's lab on one kind
+// cluster, each with a virtual control plane and a sandbox Pod. Every
+// solve passes in all three at once; a mistake in learner 2 fails only
+// learner 2; the shell over the exec API carries resizes, OSC 133 marks and
+// the exit code; the learner cannot reach the checker or the cluster
+// that hosts the class; one learner's token is refused by another's API
+// server; an invite may exec into its own sandbox and nothing else; a soft
+// reset empties /root and the lab's namespaces; a hard reset of learner 3
+// leaves 1 and 2 untouched.
+//
+//	flock /tmp/labctl-e2e.lock go test -tags e2e -count=1 -run TestE2EClass ./provision/class/ -timeout 30m -v
+func TestE2EClass(t *testing.T) {
+	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
+	ctx := context.Background()
+	h := newClassHost(t)
+	c := openClass(t, h, "e2e-")
+	names := []string{"learner-1", "learner-2", "learner-3"}
+	start := time.Now()
+	upAll(t, c, names)
+	t.Logf("3 learners up in %s", time.Since(start).Round(time.Millisecond))
+	t.Cleanup(func() {
+		for _, n := range names {
+			if err := c.Down(context.Background(), n); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+
+	uids := podUIDs(t, h, c, names)
+	upAll(t, c, names) // idempotent: nothing is made again
+	if again := podUIDs(t, h, c, names); !maps.Equal(uids, again) {
+		t.Fatalf("a second up replaced pods: %v, then %v", uids, again)
+	}
+	list, err := c.Learners(ctx)
+	if err != nil || len(list) != 3 || !list[0].Ready || !list[2].Ready || list[1].Name != "learner-2" {
+		t.Fatalf("Learners: %+v, %v", list, err)
+	}
+
+	// The Pods go to nodes of the checker's architecture; a checker of
+	// another leaves no node to count.
+	if c.arch != runtime.GOARCH {
+		t.Errorf("the class's checker architecture is %q, want %s", c.arch, runtime.GOARCH)
+	}
+	if cap, err := c.Capacity(ctx); err != nil || cap.Nodes != 1 || len(cap.OtherArch) != 0 {
+		t.Errorf("capacity: %+v, %v, want the one node", cap, err)
+	}
+	other := *c
+	other.arch = "s390x"
+	if cap, err := other.Capacity(ctx); err != nil || cap.Nodes != 0 || cap.OtherArch[runtime.GOARCH] != 1 {
+		t.Errorf("capacity for an s390x checker: %+v, %v, want no node and one of %s left out", cap, err, runtime.GOARCH)
+	}
+
+	ls := make([]*provision.Live, len(names))
+	for i, n := range names {
+		if ls[i], err = c.Connect(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { ls[i].Close() }()
+	}
+
+	t.Run("every solve passes in all three at once", func(t *testing.T) {
+		var wg sync.WaitGroup
+		res := make([][]checks.Result, 3)
+		errs := make([]error, 3)
+		for i := range ls {
+			wg.Go(func() { res[i], errs[i] = solveAll(ctx, ls[i]) })
+		}
+		wg.Wait()
+		for i := range ls {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			if f := failed(res[i]); len(f) > 0 || len(res[i]) == 0 {
+				t.Fatalf("%s after every solve:\n%s", names[i], strings.Join(f, "\n"))
+			}
+		}
+	})
+	if t.Failed() {
+		return
+	}
+
+	t.Run("a mistake in learner 2 fails only learner 2", func(t *testing.T) {
+		mustRun(t, ls[1], "rm -rf /root/gitops/out") // the drift step's evidence
+		for i, e := range ls {
+			rs, err := gradeAll(ctx, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := failed(rs)
+			if i == 1 && !slices.ContainsFunc(f, func(s string) bool { return strings.HasPrefix(s, "drift-diff:") }) {
+				t.Errorf("learner 2's grade misses the removed drift evidence: %v", f)
+			}
+			if i != 1 && len(f) > 0 {
+				t.Errorf("%s fails for learner 2's mistake: %v", names[i], f)
+			}
+		}
+	})
+
+	t.Run("the class commands", func(t *testing.T) {
+		labctl := func(want int, args ...string) string {
+			t.Helper()
+			root := e2etest.Root(t)
+			full := append([]string{"--lab", filepath.Join(root, "lab.yaml"), "class"}, args...)
+			full = append(full, "--kubeconfig", h.kubeconfig, "--prefix", "e2e-", "--storage-class", classStorage, "--sandbox-image", c.cfg.SandboxImage)
+			cmd := exec.Command(c.cfg.CheckerBinary, full...)
+			cmd.Env = append(os.Environ(), "NO_COLOR=1")
+			out, err := cmd.Output()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+				err = nil
+			}
+			if err != nil || code != want {
+				stderr := ""
+				if ee, ok := err.(*exec.ExitError); ok {
+					stderr = string(ee.Stderr)
+				}
+				t.Fatalf("labctl %s: exit %d, %v, want %d:\n%s%s", strings.Join(args, " "), code, err, want, out, stderr)
+			}
+			return string(out)
+		}
+		labctl(0, "up", "--learners", "3") // all three are up: nothing to do
+		var status struct {
+			Learners []struct {
+				Name  string
+				Ready bool
+				Step  string
+				Score *int
+			}
+		}
+		if err := json.Unmarshal([]byte(labctl(0, "status", "-o", "json")), &status); err != nil {
+			t.Fatal(err)
+		}
+		if len(status.Learners) != 3 || !status.Learners[0].Ready || status.Learners[0].Step != "" || status.Learners[1].Step == "" || status.Learners[0].Score == nil {
+			t.Errorf("class status: %+v", status)
+		}
+		junit := filepath.Join(t.TempDir(), "class.xml")
+		labctl(1, "grade", "-o", "junit", "--output-file", junit) // learner 2 fails
+		if b, err := os.ReadFile(junit); err != nil || strings.Count(string(b), "<testsuite ") != 3 {
+			t.Errorf("class grade -o junit: %v\n%s", err, b)
+		}
+		invite := filepath.Join(t.TempDir(), "ada.kubeconfig")
+		labctl(0, "invite", "learner-1", "--output-file", invite)
+		if fi, err := os.Stat(invite); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("invite file: %v, %v", fi, err)
+		}
+		b, _ := os.ReadFile(invite)
+		if v, err := OpenInvite(ctx, b); err != nil || v.Learner() != "learner-1" {
+			t.Errorf("the invite file: %v", err)
+		}
+	})
+
+	t.Run("the shell over the exec API", func(t *testing.T) {
+		sh, err := ls[0].AttachShell(ctx, docker.ShellOptions{Rows: 24, Cols: 80, Env: []string{"TERM=xterm"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sh.Close()
+		var screen e2etest.Screen
+		go func() { _, _ = io.Copy(&screen, sh) }()
+		sh.Write([]byte("stty size\r"))
+		screen.WaitFor(t, "24 80", 1)
+		if err := sh.Resize(ctx, 40, 100); err != nil {
+			t.Fatal(err)
+		}
+		sh.Write([]byte("stty size\r"))
+		screen.WaitFor(t, "40 100", 1)
+		if out := screen.String(); !strings.Contains(out, "\x1b]133;A") || !strings.Contains(out, "\x1b]133;D") {
+			t.Errorf("no OSC 133 prompt marks in the shell's output: %q", out)
+		}
+		sh.Write([]byte("exit 3\r"))
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if code, err := sh.ExitCode(wctx); err != nil || code != 3 {
+			t.Errorf("exit code %d, %v; want 3", code, err)
+		}
+	})
+
+	t.Run("the learner reaches neither the checker nor the class cluster", func(t *testing.T) {
+		mustRun(t, ls[0], `set -u
+test ! -e /.labctl || { echo "/.labctl is in the sandbox"; exit 1; }
+# the feedback checker is there, read-only: it can be neither replaced nor added to
+test -x `+practiceDir+`/labctl || { echo "no feedback checker"; exit 1; }
+if cp /bin/true `+practiceDir+`/labctl 2>/dev/null || touch `+practiceDir+`/x 2>/dev/null || mount -o remount,rw `+practiceDir+` 2>/dev/null; then
+	echo "the checker's mount is writable"; exit 1
+fi
+test ! -e /var/run/secrets/kubernetes.io || { echo "a service-account token is in the sandbox"; exit 1; }
+code=$(curl -sk -o /dev/null -w '%{http_code}' https://kubernetes.default.svc/api/v1/namespaces/e2e-learner-1/pods/vcp/exec)
+case $code in 401|403) ;; *) echo "the class cluster answered $code"; exit 1;; esac`)
+	})
+
+	t.Run("one learner's token is refused by another's API server", func(t *testing.T) {
+		cfg1, _ := ls[0].LearnerConfig(ctx)
+		cfg2, _ := ls[1].LearnerConfig(ctx)
+		cross := rest.CopyConfig(cfg2)
+		cross.BearerToken = cfg1.BearerToken
+		cs, err := kubernetes.NewForConfig(cross)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = cs.CoreV1().Namespaces().Get(ctx, "gitops-lab", metav1.GetOptions{})
+		if !apierrors.IsUnauthorized(err) {
+			t.Errorf("learner 1's token at learner 2's API server: %v, want 401", err)
+		}
+		own, _ := kubernetes.NewForConfig(cfg1)
+		if _, err := own.CoreV1().Namespaces().Get(ctx, "gitops-lab", metav1.GetOptions{}); err != nil {
+			t.Errorf("learner 1's token at its own API server: %v", err)
+		}
+		mustRun(t, ls[0], `tok=$(kubectl config view --raw -o jsonpath='{.users[0].user.token}')
+code=$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" https://vcp.e2e-learner-2.svc:6443/api/v1/namespaces)
+[ "$code" = 401 ] || { echo "learner 2's API server answered $code"; exit 1; }`)
+	})
+
+	t.Run("a script's output arrives whole, stdout and stderr on one writer", func(t *testing.T) {
+		// client-go copies an exec's stdout and stderr at once: one
+		// bytes.Buffer for both once lost whole outputs, about one exec in three.
+		const script = `hostname; echo to-stderr >&2; echo own-home`
+		for i := range 20 {
+			var out bytes.Buffer
+			if code, err := ls[0].RunScript(ctx, script, &out, &out); err != nil || code != 0 || !strings.Contains(out.String(), "own-home") || !strings.Contains(out.String(), "to-stderr") {
+				t.Fatalf("script %d in the sandbox: %d, %v: %q", i, code, err, out.String())
+			}
+			out.Reset()
+			if code, err := ls[0].RunAdminScript(ctx, script, &out); err != nil || code != 0 || !strings.Contains(out.String(), "own-home") || !strings.Contains(out.String(), "to-stderr") {
+				t.Fatalf("probe script %d: %d, %v: %q", i, code, err, out.String())
+			}
+		}
+	})
+
+	t.Run("an invite execs into its own sandbox and nowhere else", func(t *testing.T) {
+		kc, err := c.Invite(ctx, "learner-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := OpenInvite(ctx, kc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Learner() != "learner-1" || v.LabName() != "gitops-drift" {
+			t.Errorf("invite for %s of %s", v.Learner(), v.LabName())
+		}
+		lv := v.Live(ls[0].Lab)
+		var out bytes.Buffer
+		if code, err := lv.RunScript(ctx, "hostname; test -d /root/gitops/repo && echo own-home", &out, &out); err != nil || code != 0 || !strings.Contains(out.String(), "own-home") {
+			t.Fatalf("exec into the own sandbox: %d, %v: %s", code, err, out.String())
+		}
+		for _, target := range []struct{ ns, pod, container string }{
+			{"e2e-learner-1", vcpPod, containerGrader},
+			{"e2e-learner-1", vcpPod, containerAdmin},
+			{"e2e-learner-2", sandboxPod, containerSandbox},
+		} {
+			out.Reset()
+			_, err := podexec.Exec{Namespace: target.ns, Pod: target.pod, Container: target.container, Cmd: []string{"true"}, Stdout: &out}.Run(ctx, v.sandbox.cfg, v.sandbox.cs)
+			if err == nil || !strings.Contains(err.Error(), "forbidden") {
+				t.Errorf("invite exec into %s/%s (%s): %v, want forbidden", target.ns, target.pod, target.container, err)
+			}
+		}
+		if _, err := v.sandbox.cs.CoreV1().Secrets("e2e-learner-1").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("invite lists secrets: %v, want forbidden", err)
+		}
+		// The learner's shell on a PTY, through the invite.
+		sh, err := lv.AttachShell(ctx, docker.ShellOptions{Rows: 30, Cols: 90, Env: []string{"TERM=xterm"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var screen e2etest.Screen
+		go func() { _, _ = io.Copy(&screen, sh) }()
+		sh.Write([]byte("stty size; exit 4\r"))
+		screen.WaitFor(t, "30 90", 1)
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if code, err := sh.ExitCode(wctx); err != nil || code != 4 {
+			t.Errorf("invited shell: exit %d, %v; want 4", code, err)
+		}
+		sh.Close()
+		// The learner's own feedback: the practice lab's checks in the
+		// sandbox; what only the grader judges is left to the instructor.
+		practice := grading.Practice(lv.Lab)
+		for _, st := range practice.Steps {
+			rs, err := lv.RunChecks(ctx, checks.Round{Checks: st.Checks})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if checks.Summarize(rs).Verdict() != checks.Passed {
+				t.Errorf("feedback on step %s of a solved lab: %v", st.ID, failed(rs))
+			}
+			for i, r := range rs {
+				if grading.InstructorOnly(&st.Checks[i]) != (r.Status == checks.Error) {
+					t.Errorf("%s: %s %s", r.Name, r.Status, r.Message)
+				}
+			}
+		}
+	})
+
+	t.Run("attacks", func(t *testing.T) { testClassAttacks(t, h, c, ls) })
+
+	t.Run("a soft reset empties /root and the lab's namespaces", func(t *testing.T) {
+		e := ls[1]
+		var backup bytes.Buffer
+		if err := e.BackupHome(ctx, &backup); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(backup.String(), "root/gitops/repo/") {
+			t.Errorf("the backup has no root/gitops/repo/")
+		}
+		if err := e.RecreateSandbox(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.ResetNamespaces(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, e, `test ! -e /root/gitops && test -f /root/.bashrc && kubectl get ns gitops-lab >/dev/null &&
+[ -z "$(kubectl -n gitops-lab get deployments -o name)" ]`)
+	})
+
+	t.Run("a hard reset of learner 3 leaves 1 and 2 untouched", func(t *testing.T) {
+		before := podUIDs(t, h, c, names[:2])
+		mustRun(t, ls[0], "touch /root/kept")
+		if err := ls[2].RecreateCluster(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, ls[2], "test ! -e /root/gitops && ! kubectl -n gitops-lab get deployment web 2>/dev/null")
+		if after := podUIDs(t, h, c, names[:2]); !maps.Equal(before, after) {
+			t.Errorf("learners 1 and 2 changed: %v, then %v", before, after)
+		}
+		mustRun(t, ls[0], "test -e /root/kept")
+		rs, err := gradeAll(ctx, ls[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := failed(rs); len(f) > 0 {
+			t.Errorf("learner 1 after learner 3's hard reset: %v", f)
+		}
+	})
+}
+
+// podUIDs are the UIDs of the learners' Pods.
+func podUIDs(t *testing.T, h *classHost, c *Class, names []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, n := range names {
+		for _, pod := range []string{vcpPod, sandboxPod} {
+			p, err := h.cs.CoreV1().Pods(c.Namespace(n)).Get(context.Background(), pod, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[n+"/"+pod] = string(p.UID)
+		}
+	}
+	return out
+}
+
+// mustRun runs a script in the learner's sandbox; it must exit 0.
+func mustRun(t *testing.T, e *provision.Live, script string) {
+	t.Helper()
+	var out bytes.Buffer
+	code, err := e.RunScript(context.Background(), script, &out, &out)
+	if err != nil || code != 0 {
+		t.Fatalf("%s: %q: exit %d, %v:\n%s", learnerOf(e), script, code, err, out.String())
+	}
+}

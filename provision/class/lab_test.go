@@ -1,0 +1,66 @@
+package class
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/labctl/labctl/lab"
+)
+
+func TestCheckLab(t *testing.T) {
+	for _, tc := range []struct {
+		file    string
+		refused bool
+	}{
+		{"../../lab.yaml", false},                   // workloads: declare
+		{"../../labs/debug-rollout/lab.yaml", true}, // workloads: run
+	} {
+		l, err := lab.Load(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = CheckLab(l)
+		var le *LabError
+		switch {
+		case !tc.refused && err != nil:
+			t.Errorf("%s: %v, want the lab accepted", tc.file, err)
+		case tc.refused && !errors.As(err, &le):
+			t.Errorf("%s: %v, want a *LabError", tc.file, err)
+		case tc.refused:
+			msg := err.Error()
+			for _, want := range []string{"lab " + l.Metadata.Name + " cannot run as a class", "Pods must run", "no nodes", "Pending",
+				"kind cluster per learner", "labctl up", "nodes joined per learner", "cluster.workloads: declare"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("%s: %q does not say %q", tc.file, msg, want)
+				}
+			}
+		}
+	}
+}
+
+// A lab that does not say cluster.workloads gets the default, run: its
+// Pods are assumed to need to run, and it is refused.
+func TestCheckLabDefault(t *testing.T) {
+	l, err := lab.Parse("lab.yaml", []byte(`apiVersion: labctl.dev/v1alpha1
+kind: Lab
+metadata: {name: plain}
+steps:
+  - id: one
+    title: One
+    instructions: Write /root/x.
+    checks: [{name: x, file: {path: /root/x}}]
+    solve: touch /root/x
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *LabError
+	if err := CheckLab(l); !errors.As(err, &le) || le.Lab != "plain" {
+		t.Errorf("a lab without cluster.workloads: %v, want a *LabError for lab plain", err)
+	}
+	l.Cluster.Workloads = lab.WorkloadsDeclare
+	if err := CheckLab(l); err != nil {
+		t.Errorf("the same lab with workloads: declare: %v, want it accepted", err)
+	}
+}

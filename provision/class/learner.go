@@ -1,0 +1,276 @@
+package class
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/podexec"
+	"github.com/labctl/labctl/internal/statedir"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
+)
+
+// learnerRuntime is the runtime of one learner's lab on a class cluster:
+// the learner's namespace, with the control-plane Pod (the API server, the
+// grader and the admin containers) and the sandbox Pod, reached through
+// the class cluster's exec API. labctl reaches the learner's API server
+// through a port-forward to the control-plane Pod, with the admin
+// certificate it made.
+type learnerRuntime struct {
+	podSandbox
+	lab     *lab.Lab
+	learner string
+	class   *Class
+	fwd     *podexec.Forward
+	// admin is the learner's control plane's admin config through fwd.
+	admin   *rest.Config
+	adminCS kubernetes.Interface
+}
+
+var _ provision.Runtime = (*learnerRuntime)(nil)
+
+// StateDir is where the instructor's labctl keeps what it records of
+// one learner of a class (progress, backups of /root).
+func StateDir(labName, learner string) (string, error) {
+	dir, err := statedir.Dir(os.Getenv, labName)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "class", learner), nil
+}
+
+// Connect reaches a learner's lab that is up (ErrNoLearner when there is
+// no such learner, ErrNotUp when it is not ready).
+func (c *Class) Connect(ctx context.Context, learner string) (*provision.Live, error) {
+	ns := c.Namespace(learner)
+	n, err := c.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if err != nil || !c.owns(n, learner) {
+		return nil, fmt.Errorf("learner %s (namespace %s): %w", learner, ns, ErrNoLearner)
+	}
+	if p := c.problem(ctx, ns); p != "" {
+		return nil, fmt.Errorf("learner %s: %s: %w", learner, p, provision.ErrNotUp)
+	}
+	rt, err := c.connect(ctx, learner)
+	if err != nil {
+		return nil, err
+	}
+	// The grader's token is issued now; the learner's when first needed
+	// (status and grade never need it).
+	live := provision.NewLive(c.cfg.Lab, rt, provision.Identity{}, provision.Identity{})
+	if _, err := live.GraderCredentials(ctx); err != nil {
+		live.Close()
+		return nil, err
+	}
+	return live, nil
+}
+
+// connect forwards a port to the learner's API server and makes the admin
+// client; it issues no credentials.
+func (c *Class) connect(ctx context.Context, learner string) (*learnerRuntime, error) {
+	ns := c.Namespace(learner)
+	s, err := c.cs.CoreV1().Secrets(ns).Get(ctx, certsSecret, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading the certificates of %s: %w", ns, err)
+	}
+	admin, err := clientcmd.RESTConfigFromKubeConfig(s.Data[certAdminConf])
+	if err != nil {
+		return nil, fmt.Errorf("reading the admin identity of %s: %w", ns, err)
+	}
+	fwd, err := podexec.PortForward(ctx, c.rest, c.cs, ns, vcpPod, vcpPort)
+	if err != nil {
+		return nil, err
+	}
+	admin.Host = fmt.Sprintf("https://127.0.0.1:%d", fwd.Port)
+	admin.ServerName = "localhost"
+	admin.CAData, admin.CAFile = s.Data[certCA], ""
+	admin.QPS, admin.Burst = 200, 400
+	admin.Timeout = 30 * time.Second
+	admin.WarningHandler = rest.NoWarnings{}
+	cs, err := kubernetes.NewForConfig(admin)
+	if err != nil {
+		fwd.Close()
+		return nil, err
+	}
+	return &learnerRuntime{podSandbox: podSandbox{cfg: c.rest, cs: c.cs, ns: ns},
+		lab: c.cfg.Lab, learner: learner, class: c, fwd: fwd, admin: admin, adminCS: cs}, nil
+}
+
+func (e *learnerRuntime) Name() string { return e.ns }
+func (e *learnerRuntime) SandboxServer() string {
+	return fmt.Sprintf("https://%s.%s.svc:%d", vcpService, e.ns, vcpPort)
+}
+func (e *learnerRuntime) GraderServer() string         { return vcpInternalServer }
+func (e *learnerRuntime) AuditDir() string             { return vcpAuditDir }
+func (e *learnerRuntime) Situation() grading.Situation { return grading.InClass(e.learner) }
+func (e *learnerRuntime) StateDir() (string, error) {
+	return StateDir(e.lab.Metadata.Name, e.learner)
+}
+func (e *learnerRuntime) Admin(context.Context) (*rest.Config, error) { return e.admin, nil }
+
+// setUp makes the lab inside the learner's control plane as `up` makes it
+// in kind (namespaces, identities, Pod Security), seeds a fresh home,
+// writes the learner's kubeconfig and, the first time, runs the first
+// step's setup.
+func (e *learnerRuntime) setUp(ctx context.Context) error {
+	learner, grader, err := provision.SetupCluster(ctx, e.adminCS, e.admin.CAData, e.lab)
+	if err != nil {
+		return fmt.Errorf("setting up the control plane of %s: %w", e.ns, err)
+	}
+	live := provision.NewLive(e.lab, e, learner, grader)
+	if err := e.seedHome(ctx, false); err != nil {
+		return err
+	}
+	if err := live.WriteKubeconfig(ctx); err != nil {
+		return err
+	}
+	nss := e.class.cs.CoreV1().Namespaces()
+	n, err := nss.Get(ctx, e.ns, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if n.Annotations[annotationDone] == "" {
+		if err := live.RunStepSetup(ctx, "", io.Discard); err != nil {
+			return err
+		}
+		patch := []byte(`{"metadata":{"annotations":{"` + annotationDone + `":"true"}}}`)
+		if _, err := nss.Patch(ctx, e.ns, "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("marking %s set up: %w", e.ns, err)
+		}
+	}
+	return nil
+}
+
+// seedHome fills an empty home (or, with wipe, an emptied one) with the
+// sandbox image's /root, from the admin container.
+func (e *learnerRuntime) seedHome(ctx context.Context, wipe bool) error {
+	script := `set -e
+[ -z "$(ls -A ` + homeMount + `)" ] || exit 0
+cp -a /root/. ` + homeMount + `/`
+	if wipe {
+		script = `set -e
+find ` + homeMount + ` -mindepth 1 -delete
+cp -a /root/. ` + homeMount + `/`
+	}
+	var out bytes.Buffer
+	code, err := e.execIn(ctx, containerAdmin, []string{"sh", "-c", script}, nil, &out, &out)
+	if err != nil {
+		return fmt.Errorf("preparing /root of %s: %w", e.ns, err)
+	}
+	if code != 0 {
+		return fmt.Errorf("preparing /root of %s: exit %d: %s", e.ns, code, lastLines(out.String(), 3))
+	}
+	return nil
+}
+
+// execIn runs cmd in a container of the learner's control-plane Pod.
+func (e *learnerRuntime) execIn(ctx context.Context, container string, cmd []string, in io.Reader, out, errOut io.Writer) (int, error) {
+	return podexec.Exec{Namespace: e.ns, Pod: vcpPod, Container: container, Cmd: cmd, Stdin: in, Stdout: out, Stderr: errOut}.Run(ctx, e.cfg, e.cs)
+}
+
+// RunChecker runs one checker round in the grader container of the
+// control-plane Pod, the request (with the grader's credentials) on stdin.
+func (e *learnerRuntime) RunChecker(ctx context.Context, req checks.Request) ([]checks.Result, error) {
+	in, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	var out, errOut bytes.Buffer
+	code, err := e.execIn(ctx, containerGrader, []string{checkerBin, "__check"}, bytes.NewReader(in), &out, &errOut)
+	if err != nil {
+		if ctx.Err() != nil {
+			return roundOverran(req.Checks, ctx.Err()), nil
+		}
+		return nil, fmt.Errorf("running checks for %s: %w", e.learner, err)
+	}
+	if code != 0 {
+		return nil, docker.WithDetail(fmt.Errorf("the checker exited with status %d: %s", code, docker.FirstLine(errOut.Bytes())), errOut.Bytes())
+	}
+	return checks.ReadResponse(req.Checks, out.Bytes())
+}
+
+// roundOverran reports every check as an error: a round cut short by its
+// deadline is not trusted.
+func roundOverran(cs []lab.Check, err error) []checks.Result {
+	return checks.ErrorResults(cs, fmt.Sprintf("the checker did not finish before its deadline (%v)", err))
+}
+
+// RunAdminScript runs a probe's script with the control plane's admin
+// identity in the admin container, never in the sandbox.
+func (e *learnerRuntime) RunAdminScript(ctx context.Context, script string, out io.Writer) (int, error) {
+	return e.execIn(ctx, containerAdmin, []string{"bash", "-c", `mkdir -p "$0" && cd "$0" && exec bash -c "$1"`, provision.ProbeDir, script}, nil, out, out)
+}
+
+// BackupHome streams /root out as a tar (entries root/...), read from the
+// admin container's mount of the home.
+func (e *learnerRuntime) BackupHome(ctx context.Context, w io.Writer) error {
+	var errOut bytes.Buffer
+	code, err := e.execIn(ctx, containerAdmin, []string{"tar", "-C", "/", "--transform", "s,^home-vol,root,", "-cf", "-", "home-vol"}, nil, w, &errOut)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("tar exited %d: %s", code, docker.FirstLine(errOut.Bytes()))
+	}
+	if err != nil {
+		return fmt.Errorf("copying /root of %s: %w", e.ns, err)
+	}
+	return nil
+}
+
+// RecreateSandbox replaces the sandbox Pod by a new one over an emptied
+// home, seeded with the image's /root.
+func (e *learnerRuntime) RecreateSandbox(ctx context.Context) error {
+	if err := e.class.deletePod(ctx, e.ns, sandboxPod); err != nil {
+		return err
+	}
+	if err := e.seedHome(ctx, true); err != nil {
+		return err
+	}
+	if err := e.class.ensurePod(ctx, e.class.objects(e.learner).sandboxPod()); err != nil {
+		return err
+	}
+	return e.class.waitControlPlane(ctx, e.ns)
+}
+
+// RecreateCluster removes the learner's whole namespace and brings it up
+// fresh.
+func (e *learnerRuntime) RecreateCluster(ctx context.Context) (*provision.Live, error) {
+	c := e.class
+	e.Close()
+	if err := c.Down(ctx, e.learner); err != nil {
+		return nil, err
+	}
+	if err := c.Up(ctx, e.learner); err != nil {
+		return nil, err
+	}
+	return c.Connect(ctx, e.learner)
+}
+
+// Close ends the port-forward.
+func (e *learnerRuntime) Close() error {
+	if e.fwd != nil {
+		e.fwd.Close()
+		e.fwd = nil
+	}
+	return nil
+}
+
+// learnerOf names the learner of a live lab on a class cluster ("" for
+// another runtime).
+func learnerOf(e *provision.Live) string {
+	if rt, ok := e.Runtime().(*learnerRuntime); ok {
+		return rt.learner
+	}
+	return ""
+}

@@ -1,0 +1,556 @@
+package class
+
+import (
+	"archive/tar"
+	"bytes"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/sandbox"
+)
+
+// The objects of one learner's namespace on the class cluster, as data.
+
+// Names inside a learner's namespace.
+const (
+	vcpPod         = "vcp"
+	vcpService     = "vcp"
+	sandboxPod     = "sandbox"
+	certsSecret    = "vcp-certs"
+	labConfigMap   = "lab"
+	dataClaim      = "vcp-data"
+	homeClaim      = "home"
+	inviteAccount  = "invite"
+	inviteSecret   = "invite-token"
+	inviteRole     = "invite"
+	isolatePolicy  = "isolate"
+	vcpPort        = 6443
+	labelPart      = "labctl.dev/part"
+	annotationDone = "labctl.dev/setup-done"
+	annotationSpec = "labctl.dev/spec"
+)
+
+// Containers of the control-plane Pod.
+const (
+	containerPrepare = "prepare"
+	containerGrader  = "grader"
+	containerAdmin   = "admin"
+	containerSandbox = "sandbox"
+)
+
+// Paths inside the control-plane Pod.
+const (
+	vcpCertDir  = "/etc/vcp"
+	vcpDataDir  = "/var/lib/labctl"
+	vcpAuditDir = vcpDataDir + "/audit"
+	vcpLabSrc   = "/etc/labctl"
+	// homeMount is where the admin container has the learner's home,
+	// read-write: labctl seeds, wipes and backs it up from there.
+	homeMount = "/home-vol"
+	// checkerBin is the checker in the grader.
+	checkerBin = sandbox.CheckerMount + "/labctl"
+	// practiceDir holds, read-only in the sandbox, the checker that an
+	// invited learner's labctl runs there for feedback (the instructor's
+	// grader is elsewhere): the same binary, placed the same way.
+	practiceDir = "/usr/local/lib/labctl"
+)
+
+// waitForChecker is the end of a prepare container's script: it waits until
+// labctl has placed the checker in dir.
+func waitForChecker(dir string) string {
+	return "\nwhile [ ! -e " + dir + "/ready ]; do sleep 0.2; done"
+}
+
+// maxFixtures bounds the lab's fixtures as a class carries them (one
+// ConfigMap, at most 1 MiB in the API).
+const maxFixtures = 900 << 10
+
+// Requests of one learner's containers: what the scheduler counts, and what
+// Capacity divides by. Measured idle: about 253 MiB and 42 millicores.
+var classRequests = map[string][2]string{
+	"etcd":                    {"32Mi", "10m"},
+	"kube-apiserver":          {"192Mi", "25m"},
+	"kube-controller-manager": {"48Mi", "5m"},
+	containerGrader:           {"16Mi", "1m"},
+	containerAdmin:            {"16Mi", "1m"},
+	containerSandbox:          {"64Mi", "10m"},
+}
+
+// classLimits are the containers' memory and CPU limits: what one learner
+// can take from the class cluster, whatever they do in their sandbox or
+// ask of their API server.
+var classLimits = map[string][2]string{
+	"etcd":                    {"512Mi", "500m"},
+	"kube-apiserver":          {"1Gi", "1"},
+	"kube-controller-manager": {"512Mi", "500m"},
+	containerGrader:           {kres.NewQuantity(sandbox.GraderPolicy().Memory, kres.BinarySI).String(), "1"},
+	containerAdmin:            {"256Mi", "500m"},
+	containerSandbox:          {"1Gi", "1"},
+}
+
+// learnerRequests is the sum of classRequests: memory in bytes, CPU in
+// millicores.
+func learnerRequests() (mem, milli int64) {
+	for _, r := range classRequests {
+		m := kres.MustParse(r[0])
+		c := kres.MustParse(r[1])
+		mem += m.Value()
+		milli += c.MilliValue()
+	}
+	return mem, milli
+}
+
+func resources(name string) corev1.ResourceRequirements {
+	r := classRequests[name]
+	rr := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceMemory: kres.MustParse(r[0]), corev1.ResourceCPU: kres.MustParse(r[1])},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: kres.MustParse(classLimits[name][0]), corev1.ResourceCPU: kres.MustParse(classLimits[name][1])},
+	}
+	return rr
+}
+
+// policyContainer is c with p's user, capabilities (those for Pod Security
+// baseline, which a learner's namespace enforces), root file system,
+// privileges, environment and working directory: the Kubernetes rendering
+// of a sandbox.Policy (its memory limit is classLimits'). A Pod has no
+// limit of processes per container (the kubelet's per Pod holds there), so
+// p.Pids is Docker's only.
+func policyContainer(c corev1.Container, p sandbox.Policy) corev1.Container {
+	sc := hardened(p.ReadOnlyRoot, p.BaselineCapabilities...)
+	uid, gid, escalate := p.UID, p.GID, !p.NoNewPrivileges
+	sc.RunAsUser, sc.RunAsGroup, sc.AllowPrivilegeEscalation = &uid, &gid, &escalate
+	c.SecurityContext = sc
+	c.Env = nil
+	for _, kv := range p.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		c.Env = append(c.Env, corev1.EnvVar{Name: k, Value: v})
+	}
+	c.WorkingDir = p.WorkDir
+	return c
+}
+
+// idle is the command of a container that only waits for execs: it ends at
+// once when its Pod is deleted (a plain sleep as PID 1 ignores SIGTERM and
+// holds the deletion for the whole grace period).
+var idle = []string{"sh", "-c", "trap 'exit 0' TERM; sleep infinity & wait"}
+
+// classObjects are the settings the objects are made from.
+type classObjects struct {
+	lab       *lab.Lab
+	namespace string
+	learner   string
+	prefix    string
+	// image is the sandbox image; cp the control-plane images.
+	image        string
+	cp           images.ControlPlane
+	storageClass string
+	// arch, when set, keeps the Pods on nodes of the checker's
+	// architecture (kubernetes.io/arch).
+	arch string
+}
+
+// nodeSelector keeps a Pod on nodes that can run the checker.
+func (o classObjects) nodeSelector() map[string]string {
+	if o.arch == "" {
+		return nil
+	}
+	return map[string]string{corev1.LabelArchStable: o.arch}
+}
+
+func (o classObjects) labels(part string) map[string]string {
+	m := map[string]string{LabelClassLearner: o.learner, LabelClassLab: o.lab.Metadata.Name}
+	if part != "" {
+		m[labelPart] = part
+	}
+	return m
+}
+
+// namespaceObject is the learner's namespace: Pod Security baseline (the
+// sandbox's capabilities are all in it), labelled with the class.
+func (o classObjects) namespaceObject() *corev1.Namespace {
+	l := o.labels("")
+	l[LabelClassPrefix] = prefixLabel(o.prefix)
+	l[provision.PodSecurityEnforce] = "baseline"
+	l[provision.PodSecurityEnforceVersion] = "latest"
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace, Labels: l}}
+}
+
+func (o classObjects) meta(name, part string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: o.namespace, Labels: o.labels(part)}
+}
+
+func (o classObjects) certsSecret(data map[string][]byte) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: o.meta(certsSecret, ""), Type: corev1.SecretTypeOpaque, Data: data}
+}
+
+func (o classObjects) labConfigMap(fixtures []byte) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: o.meta(labConfigMap, ""),
+		Data:       map[string]string{"audit-policy.yaml": string(provision.AuditPolicy(o.lab))},
+		BinaryData: map[string][]byte{"fixtures.tar": fixtures},
+	}
+}
+
+func (o classObjects) claim(name, size string) *corev1.PersistentVolumeClaim {
+	c := &corev1.PersistentVolumeClaim{
+		ObjectMeta: o.meta(name, ""),
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: kres.MustParse(size)}},
+		},
+	}
+	if o.storageClass != "" {
+		c.Spec.StorageClassName = &o.storageClass
+	}
+	return c
+}
+
+func (o classObjects) service() *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: o.meta(vcpService, ""),
+		Spec: corev1.ServiceSpec{
+			Selector: o.labels("vcp"),
+			Ports:    []corev1.ServicePort{{Name: "https", Port: vcpPort}},
+		},
+	}
+}
+
+func (o classObjects) fixturesDir() string {
+	if o.lab.Sandbox.Fixtures != "" {
+		return o.lab.Sandbox.Fixtures
+	}
+	return "/opt/lab/fixtures"
+}
+
+func (o classObjects) workDir() string {
+	if o.lab.Sandbox.WorkDir != "" {
+		return o.lab.Sandbox.WorkDir
+	}
+	return "/root"
+}
+
+func certVolume(name string, keys ...string) corev1.Volume {
+	items := make([]corev1.KeyToPath, len(keys))
+	for i, k := range keys {
+		items[i] = corev1.KeyToPath{Key: k, Path: k}
+	}
+	mode := int32(0o400)
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: certsSecret, Items: items, DefaultMode: &mode}}}
+}
+
+func emptyDir(name string) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+}
+
+func claimVolume(name, claim string, readOnly bool) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: readOnly}}}
+}
+
+// runtimeDefault is a Pod's security context: the container runtime's
+// default seccomp profile for every container (as Docker gives its own).
+func runtimeDefault() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+}
+
+// hardened is the security context of a container that keeps only caps.
+func hardened(readOnlyRoot bool, caps ...string) *corev1.SecurityContext {
+	no, zero := false, int64(0)
+	add := make([]corev1.Capability, len(caps))
+	for i, c := range caps {
+		add[i] = corev1.Capability(c)
+	}
+	return &corev1.SecurityContext{
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		RunAsUser:                &zero,
+		AllowPrivilegeEscalation: &no,
+		ReadOnlyRootFilesystem:   &readOnlyRoot,
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: add},
+	}
+}
+
+func mount(name, path string, readOnly bool) corev1.VolumeMount {
+	return corev1.VolumeMount{Name: name, MountPath: path, ReadOnly: readOnly}
+}
+
+// controlPlanePod is the virtual control plane: etcd (data on the
+// vcp-data claim), kube-apiserver (audit log beside it), the controller
+// manager, the grader (the checker on a read-only mount placed through the
+// prepare init container; the home and the fixtures read-only) and the admin
+// container (probes' scripts with the control plane's admin identity; the
+// home read-write for seeding, wiping and backups). The learner can exec
+// into none of them.
+func (o classObjects) controlPlanePod() *corev1.Pod {
+	no, grace := false, int64(10)
+	fixtures := o.fixturesDir()
+	apiserver := []string{
+		"kube-apiserver",
+		"--etcd-servers=http://127.0.0.1:2379",
+		"--secure-port=" + strconv.Itoa(vcpPort),
+		"--bind-address=0.0.0.0",
+		"--client-ca-file=" + vcpCertDir + "/" + certCA,
+		"--tls-cert-file=" + vcpCertDir + "/" + certServer,
+		"--tls-private-key-file=" + vcpCertDir + "/" + certServerKey,
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + vcpCertDir + "/" + certSA,
+		"--service-account-signing-key-file=" + vcpCertDir + "/" + certSAKey,
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--authorization-mode=RBAC",
+		"--profiling=false",
+		"--audit-policy-file=" + vcpAuditDir + "/" + provision.AuditPolicyFile,
+		"--audit-log-path=" + vcpAuditDir + "/" + provision.AuditLogFile,
+		"--audit-log-format=json",
+		"--audit-log-maxsize=" + strconv.Itoa(provision.AuditMaxSizeMB),
+		"--audit-log-maxbackup=" + strconv.Itoa(provision.AuditMaxBackups),
+	}
+	manager := []string{
+		"kube-controller-manager",
+		"--kubeconfig=" + vcpCertDir + "/" + certManagerConf,
+		"--service-account-private-key-file=" + vcpCertDir + "/" + certSAKey,
+		"--root-ca-file=" + vcpCertDir + "/" + certCA,
+		"--use-service-account-credentials=true",
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+	}
+	etcd := []string{
+		"etcd",
+		"--name=vcp",
+		"--data-dir=" + vcpDataDir + "/etcd",
+		"--listen-client-urls=http://127.0.0.1:2379",
+		"--advertise-client-urls=http://127.0.0.1:2379",
+		"--listen-peer-urls=http://127.0.0.1:2380",
+		"--initial-advertise-peer-urls=http://127.0.0.1:2380",
+		"--initial-cluster=vcp=http://127.0.0.1:2380",
+		"--listen-metrics-urls=http://127.0.0.1:2381",
+		"--quota-backend-bytes=536870912",
+		"--auto-compaction-retention=1h",
+		"--snapshot-count=10000",
+	}
+	prepare := `set -e
+tar -x -f ` + vcpLabSrc + `/fixtures.tar -C /fixtures-out
+cp ` + vcpLabSrc + `/audit-policy.yaml ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new
+mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `/` + provision.AuditPolicyFile + waitForChecker(sandbox.CheckerMount)
+	return &corev1.Pod{
+		ObjectMeta: o.meta(vcpPod, "vcp"),
+		Spec: corev1.PodSpec{
+			NodeSelector:                  o.nodeSelector(),
+			AutomountServiceAccountToken:  &no,
+			EnableServiceLinks:            &no,
+			TerminationGracePeriodSeconds: &grace,
+			SecurityContext:               runtimeDefault(),
+			InitContainers: []corev1.Container{{
+				Name: containerPrepare, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:         []string{"sh", "-c", prepare},
+				SecurityContext: hardened(true, "DAC_OVERRIDE", "FOWNER", "CHOWN"),
+				VolumeMounts: []corev1.VolumeMount{
+					mount("lab", vcpLabSrc, true), mount("fixtures", "/fixtures-out", false),
+					mount("checker", sandbox.CheckerMount, false),
+					{Name: "data", MountPath: vcpAuditDir, SubPath: "audit"},
+				},
+			}},
+			Containers: []corev1.Container{
+				{
+					Name: "etcd", Image: o.cp.Etcd, ImagePullPolicy: corev1.PullIfNotPresent, Command: etcd,
+					Resources:    resources("etcd"),
+					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: vcpDataDir + "/etcd", SubPath: "etcd"}},
+				},
+				{
+					Name: "kube-apiserver", Image: o.cp.APIServer, ImagePullPolicy: corev1.PullIfNotPresent, Command: apiserver,
+					Resources: resources("kube-apiserver"),
+					Ports:     []corev1.ContainerPort{{Name: "https", ContainerPort: vcpPort}},
+					VolumeMounts: []corev1.VolumeMount{
+						mount("apiserver-certs", vcpCertDir, true),
+						{Name: "data", MountPath: vcpAuditDir, SubPath: "audit"},
+					},
+					ReadinessProbe: &corev1.Probe{
+						ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intPort(vcpPort), Scheme: corev1.URISchemeHTTPS}},
+						PeriodSeconds: 2, FailureThreshold: 3,
+					},
+				},
+				{
+					Name: "kube-controller-manager", Image: o.cp.ControllerManager, ImagePullPolicy: corev1.PullIfNotPresent, Command: manager,
+					Resources:    resources("kube-controller-manager"),
+					VolumeMounts: []corev1.VolumeMount{mount("manager-certs", vcpCertDir, true)},
+				},
+				policyContainer(corev1.Container{
+					Name: containerGrader, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
+					Command:   idle,
+					Resources: resources(containerGrader),
+					VolumeMounts: []corev1.VolumeMount{
+						mount("checker", sandbox.CheckerMount, true), mount("home", "/root", true),
+						mount("fixtures", fixtures, true),
+						{Name: "data", MountPath: vcpAuditDir, SubPath: "audit", ReadOnly: true},
+					},
+				}, sandbox.GraderPolicy()),
+				{
+					Name: containerAdmin, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
+					Command:      idle,
+					Env:          []corev1.EnvVar{{Name: "KUBECONFIG", Value: vcpCertDir + "/" + certAdminConf}, {Name: "HOME", Value: "/root"}, {Name: "LANG", Value: "C.UTF-8"}},
+					Resources:    resources(containerAdmin),
+					VolumeMounts: []corev1.VolumeMount{mount("admin-certs", vcpCertDir, true), mount("home", homeMount, false)},
+				},
+			},
+			Volumes: []corev1.Volume{
+				certVolume("apiserver-certs", certCA, certServer, certServerKey, certSA, certSAKey),
+				certVolume("manager-certs", certCA, certManagerConf, certSAKey),
+				certVolume("admin-certs", certAdminConf),
+				{Name: "lab", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: labConfigMap}}}},
+				claimVolume("data", dataClaim, false),
+				claimVolume("home", homeClaim, false),
+				emptyDir("fixtures"), emptyDir("checker"),
+			},
+		},
+	}
+}
+
+// sandboxPod is the learner's Pod: the home claim at /root, the fixtures
+// read-only, no service-account token, the sandbox's seven capabilities and
+// no privilege escalation, memory and CPU limits, on the node of the
+// control plane (which mounts the home too).
+func (o classObjects) sandboxPod() *corev1.Pod {
+	no, grace := false, int64(2)
+	fixtures := o.fixturesDir()
+	return &corev1.Pod{
+		ObjectMeta: o.meta(sandboxPod, "sandbox"),
+		Spec: corev1.PodSpec{
+			NodeSelector:                  o.nodeSelector(),
+			AutomountServiceAccountToken:  &no,
+			EnableServiceLinks:            &no,
+			TerminationGracePeriodSeconds: &grace,
+			SecurityContext:               runtimeDefault(),
+			Hostname:                      o.lab.Metadata.Name,
+			Affinity: &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+					LabelSelector: &metav1.LabelSelector{MatchLabels: o.labels("vcp")},
+					TopologyKey:   corev1.LabelHostname,
+				}},
+			}},
+			InitContainers: []corev1.Container{{
+				Name: containerPrepare, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:         []string{"sh", "-c", "set -e\ntar -x -f " + vcpLabSrc + "/fixtures.tar -C /fixtures-out" + waitForChecker(practiceDir)},
+				SecurityContext: hardened(true, "DAC_OVERRIDE", "FOWNER", "CHOWN"),
+				VolumeMounts: []corev1.VolumeMount{mount("lab", vcpLabSrc, true), mount("fixtures", "/fixtures-out", false),
+					mount("checker", practiceDir, false)},
+			}},
+			Containers: []corev1.Container{{
+				Name: containerSandbox, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:         idle,
+				Env:             []corev1.EnvVar{{Name: "LANG", Value: "C.UTF-8"}, {Name: "HOME", Value: "/root"}},
+				WorkingDir:      o.workDir(),
+				Resources:       resources(containerSandbox),
+				SecurityContext: hardened(false, sandbox.Capabilities()...),
+				VolumeMounts: []corev1.VolumeMount{mount("home", "/root", false), mount("fixtures", fixtures, true),
+					mount("checker", practiceDir, true)},
+			}},
+			Volumes: []corev1.Volume{
+				emptyDir("checker"),
+				{Name: "lab", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: labConfigMap}, Items: []corev1.KeyToPath{{Key: "fixtures.tar", Path: "fixtures.tar"}}}}},
+				claimVolume("home", homeClaim, false),
+				emptyDir("fixtures"),
+			},
+		},
+	}
+}
+
+// networkPolicy keeps other namespaces out of the learner's Pods: they take
+// connections from their own namespace only, so no other learner's sandbox
+// reaches this learner's sandbox or API server. The class cluster's network
+// plugin must enforce NetworkPolicy for this to hold.
+func (o classObjects) networkPolicy() *networkingv1.NetworkPolicy {
+	return &networkingv1.NetworkPolicy{
+		ObjectMeta: o.meta(isolatePolicy, ""),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}}},
+		},
+	}
+}
+
+// inviteObjects are the identity an invite kubeconfig carries: a service
+// account whose role may only get, exec into and port-forward to the
+// learner's sandbox Pod, by name, and a token Secret for it (deleted with
+// the namespace, or to revoke the invite).
+func (o classObjects) inviteObjects() (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding, *corev1.Secret) {
+	no := false
+	sa := &corev1.ServiceAccount{ObjectMeta: o.meta(inviteAccount, ""), AutomountServiceAccountToken: &no}
+	role := &rbacv1.Role{ObjectMeta: o.meta(inviteRole, ""), Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, ResourceNames: []string{sandboxPod}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"pods/exec", "pods/portforward"}, ResourceNames: []string{sandboxPod}, Verbs: []string{"get", "create"}},
+	}}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: o.meta(inviteRole, ""),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: inviteRole},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: inviteAccount, Namespace: o.namespace}},
+	}
+	meta := o.meta(inviteSecret, "")
+	meta.Annotations = map[string]string{corev1.ServiceAccountNameKey: inviteAccount}
+	secret := &corev1.Secret{ObjectMeta: meta, Type: corev1.SecretTypeServiceAccountToken}
+	return sa, role, rb, secret
+}
+
+// fixturesTar packs the lab's fixtures as one tar (nil fsys: an empty one),
+// refusing more than maxFixtures.
+func fixturesTar(fsys fs.FS) ([]byte, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if fsys != nil {
+		err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || p == "." {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			switch {
+			case d.IsDir():
+				return tw.WriteHeader(&tar.Header{Name: p + "/", Mode: 0o755, Typeflag: tar.TypeDir, ModTime: info.ModTime()})
+			case info.Mode().IsRegular():
+				b, err := fs.ReadFile(fsys, p)
+				if err != nil {
+					return err
+				}
+				mode := int64(0o644)
+				if info.Mode()&0o111 != 0 {
+					mode = 0o755
+				}
+				if err := tw.WriteHeader(&tar.Header{Name: p, Mode: mode, Size: int64(len(b)), ModTime: info.ModTime()}); err != nil {
+					return err
+				}
+				_, err = tw.Write(b)
+				return err
+			default:
+				return fmt.Errorf("fixture %s is not a file or a directory", path.Clean(p))
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("packing the lab's fixtures: %w", err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if buf.Len() > maxFixtures {
+		return nil, fmt.Errorf("the lab's fixtures take %d KiB; a class carries at most %d KiB of them", buf.Len()>>10, maxFixtures>>10)
+	}
+	return buf.Bytes(), nil
+}
+
+func intPort(p int) intstr.IntOrString { return intstr.FromInt32(int32(p)) }
+
+// prefixLabel is a namespace prefix as a label value (which cannot end in
+// '-'): "labctl-" is "labctl".
+func prefixLabel(prefix string) string { return strings.Trim(prefix, "-_.") }

@@ -1,0 +1,313 @@
+package class
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/sandbox"
+)
+
+func testObjects() classObjects {
+	l := &lab.Lab{Metadata: lab.Metadata{Name: "gitops-drift"}}
+	l.Cluster.Namespaces = []string{"gitops-lab"}
+	l.Sandbox = lab.Sandbox{WorkDir: "/root", Fixtures: "/opt/lab/fixtures"}
+	return classObjects{lab: l, namespace: "labctl-ada", learner: "ada", prefix: "labctl-", image: "labctl/sandbox:x", cp: images.ControlPlaneImages()}
+}
+
+func container(p *corev1.Pod, name string) *corev1.Container {
+	for i := range p.Spec.Containers {
+		if p.Spec.Containers[i].Name == name {
+			return &p.Spec.Containers[i]
+		}
+	}
+	return nil
+}
+
+func mountAt(c *corev1.Container, path string) *corev1.VolumeMount {
+	for i := range c.VolumeMounts {
+		if c.VolumeMounts[i].MountPath == path {
+			return &c.VolumeMounts[i]
+		}
+	}
+	return nil
+}
+
+// The sandbox Pod is the learner's: hardened like the Docker sandbox, with
+// nothing of the grader's or the class cluster's in it.
+func TestClassSandboxPod(t *testing.T) {
+	p := testObjects().sandboxPod()
+	if p.Spec.AutomountServiceAccountToken == nil || *p.Spec.AutomountServiceAccountToken {
+		t.Error("the sandbox Pod mounts a service-account token")
+	}
+	if p.Spec.EnableServiceLinks == nil || *p.Spec.EnableServiceLinks {
+		t.Error("the sandbox Pod gets the class cluster's service variables")
+	}
+	if p.Spec.HostNetwork || p.Spec.HostPID || p.Spec.HostIPC || p.Spec.ShareProcessNamespace != nil {
+		t.Error("the sandbox Pod shares a host or process namespace")
+	}
+	for _, v := range p.Spec.Volumes {
+		if v.HostPath != nil || v.Secret != nil || v.Projected != nil {
+			t.Errorf("volume %s: the sandbox mounts a host path or a secret", v.Name)
+		}
+	}
+	c := container(p, containerSandbox)
+	sc := c.SecurityContext
+	if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.Privileged != nil {
+		t.Fatal("the sandbox may escalate privileges")
+	}
+	var caps []string
+	for _, cp := range sc.Capabilities.Add {
+		caps = append(caps, string(cp))
+	}
+	if !slices.Equal(caps, sandbox.Capabilities()) || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("capabilities %v, want ALL dropped and %v", caps, sandbox.Capabilities())
+	}
+	if c.Resources.Limits.Memory().IsZero() || c.Resources.Limits.Cpu().IsZero() {
+		t.Error("the sandbox has no memory or CPU limit")
+	}
+	if m := mountAt(c, "/root"); m == nil || m.ReadOnly {
+		t.Error("no writable /root")
+	}
+	if m := mountAt(c, "/opt/lab/fixtures"); m == nil || !m.ReadOnly {
+		t.Error("the fixtures are not read-only")
+	}
+	if mountAt(c, sandbox.CheckerMount) != nil {
+		t.Error("the sandbox has the checker's mount")
+	}
+}
+
+// The grader reads everything read-only; the checker's mount is its only.
+func TestClassControlPlanePod(t *testing.T) {
+	p := testObjects().controlPlanePod()
+	g := container(p, containerGrader)
+	for _, m := range g.VolumeMounts {
+		if !m.ReadOnly {
+			t.Errorf("the grader mounts %s writable", m.MountPath)
+		}
+	}
+	if g.SecurityContext == nil || !*g.SecurityContext.ReadOnlyRootFilesystem {
+		t.Error("the grader's root file system is writable")
+	}
+	if mountAt(g, sandbox.CheckerMount) == nil || mountAt(g, vcpAuditDir) == nil || mountAt(g, "/root") == nil {
+		t.Error("the grader lacks the checker, the audit log or the home")
+	}
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", containerGrader, containerAdmin} {
+		c := container(p, name)
+		if c == nil {
+			t.Fatalf("no container %s", name)
+		}
+		if c.Resources.Limits.Memory().IsZero() || c.Resources.Limits.Cpu().IsZero() {
+			t.Errorf("%s has no limits", name)
+		}
+	}
+	etcd := strings.Join(container(p, "etcd").Command, " ")
+	if strings.Contains(etcd, "0.0.0.0") || !strings.Contains(etcd, "--listen-client-urls=http://127.0.0.1:2379") {
+		t.Errorf("etcd listens beyond its Pod's loopback: %s", etcd)
+	}
+	if p.Spec.AutomountServiceAccountToken == nil || *p.Spec.AutomountServiceAccountToken {
+		t.Error("the control plane Pod mounts a token of the class cluster")
+	}
+}
+
+// The class grader is sandbox.GraderPolicy as Kubernetes has it: the
+// policy's user, capabilities for Pod Security baseline, read-only root,
+// no privilege escalation, environment, working directory and memory.
+func TestClassGraderRendersThePolicy(t *testing.T) {
+	pol := sandbox.GraderPolicy()
+	g := container(testObjects().controlPlanePod(), containerGrader)
+	sc := g.SecurityContext
+	if sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != pol.UID || sc.RunAsGroup == nil || *sc.RunAsGroup != pol.GID {
+		t.Fatalf("security context %+v, want user %d:%d", sc, pol.UID, pol.GID)
+	}
+	var caps []string
+	for _, c := range sc.Capabilities.Add {
+		caps = append(caps, string(c))
+	}
+	if !slices.Equal(caps, pol.BaselineCapabilities) || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("capabilities: add %v drop %v, want %v and ALL", caps, sc.Capabilities.Drop, pol.BaselineCapabilities)
+	}
+	if sc.ReadOnlyRootFilesystem == nil || *sc.ReadOnlyRootFilesystem != pol.ReadOnlyRoot {
+		t.Error("root file system not as the policy says")
+	}
+	if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation == pol.NoNewPrivileges || sc.Privileged != nil {
+		t.Error("privilege escalation not as the policy says")
+	}
+	var env []string
+	for _, e := range g.Env {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	if !slices.Equal(env, pol.Env) || g.WorkingDir != pol.WorkDir {
+		t.Errorf("env %v in %s, want %v in %s", env, g.WorkingDir, pol.Env, pol.WorkDir)
+	}
+	if m := g.Resources.Limits.Memory(); m.Value() != pol.Memory {
+		t.Errorf("memory limit %s, want %d", m, pol.Memory)
+	}
+}
+
+// baselineCapabilities are those Pod Security's baseline level admits.
+var baselineCapabilities = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+	"NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
+
+// A learner's namespace enforces baseline: a container that adds any other
+// capability would not be admitted.
+func TestClassPodsPassPodSecurityBaseline(t *testing.T) {
+	o := testObjects()
+	if l := o.namespaceObject().Labels[provision.PodSecurityEnforce]; l != "baseline" {
+		t.Fatalf("the namespace enforces %q", l)
+	}
+	for _, p := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+		for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
+			if c.SecurityContext == nil || c.SecurityContext.Capabilities == nil {
+				continue
+			}
+			for _, cp := range c.SecurityContext.Capabilities.Add {
+				if !slices.Contains(baselineCapabilities, string(cp)) {
+					t.Errorf("%s/%s adds %s, which baseline does not admit", p.Name, c.Name, cp)
+				}
+			}
+		}
+	}
+}
+
+// An invite may do nothing but reach the sandbox Pod, by name.
+func TestClassInviteRole(t *testing.T) {
+	_, role, rb, _ := testObjects().inviteObjects()
+	for _, r := range role.Rules {
+		if !slices.Equal(r.ResourceNames, []string{sandboxPod}) {
+			t.Errorf("rule %v is not limited to the sandbox Pod", r)
+		}
+		for _, res := range r.Resources {
+			if !slices.Contains([]string{"pods", "pods/exec", "pods/portforward"}, res) {
+				t.Errorf("the invite reaches %s", res)
+			}
+		}
+		if slices.Contains(r.Verbs, "*") || slices.Contains(r.Verbs, "update") || slices.Contains(r.Verbs, "delete") {
+			t.Errorf("rule %v may change things", r)
+		}
+	}
+	if rb.RoleRef.Kind != "Role" || rb.Namespace != "labctl-ada" {
+		t.Errorf("binding %+v", rb)
+	}
+}
+
+// Each control plane has its own CA; the serving certificate names the
+// Service the sandbox reaches it by.
+func TestClassCertificates(t *testing.T) {
+	now := time.Now()
+	a, err := makeControlPlaneCerts("labctl-ada", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := makeControlPlaneCerts("labctl-bob", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a[certCA]) == string(b[certCA]) || string(a[certSAKey]) == string(b[certSAKey]) {
+		t.Fatal("two learners share a CA or a token signing key")
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(a[certCA])
+	block, _ := pem.Decode(a[certServer])
+	server, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"vcp.labctl-ada.svc", "localhost"} {
+		if _, err := server.Verify(x509.VerifyOptions{DNSName: name, Roots: pool}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	other := x509.NewCertPool()
+	other.AppendCertsFromPEM(b[certCA])
+	if _, err := server.Verify(x509.VerifyOptions{DNSName: "localhost", Roots: other}); err == nil {
+		t.Error("another learner's CA accepts this API server")
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(a[certAdminConf])
+	if err != nil || cfg.Host != vcpInternalServer || len(cfg.CertData) == 0 {
+		t.Fatalf("admin kubeconfig: %+v, %v", cfg, err)
+	}
+}
+
+func TestLearnerNames(t *testing.T) {
+	for _, ok := range []string{"ada", "learner-1", "a1"} {
+		if err := ValidLearnerName("", ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "Ada", "-a", "a-", "a_b", "a.b", strings.Repeat("a", 60)} {
+		if err := ValidLearnerName("labctl-", bad); err == nil {
+			t.Errorf("%q is accepted", bad)
+		}
+	}
+	if prefixLabel("labctl-") != "labctl" {
+		t.Error(prefixLabel("labctl-"))
+	}
+}
+
+func TestCapacityFits(t *testing.T) {
+	mem, milli := learnerRequests()
+	c := Capacity{FreeMemory: 10 * mem, FreeMilliCPU: 3 * milli, LearnerMemory: mem, LearnerMilliCPU: milli}
+	if c.Fits() != 3 {
+		t.Errorf("fits %d, want 3 (CPU bound)", c.Fits())
+	}
+	if (Capacity{}).Fits() != 0 {
+		t.Error("nothing fits in nothing")
+	}
+}
+
+func TestFixturesTar(t *testing.T) {
+	b, err := fixturesTar(fstest.MapFS{"gitops/a.yaml": {Data: []byte("x")}, "run.sh": {Data: []byte("#!"), Mode: 0o755}})
+	if err != nil || len(b) == 0 {
+		t.Fatal(err)
+	}
+	if _, err := fixturesTar(fstest.MapFS{"big": {Data: make([]byte, maxFixtures+1)}}); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("oversized fixtures: %v", err)
+	}
+	if b, err := fixturesTar(nil); err != nil || len(b) == 0 {
+		t.Errorf("no fixtures: %v", err)
+	}
+}
+
+// Every learner's namespace takes connections from itself only.
+func TestClassNetworkPolicy(t *testing.T) {
+	np := testObjects().networkPolicy()
+	if len(np.Spec.PodSelector.MatchLabels) != 0 || len(np.Spec.PodSelector.MatchExpressions) != 0 {
+		t.Error("the policy does not select every Pod of the namespace")
+	}
+	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 1 {
+		t.Fatalf("ingress %+v", np.Spec.Ingress)
+	}
+	from := np.Spec.Ingress[0].From[0]
+	if from.PodSelector == nil || from.NamespaceSelector != nil || from.IPBlock != nil || len(np.Spec.Ingress[0].Ports) != 0 {
+		t.Errorf("ingress from %+v: want the namespace's own Pods only", from)
+	}
+	if np.Namespace != "labctl-ada" {
+		t.Errorf("namespace %s", np.Namespace)
+	}
+}
+
+// Both Pods run the checker: they go to nodes of its architecture only.
+func TestClassPodsStayOnTheCheckersArch(t *testing.T) {
+	o := testObjects()
+	o.arch = "arm64"
+	for _, p := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+		if got := p.Spec.NodeSelector[corev1.LabelArchStable]; got != "arm64" || len(p.Spec.NodeSelector) != 1 {
+			t.Errorf("pod %s: node selector %v, want %s=arm64", p.Name, p.Spec.NodeSelector, corev1.LabelArchStable)
+		}
+	}
+	o.arch = ""
+	if p := o.sandboxPod(); p.Spec.NodeSelector != nil {
+		t.Errorf("no architecture known, yet a node selector: %v", p.Spec.NodeSelector)
+	}
+}

@@ -1,0 +1,570 @@
+package class
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/podexec"
+	"github.com/labctl/labctl/sandbox"
+)
+
+// Learners lists the class's learners, sorted by name.
+func (c *Class) Learners(ctx context.Context) ([]LearnerInfo, error) {
+	sel := LabelClassPrefix + "=" + prefixLabel(c.cfg.Prefix) + "," + LabelClassLab + "=" + c.cfg.Lab.Metadata.Name
+	list, err := c.cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("listing the class's namespaces: %w", err)
+	}
+	out := make([]LearnerInfo, 0, len(list.Items))
+	for _, ns := range list.Items {
+		info := LearnerInfo{Name: ns.Labels[LabelClassLearner], Namespace: ns.Name}
+		if ns.Name != c.Namespace(info.Name) {
+			continue // another prefix with the same label value
+		}
+		switch {
+		case ns.DeletionTimestamp != nil:
+			info.Problem = "being removed"
+		case ns.Annotations[annotationDone] == "":
+			info.Problem = "not set up yet: `labctl class up` finishes it"
+		default:
+			info.Problem = c.problem(ctx, ns.Name)
+		}
+		info.Ready = info.Problem == ""
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// problem says what keeps a learner's lab from being ready, or "".
+func (c *Class) problem(ctx context.Context, ns string) string {
+	for _, name := range []string{vcpPod, sandboxPod} {
+		p, err := c.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				return "pod " + name + " is missing"
+			}
+			return err.Error()
+		}
+		if msg := podProblem(p); msg != "" {
+			return msg
+		}
+		if msg := podPending(p); msg != "" {
+			return msg
+		}
+		if !podReady(p) {
+			return "pod " + name + " is not ready"
+		}
+	}
+	return ""
+}
+
+// podReady says whether every container of p is ready.
+func podReady(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// podProblem says what keeps p from running that waiting will not mend: it
+// has ended, an image cannot be had, a container keeps failing.
+func podProblem(p *corev1.Pod) string {
+	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+		return fmt.Sprintf("pod %s has ended (%s)", p.Name, p.Status.Phase)
+	}
+	statuses := append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+	for _, s := range statuses {
+		w := s.State.Waiting
+		if w == nil {
+			continue
+		}
+		switch w.Reason {
+		case "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName":
+			return fmt.Sprintf("pod %s: container %s cannot get image %s (%s): push it to a registry the cluster's nodes use, or load it into them, and pass --sandbox-image when it has another name", p.Name, s.Name, s.Image, w.Reason)
+		case "CrashLoopBackOff", "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
+			last := ""
+			if t := s.LastTerminationState.Terminated; t != nil {
+				last = fmt.Sprintf(" (last exit %d: %s)", t.ExitCode, strings.TrimSpace(t.Message))
+			}
+			return fmt.Sprintf("pod %s: container %s keeps failing: %s %s%s", p.Name, s.Name, w.Reason, w.Message, last)
+		}
+	}
+	return ""
+}
+
+// Up creates or repairs one learner's lab and waits until it is ready. It
+// is idempotent: what is there and healthy is kept.
+func (c *Class) Up(ctx context.Context, learner string) error {
+	if err := ValidLearnerName(c.cfg.Prefix, learner); err != nil {
+		return err
+	}
+	o := c.objects(learner)
+	if err := c.ensureNamespace(ctx, o); err != nil {
+		return err
+	}
+	if err := c.ensureObjects(ctx, o); err != nil {
+		return err
+	}
+	if err := c.waitControlPlane(ctx, o.namespace); err != nil {
+		return err
+	}
+	e, err := c.connect(ctx, learner)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	return e.setUp(ctx)
+}
+
+func (c *Class) ensureNamespace(ctx context.Context, o classObjects) error {
+	want := o.namespaceObject()
+	ns, err := c.cs.CoreV1().Namespaces().Get(ctx, o.namespace, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		c.logf("%s: creating namespace %s", o.learner, o.namespace)
+		_, err = c.cs.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", o.namespace, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading namespace %s: %w", o.namespace, err)
+	case ns.DeletionTimestamp != nil:
+		return fmt.Errorf("namespace %s is being removed: run the command again once it is gone", o.namespace)
+	case ns.Labels[LabelClassLearner] != o.learner || ns.Labels[LabelClassLab] != o.lab.Metadata.Name:
+		return fmt.Errorf("namespace %s exists and is not this class's (lab %q, learner %q): choose another --prefix or learner name", o.namespace, ns.Labels[LabelClassLab], ns.Labels[LabelClassLearner])
+	}
+	return nil
+}
+
+// ensureObjects creates what is missing of the learner's objects.
+func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
+	core := c.cs.CoreV1()
+	ns := o.namespace
+	if _, err := core.Secrets(ns).Get(ctx, certsSecret, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		data, err := makeControlPlaneCerts(ns, time.Now())
+		if err != nil {
+			return fmt.Errorf("making the certificates of %s: %w", ns, err)
+		}
+		if _, err := core.Secrets(ns).Create(ctx, o.certsSecret(data), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating the certificates of %s: %w", ns, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("reading the certificates of %s: %w", ns, err)
+	}
+	cm := o.labConfigMap(c.fixtures)
+	if old, err := core.ConfigMaps(ns).Get(ctx, labConfigMap, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		if _, err := core.ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating the lab's files in %s: %w", ns, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("reading the lab's files in %s: %w", ns, err)
+	} else if old.Data["audit-policy.yaml"] != cm.Data["audit-policy.yaml"] || !bytes.Equal(old.BinaryData["fixtures.tar"], cm.BinaryData["fixtures.tar"]) {
+		old.Data, old.BinaryData = cm.Data, cm.BinaryData
+		if _, err := core.ConfigMaps(ns).Update(ctx, old, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("updating the lab's files in %s: %w", ns, err)
+		}
+	}
+	for _, claim := range []struct{ name, size string }{{dataClaim, "2Gi"}, {homeClaim, "2Gi"}} {
+		if err := createIfMissing(ctx, func(ctx context.Context) error {
+			_, err := core.PersistentVolumeClaims(ns).Create(ctx, o.claim(claim.name, claim.size), metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return fmt.Errorf("creating volume claim %s/%s: %w", ns, claim.name, err)
+		}
+	}
+	if err := createIfMissing(ctx, func(ctx context.Context) error {
+		_, err := core.Services(ns).Create(ctx, o.service(), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return fmt.Errorf("creating service %s/%s: %w", ns, vcpService, err)
+	}
+	// In this order: the token controller deletes a token Secret whose
+	// service account it does not know yet.
+	sa, role, rb, secret := o.inviteObjects()
+	for _, obj := range []struct {
+		what   string
+		create func(context.Context) error
+	}{
+		{"service account " + inviteAccount, func(ctx context.Context) error {
+			_, err := core.ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{})
+			return err
+		}},
+		{"role " + inviteRole, func(ctx context.Context) error {
+			_, err := c.cs.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{})
+			return err
+		}},
+		{"role binding " + inviteRole, func(ctx context.Context) error {
+			_, err := c.cs.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{})
+			return err
+		}},
+		{"network policy " + isolatePolicy, func(ctx context.Context) error {
+			_, err := c.cs.NetworkingV1().NetworkPolicies(ns).Create(ctx, o.networkPolicy(), metav1.CreateOptions{})
+			return err
+		}},
+		{"secret " + inviteSecret, func(ctx context.Context) error {
+			_, err := core.Secrets(ns).Create(ctx, secret, metav1.CreateOptions{})
+			return err
+		}},
+	} {
+		if err := createIfMissing(ctx, obj.create); err != nil {
+			return fmt.Errorf("creating %s in %s: %w", obj.what, ns, err)
+		}
+	}
+	for _, pod := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+		if err := c.ensurePod(ctx, pod); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func createIfMissing(ctx context.Context, create func(context.Context) error) error {
+	if err := create(ctx); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+// ensurePod creates pod, replacing one that has ended, and one that is not
+// ready and was made from other settings (another sandbox image, say, after
+// an image that could not be pulled).
+func (c *Class) ensurePod(ctx context.Context, pod *corev1.Pod) error {
+	pods := c.cs.CoreV1().Pods(pod.Namespace)
+	spec, err := json.Marshal(pod.Spec)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(spec)
+	pod.Annotations = map[string]string{annotationSpec: hex.EncodeToString(sum[:12])}
+	old, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+	stale := err == nil && !podReady(old) && old.Annotations[annotationSpec] != pod.Annotations[annotationSpec]
+	if err == nil && (stale || old.Status.Phase == corev1.PodFailed || old.Status.Phase == corev1.PodSucceeded) {
+		if err := c.deletePod(ctx, pod.Namespace, pod.Name); err != nil {
+			return err
+		}
+		err = nil
+		old = nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	if old != nil && err == nil {
+		return nil
+	}
+	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return nil
+}
+
+// deletePod deletes a pod at once and waits until it is gone.
+func (c *Class) deletePod(ctx context.Context, ns, name string) error {
+	zero := int64(0)
+	pods := c.cs.CoreV1().Pods(ns)
+	if err := pods.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting pod %s/%s: %w", ns, name, err)
+	}
+	return c.poll(ctx, time.Minute, "pod "+ns+"/"+name+" to go", func() (bool, error) {
+		_, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}
+
+// poll calls done every 300 ms until it says true, fails, or limit passes.
+func (c *Class) poll(ctx context.Context, limit time.Duration, what string, done func() (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		ok, err := done()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waited %s for %s: %w", limit, what, ctx.Err())
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+// waitControlPlane places the checker in the control-plane Pod when its
+// prepare container waits for it, and waits until the API server is ready
+// and the sandbox runs. A problem that waiting will not mend ends it early.
+func (c *Class) waitControlPlane(ctx context.Context, ns string) error {
+	pods := c.cs.CoreV1().Pods(ns)
+	placed := map[string]bool{}
+	pending := ""
+	err := c.poll(ctx, classWait, "the control plane and the sandbox of "+ns, func() (bool, error) {
+		vcp, err := pods.Get(ctx, vcpPod, metav1.GetOptions{})
+		if err != nil {
+			return false, fmt.Errorf("reading pod %s/%s: %w", ns, vcpPod, err)
+		}
+		if msg := podProblem(vcp); msg != "" {
+			return false, errors.New(msg)
+		}
+		sb, err := pods.Get(ctx, sandboxPod, metav1.GetOptions{})
+		if err != nil {
+			return false, fmt.Errorf("reading pod %s/%s: %w", ns, sandboxPod, err)
+		}
+		if msg := podProblem(sb); msg != "" {
+			return false, errors.New(msg)
+		}
+		for _, p := range []struct {
+			pod *corev1.Pod
+			dir string
+		}{{vcp, sandbox.CheckerMount}, {sb, practiceDir}} {
+			if !placed[p.pod.Name] && initRunning(p.pod, containerPrepare) {
+				if err := c.placeChecker(ctx, ns, p.pod.Name, p.dir); err != nil {
+					return false, err
+				}
+				placed[p.pod.Name] = true
+			}
+		}
+		pending = podPending(vcp) + podPending(sb)
+		return podReady(vcp) && podReady(sb), nil
+	})
+	if err != nil && pending != "" {
+		if strings.Contains(pending, "PersistentVolumeClaim") {
+			pending += " (the learner's volume claims are not bound: name a StorageClass of the cluster with --storage-class, or give it a default one)"
+		}
+		return fmt.Errorf("%w: %s", err, pending)
+	}
+	return err
+}
+
+func initRunning(p *corev1.Pod, name string) bool {
+	for _, s := range p.Status.InitContainerStatuses {
+		if s.Name == name {
+			return s.State.Running != nil
+		}
+	}
+	return false
+}
+
+// placeChecker streams the static checker into dir of pod's prepare
+// container, which ends once it is there: the Pod's other containers have
+// it read-only.
+func (c *Class) placeChecker(ctx context.Context, ns, pod, dir string) error {
+	bin, err := docker.CheckerBinary(c.cfg.CheckerBinary)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(bin)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var errOut bytes.Buffer
+	bin = dir + "/labctl"
+	script := `set -e; cat > ` + bin + `.new; chmod 0555 ` + bin + `.new; mv ` + bin + `.new ` + bin + `; : > ` + dir + `/ready`
+	code, err := podexec.Exec{Namespace: ns, Pod: pod, Container: containerPrepare, Cmd: []string{"sh", "-c", script}, Stdin: f, Stderr: &errOut}.Run(ctx, c.rest, c.cs)
+	if err != nil {
+		return fmt.Errorf("placing the checker in %s: %w", ns, err)
+	}
+	if code != 0 {
+		return fmt.Errorf("placing the checker in %s: exit %d: %s", ns, code, docker.FirstLine(errOut.Bytes()))
+	}
+	return nil
+}
+
+// Down removes one learner's namespace and everything in it, and waits
+// until it is gone.
+func (c *Class) Down(ctx context.Context, learner string) error {
+	ns := c.Namespace(learner)
+	existing, err := c.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading namespace %s: %w", ns, err)
+	}
+	if !c.owns(existing, learner) {
+		return fmt.Errorf("namespace %s is not a learner's of this class (lab %s): left alone", ns, c.cfg.Lab.Metadata.Name)
+	}
+	// The Pods go first and at once: nothing in them is kept, and the
+	// namespace would otherwise wait for their grace periods.
+	zero := int64(0)
+	if err := c.cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the pods of %s: %w", ns, err)
+	}
+	if err := c.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting namespace %s: %w", ns, err)
+	}
+	return c.poll(ctx, 3*time.Minute, "namespace "+ns+" to go", func() (bool, error) {
+		_, err := c.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}
+
+// Capacity reads what the cluster can still schedule: the allocatable
+// memory and CPU of its Ready, schedulable nodes less what the Pods there
+// request.
+func (c *Class) Capacity(ctx context.Context) (Capacity, error) {
+	var cap Capacity
+	cap.LearnerMemory, cap.LearnerMilliCPU = learnerRequests()
+	cap.Arch = c.arch
+	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return cap, fmt.Errorf("listing the class cluster's nodes: %w", err)
+	}
+	usable := map[string]bool{}
+	for _, n := range nodes.Items {
+		if n.Spec.Unschedulable || !nodeReady(&n) || noSchedule(&n) {
+			continue
+		}
+		if arch := nodeArch(&n); c.arch != "" && arch != c.arch {
+			if cap.OtherArch == nil {
+				cap.OtherArch = map[string]int{}
+			}
+			cap.OtherArch[arch]++
+			continue
+		}
+		usable[n.Name] = true
+		cap.Nodes++
+		cap.FreeMemory += n.Status.Allocatable.Memory().Value()
+		cap.FreeMilliCPU += n.Status.Allocatable.Cpu().MilliValue()
+	}
+	pods, err := c.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "status.phase!=Succeeded,status.phase!=Failed"})
+	if err != nil {
+		return cap, fmt.Errorf("listing the class cluster's pods: %w", err)
+	}
+	for _, p := range pods.Items {
+		if !usable[p.Spec.NodeName] {
+			continue
+		}
+		for _, ct := range p.Spec.Containers {
+			cap.FreeMemory -= ct.Resources.Requests.Memory().Value()
+			cap.FreeMilliCPU -= ct.Resources.Requests.Cpu().MilliValue()
+		}
+	}
+	return cap, nil
+}
+
+// nodeArch is the node's architecture, by its label, else as its kubelet
+// reports it.
+func nodeArch(n *corev1.Node) string {
+	if a := n.Labels[corev1.LabelArchStable]; a != "" {
+		return a
+	}
+	return n.Status.NodeInfo.Architecture
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func noSchedule(n *corev1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
+			return true
+		}
+	}
+	return false
+}
+
+// owns says whether ns is learner's namespace in this class and lab.
+func (c *Class) owns(ns *corev1.Namespace, learner string) bool {
+	return ns.Labels[LabelClassLearner] == learner && ns.Labels[LabelClassPrefix] == prefixLabel(c.cfg.Prefix) &&
+		ns.Labels[LabelClassLab] == c.cfg.Lab.Metadata.Name
+}
+
+// inviteContext names the context of an invite kubeconfig: the lab and
+// the learner, which `labctl shell --invite` reads back.
+func inviteContext(labName, learner string) string { return "labctl:" + labName + ":" + learner }
+
+// Invite returns a kubeconfig for the class cluster that may only exec into
+// and port-forward to the learner's sandbox Pod.
+func (c *Class) Invite(ctx context.Context, learner string) ([]byte, error) {
+	ns := c.Namespace(learner)
+	n, err := c.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || (err == nil && !c.owns(n, learner)) {
+		return nil, fmt.Errorf("learner %s: %w", learner, ErrNoLearner)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading namespace %s: %w", ns, err)
+	}
+	if _, err := c.cs.CoreV1().ServiceAccounts(ns).Get(ctx, inviteAccount, metav1.GetOptions{}); err != nil {
+		return nil, fmt.Errorf("learner %s has no invite identity (%v): run `labctl class up` again", learner, err)
+	}
+	var token []byte
+	err = c.poll(ctx, time.Minute, "the invite token of "+ns, func() (bool, error) {
+		s, err := c.cs.CoreV1().Secrets(ns).Get(ctx, inviteSecret, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			// Gone: revoked by hand, or removed by the token controller
+			// when it saw the Secret before its account. Make it again.
+			_, _, _, secret := c.objects(learner).inviteObjects()
+			if _, err := c.cs.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return false, fmt.Errorf("making the invite identity of %s: %w", learner, err)
+			}
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		token = s.Data[corev1.ServiceAccountTokenKey]
+		return len(token) > 0, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ca := c.rest.CAData
+	if len(ca) == 0 && c.rest.CAFile != "" {
+		if ca, err = os.ReadFile(c.rest.CAFile); err != nil {
+			return nil, err
+		}
+	}
+	name := inviteContext(c.cfg.Lab.Metadata.Name, learner)
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: c.rest.Host, CertificateAuthorityData: ca, TLSServerName: c.rest.ServerName}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: string(token)}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: ns}
+	cfg.CurrentContext = name
+	return clientcmd.Write(*cfg)
+}
+
+// podPending says why p is not scheduled yet (waiting may mend it), or "".
+func podPending(p *corev1.Pod) string {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
+			return fmt.Sprintf("pod %s is not scheduled: %s", p.Name, cond.Message)
+		}
+	}
+	return ""
+}

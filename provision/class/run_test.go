@@ -1,0 +1,129 @@
+package class
+
+import (
+	"context"
+	"maps"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	kresource "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func fakeClass(objs ...corev1.Pod) (*Class, *fake.Clientset) {
+	o := testObjects()
+	cs := fake.NewClientset()
+	for i := range objs {
+		_, _ = cs.CoreV1().Pods(objs[i].Namespace).Create(context.Background(), &objs[i], metav1.CreateOptions{})
+	}
+	return &Class{cfg: Config{Lab: o.lab, Prefix: "labctl-", SandboxImage: o.image}, cs: cs, cp: o.cp}, cs
+}
+
+// A Pod that is not ready and was made from other settings (an image that
+// could not be pulled, then --sandbox-image) is made again; a ready one,
+// and one from the same settings, are kept.
+func TestEnsurePodReplacesStaleUnreadyPods(t *testing.T) {
+	ctx := context.Background()
+	o := testObjects()
+	old := *o.sandboxPod()
+	old.Annotations = map[string]string{annotationSpec: "other"}
+	old.UID = "old"
+	c, cs := fakeClass(old)
+	if err := c.ensurePod(ctx, o.sandboxPod()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cs.CoreV1().Pods(o.namespace).Get(ctx, sandboxPod, metav1.GetOptions{})
+	if err != nil || got.Annotations[annotationSpec] == "other" {
+		t.Fatalf("the stale Pod was kept: %+v, %v", got.Annotations, err)
+	}
+	same := got.Annotations[annotationSpec]
+	if err := c.ensurePod(ctx, o.sandboxPod()); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := cs.CoreV1().Pods(o.namespace).Get(ctx, sandboxPod, metav1.GetOptions{}); again.Annotations[annotationSpec] != same {
+		t.Error("a Pod from the same settings changed")
+	}
+
+	ready := *o.sandboxPod()
+	ready.Annotations = map[string]string{annotationSpec: "other"}
+	ready.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	c, cs = fakeClass(ready)
+	if err := c.ensurePod(ctx, o.sandboxPod()); err != nil {
+		t.Fatal(err)
+	}
+	if kept, _ := cs.CoreV1().Pods(o.namespace).Get(ctx, sandboxPod, metav1.GetOptions{}); kept.Annotations[annotationSpec] != "other" {
+		t.Error("a ready Pod was replaced: the learner's session would end")
+	}
+}
+
+// Down removes only a namespace of this class and lab.
+func TestDownLeavesOtherLabsAlone(t *testing.T) {
+	ctx := context.Background()
+	c, cs := fakeClass()
+	other := testObjects().namespaceObject()
+	other.Labels[LabelClassLab] = "another-lab"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Down(ctx, "ada"); err == nil || !strings.Contains(err.Error(), "left alone") {
+		t.Errorf("down of another lab's learner: %v", err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, other.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("the namespace is gone: %v", err)
+	}
+	if _, err := c.Invite(ctx, "ada"); err == nil {
+		t.Error("an invite for another lab's learner")
+	}
+}
+
+// The learners' Pods run the checker, so capacity counts only the nodes of
+// its architecture, and says how many nodes of others it left out.
+func TestCapacityCountsNodesOfTheCheckersArch(t *testing.T) {
+	ctx := context.Background()
+	c, cs := fakeClass()
+	node := func(name, label, reported string, unschedulable bool) *corev1.Node {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
+		if label != "" {
+			n.Labels[corev1.LabelArchStable] = label
+		}
+		n.Spec.Unschedulable = unschedulable
+		n.Status.NodeInfo.Architecture = reported
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceMemory: kresource.MustParse("8Gi"), corev1.ResourceCPU: kresource.MustParse("4")}
+		return n
+	}
+	for _, n := range []*corev1.Node{
+		node("amd-1", "amd64", "amd64", false),
+		node("arm-1", "arm64", "arm64", false),
+		node("arm-2", "", "arm64", false), // no label: the kubelet's report
+		node("amd-off", "amd64", "amd64", true),
+	} {
+		if _, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []struct{ name, node string }{{"on-amd", "amd-1"}, {"on-arm", "arm-1"}} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.name, Namespace: "other"}, Spec: corev1.PodSpec{NodeName: p.node,
+			Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceMemory: kresource.MustParse("1Gi"), corev1.ResourceCPU: kresource.MustParse("1")}}}}}}
+		if _, err := cs.CoreV1().Pods("other").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	c.arch = "amd64"
+	got, err := c.Capacity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Nodes != 1 || got.FreeMemory != 7<<30 || got.FreeMilliCPU != 3000 || got.Arch != "amd64" || !maps.Equal(got.OtherArch, map[string]int{"arm64": 2}) {
+		t.Errorf("capacity for an amd64 checker: %+v, want the one schedulable amd64 node less its Pod, and 2 arm64 nodes left out", got)
+	}
+
+	c.arch = "" // a checker that could not be read: every node counts
+	if got, err := c.Capacity(ctx); err != nil || got.Nodes != 3 || got.OtherArch != nil {
+		t.Errorf("capacity without an architecture: %+v, %v", got, err)
+	}
+}

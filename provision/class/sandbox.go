@@ -1,0 +1,75 @@
+package class
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/podexec"
+	"github.com/labctl/labctl/provision"
+)
+
+// podSandbox is a learner's sandbox Pod on a class cluster, reached through
+// the exec API with cfg: by the instructor's labctl, or by the learner's
+// own with an invite.
+type podSandbox struct {
+	cfg *rest.Config
+	cs  kubernetes.Interface
+	ns  string
+}
+
+// Exec runs o.Cmd in the sandbox container with o's environment and
+// directory (the exec API sets neither: shellCommand does).
+func (p podSandbox) Exec(ctx context.Context, o docker.ExecOptions) (int, error) {
+	return podexec.Exec{Namespace: p.ns, Pod: sandboxPod, Container: containerSandbox,
+		Cmd:   shellCommand(docker.ShellOptions{Cmd: o.Cmd, Env: o.Env, WorkDir: o.WorkDir}, o.WorkDir),
+		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr}.Run(ctx, p.cfg, p.cs)
+}
+
+// Attach starts o.Cmd on a PTY in the sandbox container.
+func (p podSandbox) Attach(ctx context.Context, o docker.ShellOptions) (provision.Shell, error) {
+	return podexec.Attach(ctx, p.cfg, p.cs, p.ns, sandboxPod, containerSandbox, shellCommand(o, o.WorkDir), o.Rows, o.Cols), nil
+}
+
+// WriteFile writes data to path in the sandbox through a shell, readable by
+// root only, replacing the file at once.
+func (p podSandbox) WriteFile(ctx context.Context, path string, data []byte) error {
+	script := `set -e; umask 077; mkdir -p "$(dirname "$0")"; cat > "$0.labctl"; mv "$0.labctl" "$0"`
+	var out bytes.Buffer
+	code, err := podexec.Exec{Namespace: p.ns, Pod: sandboxPod, Container: containerSandbox,
+		Cmd: []string{"sh", "-c", script, path}, Stdin: bytes.NewReader(data), Stdout: &out, Stderr: &out}.Run(ctx, p.cfg, p.cs)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit %d: %s", code, lastLines(out.String(), 3))
+	}
+	if err != nil {
+		return fmt.Errorf("in %s: %w", p.ns, err)
+	}
+	return nil
+}
+
+// shellCommand is o's command with its environment and directory, as the
+// exec API runs it.
+func shellCommand(o docker.ShellOptions, workDir string) []string {
+	cmd := o.Cmd
+	if len(cmd) == 0 {
+		cmd = []string{"bash", "-l"}
+	}
+	if o.WorkDir != "" {
+		workDir = o.WorkDir
+	}
+	env := append([]string{"env", "HOME=/root"}, o.Env...)
+	return append(append(env, "sh", "-c", `cd "$0" && exec "$@"`, workDir), cmd...)
+}
+
+// lastLines is the last n lines of s, for an error message.
+func lastLines(s string, n int) string {
+	lines := bytes.Split(bytes.TrimSpace([]byte(s)), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}

@@ -1,0 +1,78 @@
+package kind
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/preflight"
+)
+
+// imageRefs are the images a run uses.
+type imageRefs struct {
+	node, sandbox string
+}
+
+// preflight checks the machine before anything is created.
+func (r *upRun) preflight(ctx context.Context) error {
+	if r.opts.SkipPreflight {
+		return nil
+	}
+	var failed []string
+	for _, f := range preflight.Run(ctx) {
+		if f.OK {
+			continue
+		}
+		message, fix := f.Words(r.opts.Catalog)
+		r.st.Printf("%s: %s", f.Name, message)
+		if fix != "" {
+			r.st.Printf("  %s", r.say(msg.StatusFix, fix))
+		}
+		failed = append(failed, f.Name)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("the machine is not ready for a lab (%s): apply the fixes above, then run `labctl up` again", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// ensureImages decides the node and sandbox images (options, then the lab,
+// then labctl's own) and makes sure both are present: labctl's own are
+// ensured by images.Ensure (built when missing), others must be present.
+// Then the lab's workload images (ensureWorkloads).
+func (r *upRun) ensureImages(ctx context.Context) error {
+	r.images = imageRefs{node: r.opts.NodeImage, sandbox: r.opts.SandboxImage}
+	if r.images.node == "" {
+		r.images.node = r.lab.Cluster.NodeImage
+	}
+	if r.images.sandbox == "" {
+		r.images.sandbox = r.lab.Sandbox.Image
+	}
+	want := images.Options{Node: r.images.node == "", Sandbox: r.images.sandbox == "", Status: r.st.Nest(), Log: r.opts.Log}
+	if want.Node || want.Sandbox {
+		refs, err := images.Ensure(ctx, want)
+		if err != nil {
+			return err
+		}
+		if want.Node {
+			r.images.node = refs.Node
+		}
+		if want.Sandbox {
+			r.images.sandbox = refs.Sandbox
+		}
+	}
+	for _, ref := range []string{r.images.node, r.images.sandbox} {
+		ok, err := r.engine.ImagePresent(ctx, ref)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("image %s is not present: load it (`labctl images load FILE`) or `docker pull` it", ref)
+		}
+	}
+	r.cluster = clusterConfig(r.lab, r.images.node, filepath.Join(r.dir, "audit"))
+	return r.ensureWorkloads(ctx)
+}

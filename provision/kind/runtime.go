@@ -1,0 +1,269 @@
+package kind
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/sandbox"
+)
+
+// kindRuntime is the runtime of a lab on this machine: a kind cluster, the
+// sandbox container and the grader container beside it, on the local
+// Docker engine, whose connection it owns.
+type kindRuntime struct {
+	lab    *lab.Lab
+	engine *docker.Engine
+	// container is the sandbox container's name.
+	container string
+	// grader is the grader container's name: checks run there, out of the
+	// learner's reach.
+	grader string
+	// cluster is the kind cluster's name.
+	cluster string
+	// node is the ID of the control-plane node's container, which the
+	// kept credentials belong to.
+	node     string
+	settings sandbox.Settings
+	// admin is the cluster's admin config, read from the node once.
+	admin *rest.Config
+	// up says how RecreateCluster brings the lab up again: what Up was
+	// given, or WithUpOptions.
+	up Options
+}
+
+var _ provision.Runtime = (*kindRuntime)(nil)
+
+// ConnectOption adjusts Connect.
+type ConnectOption func(*kindRuntime)
+
+// WithUpOptions says how RecreateCluster brings the lab up again (status
+// lines, catalogue, fixtures, images, the checker binary), as Up was given
+// them.
+func WithUpOptions(o Options) ConnectOption {
+	return func(k *kindRuntime) { k.up = o }
+}
+
+// Connect returns the live lab of a lab that is up on this machine, or
+// ErrNotUp.
+func Connect(ctx context.Context, l *lab.Lab, opts ...ConnectOption) (*provision.Live, error) {
+	engine, err := docker.NewEngine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k := newKindRuntime(l, engine)
+	for _, o := range opts {
+		o(k)
+	}
+	live, err := k.connect(ctx)
+	if err != nil {
+		engine.Close()
+		return nil, err
+	}
+	return live, nil
+}
+
+func (k *kindRuntime) connect(ctx context.Context) (*provision.Live, error) {
+	name := k.lab.Metadata.Name
+	st, err := k.engine.State(ctx, k.container)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Running {
+		return nil, fmt.Errorf("sandbox %s is not running: %w", k.container, provision.ErrNotUp)
+	}
+	if k.settings, err = k.engine.SandboxSettings(ctx, k.container); err != nil {
+		return nil, err
+	}
+	if k.settings.CheckerDir, err = checkerDir(name); err != nil {
+		return nil, err
+	}
+	if k.settings.AuditDir, err = AuditDir(name); err != nil {
+		return nil, err
+	}
+	gst, err := k.engine.State(ctx, k.grader)
+	if err != nil {
+		return nil, err
+	}
+	if !gst.Running {
+		return nil, fmt.Errorf("grader container %s is not running: %w", k.grader, provision.ErrNotUp)
+	}
+	node, err := k.engine.State(ctx, controlPlaneNode(name))
+	if err != nil {
+		return nil, err
+	}
+	if !node.Exists {
+		return nil, fmt.Errorf("cluster %s does not exist: %w", k.cluster, provision.ErrNotUp)
+	}
+	if !node.Running {
+		return nil, fmt.Errorf("cluster %s is not running (its node is %s): %w", k.cluster, node.Status, provision.ErrNotUp)
+	}
+	k.node = node.ID
+	dir, err := k.StateDir()
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := loadCredentials(dir, node.ID); ok {
+		grader := provision.Identity{Token: c.Grader.Token, CAData: c.Grader.CAData, Expires: c.GraderExpires}
+		return provision.NewLive(k.lab, k, c.Learner, grader), nil
+	}
+	// Nothing kept: both identities are issued now, and kept for the
+	// next command.
+	live := provision.NewLive(k.lab, k, provision.Identity{}, provision.Identity{})
+	if _, err := live.LearnerIdentity(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := live.GraderCredentials(ctx); err != nil {
+		return nil, err
+	}
+	return live, nil
+}
+
+// newKindRuntime is the runtime of lab l, before anything is known of its
+// state.
+func newKindRuntime(l *lab.Lab, engine *docker.Engine) *kindRuntime {
+	name := l.Metadata.Name
+	return &kindRuntime{lab: l, engine: engine, container: sandbox.ContainerName(name),
+		grader: sandbox.GraderName(name), cluster: provision.ClusterName(name), up: Options{Lab: l}}
+}
+
+// controlPlaneNode is the container kind runs the lab's single node in.
+func controlPlaneNode(lab string) string { return provision.ClusterName(lab) + "-control-plane" }
+
+func (k *kindRuntime) Name() string                 { return k.cluster }
+func (k *kindRuntime) SandboxServer() string        { return ControlPlaneServer(k.lab.Metadata.Name) }
+func (k *kindRuntime) GraderServer() string         { return ControlPlaneServer(k.lab.Metadata.Name) }
+func (k *kindRuntime) StateDir() (string, error)    { return stateDir(k.lab.Metadata.Name) }
+func (k *kindRuntime) Situation() grading.Situation { return grading.OwnMachine() }
+func (k *kindRuntime) Close() error                 { return k.engine.Close() }
+func (k *kindRuntime) BackupHome(ctx context.Context, w io.Writer) error {
+	return copyHome(ctx, k.engine, k.container, w)
+}
+
+// Admin reads the cluster's admin config (host address) from the
+// control-plane node.
+func (k *kindRuntime) Admin(ctx context.Context) (*rest.Config, error) {
+	if k.admin != nil {
+		return k.admin, nil
+	}
+	cfg, err := newKind(k.lab.Metadata.Name, "", nil).adminConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%w)", err, provision.ErrNotUp)
+	}
+	k.admin = cfg
+	return cfg, nil
+}
+
+// Keep saves the identities in the lab's state directory for the cluster
+// whose node the runtime knows: they only spare the next command a trip to
+// the cluster, so a failure to save them is no error.
+func (k *kindRuntime) Keep(learner, grader provision.Identity) {
+	dir, err := k.StateDir()
+	if err != nil || k.node == "" {
+		return
+	}
+	_ = saveCredentials(dir, savedCredentials{
+		Node:          k.node,
+		Grader:        checks.KubeCredentials{Server: k.GraderServer(), Token: grader.Token, CAData: grader.CAData},
+		GraderExpires: grader.Expires,
+		Learner:       learner,
+	})
+}
+
+// Exec runs a process in the sandbox and returns its exit code.
+func (k *kindRuntime) Exec(ctx context.Context, o docker.ExecOptions) (int, error) {
+	return k.engine.Exec(ctx, k.container, o)
+}
+
+// Attach starts a process on a PTY in the sandbox.
+func (k *kindRuntime) Attach(ctx context.Context, o docker.ShellOptions) (provision.Shell, error) {
+	sh, err := k.engine.AttachShell(ctx, k.container, o)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return sh, nil
+}
+
+// WriteFile copies data into the sandbox, readable by root only.
+func (k *kindRuntime) WriteFile(ctx context.Context, path string, data []byte) error {
+	return k.engine.CopyFile(ctx, k.container, path, 0o600, bytes.NewReader(data), int64(len(data)))
+}
+
+// RunChecker runs the checker in the grader container: labctl's own static
+// binary (or the checker-binary setting), with the request on stdin.
+func (k *kindRuntime) RunChecker(ctx context.Context, req checks.Request) ([]checks.Result, error) {
+	bin, err := docker.CheckerBinary(k.up.CheckerBinary)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := k.engine.RunChecker(ctx, k.grader, bin, req)
+	if err != nil {
+		return nil, fmt.Errorf("running checks in %s: %w", k.grader, err)
+	}
+	return resp.Results, nil
+}
+
+// AuditDir is where the grader mounts the audit log, when the lab has one.
+func (k *kindRuntime) AuditDir() string {
+	if k.settings.AuditDir != "" {
+		return sandbox.AuditMount
+	}
+	return ""
+}
+
+// readyWait bounds the wait for the sandbox to reach the API server.
+const readyWait = 90 * time.Second
+
+// waitReady waits until the API server answers the learner's kubectl from
+// inside the sandbox.
+func (k *kindRuntime) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, readyWait)
+	defer cancel()
+	var last bytes.Buffer
+	for {
+		last.Reset()
+		code, err := k.Exec(ctx, docker.ExecOptions{
+			Cmd:    []string{"kubectl", "get", "--raw", "/readyz"},
+			Env:    []string{"HOME=/root"},
+			Stdout: &last, Stderr: &last,
+		})
+		if err == nil && code == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the sandbox cannot reach the API server within %s: %s", readyWait, lastLines(last.String(), 5))
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// apiReady asks the API server's /readyz with the admin credentials.
+func apiReady(ctx context.Context, cfg *rest.Config) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	return err
+}
+
+func lastLines(s string, n int) string {
+	lines := bytes.Split(bytes.TrimSpace([]byte(s)), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}

@@ -1,0 +1,156 @@
+package kind
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+
+	"github.com/labctl/labctl/images"
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/lab"
+)
+
+// imageIDLabel is the containerd label, on an image up loaded into the
+// node, that holds the ID the image had in the host's engine: the node holds
+// an image up to date when its name carries the ID the host's has now.
+const imageIDLabel = "dev.labctl.image-id"
+
+// ensureWorkloads makes the lab's workload images present in the host's
+// engine (building the lab's own), before anything is created: a required
+// image that is missing fails the up here. It notes the optional images
+// that are missing, whose Pods will not start.
+func (r *upRun) ensureWorkloads(ctx context.Context) error {
+	present, err := images.EnsureWorkloads(ctx, images.Options{Status: r.st.Nest(), Log: r.opts.Log}, r.lab, r.opts.LabDir)
+	if err != nil {
+		return err
+	}
+	r.workloads = present
+	have := map[string]bool{}
+	for _, ref := range present {
+		have[ref] = true
+	}
+	for _, im := range r.lab.Cluster.Images {
+		if !have[im.Name] {
+			r.st.Printf("%s", r.say(msg.StatusOptionalImageMissing, im.Name, "`docker pull "+im.Name+"`", "`labctl up`"))
+		}
+	}
+	return nil
+}
+
+// loadWorkloads loads the workload images into the cluster's node, those
+// the node does not hold yet in the host's version: one exec asks the
+// node's containerd, and only then are images saved and imported.
+func (r *upRun) loadWorkloads(ctx context.Context) error {
+	if len(r.workloads) == 0 {
+		return nil
+	}
+	node := controlPlaneNode(r.lab.Metadata.Name)
+	ids := make(map[string]string, len(r.workloads))
+	for _, ref := range r.workloads {
+		id, err := r.engine.ImageID(ctx, ref)
+		if err != nil {
+			return err
+		}
+		ids[ref] = id
+	}
+	held, err := nodeImagesHeld(ctx, r.engine, node, ids)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, ref := range r.workloads {
+		if !held[lab.NormalizeImageName(ref)] {
+			missing = append(missing, ref)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	r.st.Start(r.say(msg.StatusLoadingImages, strings.Join(missing, ", ")))
+	if err := r.kind.loadImages(ctx, r.engine, missing); err != nil {
+		return err
+	}
+	return labelNodeImages(ctx, r.engine, node, missing, ids)
+}
+
+// nodeImagesHeld returns the images of ids (reference -> the host's image
+// ID) that the node's containerd holds under their name with that ID, by
+// their normalized names.
+func nodeImagesHeld(ctx context.Context, engine *docker.Engine, node string, ids map[string]string) (map[string]bool, error) {
+	cmd := []string{"ctr", "--namespace=k8s.io", "images", "list", "--quiet"}
+	for ref, id := range ids {
+		cmd = append(cmd, heldFilter(ref, id))
+	}
+	out, err := execIn(ctx, engine, node, cmd)
+	if err != nil {
+		return nil, fmt.Errorf("listing the images of the cluster's node: %w", err)
+	}
+	held := map[string]bool{}
+	for _, line := range strings.Split(out, "\n") {
+		if name := strings.TrimSpace(line); name != "" {
+			held[name] = true
+		}
+	}
+	return held, nil
+}
+
+// heldFilter is the containerd image filter that matches ref, as
+// containerd names it, when it carries the host's image ID.
+func heldFilter(ref, id string) string {
+	return fmt.Sprintf("name==%q,labels.%q==%q", lab.NormalizeImageName(ref), imageIDLabel, id)
+}
+
+// labelNodeImages records on each of refs, in the node's containerd, the
+// ID the host's engine gave it.
+func labelNodeImages(ctx context.Context, engine *docker.Engine, node string, refs []string, ids map[string]string) error {
+	cmd := []string{"sh", "-ec", `while [ $# -gt 0 ]; do ctr --namespace=k8s.io images label "$1" "$2" >/dev/null; shift 2; done`, "label"}
+	for _, ref := range refs {
+		cmd = append(cmd, lab.NormalizeImageName(ref), imageIDLabel+"="+ids[ref])
+	}
+	if _, err := execIn(ctx, engine, node, cmd); err != nil {
+		return fmt.Errorf("labelling the images loaded into the cluster's node: %w", err)
+	}
+	return nil
+}
+
+// execIn runs cmd in container name and returns its output; a non-zero exit
+// is an error carrying the output.
+func execIn(ctx context.Context, engine *docker.Engine, name string, cmd []string) (string, error) {
+	var out, errOut bytes.Buffer
+	code, err := engine.Exec(ctx, name, docker.ExecOptions{Cmd: cmd, Stdout: &out, Stderr: &errOut})
+	if err != nil {
+		return "", err
+	}
+	if code != 0 {
+		return "", fmt.Errorf("%s exited with %d: %s", cmd[0], code, lastLines(strings.TrimSpace(errOut.String()+"\n"+out.String()), 10))
+	}
+	return out.String(), nil
+}
+
+// loadImages imports refs from the host's engine into every node of the
+// cluster's containerd, as `kind load docker-image` does, streaming one
+// `docker save` of them (no file).
+func (k *kind) loadImages(ctx context.Context, engine *docker.Engine, refs []string) error {
+	list, err := runBounded(ctx, time.Minute, func() ([]nodes.Node, error) { return k.provider.ListInternalNodes(k.name) })
+	if err != nil {
+		return fmt.Errorf("listing the nodes of %s: %w", k.name, err)
+	}
+	for _, n := range list {
+		archive, err := engine.SaveImages(ctx, refs)
+		if err != nil {
+			return err
+		}
+		err = nodeutils.LoadImageArchive(n, archive)
+		archive.Close()
+		if err != nil {
+			return fmt.Errorf("loading %s into node %s: %w%s", strings.Join(refs, ", "), n.String(), err, commandOutput(err))
+		}
+	}
+	return nil
+}
