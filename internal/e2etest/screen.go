@@ -42,3 +42,17 @@ func (s *Screen) WaitFor(t testing.TB, want string, n int) string {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Shows reports whether the screen shows want n times within d.
+func (s *Screen) Shows(want string, n int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if strings.Count(s.String(), want) >= n {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
