@@ -53,7 +53,7 @@ var layers = map[string][]string{
 	"images":                   {"lab", "internal/flock", "internal/fsx", "internal/textsafe"},
 	"images/node/pause":        {},
 	"images/runtime/capfilter": {},
-	"internal/docker":          {"checks", "sandbox", "internal/terminal"},
+	"internal/docker":          {"checks", "sandbox", "internal/terminal", "internal/textsafe"},
 	"internal/podexec":         {},
 	"provision": {"lab", "checks", "sandbox", "internal/docker", "internal/terminal", "internal/grading", "internal/msg",
 		"internal/progress"},

@@ -12,6 +12,7 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
 
+	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/sandbox"
 )
 
@@ -60,7 +61,8 @@ func probeReason(code int, err error, out, errOut string) string {
 	case err != nil:
 		return "it cannot start a process: " + firstLine(err.Error())
 	case code >= execCannotStart:
-		why := firstLine(out + "\n" + errOut)
+		// The sandbox's own cat may have written it: shown escaped.
+		why := textsafe.EscapeLine(firstLine(out + "\n" + errOut))
 		if why == "" {
 			why = fmt.Sprintf("exit code %d", code)
 		}

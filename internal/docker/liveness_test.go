@@ -66,6 +66,8 @@ func TestProbeReason(t *testing.T) {
 		{126, nil, "OCI runtime exec failed: exec failed: unable to start container process: read init-p: connection reset by peer: unknown\n", "",
 			"it cannot start a process: OCI runtime exec failed: exec failed: unable to start container process: read init-p: connection reset by peer: unknown"},
 		{126, nil, "", "", "it cannot start a process: exit code 126"},
+		// A cat of the learner's that exits 126 shows its words, escaped.
+		{126, nil, "\x1b]52;c;aGk=\a owned\n", "", "it cannot start a process: \\x1b]52;c;aGk=\\x07 owned"},
 		{-1, errors.New("attaching to exec of cat in x: EOF"), "", "", "it cannot start a process: attaching to exec of cat in x: EOF"},
 		{-1, fmt.Errorf("running cat in x: %w", context.DeadlineExceeded), "", "", "a command did not finish within " + ProbeTimeout.String()},
 	} {
