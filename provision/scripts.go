@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -144,4 +145,14 @@ func prefixAtEnd(b, mark []byte) int {
 		}
 	}
 	return 0
+}
+
+// LastLines is the last n lines of a command's output, for an error that
+// quotes it.
+func LastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -171,7 +171,7 @@ cp -a /root/. ` + homeMount + `/`
 		return fmt.Errorf("preparing /root of %s: %w", e.ns, err)
 	}
 	if code != 0 {
-		return fmt.Errorf("preparing /root of %s: exit %d: %s", e.ns, code, lastLines(out.String(), 3))
+		return fmt.Errorf("preparing /root of %s: exit %d: %s", e.ns, code, provision.LastLines(out.String(), 3))
 	}
 	return nil
 }

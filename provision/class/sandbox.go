@@ -43,7 +43,7 @@ func (p podSandbox) WriteFile(ctx context.Context, path string, data []byte) err
 	code, err := podexec.Exec{Namespace: p.ns, Pod: sandboxPod, Container: containerSandbox,
 		Cmd: []string{"sh", "-c", script, path}, Stdin: bytes.NewReader(data), Stdout: &out, Stderr: &out}.Run(ctx, p.cfg, p.cs)
 	if err == nil && code != 0 {
-		err = fmt.Errorf("exit %d: %s", code, lastLines(out.String(), 3))
+		err = fmt.Errorf("exit %d: %s", code, provision.LastLines(out.String(), 3))
 	}
 	if err != nil {
 		return fmt.Errorf("in %s: %w", p.ns, err)
@@ -63,13 +63,4 @@ func shellCommand(o docker.ShellOptions, workDir string) []string {
 	}
 	env := append([]string{"env", "HOME=/root"}, o.Env...)
 	return append(append(env, "sh", "-c", `cd "$0" && exec "$@"`, workDir), cmd...)
-}
-
-// lastLines is the last n lines of s, for an error message.
-func lastLines(s string, n int) string {
-	lines := bytes.Split(bytes.TrimSpace([]byte(s)), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
 }

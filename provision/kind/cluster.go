@@ -236,7 +236,7 @@ func commandOutput(err error) string {
 	if re == nil || len(re.Output) == 0 {
 		return ""
 	}
-	return "\n" + lastLines(string(re.Output), 25)
+	return "\n" + provision.LastLines(string(re.Output), 25)
 }
 
 // runBounded runs a call that takes no context, returning early with an

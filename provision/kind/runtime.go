@@ -242,7 +242,7 @@ func (k *kindRuntime) waitReady(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the sandbox cannot reach the API server within %s: %s", readyWait, lastLines(last.String(), 5))
+			return fmt.Errorf("the sandbox cannot reach the API server within %s: %s", readyWait, provision.LastLines(last.String(), 5))
 		case <-time.After(time.Second):
 		}
 	}
@@ -258,12 +258,4 @@ func apiReady(ctx context.Context, cfg *rest.Config) error {
 	}
 	_, err = cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 	return err
-}
-
-func lastLines(s string, n int) string {
-	lines := bytes.Split(bytes.TrimSpace([]byte(s)), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 )
 
 // imageIDLabel is the containerd label, on an image up loaded into the
@@ -128,7 +129,7 @@ func execIn(ctx context.Context, engine *docker.Engine, name string, cmd []strin
 		return "", err
 	}
 	if code != 0 {
-		return "", fmt.Errorf("%s exited with %d: %s", cmd[0], code, lastLines(strings.TrimSpace(errOut.String()+"\n"+out.String()), 10))
+		return "", fmt.Errorf("%s exited with %d: %s", cmd[0], code, provision.LastLines(strings.TrimSpace(errOut.String()+"\n"+out.String()), 10))
 	}
 	return out.String(), nil
 }
