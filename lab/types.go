@@ -61,7 +61,38 @@ type Cluster struct {
 	// status.replicas), never that a Pod runs. Only a declare lab can run
 	// as a class, whose control planes have no nodes.
 	Workloads string `yaml:"workloads" json:"workloads,omitempty" jsonschema:"enum=run,enum=declare"`
+	// Workers are the cluster's worker nodes, beside its control plane
+	// (which runs no lab Pods once a lab has workers). None by default: one
+	// node runs everything. Up to 4.
+	Workers []Node `yaml:"workers" json:"workers,omitempty"`
+	// Addons are the components up installs in the cluster, built offline
+	// like the node image: networkPolicy (NetworkPolicy enforced, ingress and
+	// egress), storage (a default StorageClass whose claims bind, on the
+	// node's disk). A lab with workers always gets Pod networking between
+	// its nodes.
+	Addons []string `yaml:"addons" json:"addons,omitempty" jsonschema:"enum=networkPolicy,enum=storage"`
 }
+
+// Node is one worker node of the lab's cluster.
+type Node struct {
+	// Labels are set on the node (kubectl get nodes --show-labels), e.g.
+	// {zone: a, disk: ssd}.
+	Labels map[string]string `yaml:"labels" json:"labels,omitempty"`
+	// Taints are set on the node when it joins, as kubectl taint writes them:
+	// key=value:Effect or key:Effect, the effect NoSchedule, PreferNoSchedule
+	// or NoExecute.
+	Taints []string `yaml:"taints" json:"taints,omitempty"`
+}
+
+// Add-ons a lab can ask for (Cluster.Addons).
+const (
+	AddonNetworkPolicy = "networkPolicy"
+	AddonStorage       = "storage"
+)
+
+// MaxWorkers bounds a lab's worker nodes: each is a kind node container
+// with its own kubelet and containerd.
+const MaxWorkers = 4
 
 // Image is one workload image.
 type Image struct {

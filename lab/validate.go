@@ -2,11 +2,15 @@ package lab
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
+
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Limits on names (which become Kubernetes and Docker object names), exit
@@ -160,6 +164,8 @@ func (v *validator) cluster(c *Cluster) {
 		v.add("cluster.workloads", "%q is not a workloads mode; use %s (the default: the lab's Pods must run) or %s (its checks only read what the API server stores)",
 			c.Workloads, WorkloadsRun, WorkloadsDeclare)
 	}
+	v.workers(c.Workers)
+	v.addons(c.Addons)
 	first := map[string]string{}
 	for i, ns := range c.Namespaces {
 		p := joinIndex("cluster.namespaces", i)
@@ -538,3 +544,70 @@ func (v *validator) uniqueName(path, kind, name string, seen map[string]string) 
 	}
 	seen[name] = path
 }
+
+// workers checks the worker nodes' count, labels and taints.
+func (v *validator) workers(ws []Node) {
+	if len(ws) > MaxWorkers {
+		v.add("cluster.workers", "%d workers is more than %d: each is a node container with its own kubelet; teach with fewer", len(ws), MaxWorkers)
+	}
+	for i, w := range ws {
+		p := joinIndex("cluster.workers", i)
+		for _, k := range slices.Sorted(maps.Keys(w.Labels)) {
+			if errs := k8svalidation.IsQualifiedName(k); len(errs) > 0 {
+				v.add(p+".labels", "%q is not a label key: %s", k, errs[0])
+			} else if strings.HasPrefix(k, "kubernetes.io/") || strings.HasPrefix(k, "node-role.kubernetes.io/") || strings.Contains(k, ".kubernetes.io/") || strings.HasPrefix(k, "k8s.io/") {
+				v.add(p+".labels", "%q is a label the cluster sets itself: use a key of your own, such as zone or disk", k)
+			}
+			if errs := k8svalidation.IsValidLabelValue(w.Labels[k]); len(errs) > 0 {
+				v.add(p+".labels."+k, "%q is not a label value: %s", w.Labels[k], errs[0])
+			}
+		}
+		for j, t := range w.Taints {
+			if _, err := ParseTaint(t); err != nil {
+				v.add(joinIndex(p+".taints", j), "%v", err)
+			}
+		}
+	}
+}
+
+// addons checks the add-on names.
+func (v *validator) addons(as []string) {
+	seen := map[string]bool{}
+	for i, a := range as {
+		p := joinIndex("cluster.addons", i)
+		switch {
+		case a != AddonNetworkPolicy && a != AddonStorage:
+			v.add(p, "%q is not an add-on; use %s or %s", a, AddonNetworkPolicy, AddonStorage)
+		case seen[a]:
+			v.add(p, "add-on %q is listed twice", a)
+		}
+		seen[a] = true
+	}
+}
+
+// Taint is one node taint as kubectl taint writes it.
+type Taint struct{ Key, Value, Effect string }
+
+// ParseTaint reads key=value:Effect or key:Effect.
+func ParseTaint(s string) (Taint, error) {
+	kv, effect, ok := strings.Cut(s, ":")
+	if !ok {
+		return Taint{}, fmt.Errorf("taint %q has no effect: write key=value:NoSchedule (or PreferNoSchedule, NoExecute)", s)
+	}
+	switch effect {
+	case "NoSchedule", "PreferNoSchedule", "NoExecute":
+	default:
+		return Taint{}, fmt.Errorf("taint %q: %q is not an effect; use NoSchedule, PreferNoSchedule or NoExecute", s, effect)
+	}
+	key, value, _ := strings.Cut(kv, "=")
+	if errs := k8svalidation.IsQualifiedName(key); len(errs) > 0 {
+		return Taint{}, fmt.Errorf("taint %q: %q is not a taint key: %s", s, key, errs[0])
+	}
+	if errs := k8svalidation.IsValidLabelValue(value); len(errs) > 0 {
+		return Taint{}, fmt.Errorf("taint %q: %q is not a taint value: %s", s, value, errs[0])
+	}
+	return Taint{Key: key, Value: value, Effect: effect}, nil
+}
+
+// HasAddon reports whether the lab asks for add-on name.
+func (c *Cluster) HasAddon(name string) bool { return slices.Contains(c.Addons, name) }

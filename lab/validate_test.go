@@ -62,6 +62,31 @@ func TestValidateRules(t *testing.T) {
 		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  workloads: declare\n",
 		want: `cluster.workloads: "Run" is not a workloads mode; use run (the default: the lab's Pods must run) or declare`,
 	}, {
+		name: "too many workers",
+		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers: [{}, {}, {}, {}, {}] #!\n",
+		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers: [{}, {}, {}, {}]\n",
+		want: `cluster.workers: 5 workers is more than 4`,
+	}, {
+		name: "worker label key",
+		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers:\n  - labels: {\"zone a\": x} #!\n",
+		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers:\n  - labels: {zone: a, example.com/disk: ssd}\n",
+		want: `cluster.workers[0].labels: "zone a" is not a label key`,
+	}, {
+		name: "worker label the cluster sets",
+		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers:\n  - labels: {node-role.kubernetes.io/db: \"\"} #!\n",
+		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers:\n  - labels: {role: db}\n",
+		want: `cluster.workers[0].labels: "node-role.kubernetes.io/db" is a label the cluster sets itself`,
+	}, {
+		name: "worker taint effect",
+		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers:\n  - taints: [dedicated=db:NoScheduled] #!\n",
+		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers:\n  - taints: [dedicated=db:NoSchedule, gpu:NoExecute]\n",
+		want: `cluster.workers[0].taints[0]: taint "dedicated=db:NoScheduled": "NoScheduled" is not an effect`,
+	}, {
+		name: "addon unknown",
+		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  addons: [calico] #!\n",
+		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  addons: [networkPolicy, storage]\n",
+		want: `cluster.addons[0]: "calico" is not an add-on; use networkPolicy or storage`,
+	}, {
 		name: "namespace not a DNS label",
 		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  namespaces:\n  - ok\n  - Not_OK #!\n",
 		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  namespaces:\n  - ok\n  - ok-too\n",
