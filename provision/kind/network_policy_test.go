@@ -1,0 +1,112 @@
+package kind
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"text/template"
+
+	"sigs.k8s.io/yaml"
+)
+
+func TestNetworkPolicyAddonManifest(t *testing.T) {
+	const image = "labctl/addons:test"
+	raw, err := os.ReadFile("addons/network-policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := template.New("network-policy").Option("missingkey=error").Parse(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := tmpl.Execute(&out, struct{ Image, Namespace string }{image, "labctl-system"}); err != nil {
+		t.Fatal(err)
+	}
+
+	kinds := map[string]int{}
+	var daemonSet, clusterRole map[string]any
+	for i, doc := range strings.Split(out.String(), "\n---\n") {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("document %d: %v", i, err)
+		}
+		kind, _ := obj["kind"].(string)
+		meta, _ := obj["metadata"].(map[string]any)
+		if obj["apiVersion"] == nil || kind == "" || meta == nil || meta["name"] == nil {
+			t.Fatalf("document %d lacks apiVersion, kind or metadata.name: %v", i, obj)
+		}
+		if labels, _ := meta["labels"].(map[string]any); labels["app.kubernetes.io/part-of"] != "labctl-addons" {
+			t.Errorf("%s %v is not labelled part of labctl-addons", kind, meta["name"])
+		}
+		kinds[kind]++
+		switch kind {
+		case "DaemonSet":
+			daemonSet = obj
+		case "ClusterRole":
+			clusterRole = obj
+		}
+		for _, img := range imageValues(obj) {
+			if img != image {
+				t.Errorf("%s %v uses image %q", kind, meta["name"], img)
+			}
+		}
+	}
+	for _, k := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "DaemonSet"} {
+		if kinds[k] != 1 {
+			t.Errorf("%d %s objects, want 1", kinds[k], k)
+		}
+	}
+	if daemonSet == nil || clusterRole == nil {
+		t.FailNow()
+	}
+
+	if ns := daemonSet["metadata"].(map[string]any)["namespace"]; ns != "labctl-system" {
+		t.Errorf("DaemonSet namespace = %v", ns)
+	}
+	pod := daemonSet["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	if pod["hostNetwork"] != true {
+		t.Errorf("hostNetwork = %v", pod["hostNetwork"])
+	}
+	containers, _ := pod["containers"].([]any)
+	if len(containers) != 1 {
+		t.Fatalf("%d containers", len(containers))
+	}
+	c := containers[0].(map[string]any)
+	if c["image"] != image || c["imagePullPolicy"] != "Never" {
+		t.Errorf("image %v pull policy %v", c["image"], c["imagePullPolicy"])
+	}
+
+	rules, _ := clusterRole["rules"].([]any)
+	if len(rules) == 0 {
+		t.Fatal("ClusterRole has no rules")
+	}
+	for _, r := range rules {
+		for _, v := range r.(map[string]any)["verbs"].([]any) {
+			if v != "get" && v != "list" && v != "watch" {
+				t.Errorf("ClusterRole grants %q", v)
+			}
+		}
+	}
+}
+
+// imageValues returns every value of an "image" key anywhere in obj.
+func imageValues(obj any) []string {
+	var found []string
+	switch o := obj.(type) {
+	case map[string]any:
+		for k, v := range o {
+			if s, ok := v.(string); ok && k == "image" {
+				found = append(found, s)
+				continue
+			}
+			found = append(found, imageValues(v)...)
+		}
+	case []any:
+		for _, v := range o {
+			found = append(found, imageValues(v)...)
+		}
+	}
+	return found
+}
