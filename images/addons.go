@@ -11,19 +11,19 @@ import (
 // Versions of the add-ons' programs (images/addons/build/*, modules of
 // their own like the node's).
 const (
-	flannelVersion   = "v0.28.10"
-	netpolVersion    = "v0.8.0"
-	localPathVersion = "v0.0.30"
+	flannelVersion    = "v0.28.10"
+	kubeRouterVersion = "v2.1.0"
+	localPathVersion  = "v0.0.30"
 )
 
 // addonSources is the hash (addonSourcesHash) of the add-on wrapper
 // modules' files: the image's tag is known without the source tree, and
 // TestAddonSourcesRecorded fails until a change to them is recorded here.
-const addonSources = "c0ffee000000"
+const addonSources = "899e921ac43a"
 
 // AddonsRef is the tag of the image that holds every add-on's program.
 func AddonsRef() string {
-	return "labctl/addons:" + hashOf([]string{baseRef(), flannelVersion, netpolVersion, localPathVersion,
+	return "labctl/addons:" + hashOf([]string{baseRef(), flannelVersion, kubeRouterVersion, localPathVersion,
 		addonSources, goBuildFlags}, "addons", "node/iptables-wrapper")
 }
 
@@ -35,10 +35,10 @@ func addonBuilds() []goBuild {
 		outputs:  map[string]string{"flanneld": "."},
 		ldflags:  "-s -w",
 	}, {
-		name:     "kube-network-policies " + netpolVersion,
+		name:     "kube-router " + kubeRouterVersion,
 		dir:      "images/addons/build/netpol",
-		requires: [2]string{"sigs.k8s.io/kube-network-policies", netpolVersion},
-		outputs:  map[string]string{"kube-network-policies": "sigs.k8s.io/kube-network-policies/cmd"},
+		requires: [2]string{"github.com/cloudnativelabs/kube-router/v2", kubeRouterVersion},
+		outputs:  map[string]string{"kube-router": "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"},
 		ldflags:  "-s -w",
 	}, {
 		name:     "local-path-provisioner " + localPathVersion,

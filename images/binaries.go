@@ -149,13 +149,22 @@ func (b *builder) goBuild(ctx context.Context, g goBuild, modDir, out string) er
 	return nil
 }
 
-// key hashes what decides g's outputs: the module's go.mod and go.sum (or
-// the package sources for the main module's pause), flags, and platform.
+// key hashes what decides g's outputs: the module's go.mod, go.sum and own
+// Go files (or the package sources for the main module's pause), flags, and
+// platform.
 // It also checks that the wrapper module requires the expected version.
 func (g goBuild) key(modDir string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n%s/%s\n", g.name, g.ldflags, runtime.GOOS, runtime.GOARCH)
 	files := []string{"go.mod", "go.sum"}
+	// A wrapper module's command of its own (tools.go only pins what
+	// go.mod already says).
+	own, _ := filepath.Glob(filepath.Join(modDir, "*.go"))
+	for _, f := range own {
+		if filepath.Base(f) != "tools.go" {
+			files = append(files, filepath.Base(f))
+		}
+	}
 	if g.dir == "." {
 		files = nil
 		for _, pkg := range g.outputs {

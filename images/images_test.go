@@ -49,7 +49,7 @@ func TestHashCoversRecipeFiles(t *testing.T) {
 // The wrapper modules are separate modules; the versions labctl's code
 // names must be the ones they pin.
 func TestWrapperModulesPinTheVersions(t *testing.T) {
-	for _, g := range []goBuild{kubernetesBuild(), etcdBuild(), corednsBuild()} {
+	for _, g := range append([]goBuild{kubernetesBuild(), etcdBuild(), corednsBuild()}, addonBuilds()...) {
 		dir := filepath.Join(".", strings.TrimPrefix(g.dir, "images/"))
 		if _, err := g.key(dir); err != nil {
 			t.Errorf("%s: %v", g.name, err)
@@ -273,5 +273,42 @@ func TestSourceDir(t *testing.T) {
 	t.Chdir(t.TempDir())
 	if _, err := b.sourceDir(); err == nil || !strings.Contains(err.Error(), "--source") {
 		t.Errorf("outside a checkout: %v, want an error naming --source", err)
+	}
+}
+
+// TestAddonSourcesRecorded holds addonSources to the add-on wrapper
+// modules' files, so the add-ons image's tag changes with them.
+func TestAddonSourcesRecorded(t *testing.T) {
+	got, err := addonSourcesHash("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != addonSources {
+		t.Fatalf("images/addons/build hashes to %s; set addonSources in images/addons.go to %s", got, addonSources)
+	}
+}
+
+// TestBinariesKeyFollowsOwnCommand: a wrapper module's own command is part
+// of its binaries' cache key (a change to it builds them anew); tools.go,
+// which only pins, is not.
+func TestBinariesKeyFollowsOwnCommand(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"go.mod": "module x\n", "go.sum": "", "main.go": "package main\n", "tools.go": "//go:build tools\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := goBuild{name: "x", dir: "x", outputs: map[string]string{"x": "."}}
+	before, err := g.key(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "tools.go"), []byte("//go:build tools\n// pins\n"), 0o644)
+	if same, _ := g.key(dir); same != before {
+		t.Error("tools.go changed the key")
+	}
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
+	if after, _ := g.key(dir); after == before {
+		t.Error("a changed main.go left the key unchanged: the old binary would be reused")
 	}
 }

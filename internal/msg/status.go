@@ -29,6 +29,7 @@ const (
 
 	StatusLoadingImages        Key = "status.loadingImages"
 	StatusOptionalImageMissing Key = "status.optionalImageMissing"
+	StatusStartingAddons       Key = "status.startingAddons"
 
 	DoctorProblems Key = "doctor.problems"
 )
@@ -60,6 +61,7 @@ func init() {
 		StatusRemovingWithHome: "Removing lab %s and your /root",
 
 		StatusLoadingImages:        "Loading images into the cluster: %s",
+		StatusStartingAddons:       "Starting the cluster's add-ons: %s",
 		StatusOptionalImageMissing: "image %[1]s is not in this machine's Docker engine: the Pods that run it will not start (%[2]s where a registry answers, then %[3]s)",
 
 		DoctorProblems: "%d problem(s) found",
@@ -92,6 +94,7 @@ func init() {
 		StatusRemovingWithHome: "ラボ %s と /root を削除しています",
 
 		StatusLoadingImages:        "イメージをクラスターに読み込んでいます: %s",
+		StatusStartingAddons:       "クラスターのアドオンを起動しています: %s",
 		StatusOptionalImageMissing: "イメージ %[1]s がこのマシンの Docker エンジンにありません。これを使うコンテナは起動しません (レジストリにつながる環境で %[2]s をしてから %[3]s)",
 
 		DoctorProblems: "%d 件の問題が見つかりました",

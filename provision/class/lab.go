@@ -8,6 +8,10 @@ import "github.com/labctl/labctl/lab"
 // whose cluster.workloads is declare (its checks read what the API server
 // stores, never that a Pod runs) can run as one.
 func CheckLab(l *lab.Lab) error {
+	if len(l.Cluster.Workers) > 0 || len(l.Cluster.Addons) > 0 {
+		return &LabError{Lab: l.Metadata.Name, Reason: "it asks for worker nodes or add-ons (cluster.workers, cluster.addons), " +
+			"which a class's virtual control planes do not have: its learners run it with labctl up on their own machines"}
+	}
 	if l.Cluster.Workloads == lab.WorkloadsDeclare {
 		return nil
 	}

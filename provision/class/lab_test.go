@@ -64,3 +64,18 @@ steps:
 		t.Errorf("the same lab with workloads: declare: %v, want it accepted", err)
 	}
 }
+
+// TestCheckLabRefusesNodesAndAddons: a declare lab that asks for workers or
+// add-ons is refused too; a class's control planes have neither.
+func TestCheckLabRefusesNodesAndAddons(t *testing.T) {
+	for _, c := range []lab.Cluster{
+		{Workloads: lab.WorkloadsDeclare, Workers: []lab.Node{{}}},
+		{Workloads: lab.WorkloadsDeclare, Addons: []string{lab.AddonStorage}},
+	} {
+		l := &lab.Lab{Metadata: lab.Metadata{Name: "x"}, Cluster: c}
+		var le *LabError
+		if err := CheckLab(l); !errors.As(err, &le) || !strings.Contains(err.Error(), "cluster.workers, cluster.addons") {
+			t.Errorf("%+v: %v, want a *LabError naming cluster.workers and cluster.addons", c, err)
+		}
+	}
+}

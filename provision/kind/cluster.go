@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -43,6 +44,11 @@ type ClusterConfig struct {
 	// the cluster is made.
 	AuditDir    string
 	AuditPolicy []byte
+	// Workers are the lab's worker nodes. When the node image brings no
+	// CNI of its own, every node registers tainted networkUnreadyTaint: the
+	// network add-on writes its CNI configuration, then up removes the
+	// taint.
+	Workers []lab.Node
 }
 
 // clusterConfig is the cluster labctl makes for l on nodeImage, with the
@@ -57,10 +63,16 @@ func clusterConfig(l *lab.Lab, nodeImage, auditDir string) ClusterConfig {
 		WaitForReady:      3 * time.Minute,
 		AuditDir:          auditDir,
 		AuditPolicy:       provision.AuditPolicy(l),
+		Workers:           l.Cluster.Workers,
 	}
 }
 
-// kindConfig builds the single-node kind cluster configuration.
+// networkUnreadyTaint keeps lab Pods off a worker until the network
+// add-on has written the worker's CNI configuration for its own Pod CIDR.
+const networkUnreadyTaint = "labctl.dev/network-unready"
+
+// kindConfig builds the kind cluster configuration: one control plane,
+// and the lab's workers.
 func kindConfig(c ClusterConfig) *v1alpha4.Cluster {
 	cfg := &v1alpha4.Cluster{
 		TypeMeta:             v1alpha4.TypeMeta{Kind: "Cluster", APIVersion: "kind.x-k8s.io/v1alpha4"},
@@ -68,11 +80,49 @@ func kindConfig(c ClusterConfig) *v1alpha4.Cluster {
 		KubeadmConfigPatches: append([]string(nil), c.KubeadmPatches...),
 	}
 	cfg.Networking.DisableDefaultCNI = c.DisableDefaultCNI
+	if len(c.Workers) > 0 && c.DisableDefaultCNI {
+		// The control plane's CoreDNS too must wait for its node's CNI
+		// configuration: a Pod made on the image's single-node one would
+		// take the whole Pod network for its own link.
+		cfg.Nodes[0].KubeadmConfigPatches = []string{joinTaints("InitConfiguration", []string{
+			"{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}",
+			"{key: " + networkUnreadyTaint + ", effect: NoSchedule}",
+		})}
+	}
+	for _, w := range c.Workers {
+		cfg.Nodes = append(cfg.Nodes, workerNode(c, w))
+	}
 	if c.AuditDir != "" {
 		addAudit(cfg, c.AuditDir)
 	}
 	v1alpha4.SetDefaultsCluster(cfg)
 	return cfg
+}
+
+// workerNode is the kind node of worker w: its labels, and its taints set
+// by kubeadm when it joins.
+func workerNode(c ClusterConfig, w lab.Node) v1alpha4.Node {
+	var taints []string
+	if c.DisableDefaultCNI {
+		taints = append(taints, "{key: "+networkUnreadyTaint+", effect: NoSchedule}")
+	}
+	for _, t := range w.Taints {
+		if parsed, err := lab.ParseTaint(t); err == nil {
+			taints = append(taints, fmt.Sprintf("{key: %q, value: %q, effect: %s}", parsed.Key, parsed.Value, parsed.Effect))
+		}
+	}
+	n := v1alpha4.Node{Role: v1alpha4.WorkerRole, Image: c.NodeImage, Labels: maps.Clone(w.Labels)}
+	if len(taints) > 0 {
+		n.KubeadmConfigPatches = []string{joinTaints("JoinConfiguration", taints)}
+	}
+	return n
+}
+
+// joinTaints is the kubeadm configuration patch of kind (InitConfiguration
+// or JoinConfiguration) that registers its node with taints (flow mappings).
+func joinTaints(kind string, taints []string) string {
+	return "apiVersion: kubeadm.k8s.io/v1beta4\nkind: " + kind + "\nnodeRegistration:\n  taints:\n  - " +
+		strings.Join(taints, "\n  - ") + "\n"
 }
 
 // kind wraps kind's provider for one lab's cluster. Kind's calls take no

@@ -74,5 +74,15 @@ func (r *upRun) ensureImages(ctx context.Context) error {
 		}
 	}
 	r.cluster = clusterConfig(r.lab, r.images.node, filepath.Join(r.dir, "audit"))
-	return r.ensureWorkloads(ctx)
+	if err := r.ensureWorkloads(ctx); err != nil {
+		return err
+	}
+	if len(addonsFor(r.lab, r.images.node)) > 0 {
+		ref, err := images.EnsureAddons(ctx, images.Options{Status: r.st.Nest(), Log: r.opts.Log})
+		if err != nil {
+			return err
+		}
+		r.workloads = append(r.workloads, ref)
+	}
+	return nil
 }

@@ -17,11 +17,17 @@ func TestStorageAddonManifest(t *testing.T) {
 	const image = "labctl/addons:test"
 	const namespace = "labctl-system"
 
-	text, err := os.ReadFile("addons/storage.yaml")
+	// The add-ons' namespace is its own manifest, applied first.
+	nsText, err := os.ReadFile("addons/namespace.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl, err := template.New("storage.yaml").Option("missingkey=error").Parse(string(text))
+	storageText, err := os.ReadFile("addons/storage.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(nsText) + "---\n" + string(storageText)
+	tmpl, err := template.New("storage.yaml").Option("missingkey=error").Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -147,6 +148,13 @@ func Up(ctx context.Context, opts Options) (env *provision.Live, err error) {
 	}
 	if err := r.loadWorkloads(ctx); err != nil {
 		return env, err
+	}
+	if names := addonsFor(r.lab, r.images.node); len(names) > 0 {
+		if err := r.step(ctx, r.say(msg.StatusStartingAddons, strings.Join(names, ", ")), func(ctx context.Context) error {
+			return r.startAddons(ctx, rt.admin)
+		}); err != nil {
+			return env, err
+		}
 	}
 	if err := r.step(ctx, r.say(msg.StatusPreparingSandbox), func(ctx context.Context) error {
 		res := sandboxMade()

@@ -33,18 +33,19 @@ func main() {
 	netConf := flag.String("net-config", "/etc/kube-flannel/net-conf.json", "the network's configuration (Network, Backend)")
 	cniConf := flag.String("cni-config", "/etc/cni/net.d/10-labctl.conflist", "the node's CNI configuration to write")
 	resync := flag.Int("resync-seconds", 5, "how often the masquerade and forward rules are checked")
+	ready := flag.String("ready-file", "/tmp/ready", "written once the node's CNI configuration is (the readiness probe's)")
 	klog.InitFlags(nil)
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *netConf, *cniConf, *resync); err != nil {
+	if err := run(ctx, *netConf, *cniConf, *ready, *resync); err != nil {
 		klog.Errorf("flanneld: %v", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, netConf, cniConf string, resync int) error {
+func run(ctx context.Context, netConf, cniConf, ready string, resync int) error {
 	sm, err := kube.NewSubnetManager(ctx, "", "", "flannel.alpha.coreos.com", netConf, false)
 	if err != nil {
 		return fmt.Errorf("starting the kube subnet manager: %w", err)
@@ -86,6 +87,9 @@ func run(ctx context.Context, netConf, cniConf string, resync int) error {
 		return err
 	}
 	klog.Infof("node subnet %s; CNI configuration written to %s", lease.Subnet, cniConf)
+	if err := os.WriteFile(ready, []byte(lease.Subnet.String()+"\n"), 0o644); err != nil {
+		return err
+	}
 	network.Run(ctx)
 	return nil
 }
@@ -130,4 +134,3 @@ func writeCNIConfig(path string, sub ip.IP4Net, mtu int) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
-

@@ -1,9 +1,10 @@
 //go:build tools
 
-// Package netpol pins the kube-network-policies agent that the
-// networkPolicy add-on image runs to enforce NetworkPolicy on kind nodes.
+// Package netpol pins kube-router, whose firewall alone (no routing, no
+// service proxy) enforces NetworkPolicy with iptables and ipset on every
+// node of a lab that asks for the networkPolicy add-on.
 package netpol
 
 import (
-	_ "sigs.k8s.io/kube-network-policies/cmd"
+	_ "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"
 )

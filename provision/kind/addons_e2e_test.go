@@ -1,0 +1,245 @@
+//go:build e2e
+
+package kind
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/internal/fsx"
+	"github.com/labctl/labctl/lab"
+)
+
+const netToolRef = "labctl.local/e2e-net-tool:1"
+
+// addonsApp is a two-replica server spread over the workers, its Service,
+// and two idle clients, all running net-tool; and a Pod with a claim of the
+// default StorageClass.
+const addonsApp = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: e2e-net}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}
+      containers:
+      - name: web
+        image: ` + netToolRef + `
+        args: [serve]
+        env: [{name: NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]
+        readinessProbe: {httpGet: {path: /, port: 8080}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: e2e-net}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: client, namespace: e2e-net, labels: {app: client}}
+spec:
+  containers: [{name: c, image: ` + netToolRef + `, args: [idle]}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: other, namespace: e2e-net, labels: {app: other}}
+spec:
+  containers: [{name: c, image: ` + netToolRef + `, args: [idle]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: e2e-net}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 100Mi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: store, namespace: e2e-net}
+spec:
+  containers:
+  - name: c
+    image: ` + netToolRef + `
+    args: [idle]
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+`
+
+const denyIngress = `apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: deny-all, namespace: e2e-net}
+spec:
+  podSelector: {}
+  policyTypes: [Ingress]
+`
+
+const allowClient = `apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: web-from-client, namespace: e2e-net}
+spec:
+  podSelector: {matchLabels: {app: web}}
+  policyTypes: [Ingress]
+  ingress:
+  - from: [{podSelector: {matchLabels: {app: client}}}]
+    ports: [{port: 8080}]
+`
+
+const denyClientEgress = `apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: client-egress, namespace: e2e-net}
+spec:
+  podSelector: {matchLabels: {app: client}}
+  policyTypes: [Egress]
+`
+
+// TestE2EAddons: a lab with two labelled workers and the networkPolicy and
+// storage add-ons. Its Pods spread over the workers and reach each other
+// across nodes by Pod IP and through a Service; a deny-all policy stops
+// that traffic, on one node and across nodes, a policy allowing one client
+// lets that client through and no other, and an egress policy stops what
+// leaves one Pod only; a claim of the default class binds and its Pod
+// writes to it.
+//
+//	flock /tmp/labctl-e2e.lock go test -tags e2e -count=1 -run TestE2EAddons ./provision/kind/ -timeout 40m -v
+func TestE2EAddons(t *testing.T) {
+	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
+	ctx := context.Background()
+	engine, err := docker.NewEngine(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.Close()
+
+	labDir := t.TempDir()
+	if err := fsx.CopyTree(os.DirFS("testdata/net-tool"), filepath.Join(labDir, "images", "net-tool"), fsx.ExecBit); err != nil {
+		t.Fatal(err)
+	}
+	l := e2etest.NewLab("e2e-addons", "e2e-net", lab.Step{ID: "one", Checks: []lab.Check{
+		{Name: "ns", Kube: &lab.KubeCheck{APIVersion: "v1", Kind: "Namespace", Name: "e2e-net"}},
+	}})
+	l.Cluster.Images = []lab.Image{{Name: netToolRef, Build: "images/net-tool"}}
+	l.Cluster.Workers = []lab.Node{{Labels: map[string]string{"zone": "a"}}, {Labels: map[string]string{"zone": "b"}}}
+	l.Cluster.Addons = []string{lab.AddonNetworkPolicy, lab.AddonStorage}
+	node, sb := e2etest.Images()
+	h := &e2eHarness{t: t, engine: engine, opts: Options{
+		Lab: l, LabDir: labDir, NodeImage: node, SandboxImage: sb, CheckerBinary: e2eChecker(t),
+	}}
+	if err := Down(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { Down(context.Background(), l) })
+
+	w := &cancelAt{step: "\x00never", cancel: func() {}}
+	env, err := h.up(ctx, w)
+	if err != nil {
+		t.Fatalf("up: %v\n%s", err, w.buf.String())
+	}
+	defer func() { env.Close() }()
+	if want := "✓ Starting the cluster's add-ons: network, network-policy, storage"; !strings.Contains(w.buf.String(), want) {
+		t.Errorf("status lines lack %q:\n%s", want, w.buf.String())
+	}
+
+	admin := func(args ...string) string {
+		t.Helper()
+		out, err := execIn(ctx, engine, controlPlaneNode(l.Metadata.Name),
+			append([]string{"kubectl", "--kubeconfig=/etc/kubernetes/admin.conf"}, args...))
+		if err != nil {
+			t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
+		}
+		return strings.TrimSpace(out)
+	}
+	nodes := admin("get", "nodes", "-o", `jsonpath={range .items[*]}{.metadata.name} {.metadata.labels.zone} {.spec.taints[*].key}{"\n"}{end}`)
+	t.Logf("nodes:\n%s", nodes)
+	if lines := strings.Split(nodes, "\n"); len(lines) != 3 || !strings.Contains(nodes, " a") || !strings.Contains(nodes, " b") ||
+		strings.Contains(nodes, networkUnreadyTaint) {
+		t.Fatalf("want three nodes, workers labelled zone a and b, none tainted %s:\n%s", networkUnreadyTaint, nodes)
+	}
+
+	if code, out := script(t, env, "set -e\nkubectl apply -f - >/dev/null <<'EOF'\n"+addonsApp+"EOF\n"+
+		"kubectl -n e2e-net rollout status deployment/web --timeout=120s\n"+
+		"kubectl -n e2e-net wait --for=condition=Ready pod/client pod/other pod/store --timeout=120s\n"+
+		"kubectl -n e2e-net wait --for=jsonpath='{.status.phase}'=Bound pvc/data --timeout=60s"); code != 0 {
+		_, events := script(t, env, "kubectl -n e2e-net get pods,pvc -o wide; kubectl -n e2e-net get events --sort-by=.lastTimestamp | tail -20")
+		t.Fatalf("the lab's Pods did not start (%d):\n%s\n%s", code, out, events)
+	}
+
+	t.Log("the server's Pods are spread over the two workers")
+	placed := admin("-n", "e2e-net", "get", "pods", "-l", "app=web", "-o", `jsonpath={range .items[*]}{.spec.nodeName} {.status.podIP}{"\n"}{end}`)
+	var webIPs, webNodes []string
+	for _, line := range strings.Split(placed, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			t.Fatalf("web Pods: %q", placed)
+		}
+		webNodes, webIPs = append(webNodes, f[0]), append(webIPs, f[1])
+	}
+	slices.Sort(webNodes)
+	if len(webNodes) != 2 || webNodes[0] == webNodes[1] || slices.Contains(webNodes, controlPlaneNode(l.Metadata.Name)) {
+		t.Fatalf("web Pods are on %v, want one on each worker", webNodes)
+	}
+	clientNode := admin("-n", "e2e-net", "get", "pod", "client", "-o", "jsonpath={.spec.nodeName}")
+	t.Logf("web Pods %v on %v; the client on %s", webIPs, webNodes, clientNode)
+
+	get := func(from, url string) (int, string) {
+		return script(t, env, "kubectl -n e2e-net exec "+from+" -- /app get "+url)
+	}
+	reach := func(from string, want bool) {
+		t.Helper()
+		for _, ip := range webIPs {
+			code, out := get(from, "http://"+ip+":8080/")
+			if (code == 0) != want {
+				t.Errorf("%s → web Pod %s: exit %d, want reachable=%v:\n%s", from, ip, code, want, out)
+			}
+		}
+	}
+
+	t.Log("Pods reach each other on one node and across nodes, and through the Service")
+	reach("client", true)
+	reach("other", true)
+	if code, out := get("client", "http://web/"); code != 0 || !strings.Contains(out, "served by") {
+		t.Errorf("client → Service web: exit %d:\n%s", code, out)
+	}
+
+	t.Log("a deny-all ingress policy stops it")
+	if code, out := script(t, env, "kubectl apply -f - <<'EOF'\n"+denyIngress+"EOF"); code != 0 {
+		t.Fatalf("applying deny-all: %s", out)
+	}
+	reach("client", false)
+	reach("other", false)
+
+	t.Log("allowing the client lets the client through, and no other Pod")
+	if code, out := script(t, env, "kubectl apply -f - <<'EOF'\n"+allowClient+"EOF"); code != 0 {
+		t.Fatalf("applying the allow policy: %s", out)
+	}
+	reach("client", true)
+	reach("other", false)
+
+	t.Log("an egress policy stops what leaves the client, and nothing else")
+	if code, out := script(t, env, "set -e\nkubectl -n e2e-net delete networkpolicy deny-all web-from-client >/dev/null\n"+
+		"kubectl apply -f - <<'EOF'\n"+denyClientEgress+"EOF"); code != 0 {
+		t.Fatalf("applying the egress policy: %s", out)
+	}
+	reach("client", false)
+	reach("other", true)
+
+	t.Log("the claim's volume takes a write")
+	if code, out := script(t, env, "set -e\nkubectl -n e2e-net exec store -- /app write /data/proof written-through-the-claim\n"+
+		"kubectl -n e2e-net exec store -- /app cat /data/proof"); code != 0 || !strings.Contains(out, "written-through-the-claim") {
+		t.Fatalf("writing to the claim: exit %d:\n%s", code, out)
+	}
+	if sc := admin("get", "storageclass", "standard", "-o", "jsonpath={.provisioner}"); sc != storageProvisioner {
+		t.Errorf("the default class's provisioner is %q, want %q", sc, storageProvisioner)
+	}
+}

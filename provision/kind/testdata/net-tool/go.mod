@@ -1,0 +1,3 @@
+module labctl.test/net-tool
+
+go 1.22
