@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/e2etest"
@@ -195,11 +196,23 @@ func TestE2EAddons(t *testing.T) {
 	get := func(from, url string) (int, string) {
 		return script(t, env, "kubectl -n e2e-net exec "+from+" -- /app get "+url)
 	}
+	// reach waits, up to 30 s, until from reaches both web Pods (or
+	// neither) twice in a row: a policy takes effect shortly after it is
+	// stored, on each node in turn.
 	reach := func(from string, want bool) {
 		t.Helper()
 		for _, ip := range webIPs {
-			code, out := get(from, "http://"+ip+":8080/")
-			if (code == 0) != want {
+			var code, streak int
+			var out string
+			for deadline := time.Now().Add(30 * time.Second); streak < 2 && time.Now().Before(deadline); {
+				if code, out = get(from, "http://"+ip+":8080/"); (code == 0) == want {
+					streak++
+				} else {
+					streak = 0
+					time.Sleep(500 * time.Millisecond)
+				}
+			}
+			if streak < 2 {
 				t.Errorf("%s → web Pod %s: exit %d, want reachable=%v:\n%s", from, ip, code, want, out)
 			}
 		}
@@ -233,6 +246,19 @@ func TestE2EAddons(t *testing.T) {
 	}
 	reach("client", false)
 	reach("other", true)
+
+	t.Log("the learner can neither stop the add-ons nor write policies beside them")
+	for _, attack := range []string{
+		"kubectl -n labctl-system delete daemonset labctl-network-policy",
+		"kubectl -n labctl-system scale deployment local-path-provisioner --replicas=0",
+		"kubectl -n labctl-system patch daemonset labctl-network -p '{\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":{\"none\":\"x\"}}}}}'",
+		"kubectl delete clusterrolebinding labctl-network-policy",
+		"kubectl -n labctl-system apply -f - <<'EOF'\n" + strings.Replace(denyIngress, "e2e-net", "labctl-system", 1) + "EOF",
+	} {
+		if code, out := script(t, env, attack); code == 0 || !strings.Contains(out, "forbidden") {
+			t.Errorf("the learner's %q: exit %d, want forbidden:\n%s", attack, code, out)
+		}
+	}
 
 	t.Log("the claim's volume takes a write")
 	if code, out := script(t, env, "set -e\nkubectl -n e2e-net exec store -- /app write /data/proof written-through-the-claim\n"+
