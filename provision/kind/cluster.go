@@ -67,8 +67,9 @@ func clusterConfig(l *lab.Lab, nodeImage, auditDir string) ClusterConfig {
 	}
 }
 
-// networkUnreadyTaint keeps lab Pods off a worker until the network
-// add-on has written the worker's CNI configuration for its own Pod CIDR.
+// networkUnreadyTaint keeps every Pod but the add-ons' node agents off a
+// node of a multi-node lab until the network add-on has written the node's
+// CNI configuration for its own Pod CIDR.
 const networkUnreadyTaint = "labctl.dev/network-unready"
 
 // kindConfig builds the kind cluster configuration: one control plane,
