@@ -47,7 +47,7 @@ func TestNetworkPolicyAddonManifest(t *testing.T) {
 		case "ClusterRole":
 			clusterRole = obj
 		}
-		for _, img := range imageValues(obj) {
+		for _, img := range manifestImages(obj) {
 			if img != image {
 				t.Errorf("%s %v uses image %q", kind, meta["name"], img)
 			}
@@ -89,24 +89,4 @@ func TestNetworkPolicyAddonManifest(t *testing.T) {
 			}
 		}
 	}
-}
-
-// imageValues returns every value of an "image" key anywhere in obj.
-func imageValues(obj any) []string {
-	var found []string
-	switch o := obj.(type) {
-	case map[string]any:
-		for k, v := range o {
-			if s, ok := v.(string); ok && k == "image" {
-				found = append(found, s)
-				continue
-			}
-			found = append(found, imageValues(v)...)
-		}
-	case []any:
-		for _, v := range o {
-			found = append(found, imageValues(v)...)
-		}
-	}
-	return found
 }
