@@ -49,39 +49,17 @@ func TestKindConfigWorkers(t *testing.T) {
 	if cfg.Nodes[1].Labels["zone"] != "a" || cfg.Nodes[2].Labels["zone"] != "b" {
 		t.Fatalf("labels = %v %v", cfg.Nodes[1].Labels, cfg.Nodes[2].Labels)
 	}
-	var join struct {
-		Kind             string `json:"kind"`
-		NodeRegistration struct {
-			Taints []corev1.Taint `json:"taints"`
-		} `json:"nodeRegistration"`
-	}
-	if len(cfg.Nodes[2].KubeadmConfigPatches) != 1 {
-		t.Fatalf("patches = %q", cfg.Nodes[2].KubeadmConfigPatches)
-	}
-	if err := yaml.Unmarshal([]byte(cfg.Nodes[2].KubeadmConfigPatches[0]), &join); err != nil {
-		t.Fatal(err)
-	}
+	join := registrationTaints(t, cfg.Nodes[2])
 	want := []corev1.Taint{
 		{Key: networkUnreadyTaint, Effect: corev1.TaintEffectNoSchedule},
 		{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule},
 		{Key: "gpu", Effect: corev1.TaintEffectNoExecute},
 	}
-	if join.Kind != "JoinConfiguration" || !reflect.DeepEqual(join.NodeRegistration.Taints, want) {
+	if join.Kind != "JoinConfiguration" || !reflect.DeepEqual(join.Taints, want) {
 		t.Fatalf("join patch = %+v", join)
 	}
-	var initCfg struct {
-		Kind             string `json:"kind"`
-		NodeRegistration struct {
-			Taints []corev1.Taint `json:"taints"`
-		} `json:"nodeRegistration"`
-	}
-	if len(cfg.Nodes[0].KubeadmConfigPatches) != 1 {
-		t.Fatalf("control plane patches = %q", cfg.Nodes[0].KubeadmConfigPatches)
-	}
-	if err := yaml.Unmarshal([]byte(cfg.Nodes[0].KubeadmConfigPatches[0]), &initCfg); err != nil {
-		t.Fatal(err)
-	}
-	if initCfg.Kind != "InitConfiguration" || !reflect.DeepEqual(initCfg.NodeRegistration.Taints, []corev1.Taint{
+	initCfg := registrationTaints(t, cfg.Nodes[0])
+	if initCfg.Kind != "InitConfiguration" || !reflect.DeepEqual(initCfg.Taints, []corev1.Taint{
 		{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule},
 		{Key: networkUnreadyTaint, Effect: corev1.TaintEffectNoSchedule},
 	}) {
@@ -147,4 +125,28 @@ func TestAddonsRender(t *testing.T) {
 	if kinds["DaemonSet"] != 2 || kinds["Deployment"] != 1 || kinds["StorageClass"] != 1 {
 		t.Fatalf("kinds = %v", kinds)
 	}
+}
+
+// registration is the kind and taints of a kubeadm nodeRegistration patch.
+type registration struct {
+	Kind   string
+	Taints []corev1.Taint
+}
+
+// registrationTaints decodes n's one kubeadm patch.
+func registrationTaints(t *testing.T, n v1alpha4.Node) registration {
+	t.Helper()
+	if len(n.KubeadmConfigPatches) != 1 {
+		t.Fatalf("%s node patches = %q, want one", n.Role, n.KubeadmConfigPatches)
+	}
+	var p struct {
+		Kind             string `json:"kind"`
+		NodeRegistration struct {
+			Taints []corev1.Taint `json:"taints"`
+		} `json:"nodeRegistration"`
+	}
+	if err := yaml.Unmarshal([]byte(n.KubeadmConfigPatches[0]), &p); err != nil {
+		t.Fatal(err)
+	}
+	return registration{Kind: p.Kind, Taints: p.NodeRegistration.Taints}
 }
