@@ -163,13 +163,13 @@ func runOne(ctx context.Context, env Env, c lab.Check) Result {
 // evaluate dispatches a check to its kind.
 func evaluate(ctx context.Context, env Env, c lab.Check) error {
 	n := 0
-	for _, set := range []bool{c.File != nil, c.Git != nil, c.Kube != nil, c.Command != nil, c.Audit != nil} {
+	for _, set := range []bool{c.File != nil, c.Git != nil, c.Kube != nil, c.Access != nil, c.Command != nil, c.Audit != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return fmt.Errorf("check %q sets %d of file, git, kube, command and audit; set exactly one", c.Name, n)
+		return fmt.Errorf("check %q sets %d of file, git, kube, access, command and audit; set exactly one", c.Name, n)
 	}
 	if env.Root == "" || !filepath.IsAbs(env.Root) {
 		return fmt.Errorf("checker root %q is not an absolute path", env.Root)
@@ -181,6 +181,8 @@ func evaluate(ctx context.Context, env Env, c lab.Check) error {
 		return checkGit(ctx, env, c.Git)
 	case c.Kube != nil:
 		return checkKube(ctx, env, c.Kube)
+	case c.Access != nil:
+		return checkAccess(ctx, env, c.Access)
 	case c.Audit != nil:
 		return checkAudit(ctx, env, c.Audit)
 	default:

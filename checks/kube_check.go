@@ -33,13 +33,17 @@ func getObject(ctx context.Context, env Env, apiVersion, kind, namespace, name s
 	return m, nil
 }
 
-// checkKube reads one object with the grader's credentials.
+// checkKube reads one object with the grader's credentials, or the
+// objects a selector selects (checkKubeSelected).
 //
 // pass: every set field holds. fail: the object (or its kind) is missing
 // when required, present when it must be absent, a label differs, or a
 // field does not meet its assertion. error: no credentials, the cluster
 // unreachable or refusing the read.
 func checkKube(ctx context.Context, env Env, kc *lab.KubeCheck) error {
+	if kc.Selector != nil {
+		return checkKubeSelected(ctx, env, kc)
+	}
 	want := kc.Exists == nil || *kc.Exists
 	obj, err := getObject(ctx, env, kc.APIVersion, kc.Kind, kc.Namespace, kc.Name)
 	if err != nil {
@@ -55,26 +59,35 @@ func checkKube(ctx context.Context, env Env, kc *lab.KubeCheck) error {
 	if !want {
 		return failf(msg.KubeExpectAbsent, shown)
 	}
-	if len(kc.Labels) > 0 {
-		metadata, _ := obj["metadata"].(map[string]any)
-		have, _ := metadata["labels"].(map[string]any)
-		keys := make([]string, 0, len(kc.Labels))
-		for k := range kc.Labels {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			got, ok := have[k]
-			if !ok {
-				return failf(msg.KubeLabelMissing, k, kc.Labels[k], shown)
-			}
-			if got != kc.Labels[k] {
-				return failf(msg.KubeLabelWrong, k, kc.Labels[k], shown, k, got)
-			}
-		}
+	if err := checkLabels(kc.Labels, obj, shown); err != nil {
+		return err
 	}
 	if kc.Field != nil {
 		return checkFieldAssert(ctx, env, kc.Field, []any{obj}, msg.T(msg.WhereIn, shown))
+	}
+	return nil
+}
+
+// checkLabels requires obj, named shown in messages, to carry want.
+func checkLabels(want map[string]string, obj map[string]any, shown string) error {
+	if len(want) == 0 {
+		return nil
+	}
+	metadata, _ := obj["metadata"].(map[string]any)
+	have, _ := metadata["labels"].(map[string]any)
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		got, ok := have[k]
+		if !ok {
+			return failf(msg.KubeLabelMissing, k, want[k], shown)
+		}
+		if got != want[k] {
+			return failf(msg.KubeLabelWrong, k, want[k], shown, k, got)
+		}
 	}
 	return nil
 }

@@ -9,10 +9,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/labctl/labctl/lab"
 )
 
 // mapper finds the resource serving a kind: a groupVersionMapper in the
@@ -67,6 +70,60 @@ func (k *kubeReader) Get(ctx context.Context, apiVersion, kind, namespace, name 
 		return nil, fmt.Errorf("reading %s: %w", describeObject(apiVersion, kind, namespace, name), err)
 	}
 	return obj.Object, nil
+}
+
+// List lists the objects of kind in namespace (every namespace when it is
+// empty, or for a cluster-scoped kind) whose labels match selector, page
+// by page, and refuses more than maxSelected of them.
+func (k *kubeReader) List(ctx context.Context, apiVersion, kind, namespace, selector string) ([]map[string]any, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
+	}
+	mapping, err := k.mapper.RESTMappingWithContext(ctx, schema.GroupKind{Group: gv.Group, Kind: kind}, gv.Version)
+	if err != nil {
+		return nil, fmt.Errorf("finding the resource for %s %s: %w", apiVersion, kind, err)
+	}
+	var ri dynamic.ResourceInterface = k.client.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace && namespace != "" {
+		ri = k.client.Resource(mapping.Resource).Namespace(namespace)
+	}
+	var out []map[string]any
+	opts := metav1.ListOptions{LabelSelector: selector, Limit: 250}
+	for {
+		page, err := ri.List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing %s %s: %w", apiVersion, kind, err)
+		}
+		for _, item := range page.Items {
+			out = append(out, item.Object)
+		}
+		if len(out) > maxSelected {
+			return nil, fmt.Errorf("listing %s %s: more than %d objects match %q; select fewer with a narrower selector or a namespace", apiVersion, kind, maxSelected, selector)
+		}
+		if opts.Continue = page.GetContinue(); opts.Continue == "" {
+			return out, nil
+		}
+	}
+}
+
+// accessReviews is the resource of SubjectAccessReviews.
+var accessReviews = schema.GroupVersionResource{Group: "authorization.k8s.io", Version: "v1", Resource: "subjectaccessreviews"}
+
+// Review asks the API server whether the identity of a may do what a
+// says (a SubjectAccessReview), and returns its answer.
+func (k *kubeReader) Review(ctx context.Context, a *lab.AccessCheck) (bool, error) {
+	review := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "authorization.k8s.io/v1",
+		"kind":       "SubjectAccessReview",
+		"spec":       accessReviewSpec(a),
+	}}
+	got, err := k.client.Resource(accessReviews).Create(ctx, review, metav1.CreateOptions{})
+	if err != nil {
+		return false, fmt.Errorf("asking the API server about %s: %w", canI(a), err)
+	}
+	allowed, _, _ := unstructured.NestedBool(got.Object, "status", "allowed")
+	return allowed, nil
 }
 
 // describeObject names an object for messages: "apps/v1 Deployment

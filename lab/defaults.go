@@ -79,7 +79,9 @@ func (c *Check) Default() {
 		}
 	}
 	if k := c.Kube; k != nil {
-		setTrue(&k.Exists)
+		if k.Selector == nil {
+			setTrue(&k.Exists)
+		}
 		if k.Field != nil {
 			setTrue(&k.Field.Exists)
 		}

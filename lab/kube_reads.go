@@ -7,33 +7,55 @@ import (
 )
 
 // KubeRead is one cluster object a lab's checks read: the object of a kube
-// check, or of a kube: reference anywhere in a check. The grader's
-// credentials may read exactly these objects. Namespace is empty for a
-// cluster-scoped object.
+// check, or of a kube: reference anywhere in a check; or, with List, the
+// objects of a kind a kube check's selector lists. The grader's credentials
+// may read exactly these. Namespace is empty for a cluster-scoped object.
 type KubeRead struct {
 	APIVersion string
 	Kind       string
 	Namespace  string
 	Name       string
+	// List reads every object of Kind (Name is empty): a check's selector.
+	List bool
 }
 
 // String writes the read as "apps/v1 Deployment gitops-lab/web", or
-// "v1 Namespace gitops-lab" when no namespace is given.
+// "v1 Namespace gitops-lab" when no namespace is given, and a list as
+// "list apps/v1 Deployment in gitops-lab".
 func (r KubeRead) String() string {
-	if r.Namespace == "" {
+	switch {
+	case r.List && r.Namespace == "":
+		return fmt.Sprintf("list %s %s", r.APIVersion, r.Kind)
+	case r.List:
+		return fmt.Sprintf("list %s %s in %s", r.APIVersion, r.Kind, r.Namespace)
+	case r.Namespace == "":
 		return fmt.Sprintf("%s %s %s", r.APIVersion, r.Kind, r.Name)
 	}
 	return fmt.Sprintf("%s %s %s/%s", r.APIVersion, r.Kind, r.Namespace, r.Name)
 }
 
+// AsksAccess reports whether a check of the lab asks the API server about
+// an identity's access (an access check), which the grader may then do.
+func (l *Lab) AsksAccess() bool {
+	for i := range l.Steps {
+		for j := range l.Steps[i].Checks {
+			if l.Steps[i].Checks[j].Access != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // KubeReads returns every object the lab's checks read from the cluster,
-// each once, sorted by API version, kind, namespace and name. References
-// that do not parse are skipped (Validate reports them).
+// and every kind a selector lists, each once, sorted by API version, kind,
+// namespace and name (a list before the named objects). References that do
+// not parse are skipped (Validate reports them).
 func (l *Lab) KubeReads() []KubeRead {
 	seen := map[KubeRead]bool{}
 	var out []KubeRead
 	add := func(r KubeRead) {
-		if r.Name == "" || seen[r] {
+		if (r.Name == "") == !r.List || seen[r] {
 			return
 		}
 		seen[r] = true
@@ -43,7 +65,7 @@ func (l *Lab) KubeReads() []KubeRead {
 		for j := range l.Steps[i].Checks {
 			c := &l.Steps[i].Checks[j]
 			if k := c.Kube; k != nil {
-				add(KubeRead{APIVersion: k.APIVersion, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name})
+				add(KubeRead{APIVersion: k.APIVersion, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, List: k.Selector != nil})
 			}
 			for _, v := range c.values() {
 				if v == nil || !v.IsRef() {

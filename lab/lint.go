@@ -173,7 +173,9 @@ func checkReads(c *Check) []read {
 		if c.Kube.Namespace != "" {
 			rs = append(rs, read{"kube.namespace", "namespace", c.Kube.Namespace, false})
 		}
-		rs = append(rs, read{"kube.name", c.Kube.Kind, c.Kube.Name, false})
+		if c.Kube.Name != "" {
+			rs = append(rs, read{"kube.name", c.Kube.Kind, c.Kube.Name, false})
+		}
 	}
 	return rs
 }

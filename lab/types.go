@@ -223,7 +223,7 @@ type Mistake struct {
 	Explain string `yaml:"explain" json:"explain,omitempty"`
 }
 
-// Check is one typed assertion. Exactly one of File, Git, Kube, Command and Audit is set.
+// Check is one typed assertion. Exactly one of File, Git, Kube, Access, Command and Audit is set.
 type Check struct {
 	// Name is unique within its step ([a-z0-9-]).
 	Name string `yaml:"name" json:"name"`
@@ -239,6 +239,7 @@ type Check struct {
 	File    *FileCheck    `yaml:"file" json:"file,omitempty"`
 	Git     *GitCheck     `yaml:"git" json:"git,omitempty"`
 	Kube    *KubeCheck    `yaml:"kube" json:"kube,omitempty"`
+	Access  *AccessCheck  `yaml:"access" json:"access,omitempty"`
 	Command *CommandCheck `yaml:"command" json:"command,omitempty"`
 	Audit   *AuditCheck   `yaml:"audit" json:"audit,omitempty"`
 }
@@ -360,18 +361,60 @@ type GitFieldAssert struct {
 	FieldAssert `yaml:",inline" json:",inline"`
 }
 
-// KubeCheck reads one object with the grader's credentials.
+// KubeCheck reads one object by Name, or the objects a Selector selects,
+// with the grader's credentials.
 type KubeCheck struct {
 	APIVersion string `yaml:"apiVersion" json:"apiVersion"`
 	Kind       string `yaml:"kind" json:"kind"`
 	Namespace  string `yaml:"namespace" json:"namespace,omitempty"`
-	Name       string `yaml:"name" json:"name"`
-	// Exists: true (default) requires the object, false its absence.
+	// Name is the one object read; exactly one of Name and Selector is set.
+	Name string `yaml:"name" json:"name,omitempty"`
+	// Selector selects the objects of Kind in Namespace by label, in
+	// kubectl's -l syntax (app=web,tier!=db, env in (a,b), !legacy); ""
+	// selects every object. The grader may then list the kind.
+	Selector *string `yaml:"selector" json:"selector,omitempty"`
+	// Count bounds how many objects Selector selects; default at least one.
+	// Only with Selector.
+	Count *Range `yaml:"count" json:"count,omitempty"`
+	// Exists: true (default) requires the object, false its absence. Only
+	// with Name (a selector says the same with count: {max: 0}).
 	Exists *bool `yaml:"exists" json:"exists,omitempty"`
-	// Labels must have these values.
+	// Labels must have these values, on every selected object.
 	Labels map[string]string `yaml:"labels" json:"labels,omitempty"`
-	// Field asserts on a field of the object (same path syntax as files).
+	// Field asserts on a field of the object (same path syntax as files);
+	// with Selector, on the values the path selects in all of the selected
+	// objects together.
 	Field *FieldAssert `yaml:"field" json:"field,omitempty"`
+}
+
+// AccessCheck asks the API server whether an identity may do something (a
+// SubjectAccessReview, sent with the grader's credentials): the answer of
+// the cluster's authorizers, whatever Roles, bindings or groups grant it.
+type AccessCheck struct {
+	// ServiceAccount is namespace/name; the review carries the groups the
+	// API server gives its tokens (system:serviceaccounts,
+	// system:serviceaccounts:NAMESPACE, system:authenticated). Exactly one of
+	// ServiceAccount and User is set.
+	ServiceAccount string `yaml:"serviceAccount" json:"serviceAccount,omitempty"`
+	// User is a user name, as a client certificate or token names it.
+	User string `yaml:"user" json:"user,omitempty"`
+	// Groups are the user's groups beside system:authenticated; only with User.
+	Groups []string `yaml:"groups" json:"groups,omitempty"`
+	// Verb is get, list, watch, create, update, patch, delete,
+	// deletecollection, or another verb an authorizer knows (impersonate, bind, escalate, use).
+	Verb string `yaml:"verb" json:"verb"`
+	// Group is the resource's API group; "" (default) is the core group.
+	Group string `yaml:"group" json:"group,omitempty"`
+	// Resource is the plural resource name, e.g. deployments or secrets.
+	Resource string `yaml:"resource" json:"resource"`
+	// Subresource, e.g. scale, log or exec.
+	Subresource string `yaml:"subresource" json:"subresource,omitempty"`
+	// Namespace the request is in; empty asks about the whole cluster.
+	Namespace string `yaml:"namespace" json:"namespace,omitempty"`
+	// Name of the one object asked about; empty asks about any.
+	Name string `yaml:"name" json:"name,omitempty"`
+	// Allowed is the answer the check requires: true (may) or false (may not).
+	Allowed *bool `yaml:"allowed" json:"allowed"`
 }
 
 // CommandCheck runs a program in the sandbox with a cleared environment. It

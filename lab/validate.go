@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"k8s.io/apimachinery/pkg/labels"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -321,6 +322,10 @@ func (v *validator) check(p string, c *Check) {
 		kinds = append(kinds, "kube")
 		v.kubeCheck(p+".kube", c.Kube)
 	}
+	if c.Access != nil {
+		kinds = append(kinds, "access")
+		v.accessCheck(p+".access", c.Access)
+	}
 	if c.Command != nil {
 		kinds = append(kinds, "command")
 		v.commandCheck(p+".command", c.Command)
@@ -332,9 +337,9 @@ func (v *validator) check(p string, c *Check) {
 	switch len(kinds) {
 	case 1:
 	case 0:
-		v.add(p, "a check needs exactly one of file, git, kube, command or audit")
+		v.add(p, "a check needs exactly one of file, git, kube, access, command or audit")
 	default:
-		v.add(p, "a check has exactly one of file, git, kube, command or audit, found %s; split it into several checks", strings.Join(kinds, " and "))
+		v.add(p, "a check has exactly one of file, git, kube, access, command or audit, found %s; split it into several checks", strings.Join(kinds, " and "))
 	}
 }
 
@@ -417,9 +422,23 @@ func (v *validator) kubeCheck(p string, k *KubeCheck) {
 	if k.Kind == "" {
 		v.add(p+".kind", "missing; e.g. Deployment")
 	}
-	if k.Name == "" {
-		v.add(p+".name", "missing; name the object to read")
+	switch {
+	case k.Name == "" && k.Selector == nil:
+		v.add(p+".name", "missing; name the object to read, or select objects by label with selector")
+	case k.Name != "" && k.Selector != nil:
+		v.add(p+".selector", "a kube check reads one object by name or the objects a selector selects, not both; remove name or selector")
+	case k.Selector != nil:
+		if _, err := labels.Parse(*k.Selector); err != nil {
+			v.add(p+".selector", "%q is not a label selector (%v); write it as kubectl -l does, e.g. app=web,tier!=db", *k.Selector, err)
+		}
+		if k.Exists != nil {
+			v.add(p+".exists", "a kube check with a selector counts the objects instead; write count: {max: 0} for none, or count: {min: 1}")
+		}
 	}
+	if k.Count != nil && k.Selector == nil {
+		v.add(p+".count", "count bounds the objects a selector selects; add a selector, or remove count")
+	}
+	v.rangeOf(p+".count", k.Count)
 	if k.Namespace != "" && !isDNSLabel(k.Namespace, maxDNSLabelLen) {
 		v.add(p+".namespace", "%q is not a DNS label", k.Namespace)
 	}
@@ -430,6 +449,41 @@ func (v *validator) kubeCheck(p string, k *KubeCheck) {
 	}
 	if k.Field != nil {
 		v.fieldAssert(p+".field", k.Field)
+	}
+}
+
+func (v *validator) accessCheck(p string, a *AccessCheck) {
+	switch {
+	case a.ServiceAccount == "" && a.User == "":
+		v.add(p, "name the identity asked about: serviceAccount (namespace/name) or user")
+	case a.ServiceAccount != "" && a.User != "":
+		v.add(p+".user", "ask about one identity: serviceAccount or user, not both")
+	case a.ServiceAccount != "":
+		ns, name, ok := strings.Cut(a.ServiceAccount, "/")
+		if !ok || !isDNSLabel(ns, maxDNSLabelLen) || len(k8svalidation.IsDNS1123Subdomain(name)) > 0 {
+			v.add(p+".serviceAccount", "%q is not namespace/name, e.g. ci/deployer", a.ServiceAccount)
+		}
+		if len(a.Groups) > 0 {
+			v.add(p+".groups", "a service account's groups are the API server's own; groups go with user only")
+		}
+	}
+	if a.Verb == "" || strings.ContainsAny(a.Verb, " /") {
+		v.add(p+".verb", "%q is not a verb; e.g. get, list, create, patch, delete", a.Verb)
+	}
+	if a.Resource == "" || strings.ContainsAny(a.Resource, " /.") {
+		v.add(p+".resource", "%q is not a plural resource name; e.g. deployments, with group: apps", a.Resource)
+	}
+	if strings.ContainsAny(a.Subresource, " /.") {
+		v.add(p+".subresource", "%q is not a subresource; e.g. scale or log", a.Subresource)
+	}
+	if strings.ContainsAny(a.Group, " /") {
+		v.add(p+".group", "%q is not an API group; e.g. apps, or \"\" for the core group", a.Group)
+	}
+	if a.Namespace != "" && !isDNSLabel(a.Namespace, maxDNSLabelLen) {
+		v.add(p+".namespace", "%q is not a DNS label", a.Namespace)
+	}
+	if a.Allowed == nil {
+		v.add(p+".allowed", "missing; say the answer the check requires: true (may) or false (may not)")
 	}
 }
 

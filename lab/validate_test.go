@@ -165,12 +165,67 @@ func TestValidateRules(t *testing.T) {
 		name: "check without a kind",
 		bad:  check("      - name: c #!\n        description: nothing to check\n"),
 		good: check("      - name: c\n        file: {path: /x}\n"),
-		want: `steps[0].checks[0]: a check needs exactly one of file, git, kube, command or audit`,
+		want: `steps[0].checks[0]: a check needs exactly one of file, git, kube, access, command or audit`,
 	}, {
 		name: "check of two kinds",
 		bad:  check("      - name: c #!\n        file: {path: /x}\n        command: {run: [ls]}\n"),
 		good: check("      - name: c\n        command: {run: [ls]}\n"),
-		want: `steps[0].checks[0]: a check has exactly one of file, git, kube, command or audit, found file and command`,
+		want: `steps[0].checks[0]: a check has exactly one of file, git, kube, access, command or audit, found file and command`,
+	}, {
+		name: "kube check without name or selector",
+		bad:  check("      - name: c\n        kube: {apiVersion: v1, kind: Pod, namespace: a} #!\n"),
+		good: check("      - name: c\n        kube: {apiVersion: v1, kind: Pod, namespace: a, selector: app=web}\n"),
+		want: `steps[0].checks[0].kube.name: missing; name the object to read, or select objects by label with selector`,
+	}, {
+		name: "kube check with name and selector",
+		bad:  check("      - name: c\n        kube:\n          apiVersion: v1\n          kind: Pod\n          name: web\n          selector: app=web #!\n"),
+		good: check("      - name: c\n        kube:\n          apiVersion: v1\n          kind: Pod\n          selector: app=web\n"),
+		want: `steps[0].checks[0].kube.selector: a kube check reads one object by name or the objects a selector selects, not both`,
+	}, {
+		name: "kube selector syntax",
+		bad:  check("      - name: c\n        kube:\n          apiVersion: v1\n          kind: Pod\n          selector: app==web=x #!\n"),
+		good: check("      - name: c\n        kube:\n          apiVersion: v1\n          kind: Pod\n          selector: \"app in (web, api),!legacy\"\n"),
+		want: `steps[0].checks[0].kube.selector: "app==web=x" is not a label selector`,
+	}, {
+		name: "kube selector with exists",
+		bad:  check("      - name: c\n        kube:\n          apiVersion: v1\n          kind: Pod\n          selector: \"\"\n          exists: false #!\n"),
+		good: check("      - name: c\n        kube:\n          apiVersion: v1\n          kind: Pod\n          selector: \"\"\n          count: {max: 0}\n"),
+		want: `steps[0].checks[0].kube.exists: a kube check with a selector counts the objects instead`,
+	}, {
+		name: "kube count without selector",
+		bad:  check("      - name: c\n        kube:\n          apiVersion: v1\n          kind: Pod\n          name: web\n          count: {min: 1} #!\n"),
+		good: check("      - name: c\n        kube:\n          apiVersion: v1\n          kind: Pod\n          name: web\n"),
+		want: `steps[0].checks[0].kube.count: count bounds the objects a selector selects`,
+	}, {
+		name: "access check without an identity",
+		bad:  check("      - name: c\n        access: {verb: get, resource: secrets, allowed: false} #!\n"),
+		good: check("      - name: c\n        access: {user: alice, verb: get, resource: secrets, allowed: false}\n"),
+		want: `steps[0].checks[0].access: name the identity asked about: serviceAccount (namespace/name) or user`,
+	}, {
+		name: "access check with two identities",
+		bad:  check("      - name: c\n        access:\n          serviceAccount: ci/deployer\n          user: alice #!\n          verb: get\n          resource: secrets\n          allowed: false\n"),
+		good: check("      - name: c\n        access:\n          serviceAccount: ci/deployer\n          verb: get\n          resource: secrets\n          allowed: false\n"),
+		want: `steps[0].checks[0].access.user: ask about one identity: serviceAccount or user, not both`,
+	}, {
+		name: "access check service account",
+		bad:  check("      - name: c\n        access:\n          serviceAccount: deployer #!\n          verb: get\n          resource: secrets\n          allowed: false\n"),
+		good: check("      - name: c\n        access:\n          serviceAccount: ci/deployer\n          verb: get\n          resource: secrets\n          allowed: false\n"),
+		want: `steps[0].checks[0].access.serviceAccount: "deployer" is not namespace/name, e.g. ci/deployer`,
+	}, {
+		name: "access check groups of a service account",
+		bad:  check("      - name: c\n        access:\n          serviceAccount: ci/deployer\n          groups: [admins] #!\n          verb: get\n          resource: secrets\n          allowed: false\n"),
+		good: check("      - name: c\n        access:\n          user: bob\n          groups: [admins]\n          verb: get\n          resource: secrets\n          allowed: false\n"),
+		want: `steps[0].checks[0].access.groups: a service account's groups are the API server's own`,
+	}, {
+		name: "access check resource with its group",
+		bad:  check("      - name: c\n        access:\n          user: bob\n          verb: patch\n          resource: deployments.apps #!\n          allowed: true\n"),
+		good: check("      - name: c\n        access:\n          user: bob\n          verb: patch\n          group: apps\n          resource: deployments\n          allowed: true\n"),
+		want: `steps[0].checks[0].access.resource: "deployments.apps" is not a plural resource name; e.g. deployments, with group: apps`,
+	}, {
+		name: "access check without its answer",
+		bad:  check("      - name: c\n        access: {user: bob, verb: get, resource: pods} #!\n"),
+		good: check("      - name: c\n        access: {user: bob, verb: get, resource: pods, allowed: true}\n"),
+		want: `steps[0].checks[0].access.allowed: missing; say the answer the check requires`,
 	}, {
 		name: "audit verb",
 		bad:  check("      - name: c\n        audit:\n          verbs: [apply, scale] #!\n          resource: deployments\n"),

@@ -18,13 +18,35 @@ import (
 	"github.com/labctl/labctl/sandbox"
 )
 
-// graderGrant is one object the grader may get: a resource of an API group,
-// in Namespace (empty for a cluster-scoped resource), named Name.
+// graderGrant is one thing the grader may do: get a resource of an API
+// group in Namespace (empty for a cluster-scoped resource) named Name, or,
+// with Verb list (a check's selector) or create (an access check's review),
+// do that on every object of the resource.
 type graderGrant struct {
 	Group     string
 	Resource  string
 	Namespace string
 	Name      string
+	// Verb is get (default, on Name), list or create.
+	Verb string
+}
+
+// accessReviewGrant lets the grader ask the API server what an identity
+// may do (a SubjectAccessReview): an answer about authorization, never an
+// object's content.
+var accessReviewGrant = graderGrant{Group: "authorization.k8s.io", Resource: "subjectaccessreviews", Verb: "create"}
+
+// labGraderGrants is everything the lab's checks need of the grader: its
+// reads (graderGrants), and the access review when a check asks about an
+// identity's access.
+func labGraderGrants(ctx context.Context, disc resourceLister, l *lab.Lab) ([]graderGrant, error) {
+	grants, err := graderGrants(ctx, disc, l.KubeReads())
+	if err != nil || !l.AsksAccess() {
+		return grants, err
+	}
+	grants = append(grants, accessReviewGrant)
+	slices.SortFunc(grants, compareGrants)
+	return grants, nil
 }
 
 // resourceLister is the part of discovery that maps a kind to its resource.
@@ -54,7 +76,10 @@ func graderGrants(ctx context.Context, disc resourceLister, reads []lab.KubeRead
 			}
 			lists[r.APIVersion] = list
 		}
-		g := graderGrant{Group: gv.Group, Namespace: r.Namespace, Name: r.Name}
+		g := graderGrant{Group: gv.Group, Namespace: r.Namespace, Name: r.Name, Verb: "get"}
+		if r.List {
+			g.Verb = "list"
+		}
 		if res, ok := findKind(list, r.Kind); ok {
 			g.Resource = res.Name
 			if !res.Namespaced {
@@ -72,7 +97,7 @@ func graderGrants(ctx context.Context, disc resourceLister, reads []lab.KubeRead
 
 func compareGrants(a, b graderGrant) int {
 	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Group, b.Group),
-		cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Name, b.Name))
+		cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Verb, b.Verb), cmp.Compare(a.Name, b.Name))
 }
 
 // findKind returns the resource of list serving kind, not a subresource.
@@ -89,33 +114,35 @@ func findKind(list *metav1.APIResourceList, kind string) (metav1.APIResource, bo
 }
 
 // graderPolicy turns grants into the rules of the grader's ClusterRole: get
-// on exactly the named objects, one rule per resource, sorted. The rules
+// on exactly the named objects, one rule per resource, list on the
+// resources a selector lists and create on the access reviews, sorted. The rules
 // live in a ClusterRole bound by a ClusterRoleBinding, never in a Role of a
 // lab namespace, where the learner is admin and could delete or rewrite
 // them and turn every kube check into "could not run". A name granted in a
 // ClusterRole matches in every namespace; the grader's token never leaves
 // the grader container, and the names are the lab's own.
 func graderPolicy(grants []graderGrant) []rbacv1.PolicyRule {
-	type key struct{ group, resource string }
+	type key struct{ group, resource, verb string }
 	names := map[key][]string{}
 	var keys []key
 	for _, g := range grants {
-		k := key{group: g.Group, resource: g.Resource}
+		k := key{group: g.Group, resource: g.Resource, verb: cmp.Or(g.Verb, "get")}
 		if _, ok := names[k]; !ok {
 			keys = append(keys, k)
+			names[k] = nil
 		}
-		if !slices.Contains(names[k], g.Name) {
+		if k.verb == "get" && !slices.Contains(names[k], g.Name) {
 			names[k] = append(names[k], g.Name)
 		}
 	}
 	slices.SortFunc(keys, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.resource, b.resource))
+		return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.resource, b.resource), cmp.Compare(a.verb, b.verb))
 	})
 	rules := []rbacv1.PolicyRule{}
 	for _, k := range keys {
 		rn := names[k]
 		slices.Sort(rn)
-		rules = append(rules, rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{k.group}, Resources: []string{k.resource}, ResourceNames: rn})
+		rules = append(rules, rbacv1.PolicyRule{Verbs: []string{k.verb}, APIGroups: []string{k.group}, Resources: []string{k.resource}, ResourceNames: rn})
 	}
 	return rules
 }

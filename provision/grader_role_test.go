@@ -287,3 +287,56 @@ func TestSetupClusterSecurity(t *testing.T) {
 		}
 	}
 }
+
+// TestGraderPolicyListAndReview: a selector's kind is listed without
+// names, an access check's review is created, and neither widens the gets.
+func TestGraderPolicyListAndReview(t *testing.T) {
+	grants := []graderGrant{
+		{Group: "apps", Resource: "deployments", Namespace: "shop", Name: "web", Verb: "get"},
+		{Group: "apps", Resource: "deployments", Namespace: "shop", Verb: "list"},
+		{Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Namespace: "shop", Verb: "list"},
+		accessReviewGrant,
+	}
+	var got []string
+	for _, r := range graderPolicy(grants) {
+		got = append(got, fmt.Sprintf("%v %v %v %v", r.Verbs, r.APIGroups, r.Resources, r.ResourceNames))
+	}
+	want := []string{
+		"[get] [apps] [deployments] [web]",
+		"[list] [apps] [deployments] []",
+		"[create] [authorization.k8s.io] [subjectaccessreviews] []",
+		"[list] [rbac.authorization.k8s.io] [rolebindings] []",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rules:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestLabGraderGrants: a lab with a selector and an access check grants
+// list on the selected kind and the access review, beside its gets.
+func TestLabGraderGrants(t *testing.T) {
+	cs := fake.NewClientset()
+	cs.Fake.Resources = discoveryResources
+	sel, yes := "app=web", true
+	l := &lab.Lab{Steps: []lab.Step{{Checks: []lab.Check{
+		{Kube: &lab.KubeCheck{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "gitops-lab", Selector: &sel}},
+		{Kube: &lab.KubeCheck{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "gitops-lab", Name: "web"}},
+		{Access: &lab.AccessCheck{ServiceAccount: "ci/deployer", Verb: "get", Resource: "secrets", Allowed: &yes}},
+	}}}}
+	grants, err := labGraderGrants(context.Background(), cs.Discovery(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range grants {
+		got = append(got, fmt.Sprintf("%s|%s|%s|%s|%s", g.Namespace, g.Group, g.Resource, g.Verb, g.Name))
+	}
+	want := []string{
+		"|authorization.k8s.io|subjectaccessreviews|create|",
+		"gitops-lab|apps|deployments|get|web",
+		"gitops-lab|apps|deployments|list|",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("grants:\n got %q\nwant %q", got, want)
+	}
+}

@@ -106,7 +106,7 @@ func SetupCluster(ctx context.Context, cs kubernetes.Interface, ca []byte, l *la
 	if err := grantLearner(ctx, cs, l, labels); err != nil {
 		return learner, grader, err
 	}
-	grants, err := graderGrants(ctx, cs.Discovery(), l.KubeReads())
+	grants, err := labGraderGrants(ctx, cs.Discovery(), l)
 	if err != nil {
 		return learner, grader, err
 	}

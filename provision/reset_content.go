@@ -357,7 +357,7 @@ type nsReset struct {
 
 func (r *nsReset) run(ctx context.Context) error {
 	nss := r.lab.Cluster.Namespaces
-	grants, err := graderGrants(ctx, r.disc, r.lab.KubeReads())
+	grants, err := labGraderGrants(ctx, r.disc, r.lab)
 	if err != nil {
 		return err
 	}

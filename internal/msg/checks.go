@@ -123,6 +123,13 @@ const (
 	KubeExpectAbsent  Key = "kube.expectAbsent"
 	KubeLabelMissing  Key = "kube.labelMissing"
 	KubeLabelWrong    Key = "kube.labelWrong"
+	KubeCount         Key = "kube.count"
+	KubeEvery         Key = "kube.every"
+	KubeEveryIn       Key = "kube.everyIn"
+	KubeMatching      Key = "kube.matching"
+	KubeMatchingIn    Key = "kube.matchingIn"
+	AccessExpectYes   Key = "access.expectYes"
+	AccessExpectNo    Key = "access.expectNo"
 	RefFailed         Key = "ref.failed"
 	RefObjectNotFound Key = "ref.objectNotFound"
 	RefFieldNotFound  Key = "ref.fieldNotFound"
@@ -255,6 +262,13 @@ var englishKeyed = map[Key]string{
 	KubeExpectAbsent:  "expected %s to be absent, found it in the cluster",
 	KubeLabelMissing:  "expected label %s=%s on %s, found no such label",
 	KubeLabelWrong:    "expected label %s=%s on %s, found %s=%v",
+	KubeCount:         "expected %s: %s, found %d%s",
+	KubeEvery:         "every %s",
+	KubeEveryIn:       "every %s in %s",
+	KubeMatching:      "every %s matching %q",
+	KubeMatchingIn:    "every %s in %s matching %q",
+	AccessExpectYes:   "expected %s to answer yes; the API server answers no",
+	AccessExpectNo:    "expected %s to answer no; the API server answers yes",
 	RefFailed:         "reference %s: %s",
 	RefObjectNotFound: "%s not found in the cluster",
 	RefFieldNotFound:  "%s not found in %s",
@@ -382,6 +396,13 @@ var japaneseKeyed = map[Key]string{
 	KubeExpectAbsent:  "%s は無いはずですが、クラスターにあります",
 	KubeLabelMissing:  "%[3]s にラベル %[1]s=%[2]s があるはずですが、そのラベルはありません",
 	KubeLabelWrong:    "%[3]s のラベルは %[1]s=%[2]s のはずですが、%[4]s=%[5]v でした",
+	KubeCount:         "%[1]s は %[2]s のはずですが、%[3]d 個でした%[4]s",
+	KubeEvery:         "%s のすべて",
+	KubeEveryIn:       "%[2]s の %[1]s のすべて",
+	KubeMatching:      "%[1]s のうち %[2]q に合うもの",
+	KubeMatchingIn:    "%[2]s の %[1]s のうち %[3]q に合うもの",
+	AccessExpectYes:   "%s は許可されるはずですが、API サーバーは許可しませんでした",
+	AccessExpectNo:    "%s は許可されないはずですが、API サーバーは許可しました",
 	RefFailed:         "参照 %s: %s",
 	RefObjectNotFound: "クラスターに %s がありません",
 	RefFieldNotFound:  "%[2]s に %[1]s がありません",

@@ -102,13 +102,25 @@ func printProbes(w io.Writer, l *lab.Lab) error {
 		fmt.Sprintf("%s, each running the learner's work before its step's checks (in check, grade, test and the shell's lab check):", count(len(probes), "probe")))
 }
 
-// printGraderReads lists the cluster objects the lab's checks read: the
-// grader's credentials may get exactly these, and nothing else.
+// printGraderReads lists what the lab's checks read of the cluster: the
+// grader's credentials may get exactly these objects, list the kinds a
+// selector lists, ask about access when an access check does, and nothing
+// else.
 func printGraderReads(w io.Writer, l *lab.Lab) error {
-	reads := l.KubeReads()
-	return printList(w, reads,
+	var items []string
+	for _, r := range l.KubeReads() {
+		if r.List {
+			items = append(items, r.String())
+		} else {
+			items = append(items, "get "+r.String())
+		}
+	}
+	if l.AsksAccess() {
+		items = append(items, "ask the API server what an identity may do (SubjectAccessReview)")
+	}
+	return printList(w, items,
 		"The grader may read no cluster object: no check reads the cluster.",
-		fmt.Sprintf("The grader may get exactly these %s (no list, no watch, nothing else):", count(len(reads), "cluster object")))
+		"The grader may do exactly this of the cluster (no watch, nothing else):")
 }
 
 // printList writes none when items is empty, else header and one indented

@@ -202,9 +202,9 @@ func TestLintVerboseListsGraderReads(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	want := "The grader may get exactly these 2 cluster objects (no list, no watch, nothing else):\n" +
-		"  apps/v1 Deployment gitops-lab/web\n" +
-		"  v1 Service gitops-lab/web\n"
+	want := "The grader may do exactly this of the cluster (no watch, nothing else):\n" +
+		"  get apps/v1 Deployment gitops-lab/web\n" +
+		"  get v1 Service gitops-lab/web\n"
 	if !strings.Contains(out, want) {
 		t.Errorf("lint -v stdout = %q, want it to contain %q", out, want)
 	}
