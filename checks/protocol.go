@@ -64,10 +64,23 @@ type Response struct {
 // kubeRequestTimeout bounds each request to the API server.
 const kubeRequestTimeout = 10 * time.Second
 
-// Serve reads one Request from in, runs its checks and writes the Response
-// to out. It returns an error only when the request is malformed or the
-// response cannot be written; failing checks are results, not errors.
+// Tools are what the checker brings of its own, never taken from a
+// request: the image reach checks start their Pods from (the add-ons image
+// of the labctl that runs the checker).
+type Tools struct {
+	ReachImage string
+}
+
+// Serve is ServeTools without tools: reach checks end in error.
 func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	return ServeTools(ctx, in, out, Tools{})
+}
+
+// ServeTools reads one Request from in, runs its checks with tools and
+// writes the Response to out. It returns an error only when the request is
+// malformed or the response cannot be written; failing checks are results,
+// not errors.
+func ServeTools(ctx context.Context, in io.Reader, out io.Writer, tools Tools) error {
 	var req Request
 	dec := json.NewDecoder(in)
 	dec.DisallowUnknownFields()
@@ -81,6 +94,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	env.ReachImage = tools.ReachImage
 	resp := Response{Results: Run(ctx, env, req.Checks)}
 	if err := json.NewEncoder(out).Encode(resp); err != nil {
 		return fmt.Errorf("writing the check results: %w", err)

@@ -9,6 +9,7 @@ const (
 	DefaultFixturesDir  = "/opt/lab/fixtures"
 	DefaultLanguage     = "en"
 	DefaultCheckTimeout = 10 * time.Second
+	DefaultReachTimeout = 30 * time.Second
 	DefaultProbeTimeout = 60 * time.Second
 	DefaultPoints       = 1
 	DefaultMessageWhich = "last"
@@ -59,6 +60,10 @@ func (l *Lab) Default() {
 func (c *Check) Default() {
 	if c.Timeout.Duration == 0 {
 		c.Timeout.Duration = DefaultCheckTimeout
+		if c.Reach != nil {
+			// A reach check starts a Pod before it connects.
+			c.Timeout.Duration = DefaultReachTimeout
+		}
 	}
 	if c.Points == 0 {
 		c.Points = DefaultPoints

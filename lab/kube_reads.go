@@ -47,6 +47,21 @@ func (l *Lab) AsksAccess() bool {
 	return false
 }
 
+// ReachNamespaces returns the namespaces the lab's reach checks start
+// their Pods in, each once, sorted; none when it has no reach check.
+func (l *Lab) ReachNamespaces() []string {
+	var out []string
+	for i := range l.Steps {
+		for j := range l.Steps[i].Checks {
+			if r := l.Steps[i].Checks[j].Reach; r != nil && !slices.Contains(out, r.From.Namespace) {
+				out = append(out, r.From.Namespace)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // KubeReads returns every object the lab's checks read from the cluster,
 // and every kind a selector lists, each once, sorted by API version, kind,
 // namespace and name (a list before the named objects). References that do

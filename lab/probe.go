@@ -2,7 +2,11 @@ package lab
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
+
+	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 )
 
 // alternatives validates a step's alternative solutions.
@@ -82,4 +86,21 @@ func (l *Lab) ProbeSummary() []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// SplitReachTarget splits a reach check's to, host:port, and checks it: a
+// DNS name or an IP address, and a port from 1 to 65535.
+func SplitReachTarget(to string) (host string, port int, err error) {
+	h, p, err := net.SplitHostPort(to)
+	if err != nil || h == "" {
+		return "", 0, fmt.Errorf("%q is not host:port, e.g. api.shop:8080", to)
+	}
+	if net.ParseIP(h) == nil && len(k8svalidation.IsDNS1123Subdomain(h)) > 0 {
+		return "", 0, fmt.Errorf("%q is not a DNS name or an IP address", h)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 {
+		return "", 0, fmt.Errorf("%q is not a port from 1 to 65535", p)
+	}
+	return h, n, nil
 }

@@ -223,7 +223,7 @@ type Mistake struct {
 	Explain string `yaml:"explain" json:"explain,omitempty"`
 }
 
-// Check is one typed assertion. Exactly one of File, Git, Kube, Access, Command and Audit is set.
+// Check is one typed assertion. Exactly one of File, Git, Kube, Access, Reach, Command and Audit is set.
 type Check struct {
 	// Name is unique within its step ([a-z0-9-]).
 	Name string `yaml:"name" json:"name"`
@@ -240,6 +240,7 @@ type Check struct {
 	Git     *GitCheck     `yaml:"git" json:"git,omitempty"`
 	Kube    *KubeCheck    `yaml:"kube" json:"kube,omitempty"`
 	Access  *AccessCheck  `yaml:"access" json:"access,omitempty"`
+	Reach   *ReachCheck   `yaml:"reach" json:"reach,omitempty"`
 	Command *CommandCheck `yaml:"command" json:"command,omitempty"`
 	Audit   *AuditCheck   `yaml:"audit" json:"audit,omitempty"`
 }
@@ -415,6 +416,32 @@ type AccessCheck struct {
 	Name string `yaml:"name" json:"name,omitempty"`
 	// Allowed is the answer the check requires: true (may) or false (may not).
 	Allowed *bool `yaml:"allowed" json:"allowed"`
+}
+
+// ReachCheck tries a TCP connection from inside the cluster: labctl starts
+// a short-lived Pod in From.Namespace, labelled like the lab's own Pods
+// there that From.Labels select (or with exactly From.Labels when none
+// runs), which tries To. The Pod is never Ready, so no Service sends it
+// traffic, and no controller adopts it. A lab with reach checks needs
+// workloads: run.
+type ReachCheck struct {
+	From ReachFrom `yaml:"from" json:"from"`
+	// To is host:port: a Service's name (web, or web.shop), another DNS
+	// name, or an IP address, resolved by the cluster's DNS from the Pod.
+	To string `yaml:"to" json:"to"`
+	// Allowed is what the check requires: true, the connection opens
+	// within 3 seconds; false, it does not (refused, timed out, or the name
+	// does not resolve).
+	Allowed *bool `yaml:"allowed" json:"allowed"`
+}
+
+// ReachFrom is where a reach check's Pod runs and what it looks like.
+type ReachFrom struct {
+	// Namespace is one of the lab's namespaces.
+	Namespace string `yaml:"namespace" json:"namespace"`
+	// Labels select the Pod to stand in for, e.g. {app: shop, tier: web};
+	// the check's Pod carries every label of the first running one.
+	Labels map[string]string `yaml:"labels" json:"labels,omitempty"`
 }
 
 // CommandCheck runs a program in the sandbox with a cleared environment. It

@@ -46,6 +46,8 @@ type validator struct {
 	// labDir is the directory holding the lab file, when it was loaded from
 	// one: the images' build directories are looked for there.
 	labDir string
+	// labCluster is the lab's, which some checks must fit.
+	labCluster *Cluster
 }
 
 func (v *validator) add(p, format string, args ...any) {
@@ -87,7 +89,7 @@ func (l *Lab) validate() Errors { return l.validateIn("") }
 // validateIn is validate for a lab whose file is in labDir; "" is a lab
 // that is not on disk, whose images' build directories are not looked for.
 func (l *Lab) validateIn(labDir string) Errors {
-	v := &validator{src: l.src, labDir: labDir}
+	v := &validator{src: l.src, labDir: labDir, labCluster: &l.Cluster}
 	switch l.APIVersion {
 	case APIVersion:
 	case "":
@@ -326,6 +328,10 @@ func (v *validator) check(p string, c *Check) {
 		kinds = append(kinds, "access")
 		v.accessCheck(p+".access", c.Access)
 	}
+	if c.Reach != nil {
+		kinds = append(kinds, "reach")
+		v.reachCheck(p+".reach", c.Reach)
+	}
 	if c.Command != nil {
 		kinds = append(kinds, "command")
 		v.commandCheck(p+".command", c.Command)
@@ -337,9 +343,9 @@ func (v *validator) check(p string, c *Check) {
 	switch len(kinds) {
 	case 1:
 	case 0:
-		v.add(p, "a check needs exactly one of file, git, kube, access, command or audit")
+		v.add(p, "a check needs exactly one of file, git, kube, access, reach, command or audit")
 	default:
-		v.add(p, "a check has exactly one of file, git, kube, access, command or audit, found %s; split it into several checks", strings.Join(kinds, " and "))
+		v.add(p, "a check has exactly one of file, git, kube, access, reach, command or audit, found %s; split it into several checks", strings.Join(kinds, " and "))
 	}
 }
 
@@ -484,6 +490,31 @@ func (v *validator) accessCheck(p string, a *AccessCheck) {
 	}
 	if a.Allowed == nil {
 		v.add(p+".allowed", "missing; say the answer the check requires: true (may) or false (may not)")
+	}
+}
+
+func (v *validator) reachCheck(p string, r *ReachCheck) {
+	if v.labCluster != nil {
+		if v.labCluster.Workloads == WorkloadsDeclare {
+			v.add(p, "a reach check starts a Pod, and a lab with workloads: declare runs none; use workloads: run")
+		}
+		if !slices.Contains(v.labCluster.Namespaces, r.From.Namespace) {
+			v.add(p+".from.namespace", "%q is not one of the lab's namespaces (cluster.namespaces: %s); the check's Pod runs in one of them", r.From.Namespace, strings.Join(v.labCluster.Namespaces, ", "))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.From.Labels)) {
+		if errs := k8svalidation.IsQualifiedName(k); len(errs) > 0 {
+			v.add(p+".from.labels", "%q is not a label key: %s", k, errs[0])
+		}
+		if errs := k8svalidation.IsValidLabelValue(r.From.Labels[k]); len(errs) > 0 {
+			v.add(p+".from.labels."+k, "%q is not a label value: %s", r.From.Labels[k], errs[0])
+		}
+	}
+	if _, _, err := SplitReachTarget(r.To); err != nil {
+		v.add(p+".to", "%v", err)
+	}
+	if r.Allowed == nil {
+		v.add(p+".allowed", "missing; say what the check requires: true (the connection opens) or false (it does not)")
 	}
 }
 

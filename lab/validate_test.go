@@ -165,12 +165,12 @@ func TestValidateRules(t *testing.T) {
 		name: "check without a kind",
 		bad:  check("      - name: c #!\n        description: nothing to check\n"),
 		good: check("      - name: c\n        file: {path: /x}\n"),
-		want: `steps[0].checks[0]: a check needs exactly one of file, git, kube, access, command or audit`,
+		want: `steps[0].checks[0]: a check needs exactly one of file, git, kube, access, reach, command or audit`,
 	}, {
 		name: "check of two kinds",
 		bad:  check("      - name: c #!\n        file: {path: /x}\n        command: {run: [ls]}\n"),
 		good: check("      - name: c\n        command: {run: [ls]}\n"),
-		want: `steps[0].checks[0]: a check has exactly one of file, git, kube, access, command or audit, found file and command`,
+		want: `steps[0].checks[0]: a check has exactly one of file, git, kube, access, reach, command or audit, found file and command`,
 	}, {
 		name: "kube check without name or selector",
 		bad:  check("      - name: c\n        kube: {apiVersion: v1, kind: Pod, namespace: a} #!\n"),
@@ -226,6 +226,36 @@ func TestValidateRules(t *testing.T) {
 		bad:  check("      - name: c\n        access: {user: bob, verb: get, resource: pods} #!\n"),
 		good: check("      - name: c\n        access: {user: bob, verb: get, resource: pods, allowed: true}\n"),
 		want: `steps[0].checks[0].access.allowed: missing; say the answer the check requires`,
+	}, {
+		name: "reach check outside the lab's namespaces",
+		bad:  check("      - name: c\n        reach:\n          from: {namespace: other} #!\n          to: db:5432\n          allowed: false\n"),
+		good: strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1) + "      - name: c\n        reach:\n          from: {namespace: shop}\n          to: db:5432\n          allowed: false\n",
+		want: `steps[0].checks[0].reach.from.namespace: "other" is not one of the lab's namespaces`,
+	}, {
+		name: "reach check in a declare lab",
+		bad:  strings.Replace(strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1), "namespaces: [shop]", "namespaces: [shop]\n  workloads: declare", 1) + "      - name: c\n        reach:\n          from: {namespace: shop} #!\n          to: db:5432\n          allowed: false\n",
+		good: strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1) + "      - name: c\n        reach:\n          from: {namespace: shop}\n          to: db:5432\n          allowed: false\n",
+		want: `steps[0].checks[0].reach: a reach check starts a Pod, and a lab with workloads: declare runs none`,
+	}, {
+		name: "reach check target",
+		bad:  strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1) + "      - name: c\n        reach:\n          from: {namespace: shop}\n          to: http://db:5432 #!\n          allowed: false\n",
+		good: strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1) + "      - name: c\n        reach:\n          from: {namespace: shop}\n          to: 10.96.0.1:443\n          allowed: false\n",
+		want: `steps[0].checks[0].reach.to: "http://db:5432" is not host:port`,
+	}, {
+		name: "reach check port",
+		bad:  strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1) + "      - name: c\n        reach:\n          from: {namespace: shop}\n          to: db.shop:70000 #!\n          allowed: false\n",
+		good: strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1) + "      - name: c\n        reach:\n          from: {namespace: shop}\n          to: db.shop:7000\n          allowed: false\n",
+		want: `steps[0].checks[0].reach.to: "70000" is not a port from 1 to 65535`,
+	}, {
+		name: "reach check label",
+		bad:  strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1) + "      - name: c\n        reach:\n          from: {namespace: shop, labels: {tier: \"a b\"}} #!\n          to: db:5432\n          allowed: false\n",
+		good: strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1) + "      - name: c\n        reach:\n          from: {namespace: shop, labels: {tier: web}}\n          to: db:5432\n          allowed: false\n",
+		want: `steps[0].checks[0].reach.from.labels.tier: "a b" is not a label value`,
+	}, {
+		name: "reach check without its answer",
+		bad:  strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1) + "      - name: c\n        reach:\n          from: {namespace: shop} #!\n          to: db:5432\n",
+		good: strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1) + "      - name: c\n        reach:\n          from: {namespace: shop}\n          to: db:5432\n          allowed: true\n",
+		want: `steps[0].checks[0].reach.allowed: missing; say what the check requires`,
 	}, {
 		name: "audit verb",
 		bad:  check("      - name: c\n        audit:\n          verbs: [apply, scale] #!\n          resource: deployments\n"),

@@ -37,16 +37,25 @@ type graderGrant struct {
 var accessReviewGrant = graderGrant{Group: "authorization.k8s.io", Resource: "subjectaccessreviews", Verb: "create"}
 
 // labGraderGrants is everything the lab's checks need of the grader: its
-// reads (graderGrants), and the access review when a check asks about an
-// identity's access.
+// reads (graderGrants), the access review when a check asks about an
+// identity's access, and, for reach checks, Pods (made, listed, deleted:
+// the checks' own) and the namespaces they run in (their owner).
 func labGraderGrants(ctx context.Context, disc resourceLister, l *lab.Lab) ([]graderGrant, error) {
 	grants, err := graderGrants(ctx, disc, l.KubeReads())
-	if err != nil || !l.AsksAccess() {
-		return grants, err
+	if err != nil {
+		return nil, err
 	}
-	grants = append(grants, accessReviewGrant)
+	if l.AsksAccess() {
+		grants = append(grants, accessReviewGrant)
+	}
+	for _, ns := range l.ReachNamespaces() {
+		grants = append(grants, graderGrant{Resource: "namespaces", Name: ns, Verb: "get"})
+		for _, verb := range []string{"create", "list", "delete"} {
+			grants = append(grants, graderGrant{Resource: "pods", Namespace: ns, Verb: verb})
+		}
+	}
 	slices.SortFunc(grants, compareGrants)
-	return grants, nil
+	return slices.Compact(grants), nil
 }
 
 // resourceLister is the part of discovery that maps a kind to its resource.

@@ -130,6 +130,10 @@ const (
 	KubeMatchingIn    Key = "kube.matchingIn"
 	AccessExpectYes   Key = "access.expectYes"
 	AccessExpectNo    Key = "access.expectNo"
+	ReachExpectOpen   Key = "reach.expectOpen"
+	ReachExpectClosed Key = "reach.expectClosed"
+	ReachFrom         Key = "reach.from"
+	ReachFromLabelled Key = "reach.fromLabelled"
 	RefFailed         Key = "ref.failed"
 	RefObjectNotFound Key = "ref.objectNotFound"
 	RefFieldNotFound  Key = "ref.fieldNotFound"
@@ -269,6 +273,10 @@ var englishKeyed = map[Key]string{
 	KubeMatchingIn:    "every %s in %s matching %q",
 	AccessExpectYes:   "expected %s to answer yes; the API server answers no",
 	AccessExpectNo:    "expected %s to answer no; the API server answers yes",
+	ReachExpectOpen:   "expected %s to connect to %s; it could not: %s",
+	ReachExpectClosed: "expected %s not to connect to %s; it connected",
+	ReachFrom:         "a new Pod in %s",
+	ReachFromLabelled: "a new Pod in %s labelled %s",
 	RefFailed:         "reference %s: %s",
 	RefObjectNotFound: "%s not found in the cluster",
 	RefFieldNotFound:  "%s not found in %s",
@@ -403,6 +411,10 @@ var japaneseKeyed = map[Key]string{
 	KubeMatchingIn:    "%[2]s の %[1]s のうち %[3]q に合うもの",
 	AccessExpectYes:   "%s は許可されるはずですが、API サーバーは許可しませんでした",
 	AccessExpectNo:    "%s は許可されないはずですが、API サーバーは許可しました",
+	ReachExpectOpen:   "%s から %s に接続できるはずですが、できませんでした: %s",
+	ReachExpectClosed: "%s から %s には接続できないはずですが、接続できました",
+	ReachFrom:         "%s に新しく作った Pod",
+	ReachFromLabelled: "%s に新しく作った、ラベル %s の Pod",
 	RefFailed:         "参照 %s: %s",
 	RefObjectNotFound: "クラスターに %s がありません",
 	RefFieldNotFound:  "%[2]s に %[1]s がありません",

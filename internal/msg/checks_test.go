@@ -135,7 +135,7 @@ var codeWords = map[string]bool{
 	"JSON": true, "YAML": true, "HEAD": true, "git": true, "FIFO": true, "MiB": true,
 	"gitdir": true, "null": true, "subsetOf": true, "config": true,
 	"Docker": true, "docker": true, "Debian": true, "Linux": true, "cgroup": true, "kubelet": true,
-	"inotify": true, "kind": true, "GiB": true, "root": true, "API": true,
+	"inotify": true, "kind": true, "GiB": true, "root": true, "API": true, "Pod": true,
 }
 
 var latinWord = regexp.MustCompile(`[A-Za-z]+`)

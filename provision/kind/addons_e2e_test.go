@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/internal/fsx"
@@ -127,9 +128,39 @@ func TestE2EAddons(t *testing.T) {
 	if err := fsx.CopyTree(os.DirFS("testdata/net-tool"), filepath.Join(labDir, "images", "net-tool"), fsx.ExecBit); err != nil {
 		t.Fatal(err)
 	}
+	yes, no := true, false
+	reachCheck := func(name string, labels map[string]string, to string) lab.Check {
+		return lab.Check{Name: name, Timeout: lab.Duration{Duration: 45 * time.Second},
+			Reach: &lab.ReachCheck{From: lab.ReachFrom{Namespace: "e2e-net", Labels: labels}, To: to, Allowed: &yes}}
+	}
 	l := e2etest.NewLab("e2e-addons", "e2e-net", lab.Step{ID: "one", Checks: []lab.Check{
 		{Name: "ns", Kube: &lab.KubeCheck{APIVersion: "v1", Kind: "Namespace", Name: "e2e-net"}},
+	}}, lab.Step{ID: "reach", Checks: []lab.Check{
+		reachCheck("client-to-web", map[string]string{"app": "client"}, "web:80"),
+		reachCheck("other-to-web", map[string]string{"app": "other"}, "web.e2e-net:80"),
+		reachCheck("web-to-web", map[string]string{"app": "web"}, "web:80"),
+		{Name: "no-such-name", Reach: &lab.ReachCheck{From: lab.ReachFrom{Namespace: "e2e-net"}, To: "no-such-service:80", Allowed: &no}},
 	}})
+	// reachRound runs the reach checks through the grader and wants those
+	// named to pass and the others to fail.
+	reachRound := func(t *testing.T, env interface {
+		RunChecks(context.Context, checks.Round) ([]checks.Result, error)
+	}, passing ...string) {
+		t.Helper()
+		results, err := env.RunChecks(ctx, checks.Round{Checks: l.Steps[1].Checks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range results {
+			want := checks.Fail
+			if slices.Contains(passing, r.Name) {
+				want = checks.Pass
+			}
+			if r.Status != want {
+				t.Errorf("reach check %s: %s (%s), want %s", r.Name, r.Status, r.Message, want)
+			}
+		}
+	}
 	l.Cluster.Images = []lab.Image{{Name: netToolRef, Build: "images/net-tool"}}
 	l.Cluster.Workers = []lab.Node{{Labels: map[string]string{"zone": "a"}}, {Labels: map[string]string{"zone": "b"}}}
 	l.Cluster.Addons = []string{lab.AddonNetworkPolicy, lab.AddonStorage}
@@ -225,6 +256,16 @@ func TestE2EAddons(t *testing.T) {
 		t.Errorf("client → Service web: exit %d:\n%s", code, out)
 	}
 
+	t.Log("reach checks see the same from Pods of their own, which join no Service and no ReplicaSet")
+	webPods := admin("-n", "e2e-net", "get", "pods", "-l", "app=web", "-o", "name")
+	reachRound(t, env, "client-to-web", "other-to-web", "web-to-web", "no-such-name")
+	if after := admin("-n", "e2e-net", "get", "pods", "-l", "app=web", "-o", "name"); after != webPods {
+		t.Errorf("web's Pods changed over a round of reach checks standing in for them:\n%s\nthen\n%s", webPods, after)
+	}
+	if left := admin("-n", "e2e-net", "get", "pods", "-o", "name"); strings.Contains(left, "labctl-reach-") {
+		t.Errorf("reach checks left their Pods behind:\n%s", left)
+	}
+
 	t.Log("a deny-all ingress policy stops it")
 	if code, out := script(t, env, "kubectl apply -f - <<'EOF'\n"+denyIngress+"EOF"); code != 0 {
 		t.Fatalf("applying deny-all: %s", out)
@@ -238,6 +279,12 @@ func TestE2EAddons(t *testing.T) {
 	}
 	reach("client", true)
 	reach("other", false)
+	reachRound(t, env, "client-to-web", "no-such-name")
+	t.Log("deleting the Pod a reach check stands in for changes nothing")
+	if code, out := script(t, env, "kubectl -n e2e-net delete pod other --wait"); code != 0 {
+		t.Fatalf("deleting other: %s", out)
+	}
+	reachRound(t, env, "client-to-web", "no-such-name")
 
 	t.Log("an egress policy stops what leaves the client, and nothing else")
 	if code, out := script(t, env, "set -e\nkubectl -n e2e-net delete networkpolicy deny-all web-from-client >/dev/null\n"+
@@ -245,7 +292,7 @@ func TestE2EAddons(t *testing.T) {
 		t.Fatalf("applying the egress policy: %s", out)
 	}
 	reach("client", false)
-	reach("other", true)
+	reachRound(t, env, "other-to-web", "web-to-web", "no-such-name")
 
 	t.Log("the learner can neither stop the add-ons nor write policies beside them")
 	for _, attack := range []string{

@@ -77,7 +77,8 @@ func (r *upRun) ensureImages(ctx context.Context) error {
 	if err := r.ensureWorkloads(ctx); err != nil {
 		return err
 	}
-	if len(addonsFor(r.lab, r.images.node)) > 0 {
+	// Reach checks start their Pods from the add-ons image too.
+	if len(addonsFor(r.lab, r.images.node)) > 0 || len(r.lab.ReachNamespaces()) > 0 {
 		ref, err := images.EnsureAddons(ctx, images.Options{Status: r.st.Nest(), Log: r.opts.Log})
 		if err != nil {
 			return err

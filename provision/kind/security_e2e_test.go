@@ -33,6 +33,13 @@ func securityLab() *lab.Lab {
 		{Name: "by-ref", Kube: &lab.KubeCheck{APIVersion: "v1", Kind: "Namespace", Name: secNS,
 			Field: &lab.FieldAssert{Path: "metadata.name", Assert: lab.Assert{Equals: &lab.Value{Ref: "kube:v1/ConfigMap/" + secNS + "/ref-only#data.ns"}}}}},
 	}
+	// The second step's checks list by label and ask about access.
+	everything, no := "", false
+	l.Steps = append(l.Steps, lab.Step{ID: "access", Title: "access", Checks: []lab.Check{
+		{Name: "no-broad-binding", Kube: &lab.KubeCheck{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Namespace: secNS, Selector: &everything,
+			Count: &lab.Range{}, Field: &lab.FieldAssert{Path: "roleRef.name", Assert: lab.Assert{NotEquals: &lab.Value{Literal: "edit"}}}}},
+		{Name: "default-cannot-read-secrets", Access: &lab.AccessCheck{ServiceAccount: secNS + "/default", Verb: "get", Resource: "secrets", Namespace: secNS, Allowed: &no}},
+	}})
 	return l
 }
 
@@ -206,6 +213,55 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 		for _, r := range results {
 			if r.Status != checks.Pass {
 				t.Errorf("check %s: %s (%s), want pass", r.Name, r.Status, r.Message)
+			}
+		}
+	})
+
+	t.Run("the grader lists the kind a selector selects and asks about access, and the learner cannot fake the answer", func(t *testing.T) {
+		g := graderClient(t, admin, mustGrader(t, env))
+		if _, err := g.RbacV1().RoleBindings(secNS).List(ctx, metav1.ListOptions{}); err != nil {
+			t.Errorf("the grader cannot list the RoleBindings a selector selects: %v", err)
+		}
+		if _, err := g.RbacV1().Roles(secNS).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("the grader listing Roles: %v, want Forbidden", err)
+		}
+		step := l.Steps[len(l.Steps)-1].Checks
+		round := func() map[string]checks.Result {
+			results, err := env.RunChecks(ctx, checks.Round{Checks: step})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(results) != 2 {
+				t.Fatalf("%d results of the access step's 2 checks", len(results))
+			}
+			out := map[string]checks.Result{}
+			for _, r := range results {
+				out[r.Name] = r
+			}
+			return out
+		}
+		for name, r := range round() {
+			if r.Status != checks.Pass {
+				t.Errorf("before the binding, %s: %s (%s), want pass", name, r.Status, r.Message)
+			}
+		}
+		// The learner, admin of the namespace, gives every account of it
+		// edit: the API server's answer changes, and so do both checks.
+		code, out := script(t, env, "kubectl create rolebinding all-edit --clusterrole=edit --group=system:serviceaccounts:"+secNS+" 2>&1")
+		if code != 0 {
+			t.Fatalf("the learner binding edit: exit %d, %q", code, out)
+		}
+		got := round()
+		if r := got["default-cannot-read-secrets"]; r.Status != checks.Fail || !strings.Contains(r.Message, "kubectl auth can-i get secrets -n "+secNS+" --as=system:serviceaccount:"+secNS+":default to answer no") {
+			t.Errorf("after a group binding, the access check: %s (%s), want a fail naming the question", r.Status, r.Message)
+		}
+		if r := got["no-broad-binding"]; r.Status != checks.Fail || !strings.Contains(r.Message, "RoleBinding "+secNS+"/all-edit") {
+			t.Errorf("after a group binding, the selector check: %s (%s), want a fail naming all-edit", r.Status, r.Message)
+		}
+		script(t, env, "kubectl delete rolebinding all-edit")
+		for name, r := range round() {
+			if r.Status != checks.Pass {
+				t.Errorf("after the binding is gone, %s: %s (%s), want pass", name, r.Status, r.Message)
 			}
 		}
 	})

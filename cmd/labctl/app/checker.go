@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/images"
 )
 
 // newCheckerCommand is the checker the host runs in the grader container: one
@@ -22,7 +23,7 @@ func newCheckerCommand(g *globals) *cobra.Command {
 			if err := hardenChecker(); err != nil {
 				return err
 			}
-			return checks.Serve(cmd.Context(), g.streams.In, g.streams.Out)
+			return checks.ServeTools(cmd.Context(), g.streams.In, g.streams.Out, checks.Tools{ReachImage: images.AddonsRef()})
 		},
 	}
 }

@@ -118,6 +118,9 @@ func printGraderReads(w io.Writer, l *lab.Lab) error {
 	if l.AsksAccess() {
 		items = append(items, "ask the API server what an identity may do (SubjectAccessReview)")
 	}
+	for _, ns := range l.ReachNamespaces() {
+		items = append(items, "start, list and delete Pods in "+ns+", for its reach checks")
+	}
 	return printList(w, items,
 		"The grader may read no cluster object: no check reads the cluster.",
 		"The grader may do exactly this of the cluster (no watch, nothing else):")
