@@ -1,0 +1,262 @@
+package labctl_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/lab"
+)
+
+// The rbac-ci lab lives in labs/rbac-ci; `labctl test` proves it end to end
+// on a cluster, where its access checks ask the API server. These tests
+// need none: the lab file loads and lints clean, its texts are Japanese,
+// every check waits for the cluster, its scripts parse, and its fixtures
+// agree with the checks that read what the scripts make of them.
+const (
+	rbacLabDir = "labs/rbac-ci"
+	rbacLab    = rbacLabDir + "/lab.yaml"
+)
+
+func loadRbacLab(t *testing.T) *lab.Lab {
+	t.Helper()
+	l, err := lab.Load(rbacLab)
+	if err != nil {
+		t.Fatalf("loading %s: %v", rbacLab, err)
+	}
+	return l
+}
+
+func TestRbacLabLoads(t *testing.T) {
+	l := loadRbacLab(t)
+	for _, w := range l.Lint() {
+		t.Error(w)
+	}
+	if l.Metadata.Name != "rbac-ci" || l.Metadata.Language != "ja" {
+		t.Errorf("metadata = %+v, want the name rbac-ci in Japanese", l.Metadata)
+	}
+	c := l.Cluster
+	if c.Provider != "kind" || c.Workloads != lab.WorkloadsDeclare || len(c.Images) != 0 {
+		t.Errorf("cluster = %+v, want kind, workloads declare and no images (the lab runs as a class)", c)
+	}
+	if want := []string{"shop", "ci", "monitoring"}; !slices.Equal(c.Namespaces, want) {
+		t.Errorf("cluster.namespaces = %v, want %v", c.Namespaces, want)
+	}
+	// The learner is admin of the lab's namespaces, whose role includes
+	// impersonating their service accounts: the lab's diagnostic tool.
+	if len(l.Access.Rules) != 0 || len(l.Access.ClusterRules) != 0 {
+		t.Errorf("access = %+v, want the default (admin of the lab's namespaces, nothing cluster-wide)", l.Access)
+	}
+	if l.Sandbox.WorkDir != "/root" || l.Sandbox.Fixtures != "/opt/lab/fixtures" {
+		t.Errorf("sandbox = %+v, want workDir /root and fixtures /opt/lab/fixtures", l.Sandbox)
+	}
+	if len(l.Steps) < 3 {
+		t.Errorf("%d steps, want at least 3", len(l.Steps))
+	}
+	for _, s := range l.Steps {
+		if strings.TrimSpace(s.Solve) == "" || len(s.Mistakes) == 0 || len(s.Alternatives) == 0 {
+			t.Errorf("step %s needs a solve script, at least one mistake and one alternative", s.ID)
+		}
+		for _, m := range s.Mistakes {
+			if strings.TrimSpace(m.Explain) == "" {
+				t.Errorf("step %s mistake %s has no explain", s.ID, m.Name)
+			}
+		}
+		// Least privilege is shown both ways: what an identity may do and
+		// what it may not.
+		var may, mayNot bool
+		for _, ch := range s.Checks {
+			if a := ch.Access; a != nil && a.Allowed != nil {
+				may, mayNot = may || *a.Allowed, mayNot || !*a.Allowed
+			}
+		}
+		if !may || !mayNot {
+			t.Errorf("step %s: access checks allowed: true %v, allowed: false %v; want both", s.ID, may, mayNot)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(rbacLabDir, "README.md")); err != nil {
+		t.Errorf("the lab lacks its README: %v", err)
+	}
+}
+
+// Every text the learner reads is written in Japanese: it has kana, not
+// only Kubernetes names and commands.
+func TestRbacLabIsJapanese(t *testing.T) {
+	l := loadRbacLab(t)
+	texts := map[string]string{"title": l.Metadata.Title, "goal": l.Metadata.Goal}
+	for _, s := range l.Steps {
+		texts[s.ID+" title"] = s.Title
+		texts[s.ID+" instructions"] = s.Instructions
+		texts[s.ID+" why"] = s.Why
+		for i, h := range s.Hints {
+			texts[s.ID+" hint "+string(rune('1'+i))] = h
+		}
+		for _, c := range s.Checks {
+			texts[s.ID+"/"+c.Name+" description"] = c.Description
+		}
+		for _, m := range s.Mistakes {
+			texts[s.ID+" mistake "+m.Name+" description"] = m.Description
+			texts[s.ID+" mistake "+m.Name+" explain"] = m.Explain
+		}
+		for _, a := range s.Alternatives {
+			texts[s.ID+" alternative "+a.Name+" description"] = a.Description
+		}
+	}
+	for where, text := range texts {
+		if !strings.ContainsFunc(text, func(r rune) bool { return unicode.In(r, unicode.Hiragana, unicode.Katakana) }) {
+			t.Errorf("%s has no Japanese: %q", where, text)
+		}
+	}
+}
+
+// Every check asks the cluster: without credentials each one ends in the
+// no-credentials error, never in a verdict or another error (a bad path,
+// selector or field).
+func TestRbacLabChecksNeedTheCluster(t *testing.T) {
+	l := loadRbacLab(t)
+	env := checks.Env{Root: t.TempDir()}
+	for _, s := range l.Steps {
+		for i, r := range checks.Run(context.Background(), env, s.Checks) {
+			c := s.Checks[i]
+			if c.Access == nil && c.Kube == nil {
+				t.Errorf("%s/%s is neither an access nor a kube check", s.ID, r.Name)
+			}
+			if r.Status != checks.Error || !strings.Contains(r.Message, "no cluster credentials") {
+				t.Errorf("%s/%s without a cluster: %s %s, want the no-credentials error", s.ID, r.Name, r.Status, r.Message)
+			}
+		}
+	}
+}
+
+// heredocYAML matches the manifests the lab's scripts write or apply from
+// a here-document.
+var heredocYAML = regexp.MustCompile(`(?s)<<'YAML'\n(.*?)\nYAML\n`)
+
+// Every script is valid bash, and every manifest it holds is a list of
+// RBAC objects that parse.
+func TestRbacLabScriptsParse(t *testing.T) {
+	l := loadRbacLab(t)
+	scripts := map[string]string{}
+	for _, s := range l.Steps {
+		scripts[s.ID+" setup"] = s.Setup
+		scripts[s.ID+" solve"] = s.Solve
+		for _, m := range s.Mistakes {
+			scripts[s.ID+" mistake "+m.Name] = m.Script
+		}
+		for _, a := range s.Alternatives {
+			scripts[s.ID+" alternative "+a.Name] = a.Script
+		}
+	}
+	manifests := 0
+	for name, script := range scripts {
+		cmd := exec.Command("bash", "-n")
+		cmd.Stdin = strings.NewReader(script)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s is not valid bash: %v\n%s", name, err, out)
+		}
+		for _, m := range heredocYAML.FindAllStringSubmatch(script, -1) {
+			for i, doc := range strings.Split(m[1], "\n---\n") {
+				manifests++
+				var obj struct {
+					APIVersion string `json:"apiVersion"`
+					Kind       string `json:"kind"`
+				}
+				if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+					t.Errorf("%s: manifest %d does not parse: %v", name, i, err)
+					continue
+				}
+				if obj.APIVersion != "rbac.authorization.k8s.io/v1" || (obj.Kind != "Role" && obj.Kind != "RoleBinding") {
+					t.Errorf("%s: manifest %d is %s %s, want a Role or RoleBinding", name, i, obj.APIVersion, obj.Kind)
+				}
+			}
+		}
+	}
+	if manifests == 0 {
+		t.Error("no script holds a manifest in a here-document: the pattern finds none")
+	}
+}
+
+// The fixtures agree with the checks: the release step 2 ships is neither
+// the one running before it nor step 3's, and the key step 3 checks for
+// comes with step 3's manifests only.
+func TestRbacLabFixtures(t *testing.T) {
+	l := loadRbacLab(t)
+	fixtures := filepath.Join(rbacLabDir, "fixtures")
+	type container struct {
+		Image string `json:"image"`
+	}
+	var deployment struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Containers []container `json:"containers"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	var configMap struct {
+		Data map[string]string `json:"data"`
+	}
+	read := func(path string, into any) {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(fixtures, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(data, into); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	image := func(path string) string {
+		t.Helper()
+		deployment.Spec.Template.Spec.Containers = nil
+		read(path, &deployment)
+		if cs := deployment.Spec.Template.Spec.Containers; len(cs) == 1 {
+			return cs[0].Image
+		}
+		t.Fatalf("%s: want one container", path)
+		return ""
+	}
+	check := func(step, name string) *lab.KubeCheck {
+		t.Helper()
+		for _, s := range l.Steps {
+			if s.ID != step {
+				continue
+			}
+			for _, c := range s.Checks {
+				if c.Name == name && c.Kube != nil && c.Kube.Field != nil && c.Kube.Field.Equals != nil {
+					return c.Kube
+				}
+			}
+		}
+		t.Fatalf("step %s has no kube check %s with field.equals", step, name)
+		return nil
+	}
+
+	shipped := check("least-privilege", "web-image-1-4-3").Field.Equals.Literal
+	before, after := image("cluster/shop/web.yaml"), image("shop-ci/v2/deploy/deployment.yaml")
+	if shipped == before || shipped == after || before == after {
+		t.Errorf("images: before step 2 %q, step 2 ships %v, step 3 ships %q; want three releases", before, shipped, after)
+	}
+
+	key := check("apply-config", "web-config-has-recommend-url")
+	name := strings.TrimPrefix(key.Field.Path, "data.")
+	read("shop-ci/v2/deploy/configmap.yaml", &configMap)
+	if v := configMap.Data[name]; v != key.Field.Equals.Literal {
+		t.Errorf("step 3's web-config has %s = %q, the check wants %v", name, v, key.Field.Equals.Literal)
+	}
+	configMap.Data = nil
+	read("cluster/shop/web-config.yaml", &configMap)
+	if _, ok := configMap.Data[name]; ok {
+		t.Errorf("the web-config step 1 applies already has %s: step 3's check would pass before its solve", name)
+	}
+}
