@@ -45,6 +45,9 @@ func (l *Lab) Default() {
 	setString(&l.Cluster.Workloads, DefaultWorkloads)
 	setString(&l.Sandbox.WorkDir, DefaultWorkDir)
 	setString(&l.Sandbox.Fixtures, DefaultFixturesDir)
+	if len(l.Cluster.Namespaces) > 0 {
+		setString(&l.Sandbox.Namespace, l.Cluster.Namespaces[0])
+	}
 	setString(&l.Metadata.Language, DefaultLanguage)
 	for i := range l.Steps {
 		for j := range l.Steps[i].Checks {

@@ -120,6 +120,9 @@ type Sandbox struct {
 	WorkDir string `yaml:"workDir" json:"workDir,omitempty"`
 	// Fixtures is where the lab's fixtures/ directory is mounted read-only (absolute).
 	Fixtures string `yaml:"fixtures" json:"fixtures,omitempty"`
+	// Namespace is where the learner's kubectl starts (their kubeconfig's
+	// namespace): one of cluster.namespaces; default the first.
+	Namespace string `yaml:"namespace" json:"namespace,omitempty"`
 }
 
 // Access is the learner's Kubernetes identity. With no rules, the learner is

@@ -116,6 +116,9 @@ func (l *Lab) validateIn(labDir string) Errors {
 	}
 	v.absolute("sandbox.workDir", l.Sandbox.WorkDir)
 	v.absolute("sandbox.fixtures", l.Sandbox.Fixtures)
+	if ns := l.Sandbox.Namespace; ns != "" && !slices.Contains(l.Cluster.Namespaces, ns) {
+		v.add("sandbox.namespace", "%q is not one of the lab's namespaces (cluster.namespaces); the learner's kubectl starts in one of them", ns)
+	}
 	v.rules("access.rules", l.Access.Rules)
 	v.rules("access.clusterRules", l.Access.ClusterRules)
 	if len(l.Steps) == 0 {

@@ -257,6 +257,11 @@ func TestValidateRules(t *testing.T) {
 		good: strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1) + "      - name: c\n        reach:\n          from: {namespace: shop}\n          to: db:5432\n          allowed: true\n",
 		want: `steps[0].checks[0].reach.allowed: missing; say what the check requires`,
 	}, {
+		name: "sandbox namespace",
+		bad:  strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop, tools]\nsandbox:\n  namespace: other #!\n", 1) + "      - {name: c, file: {path: /x}}\n",
+		good: strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop, tools]\nsandbox:\n  namespace: tools\n", 1) + "      - {name: c, file: {path: /x}}\n",
+		want: `sandbox.namespace: "other" is not one of the lab's namespaces`,
+	}, {
 		name: "audit verb",
 		bad:  check("      - name: c\n        audit:\n          verbs: [apply, scale] #!\n          resource: deployments\n"),
 		good: check("      - name: c\n        audit:\n          verbs: [apply, patch]\n          resource: deployments\n"),

@@ -434,7 +434,7 @@ func (e *Live) EndProbe(ctx context.Context) error {
 
 // WriteKubeconfig writes the learner's kubeconfig to /root/.kube/config:
 // the learner's token against the API server as the sandbox reaches it,
-// in the lab's first namespace.
+// in the lab's sandbox.namespace (firstNamespace).
 func (e *Live) WriteKubeconfig(ctx context.Context) error {
 	learner, err := e.LearnerIdentity(ctx)
 	if err != nil {
@@ -454,8 +454,12 @@ func (e *Live) WriteKubeconfig(ctx context.Context) error {
 	return nil
 }
 
-// firstNamespace is the namespace the learner's kubectl starts in.
+// firstNamespace is the namespace the learner's kubectl starts in: the
+// lab's sandbox.namespace, else its first.
 func firstNamespace(l *lab.Lab) string {
+	if l.Sandbox.Namespace != "" {
+		return l.Sandbox.Namespace
+	}
 	if len(l.Cluster.Namespaces) > 0 {
 		return l.Cluster.Namespaces[0]
 	}

@@ -273,13 +273,16 @@ func previewPathOf(p, root string) (string, bool) {
 var errNoService = errors.New("the Service has no TCP port")
 
 // ServicePreview is the preview path of Service svc in namespace ns (the
-// lab's first namespace when ""), on its first TCP port.
+// learner's kubectl's, sandbox.namespace, when ""), on its first TCP port.
 func (s *Server) ServicePreview(ctx context.Context, ns, svc string) (string, error) {
 	if ns == "" {
 		if len(s.cfg.Lab.Cluster.Namespaces) == 0 {
 			return "", errors.New("the lab has no namespace: name one with -n")
 		}
 		ns = s.cfg.Lab.Cluster.Namespaces[0]
+		if s.cfg.Lab.Sandbox.Namespace != "" {
+			ns = s.cfg.Lab.Sandbox.Namespace
+		}
 	}
 	if !s.labNamespace(ns) {
 		return "", fmt.Errorf("%s is not a namespace of the lab (%s)", ns, strings.Join(s.cfg.Lab.Cluster.Namespaces, ", "))

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/labctl/labctl/images"
@@ -234,19 +235,29 @@ func addonsWaiting(ctx context.Context, cs kubernetes.Interface, nodes int, depl
 	return waiting, nil
 }
 
-// untaintNodes removes networkUnreadyTaint from every node.
+// untaintNodes removes networkUnreadyTaint from every node. The kubelet
+// and the node controllers write the node at the same time, so an update
+// that loses to theirs reads the node again and retries.
 func untaintNodes(ctx context.Context, cs kubernetes.Interface) error {
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
 	for _, n := range nodes.Items {
-		kept := slices.DeleteFunc(slices.Clone(n.Spec.Taints), func(t corev1.Taint) bool { return t.Key == networkUnreadyTaint })
-		if len(kept) == len(n.Spec.Taints) {
-			continue
-		}
-		n.Spec.Taints = kept
-		if _, err := cs.CoreV1().Nodes().Update(ctx, &n, metav1.UpdateOptions{}); err != nil {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			kept := slices.DeleteFunc(slices.Clone(cur.Spec.Taints), func(t corev1.Taint) bool { return t.Key == networkUnreadyTaint })
+			if len(kept) == len(cur.Spec.Taints) {
+				return nil
+			}
+			cur.Spec.Taints = kept
+			_, err = cs.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("letting Pods onto node %s: %w", n.Name, err)
 		}
 	}
