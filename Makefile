@@ -18,23 +18,26 @@ help: ## list the targets
 build: ## build the static labctl binary into bin/
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/labctl
 
-test: ## unit tests (no Docker needed), the debug-rollout lab's web app included
+# LAB_APPS are the Go programs of the labs' workload images, each its own module.
+LAB_APPS := $(patsubst %/go.mod,%,$(wildcard labs/*/images/*/go.mod))
+
+test: ## unit tests (no Docker needed), the labs' workload apps included
 	$(GO) test ./...
-	$(GO) -C labs/debug-rollout/images/web test ./...
+	@for app in $(LAB_APPS); do echo "$(GO) -C $$app test ./..."; $(GO) -C $$app test ./... || exit 1; done
 
 generate: ## run the go:generate steps (lab/schema.json from the lab file's Go types)
 	$(GO) generate ./...
 
-lint: build ## gofmt, go vet (with and without the e2e tag), generated files up to date, labctl lint of the default lab and of labs/debug-rollout
+lint: build ## gofmt, go vet (with and without the e2e tag), generated files up to date, labctl lint of the default lab and of every lab in labs/
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	@before=$$(sha256sum $(GENERATED)); $(GO) generate ./...; after=$$(sha256sum $(GENERATED)); \
 	if [ "$$before" != "$$after" ]; then echo "stale generated files (regenerated now: review and commit them):"; \
 	diff <(echo "$$before") <(echo "$$after") | sed -n 's/^> [0-9a-f]* *//p'; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./...
-	$(GO) -C labs/debug-rollout/images/web vet ./...
+	@for app in $(LAB_APPS); do echo "$(GO) -C $$app vet ./..."; $(GO) -C $$app vet ./... || exit 1; done
 	$(BIN) lint lab.yaml
-	$(BIN) lint labs/debug-rollout/lab.yaml
+	@for l in labs/*/lab.yaml; do echo "$(BIN) lint $$l"; $(BIN) lint $$l || exit 1; done
 
 engine: ## install and start a Docker engine fit for kind (Debian, root; CI and test machines)
 	hack/docker-engine.sh

@@ -31,6 +31,9 @@ const (
 	// LearnerAdminRole holds the rules of the built-in admin ClusterRole;
 	// by default the learner is bound to it in each lab namespace.
 	LearnerAdminRole = "labctl-learner-admin"
+	// BuiltinRolesWait bounds how long a new cluster's setup waits for the
+	// controller manager to fill the built-in admin, edit and view roles.
+	BuiltinRolesWait = 2 * time.Minute
 	// builtinAdminRole is the aggregated ClusterRole LearnerAdminRole copies.
 	builtinAdminRole = "admin"
 )

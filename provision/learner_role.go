@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,4 +139,42 @@ func withoutNamespaceWrites(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
 		}
 	}
 	return out
+}
+
+// builtinUserRoles are the user-facing ClusterRoles a lab's scripts and a
+// learner bind (kubectl create rolebinding --clusterrole=view): aggregated
+// roles the controller manager fills seconds after a new cluster answers.
+var builtinUserRoles = []string{"admin", "edit", "view"}
+
+// rolePoll is how often WaitBuiltinRoles reads the roles.
+const rolePoll = 250 * time.Millisecond
+
+// WaitBuiltinRoles waits until the controller manager has filled each of
+// builtinUserRoles that aggregates others with their rules, so that a
+// binding a step's setup or the learner makes grants what it says from the
+// start, and an access check's answer is the one the binding gives. A new
+// cluster's setup calls it once its other objects are in place.
+func WaitBuiltinRoles(ctx context.Context, cs kubernetes.Interface, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		list, err := cs.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
+		if err == nil {
+			var empty []string
+			for _, cr := range list.Items {
+				if slices.Contains(builtinUserRoles, cr.Name) && cr.AggregationRule != nil && len(cr.Rules) == 0 {
+					empty = append(empty, cr.Name)
+				}
+			}
+			if len(empty) == 0 {
+				return nil
+			}
+			err = fmt.Errorf("the ClusterRoles %s have no rules yet", strings.Join(empty, ", "))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the cluster's built-in roles (its controller manager fills them): %w", err)
+		case <-time.After(rolePoll):
+		}
+	}
 }

@@ -130,6 +130,9 @@ func (e *learnerRuntime) setUp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("setting up the control plane of %s: %w", e.ns, err)
 	}
+	if err := provision.WaitBuiltinRoles(ctx, e.adminCS, provision.BuiltinRolesWait); err != nil {
+		return fmt.Errorf("setting up the control plane of %s: %w", e.ns, err)
+	}
 	live := provision.NewLive(e.lab, e, learner, grader)
 	if err := e.seedHome(ctx, false); err != nil {
 		return err

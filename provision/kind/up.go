@@ -291,6 +291,9 @@ func (r *upRun) setupCluster(ctx context.Context, env *provision.Live, rt *kindR
 	if err != nil {
 		return fmt.Errorf("setting up cluster %s: %w", r.kind.name, err)
 	}
+	if err := provision.WaitBuiltinRoles(ctx, cs, provision.BuiltinRolesWait); err != nil {
+		return fmt.Errorf("setting up cluster %s: %w", r.kind.name, err)
+	}
 	node, err := r.engine.State(ctx, controlPlaneNode(r.lab.Metadata.Name))
 	if err != nil {
 		return err
