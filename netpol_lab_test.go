@@ -357,6 +357,9 @@ func (e *storyEnv) judge(t *testing.T, cs []lab.Check) ([]string, string) {
 			}
 			pass = ok && maps.Equal(d.Spec.Template.Labels, want)
 			got = fmt.Sprintf("labels %v", d.Spec.Template.Labels)
+		case c.Kube != nil && c.Kube.Kind == "Service" && c.Kube.Field == nil && (c.Kube.Exists == nil || *c.Kube.Exists):
+			_, pass = w.services[c.Kube.Name+"."+c.Kube.Namespace]
+			got = fmt.Sprintf("Service exists %v", pass)
 		default:
 			t.Fatalf("check %s is of a kind the model does not judge", c.Name)
 		}
