@@ -1,0 +1,3 @@
+module labctl.dev/labs/netpol-shop/shop
+
+go 1.22
