@@ -9,12 +9,15 @@ import (
 )
 
 func TestCheckLab(t *testing.T) {
+	runs := []string{"Pods must run", "no nodes", "Pending", "kind cluster per learner", "labctl up", "nodes joined per learner", "cluster.workloads: declare"}
 	for _, tc := range []struct {
-		file    string
-		refused bool
+		file string
+		says []string // nil: the lab is accepted
 	}{
-		{"../../lab.yaml", false},                   // workloads: declare
-		{"../../labs/debug-rollout/lab.yaml", true}, // workloads: run
+		{"../../lab.yaml", nil},                     // workloads: declare
+		{"../../labs/debug-rollout/lab.yaml", runs}, // workloads: run
+		{"../../labs/rbac-ci/lab.yaml", nil},        // workloads: declare, access checks
+		{"../../labs/netpol-shop/lab.yaml", []string{"worker nodes or add-ons", "labctl up on their own machines"}},
 	} {
 		l, err := lab.Load(tc.file)
 		if err != nil {
@@ -23,14 +26,13 @@ func TestCheckLab(t *testing.T) {
 		err = CheckLab(l)
 		var le *LabError
 		switch {
-		case !tc.refused && err != nil:
+		case tc.says == nil && err != nil:
 			t.Errorf("%s: %v, want the lab accepted", tc.file, err)
-		case tc.refused && !errors.As(err, &le):
+		case tc.says != nil && !errors.As(err, &le):
 			t.Errorf("%s: %v, want a *LabError", tc.file, err)
-		case tc.refused:
+		case tc.says != nil:
 			msg := err.Error()
-			for _, want := range []string{"lab " + l.Metadata.Name + " cannot run as a class", "Pods must run", "no nodes", "Pending",
-				"kind cluster per learner", "labctl up", "nodes joined per learner", "cluster.workloads: declare"} {
+			for _, want := range append([]string{"lab " + l.Metadata.Name + " cannot run as a class"}, tc.says...) {
 				if !strings.Contains(msg, want) {
 					t.Errorf("%s: %q does not say %q", tc.file, msg, want)
 				}
@@ -39,8 +41,6 @@ func TestCheckLab(t *testing.T) {
 	}
 }
 
-// A lab that does not say cluster.workloads gets the default, run: its
-// Pods are assumed to need to run, and it is refused.
 func TestCheckLabDefault(t *testing.T) {
 	l, err := lab.Parse("lab.yaml", []byte(`apiVersion: labctl.dev/v1alpha1
 kind: Lab

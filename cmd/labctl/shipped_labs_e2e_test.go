@@ -1,0 +1,54 @@
+//go:build e2e
+
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labctl/labctl/internal/e2etest"
+)
+
+// TestE2EShippedLabs installs the repository's labs from their directories
+// beside the built-in one, lists the four, and proves the two that no other
+// test proves with `labctl test`, each on an environment of its own:
+// labs/rbac-ci (Japanese, access checks, run as a class too) and
+// labs/netpol-shop (two workers, the networkPolicy add-on, reach checks).
+// debug-rollout's own test is TestE2EBundle's.
+//
+//	flock /tmp/labctl-e2e.lock go test -tags e2e ./cmd/labctl/ -run TestE2EShippedLabs -timeout 60m -v
+func TestE2EShippedLabs(t *testing.T) {
+	root := e2etest.Root(t)
+	bin := e2etest.BuildLabctl(t)
+	work := t.TempDir()
+	r := e2etest.NewLabctl(t, bin, "", filepath.Join(work, "state"),
+		"LABCTL_LABS_DIR="+filepath.Join(work, "labs"), "LABCTL_CHECKER_BINARY="+bin, "NO_COLOR=1", "LC_ALL=", "LC_MESSAGES=", "LANG=en_US.UTF-8")
+
+	for _, name := range []string{"debug-rollout", "rbac-ci", "netpol-shop"} {
+		if out := r.Must(15*time.Minute, "install", filepath.Join(root, "labs", name)); !strings.HasPrefix(out, "installed "+name+" (") {
+			t.Fatalf("install %s printed %q", name, out)
+		}
+	}
+	var listed []string
+	for _, line := range strings.Split(r.Must(time.Minute, "labs"), "\n")[1:] {
+		if f := strings.Fields(line); len(f) > 0 {
+			listed = append(listed, f[0])
+		}
+	}
+	slices.Sort(listed)
+	if want := []string{"debug-rollout", "gitops-drift", "netpol-shop", "rbac-ci"}; !slices.Equal(listed, want) {
+		t.Errorf("labs lists %q, want %q", listed, want)
+	}
+
+	for _, name := range []string{"rbac-ci", "netpol-shop"} {
+		t.Run(name, func(t *testing.T) {
+			lab := r.With(t)
+			lab.Lab = name
+			// Exit 0 is the lab proving itself: 1 is a failure it reports.
+			lab.Must(40*time.Minute, "test", "--timeout", "40m")
+		})
+	}
+}
