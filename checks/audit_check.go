@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labctl/labctl/internal/msg"
@@ -129,7 +130,14 @@ func selectorMatches(sel *lab.AuditSelector, r *auditRecord) bool {
 	return (sel.Resource == "" || sel.Resource == r.Resource) &&
 		sel.Subresource == r.Subresource &&
 		(sel.Namespace == "" || sel.Namespace == r.Namespace) &&
-		(sel.Name == "" || sel.Name == r.Name)
+		(sel.Name == "" || sel.Name == r.Name) &&
+		(sel.As == "" || serviceAccountUser(sel.As) == r.As)
+}
+
+// serviceAccountUser is the user name of the ServiceAccount ns/name.
+func serviceAccountUser(nsName string) string {
+	ns, name, _ := strings.Cut(nsName, "/")
+	return "system:serviceaccount:" + ns + ":" + name
 }
 
 // checkRequestBody applies the body assertion to r's request body, parsed

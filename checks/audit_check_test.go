@@ -329,3 +329,40 @@ func TestAuditAbsenceAfterRotation(t *testing.T) {
 		t.Errorf("a log never rotated: %s %q, want pass", s, m)
 	}
 }
+
+// TestAuditAs: a check with as counts only the requests the learner made
+// impersonating that ServiceAccount; one without counts them all.
+func TestAuditAs(t *testing.T) {
+	patchURI := "/apis/apps/v1/namespaces/gitops-lab/deployments/web?fieldManager=kubectl-set"
+	own := auditLine(t, t0, "patch", patchURI, "deployments", "", "web", 200, `{}`)
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(auditLine(t, t0.Add(time.Second), "patch", patchURI, "deployments", "", "web", 200, `{}`)), &ev); err != nil {
+		t.Fatal(err)
+	}
+	ev["impersonatedUser"] = map[string]any{"username": "system:serviceaccount:ci:deployer", "groups": []any{"system:serviceaccounts"}}
+	b, _ := json.Marshal(ev)
+	deployer := string(b)
+	sel := lab.AuditSelector{Verbs: []string{"patch"}, Resource: "deployments", Namespace: "gitops-lab", Name: "web", As: "ci/deployer"}
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		sel   lab.AuditSelector
+		want  Status
+	}{
+		{"as the deployer", []string{own, deployer}, sel, Pass},
+		{"only as yourself", []string{own}, sel, Fail},
+		{"as another account", []string{strings.Replace(deployer, "ci:deployer", "ci:test-runner", 1)}, sel, Fail},
+		{"without as, impersonated too", []string{deployer}, lab.AuditSelector{Verbs: []string{"patch"}, Resource: "deployments"}, Pass},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := auditDir(t, map[string][]string{"audit.log": tc.lines})
+			s, text := runAudit(t, dir, time.Time{}, &lab.AuditCheck{AuditSelector: tc.sel})
+			if s != tc.want {
+				t.Errorf("got %s %q, want %s", s, text, tc.want)
+			}
+			if tc.want == Fail && !strings.Contains(text, "--as=system:serviceaccount:ci:deployer") {
+				t.Errorf("the failure %q does not name the account", text)
+			}
+		})
+	}
+}

@@ -49,10 +49,12 @@ type auditRecord struct {
 	DryRun       bool
 	Code         int
 	User         string
-	Resource     string
-	Subresource  string
-	Namespace    string
-	Name         string
+	// As is the user the request impersonated, if any.
+	As          string
+	Resource    string
+	Subresource string
+	Namespace   string
+	Name        string
 	// Body is the request's body as sent (an object, a patch), or nil.
 	Body json.RawMessage
 }
@@ -65,6 +67,9 @@ type auditEvent struct {
 	User       struct {
 		Username string `json:"username"`
 	} `json:"user"`
+	ImpersonatedUser *struct {
+		Username string `json:"username"`
+	} `json:"impersonatedUser"`
 	ObjectRef *struct {
 		Resource    string `json:"resource"`
 		Namespace   string `json:"namespace"`
@@ -108,6 +113,9 @@ func parseAuditLine(line []byte) (auditRecord, bool) {
 	}
 	if ev.ResponseStatus != nil {
 		r.Code = ev.ResponseStatus.Code
+	}
+	if ev.ImpersonatedUser != nil {
+		r.As = ev.ImpersonatedUser.Username
 	}
 	if u, err := url.Parse(ev.RequestURI); err == nil {
 		q := u.Query()
@@ -313,6 +321,9 @@ func describeSelector(sel *lab.AuditSelector) string {
 	s := verbs + " " + obj
 	if sel.Namespace != "" {
 		s += " -n " + sel.Namespace
+	}
+	if sel.As != "" {
+		s += " --as=" + serviceAccountUser(sel.As)
 	}
 	return s
 }

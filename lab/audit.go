@@ -1,5 +1,7 @@
 package lab
 
+import "strings"
+
 // AuditCheck asserts what the learner's identity did in the cluster during
 // the step, as the API server's audit log recorded it: the write requests
 // (create, update, patch, delete) the learner made in the lab's namespaces
@@ -40,6 +42,11 @@ type AuditSelector struct {
 	// Namespace and Name of the object written.
 	Namespace string `yaml:"namespace" json:"namespace,omitempty"`
 	Name      string `yaml:"name" json:"name,omitempty"`
+	// As (namespace/name) picks only the requests the learner made as
+	// that ServiceAccount, impersonating it (kubectl --as=system:serviceaccount:NS:NAME),
+	// which the learner's own admin role allows in the lab's namespaces.
+	// Empty picks every request of the learner's, impersonated or not.
+	As string `yaml:"as" json:"as,omitempty"`
 }
 
 // RequestAssert asserts on a field of a request's body.
@@ -79,5 +86,10 @@ func (v *validator) auditSelector(p string, s *AuditSelector) {
 	}
 	if s.Namespace != "" && !isDNSLabel(s.Namespace, maxDNSLabelLen) {
 		v.add(p+".namespace", "%q is not a DNS label", s.Namespace)
+	}
+	if s.As != "" {
+		if ns, name, ok := strings.Cut(s.As, "/"); !ok || !isDNSLabel(ns, maxDNSLabelLen) || name == "" || strings.Contains(name, "/") {
+			v.add(p+".as", "%q is not a ServiceAccount's namespace/name, e.g. ci/deployer", s.As)
+		}
 	}
 }

@@ -262,6 +262,11 @@ func TestValidateRules(t *testing.T) {
 		good: strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop, tools]\nsandbox:\n  namespace: tools\n", 1) + "      - {name: c, file: {path: /x}}\n",
 		want: `sandbox.namespace: "other" is not one of the lab's namespaces`,
 	}, {
+		name: "audit as",
+		bad:  check("      - name: c\n        audit:\n          verbs: [patch]\n          resource: deployments\n          as: deployer #!\n"),
+		good: check("      - name: c\n        audit:\n          verbs: [patch]\n          resource: deployments\n          as: ci/deployer\n"),
+		want: `steps[0].checks[0].audit.as: "deployer" is not a ServiceAccount's namespace/name, e.g. ci/deployer`,
+	}, {
 		name: "audit verb",
 		bad:  check("      - name: c\n        audit:\n          verbs: [apply, scale] #!\n          resource: deployments\n"),
 		good: check("      - name: c\n        audit:\n          verbs: [apply, patch]\n          resource: deployments\n"),
