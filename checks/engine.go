@@ -116,14 +116,23 @@ func newResult(c lab.Check, s Status, msg string, d time.Duration) Result {
 	}
 }
 
+// checkTimeout is c's deadline: its own, else the default of its kind (a
+// reach check starts a Pod first: lab.DefaultReachTimeout).
+func checkTimeout(c lab.Check) time.Duration {
+	switch {
+	case c.Timeout.Duration > 0:
+		return c.Timeout.Duration
+	case c.Reach != nil:
+		return lab.DefaultReachTimeout
+	}
+	return DefaultTimeout
+}
+
 // runOne runs one check in its own goroutine and stops waiting for it at
 // its deadline, so a check stuck in a call that ignores its context cannot
 // hold up the others.
 func runOne(ctx context.Context, env Env, c lab.Check) Result {
-	timeout := c.Timeout.Duration
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	timeout := checkTimeout(c)
 	cat := msg.New(env.Lang)
 	start := env.now()
 	cctx, cancel := context.WithTimeout(ctx, timeout)

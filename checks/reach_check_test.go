@@ -161,3 +161,17 @@ func TestReachWithoutImage(t *testing.T) {
 	got := runCheck(t, Env{Root: "/", Kube: newReachCluster(t, nil)}, c)
 	expect(t, got, Error, "the checker has no image to start a reach check's Pod from")
 }
+
+// TestReachDefaultTimeout: a reach check without a timeout gets its kind's
+// (it starts a Pod first), and the round's bound grows with it.
+func TestReachDefaultTimeout(t *testing.T) {
+	yes := true
+	reach := lab.Check{Reach: &lab.ReachCheck{From: lab.ReachFrom{Namespace: "shop"}, To: "db:5432", Allowed: &yes}}
+	if got := checkTimeout(reach); got != lab.DefaultReachTimeout {
+		t.Errorf("a reach check's default timeout is %s, want %s", got, lab.DefaultReachTimeout)
+	}
+	file := lab.Check{File: &lab.FileCheck{Path: "/x"}}
+	if RoundTimeout([]lab.Check{file, reach}) <= RoundTimeout([]lab.Check{file, file}) {
+		t.Error("a round with a reach check is bounded as one without")
+	}
+}

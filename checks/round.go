@@ -22,7 +22,7 @@ const roundSlack = 30 * time.Second
 func RoundTimeout(cs []lab.Check) time.Duration {
 	longest := DefaultTimeout
 	for _, c := range cs {
-		longest = max(longest, c.Timeout.Duration)
+		longest = max(longest, checkTimeout(c))
 	}
 	waves := (len(cs) + maxConcurrent - 1) / maxConcurrent
 	return time.Duration(waves)*(longest+cancelGrace) + roundSlack
