@@ -60,7 +60,7 @@ var layers = map[string][]string{
 	"provision/kind": {"lab", "checks", "images", "sandbox", "provision", "internal/docker", "internal/grading", "internal/msg",
 		"internal/preflight", "internal/statedir", "internal/statusline", "internal/atomicfile", "internal/fsx"},
 	"provision/class": {"lab", "checks", "images", "sandbox", "provision", "internal/docker", "internal/grading",
-		"internal/podexec", "internal/statedir"},
+		"internal/podexec", "internal/statedir", "internal/textsafe"},
 	"internal/grading": {"lab", "checks", "internal/msg", "internal/progress", "internal/report", "internal/textsafe"},
 	"internal/shell": {"lab", "checks", "internal/grading", "internal/msg", "internal/progress", "internal/report",
 		"internal/textsafe"},

@@ -20,7 +20,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/sandbox"
 )
 
@@ -383,15 +382,14 @@ func (c *Class) placeChecker(ctx context.Context, ns, pod, dir string) error {
 		return err
 	}
 	defer f.Close()
-	var errOut bytes.Buffer
 	bin = dir + "/labctl"
 	script := `set -e; cat > ` + bin + `.new; chmod 0555 ` + bin + `.new; mv ` + bin + `.new ` + bin + `; : > ` + dir + `/ready`
-	code, err := podexec.Exec{Namespace: ns, Pod: pod, Container: containerPrepare, Cmd: []string{"sh", "-c", script}, Stdin: f, Stderr: &errOut}.Run(ctx, c.rest, c.cs)
+	code, out, err := c.pods(ns).run(ctx, podCommand{pod: pod, container: containerPrepare, cmd: []string{"sh", "-c", script}, stdin: f, wait: copyWait})
 	if err != nil {
 		return fmt.Errorf("placing the checker in %s: %w", ns, err)
 	}
 	if code != 0 {
-		return fmt.Errorf("placing the checker in %s: exit %d: %s", ns, code, docker.FirstLine(errOut.Bytes()))
+		return fmt.Errorf("placing the checker in %s: exit %d: %s", ns, code, out.firstLine())
 	}
 	return nil
 }
