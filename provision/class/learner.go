@@ -20,6 +20,7 @@ import (
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/internal/statedir"
+	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 )
@@ -73,9 +74,27 @@ func (c *Class) Connect(ctx context.Context, learner string) (*provision.Live, e
 	live := provision.NewLive(c.cfg.Lab, rt, provision.Identity{}, provision.Identity{})
 	if _, err := live.GraderCredentials(ctx); err != nil {
 		live.Close()
-		return nil, err
+		return nil, fromControlPlane(err)
 	}
 	return live, nil
+}
+
+// controlPlaneError is an error the learner's control plane answered, its
+// message escaped (textsafe) when it is made: the learner is admin there,
+// and an admission webhook of theirs words its own denials. It unwraps to
+// the answer.
+type controlPlaneError struct {
+	msg string
+	err error
+}
+
+func (e *controlPlaneError) Error() string { return e.msg }
+func (e *controlPlaneError) Unwrap() error { return e.err }
+
+// fromControlPlane is err, an answer of the learner's control plane, as a
+// controlPlaneError.
+func fromControlPlane(err error) error {
+	return &controlPlaneError{msg: textsafe.Escape(err.Error()), err: err}
 }
 
 // connect forwards a port to the learner's API server and makes the admin
@@ -128,10 +147,10 @@ func (e *learnerRuntime) Admin(context.Context) (*rest.Config, error) { return e
 func (e *learnerRuntime) setUp(ctx context.Context) error {
 	learner, grader, err := provision.SetupCluster(ctx, e.adminCS, e.admin.CAData, e.lab)
 	if err != nil {
-		return fmt.Errorf("setting up the control plane of %s: %w", e.ns, err)
+		return fromControlPlane(fmt.Errorf("setting up the control plane of %s: %w", e.ns, err))
 	}
 	if err := provision.WaitBuiltinRoles(ctx, e.adminCS, provision.BuiltinRolesWait); err != nil {
-		return fmt.Errorf("setting up the control plane of %s: %w", e.ns, err)
+		return fromControlPlane(fmt.Errorf("setting up the control plane of %s: %w", e.ns, err))
 	}
 	live := provision.NewLive(e.lab, e, learner, grader)
 	if err := e.seedHome(ctx, false); err != nil {

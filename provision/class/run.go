@@ -20,6 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/sandbox"
 )
 
@@ -103,11 +104,14 @@ func podProblem(p *corev1.Pod) string {
 		case "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName":
 			return fmt.Sprintf("pod %s: container %s cannot get image %s (%s): push it to a registry the cluster's nodes use, or load it into them, and pass --sandbox-image when it has another name", p.Name, s.Name, s.Image, w.Reason)
 		case "CrashLoopBackOff", "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
+			// The container writes its termination message, and what it
+			// runs words the runtime's errors: in the sandbox, that is the
+			// learner. Both are quoted escaped, on one line.
 			last := ""
 			if t := s.LastTerminationState.Terminated; t != nil {
-				last = fmt.Sprintf(" (last exit %d: %s)", t.ExitCode, strings.TrimSpace(t.Message))
+				last = fmt.Sprintf(" (last exit %d: %s)", t.ExitCode, textsafe.EscapeLine(strings.TrimSpace(t.Message)))
 			}
-			return fmt.Sprintf("pod %s: container %s keeps failing: %s %s%s", p.Name, s.Name, w.Reason, w.Message, last)
+			return fmt.Sprintf("pod %s: container %s keeps failing: %s %s%s", p.Name, s.Name, w.Reason, textsafe.EscapeLine(w.Message), last)
 		}
 	}
 	return ""
