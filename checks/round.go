@@ -28,9 +28,9 @@ func RoundTimeout(cs []lab.Check) time.Duration {
 	return time.Duration(waves)*(longest+cancelGrace) + roundSlack
 }
 
-// maxAnswer bounds the checker's answer the host reads: a message per check
+// MaxAnswer bounds the checker's answer the host reads: a message per check
 // is short, and an answer beyond this is not the checker's.
-const maxAnswer = 8 << 20
+const MaxAnswer = 8 << 20
 
 // ReadResponse reads the checker's answer to the checks cs from out, trusting
 // nothing in it that the host knows itself: out holds exactly one JSON value
@@ -39,8 +39,8 @@ const maxAnswer = 8 << 20
 // results' description, points and optional flag are the host's (from cs),
 // never the answer's.
 func ReadResponse(cs []lab.Check, out []byte) ([]Result, error) {
-	if len(out) > maxAnswer {
-		return nil, fmt.Errorf("the checker's answer is %d bytes, more than the %d an answer can be", len(out), maxAnswer)
+	if len(out) > MaxAnswer {
+		return nil, fmt.Errorf("the checker's answer is %d bytes, more than the %d an answer can be", len(out), MaxAnswer)
 	}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	dec.DisallowUnknownFields()

@@ -50,7 +50,7 @@ func TestReadResponseRefusesAnythingButOneAnswer(t *testing.T) {
 		{"a second answer", pass2 + pass2, "more data follows"},
 		{"trailing garbage", pass2 + "x", "more data follows"},
 		{"a forged answer before the real one", `{"results":[{"name":"a","status":"pass"},{"name":"b","status":"pass"}]}{"results":[]}`, "more data follows"},
-		{"huge", `{"results":[{"name":"a","status":"pass","message":"` + strings.Repeat("x", maxAnswer) + `"}]}`, "more than"},
+		{"huge", `{"results":[{"name":"a","status":"pass","message":"` + strings.Repeat("x", MaxAnswer) + `"}]}`, "more than"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadResponse(twoChecks(), []byte(tc.out))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/internal/atomicfile"
+	"github.com/labctl/labctl/internal/textsafe"
 )
 
 // MaxBackup is the largest /root a backup saves, by apparent size: the sum
@@ -36,11 +37,14 @@ type TooBigError struct {
 	LargestSize int64
 }
 
+// Error names the largest file escaped (textsafe), on one line: the
+// learner chose its name.
 func (e *TooBigError) Error() string {
+	largest := textsafe.EscapeLine(e.Largest)
 	return fmt.Sprintf("your /root holds more than %s (files counted at their full size, sparse ones too), beyond the %s a backup may hold; "+
 		"%s alone is %s: delete the files you do not need in the sandbox (for example `rm %s`) and try again, "+
 		"or pass --no-backup to go on without saving /root (what it holds is then lost)",
-		sizeText(e.Seen), sizeText(e.Limit), e.Largest, sizeText(e.LargestSize), e.Largest)
+		sizeText(e.Seen), sizeText(e.Limit), largest, sizeText(e.LargestSize), largest)
 }
 
 // Backup writes the learner's /root from home to dir/root-<UTC timestamp>.tar

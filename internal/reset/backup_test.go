@@ -127,3 +127,21 @@ type bigEnv struct{ *fakeEnv }
 func (b *bigEnv) BackupHome(ctx context.Context, w io.Writer) error {
 	return (&tarHome{files: []tar.Header{reg("root/disk.img", 3<<30)}}).BackupHome(ctx, w)
 }
+
+// The refusal names the learner's largest file as a name they chose: it
+// reaches the terminal escaped, on one line.
+func TestBackupRefusalEscapesTheFileName(t *testing.T) {
+	name := "root/\x1b[2J\x1b]52;c;cHduZWQ=\x07big\r\nlabctl: /root saved"
+	err := copyBounded(context.Background(), &tarHome{files: []tar.Header{reg(name, 3<<30)}}, io.Discard, MaxBackup)
+	var tooBig *TooBigError
+	if !errors.As(err, &tooBig) {
+		t.Fatalf("err = %v, want a TooBigError", err)
+	}
+	msg := err.Error()
+	if strings.ContainsAny(msg, "\x1b\x07\r\n") {
+		t.Errorf("the refusal holds the file name raw: %q", msg)
+	}
+	if shown := `/root/\x1b[2J\x1b]52;c;cHduZWQ=\x07big\x0d\x0alabctl: /root saved`; strings.Count(msg, shown) != 2 {
+		t.Errorf("the refusal does not name the file escaped (twice: what it is, and how to remove it): %q", msg)
+	}
+}

@@ -30,6 +30,21 @@ func TestEscape(t *testing.T) {
 	}
 }
 
+// Escaping escaped text changes nothing: a message built from text
+// escaped where it was received, and escaped again where it is shown,
+// shows each escape once.
+func TestEscapeTwiceIsOnce(t *testing.T) {
+	for _, s := range []string{"\x1b[2J\x1b]52;c;cHduZWQ=\x07over\rwrite\n", "bad \xff \u202e byte", `already \x1b escaped`} {
+		once := Escape(s)
+		if twice := Escape(once); twice != once {
+			t.Errorf("Escape(Escape(%q)) = %q, want %q", s, twice, once)
+		}
+		if line := EscapeLine(s); EscapeLine(line) != line || Escape(line) != line {
+			t.Errorf("EscapeLine(%q) = %q changes when escaped again", s, line)
+		}
+	}
+}
+
 // TestEscapeIsXMLSafe: whatever the learner wrote, the escaped text is
 // XML 1.0 that encoding/xml writes and reads back unchanged.
 func TestEscapeIsXMLSafe(t *testing.T) {

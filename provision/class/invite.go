@@ -15,7 +15,6 @@ import (
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/grading"
-	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 )
@@ -47,7 +46,7 @@ func OpenInvite(_ context.Context, kubeconfig []byte) (*Invite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the invite: %w", err)
 	}
-	return &Invite{sandbox: podSandbox{cfg: cfg, cs: cs, ns: kctx.Namespace}, lab: parts[1], learner: parts[2]}, nil
+	return &Invite{sandbox: podSandbox{learnerPods{cfg: cfg, cs: cs, ns: kctx.Namespace, learner: parts[2]}}, lab: parts[1], learner: parts[2]}, nil
 }
 
 // Learner is the learner's name the invite was made for.
@@ -83,9 +82,9 @@ func (v *inviteRuntime) RunChecker(ctx context.Context, req checks.Request) ([]c
 	if err != nil {
 		return nil, err
 	}
-	var out, errOut bytes.Buffer
-	code, err := podexec.Exec{Namespace: v.ns, Pod: sandboxPod, Container: containerSandbox,
-		Cmd: []string{practiceDir + "/labctl", "__check"}, Stdin: bytes.NewReader(in), Stdout: &out, Stderr: &errOut}.Run(ctx, v.cfg, v.cs)
+	answer := newAnswer()
+	code, errOut, err := v.run(ctx, podCommand{pod: sandboxPod, container: containerSandbox,
+		cmd: []string{practiceDir + "/labctl", "__check"}, stdin: bytes.NewReader(in), stdout: answer})
 	if err != nil {
 		if ctx.Err() != nil {
 			return roundOverran(req.Checks, ctx.Err()), nil
@@ -93,9 +92,9 @@ func (v *inviteRuntime) RunChecker(ctx context.Context, req checks.Request) ([]c
 		return nil, fmt.Errorf("running checks in your sandbox: %w", err)
 	}
 	if code != 0 {
-		return nil, fmt.Errorf("the checker in your sandbox exited with status %d: %s", code, docker.FirstLine(errOut.Bytes()))
+		return nil, fmt.Errorf("the checker in your sandbox exited with status %d: %s", code, errOut.firstLine())
 	}
-	return checks.ReadResponse(req.Checks, out.Bytes())
+	return readAnswer(req.Checks, answer)
 }
 
 // LearnerCredentials reads the learner's kubeconfig in the sandbox: the

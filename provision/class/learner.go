@@ -20,6 +20,7 @@ import (
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/internal/statedir"
+	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 )
@@ -73,9 +74,27 @@ func (c *Class) Connect(ctx context.Context, learner string) (*provision.Live, e
 	live := provision.NewLive(c.cfg.Lab, rt, provision.Identity{}, provision.Identity{})
 	if _, err := live.GraderCredentials(ctx); err != nil {
 		live.Close()
-		return nil, err
+		return nil, fromControlPlane(err)
 	}
 	return live, nil
+}
+
+// controlPlaneError is an error the learner's control plane answered, its
+// message escaped (textsafe) when it is made: the learner is admin there,
+// and an admission webhook of theirs words its own denials. It unwraps to
+// the answer.
+type controlPlaneError struct {
+	msg string
+	err error
+}
+
+func (e *controlPlaneError) Error() string { return e.msg }
+func (e *controlPlaneError) Unwrap() error { return e.err }
+
+// fromControlPlane is err, an answer of the learner's control plane, as a
+// controlPlaneError.
+func fromControlPlane(err error) error {
+	return &controlPlaneError{msg: textsafe.Escape(err.Error()), err: err}
 }
 
 // connect forwards a port to the learner's API server and makes the admin
@@ -105,7 +124,7 @@ func (c *Class) connect(ctx context.Context, learner string) (*learnerRuntime, e
 		fwd.Close()
 		return nil, err
 	}
-	return &learnerRuntime{podSandbox: podSandbox{cfg: c.rest, cs: c.cs, ns: ns},
+	return &learnerRuntime{podSandbox: podSandbox{c.pods(ns)},
 		lab: c.cfg.Lab, learner: learner, class: c, fwd: fwd, admin: admin, adminCS: cs}, nil
 }
 
@@ -128,10 +147,10 @@ func (e *learnerRuntime) Admin(context.Context) (*rest.Config, error) { return e
 func (e *learnerRuntime) setUp(ctx context.Context) error {
 	learner, grader, err := provision.SetupCluster(ctx, e.adminCS, e.admin.CAData, e.lab)
 	if err != nil {
-		return fmt.Errorf("setting up the control plane of %s: %w", e.ns, err)
+		return fromControlPlane(fmt.Errorf("setting up the control plane of %s: %w", e.ns, err))
 	}
 	if err := provision.WaitBuiltinRoles(ctx, e.adminCS, provision.BuiltinRolesWait); err != nil {
-		return fmt.Errorf("setting up the control plane of %s: %w", e.ns, err)
+		return fromControlPlane(fmt.Errorf("setting up the control plane of %s: %w", e.ns, err))
 	}
 	live := provision.NewLive(e.lab, e, learner, grader)
 	if err := e.seedHome(ctx, false); err != nil {
@@ -168,20 +187,21 @@ cp -a /root/. ` + homeMount + `/`
 find ` + homeMount + ` -mindepth 1 -delete
 cp -a /root/. ` + homeMount + `/`
 	}
-	var out bytes.Buffer
-	code, err := e.execIn(ctx, containerAdmin, []string{"sh", "-c", script}, nil, &out, &out)
+	code, out, err := e.run(ctx, podCommand{pod: vcpPod, container: containerAdmin, cmd: []string{"sh", "-c", script}, wait: homeWait})
 	if err != nil {
 		return fmt.Errorf("preparing /root of %s: %w", e.ns, err)
 	}
 	if code != 0 {
-		return fmt.Errorf("preparing /root of %s: exit %d: %s", e.ns, code, provision.LastLines(out.String(), 3))
+		return fmt.Errorf("preparing /root of %s: exit %d: %s", e.ns, code, out.lastLines(3))
 	}
 	return nil
 }
 
-// execIn runs cmd in a container of the learner's control-plane Pod.
+// execIn runs cmd in a container of the learner's control-plane Pod, its
+// output to out and errOut as it comes, as long as ctx allows.
 func (e *learnerRuntime) execIn(ctx context.Context, container string, cmd []string, in io.Reader, out, errOut io.Writer) (int, error) {
-	return podexec.Exec{Namespace: e.ns, Pod: vcpPod, Container: container, Cmd: cmd, Stdin: in, Stdout: out, Stderr: errOut}.Run(ctx, e.cfg, e.cs)
+	code, _, err := e.run(ctx, podCommand{pod: vcpPod, container: container, cmd: cmd, stdin: in, stdout: out, stderr: errOut})
+	return code, err
 }
 
 // RunChecker runs one checker round in the grader container of the
@@ -191,8 +211,9 @@ func (e *learnerRuntime) RunChecker(ctx context.Context, req checks.Request) ([]
 	if err != nil {
 		return nil, err
 	}
-	var out, errOut bytes.Buffer
-	code, err := e.execIn(ctx, containerGrader, []string{checkerBin, "__check"}, bytes.NewReader(in), &out, &errOut)
+	answer := newAnswer()
+	code, errOut, err := e.run(ctx, podCommand{pod: vcpPod, container: containerGrader, cmd: []string{checkerBin, "__check"},
+		stdin: bytes.NewReader(in), stdout: answer})
 	if err != nil {
 		if ctx.Err() != nil {
 			return roundOverran(req.Checks, ctx.Err()), nil
@@ -200,9 +221,9 @@ func (e *learnerRuntime) RunChecker(ctx context.Context, req checks.Request) ([]
 		return nil, fmt.Errorf("running checks for %s: %w", e.learner, err)
 	}
 	if code != 0 {
-		return nil, docker.WithDetail(fmt.Errorf("the checker exited with status %d: %s", code, docker.FirstLine(errOut.Bytes())), errOut.Bytes())
+		return nil, docker.WithDetail(fmt.Errorf("the checker exited with status %d: %s", code, errOut.firstLine()), []byte(errOut.text()))
 	}
-	return checks.ReadResponse(req.Checks, out.Bytes())
+	return readAnswer(req.Checks, answer)
 }
 
 // roundOverran reports every check as an error: a round cut short by its
@@ -220,10 +241,11 @@ func (e *learnerRuntime) RunAdminScript(ctx context.Context, script string, out 
 // BackupHome streams /root out as a tar (entries root/...), read from the
 // admin container's mount of the home.
 func (e *learnerRuntime) BackupHome(ctx context.Context, w io.Writer) error {
-	var errOut bytes.Buffer
-	code, err := e.execIn(ctx, containerAdmin, []string{"tar", "-C", "/", "--transform", "s,^home-vol,root,", "-cf", "-", "home-vol"}, nil, w, &errOut)
+	code, errOut, err := e.run(ctx, podCommand{pod: vcpPod, container: containerAdmin,
+		cmd:    []string{"tar", "-C", "/", "--transform", "s,^home-vol,root,", "-cf", "-", "home-vol"},
+		stdout: w, wait: homeWait})
 	if err == nil && code != 0 {
-		err = fmt.Errorf("tar exited %d: %s", code, docker.FirstLine(errOut.Bytes()))
+		err = fmt.Errorf("tar exited %d: %s", code, errOut.firstLine())
 	}
 	if err != nil {
 		return fmt.Errorf("copying /root of %s: %w", e.ns, err)

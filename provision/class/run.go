@@ -20,7 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/podexec"
+	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/sandbox"
 )
 
@@ -104,11 +104,14 @@ func podProblem(p *corev1.Pod) string {
 		case "ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName":
 			return fmt.Sprintf("pod %s: container %s cannot get image %s (%s): push it to a registry the cluster's nodes use, or load it into them, and pass --sandbox-image when it has another name", p.Name, s.Name, s.Image, w.Reason)
 		case "CrashLoopBackOff", "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
+			// The container writes its termination message, and what it
+			// runs words the runtime's errors: in the sandbox, that is the
+			// learner. Both are quoted escaped, on one line.
 			last := ""
 			if t := s.LastTerminationState.Terminated; t != nil {
-				last = fmt.Sprintf(" (last exit %d: %s)", t.ExitCode, strings.TrimSpace(t.Message))
+				last = fmt.Sprintf(" (last exit %d: %s)", t.ExitCode, textsafe.EscapeLine(strings.TrimSpace(t.Message)))
 			}
-			return fmt.Sprintf("pod %s: container %s keeps failing: %s %s%s", p.Name, s.Name, w.Reason, w.Message, last)
+			return fmt.Sprintf("pod %s: container %s keeps failing: %s %s%s", p.Name, s.Name, w.Reason, textsafe.EscapeLine(w.Message), last)
 		}
 	}
 	return ""
@@ -383,15 +386,14 @@ func (c *Class) placeChecker(ctx context.Context, ns, pod, dir string) error {
 		return err
 	}
 	defer f.Close()
-	var errOut bytes.Buffer
 	bin = dir + "/labctl"
 	script := `set -e; cat > ` + bin + `.new; chmod 0555 ` + bin + `.new; mv ` + bin + `.new ` + bin + `; : > ` + dir + `/ready`
-	code, err := podexec.Exec{Namespace: ns, Pod: pod, Container: containerPrepare, Cmd: []string{"sh", "-c", script}, Stdin: f, Stderr: &errOut}.Run(ctx, c.rest, c.cs)
+	code, out, err := c.pods(ns).run(ctx, podCommand{pod: pod, container: containerPrepare, cmd: []string{"sh", "-c", script}, stdin: f, wait: copyWait})
 	if err != nil {
 		return fmt.Errorf("placing the checker in %s: %w", ns, err)
 	}
 	if code != 0 {
-		return fmt.Errorf("placing the checker in %s: exit %d: %s", ns, code, docker.FirstLine(errOut.Bytes()))
+		return fmt.Errorf("placing the checker in %s: exit %d: %s", ns, code, out.firstLine())
 	}
 	return nil
 }

@@ -5,9 +5,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/provision"
@@ -17,17 +14,16 @@ import (
 // the exec API with cfg: by the instructor's labctl, or by the learner's
 // own with an invite.
 type podSandbox struct {
-	cfg *rest.Config
-	cs  kubernetes.Interface
-	ns  string
+	learnerPods
 }
 
 // Exec runs o.Cmd in the sandbox container with o's environment and
 // directory (the exec API sets neither: shellCommand does).
 func (p podSandbox) Exec(ctx context.Context, o docker.ExecOptions) (int, error) {
-	return podexec.Exec{Namespace: p.ns, Pod: sandboxPod, Container: containerSandbox,
-		Cmd:   shellCommand(docker.ShellOptions{Cmd: o.Cmd, Env: o.Env, WorkDir: o.WorkDir}, o.WorkDir),
-		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr}.Run(ctx, p.cfg, p.cs)
+	code, _, err := p.run(ctx, podCommand{pod: sandboxPod, container: containerSandbox,
+		cmd:   shellCommand(docker.ShellOptions{Cmd: o.Cmd, Env: o.Env, WorkDir: o.WorkDir}, o.WorkDir),
+		stdin: o.Stdin, stdout: o.Stdout, stderr: o.Stderr})
+	return code, err
 }
 
 // Attach starts o.Cmd on a PTY in the sandbox container.
@@ -39,11 +35,10 @@ func (p podSandbox) Attach(ctx context.Context, o docker.ShellOptions) (provisio
 // root only, replacing the file at once.
 func (p podSandbox) WriteFile(ctx context.Context, path string, data []byte) error {
 	script := `set -e; umask 077; mkdir -p "$(dirname "$0")"; cat > "$0.labctl"; mv "$0.labctl" "$0"`
-	var out bytes.Buffer
-	code, err := podexec.Exec{Namespace: p.ns, Pod: sandboxPod, Container: containerSandbox,
-		Cmd: []string{"sh", "-c", script, path}, Stdin: bytes.NewReader(data), Stdout: &out, Stderr: &out}.Run(ctx, p.cfg, p.cs)
+	code, out, err := p.run(ctx, podCommand{pod: sandboxPod, container: containerSandbox,
+		cmd: []string{"sh", "-c", script, path}, stdin: bytes.NewReader(data), wait: fileWait})
 	if err == nil && code != 0 {
-		err = fmt.Errorf("exit %d: %s", code, provision.LastLines(out.String(), 3))
+		err = fmt.Errorf("exit %d: %s", code, out.lastLines(3))
 	}
 	if err != nil {
 		return fmt.Errorf("in %s: %w", p.ns, err)

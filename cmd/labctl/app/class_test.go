@@ -1,6 +1,7 @@
 package app
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/xml"
@@ -434,6 +435,31 @@ func TestClassReset(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "learner alice: sandbox Pod: Pending: the learner's lab is not ready: `labctl class up` repairs it") ||
 		strings.Contains(errOut, "run `labctl up`") {
 		t.Errorf("reset of a learner not ready: exit %d, %s", code, errOut)
+	}
+}
+
+// A /root too big to save is refused naming its largest file: a name the
+// learner chose, which reaches the instructor's terminal escaped, on one
+// line.
+func TestClassResetRefusalEscapesTheFileName(t *testing.T) {
+	isolate(t)
+	c := classOf(t, "goodbye", "alice")
+	var home bytes.Buffer
+	tw := tar.NewWriter(&home)
+	name := "root/\x1b[2J\x1b]52;c;cHduZWQ=\x07disk\r\nlabctl: /root saved"
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: 3 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	c.learners["alice"].lab.home = home.Bytes()
+	code, _, errOut := runFake(t, &fakeEnv{class: c}, "--lab", classSteps, "class", "reset", "alice")
+	if code == 0 || !strings.Contains(errOut, "nothing was reset") {
+		t.Fatalf("reset of a 3 GiB /root: exit %d, %s", code, errOut)
+	}
+	if strings.ContainsAny(errOut, "\x1b\x07\r") || strings.Contains(errOut, "\nlabctl: /root saved") {
+		t.Errorf("the refusal reaches the terminal raw: %q", errOut)
+	}
+	if !strings.Contains(errOut, `/root/\x1b[2J\x1b]52;c;cHduZWQ=\x07disk\x0d\x0alabctl: /root saved`) {
+		t.Errorf("the refusal does not name the file escaped: %q", errOut)
 	}
 }
 

@@ -132,6 +132,8 @@ type fakeLab struct {
 	closed bool
 	// exec is what ExecLogin does.
 	exec func(cmd []string, in io.Reader, out, errOut io.Writer) int
+	// home is the tar BackupHome writes; nil is homeTar().
+	home []byte
 }
 
 func newFakeLab(l *lab.Lab) *fakeLab {
@@ -209,7 +211,11 @@ func (f *fakeLab) forget() error {
 }
 
 func (f *fakeLab) BackupHome(_ context.Context, w io.Writer) error {
-	_, err := w.Write(homeTar())
+	home := f.home
+	if home == nil {
+		home = homeTar()
+	}
+	_, err := w.Write(home)
 	return err
 }
 func (f *fakeLab) RecreateSandbox(context.Context) error { return f.forget() }
