@@ -49,10 +49,10 @@ func newKubeReader(m mapper, client dynamic.Interface) *kubeReader {
 	return &kubeReader{mapper: m, client: client}
 }
 
-// Get reads one object. A kind the cluster does not serve gives an error
-// satisfying meta.IsNoMatchError, a missing object one satisfying
-// apierrors.IsNotFound.
-func (k *kubeReader) Get(ctx context.Context, apiVersion, kind, namespace, name string) (map[string]any, error) {
+// resource is the client of kind's resource: in namespace when the kind is
+// namespaced and namespace is set, else across the cluster. A kind the
+// cluster does not serve gives an error satisfying meta.IsNoMatchError.
+func (k *kubeReader) resource(ctx context.Context, apiVersion, kind, namespace string) (dynamic.ResourceInterface, error) {
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
 		return nil, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
@@ -61,9 +61,19 @@ func (k *kubeReader) Get(ctx context.Context, apiVersion, kind, namespace, name 
 	if err != nil {
 		return nil, fmt.Errorf("finding the resource for %s %s: %w", apiVersion, kind, err)
 	}
-	var ri dynamic.ResourceInterface = k.client.Resource(mapping.Resource)
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		ri = k.client.Resource(mapping.Resource).Namespace(namespace)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace && namespace != "" {
+		return k.client.Resource(mapping.Resource).Namespace(namespace), nil
+	}
+	return k.client.Resource(mapping.Resource), nil
+}
+
+// Get reads one object. A kind the cluster does not serve gives an error
+// satisfying meta.IsNoMatchError, a missing object one satisfying
+// apierrors.IsNotFound.
+func (k *kubeReader) Get(ctx context.Context, apiVersion, kind, namespace, name string) (map[string]any, error) {
+	ri, err := k.resource(ctx, apiVersion, kind, namespace)
+	if err != nil {
+		return nil, err
 	}
 	obj, err := ri.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -76,17 +86,9 @@ func (k *kubeReader) Get(ctx context.Context, apiVersion, kind, namespace, name 
 // empty, or for a cluster-scoped kind) whose labels match selector, page
 // by page, and refuses more than maxSelected of them.
 func (k *kubeReader) List(ctx context.Context, apiVersion, kind, namespace, selector string) ([]map[string]any, error) {
-	gv, err := schema.ParseGroupVersion(apiVersion)
+	ri, err := k.resource(ctx, apiVersion, kind, namespace)
 	if err != nil {
-		return nil, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
-	}
-	mapping, err := k.mapper.RESTMappingWithContext(ctx, schema.GroupKind{Group: gv.Group, Kind: kind}, gv.Version)
-	if err != nil {
-		return nil, fmt.Errorf("finding the resource for %s %s: %w", apiVersion, kind, err)
-	}
-	var ri dynamic.ResourceInterface = k.client.Resource(mapping.Resource)
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace && namespace != "" {
-		ri = k.client.Resource(mapping.Resource).Namespace(namespace)
+		return nil, err
 	}
 	var out []map[string]any
 	opts := metav1.ListOptions{LabelSelector: selector, Limit: 250}
