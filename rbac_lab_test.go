@@ -63,14 +63,7 @@ func TestRbacLabLoads(t *testing.T) {
 		t.Errorf("%d steps, want at least 3", len(l.Steps))
 	}
 	for _, s := range l.Steps {
-		if strings.TrimSpace(s.Solve) == "" || len(s.Mistakes) == 0 || len(s.Alternatives) == 0 {
-			t.Errorf("step %s needs a solve script, at least one mistake and one alternative", s.ID)
-		}
-		for _, m := range s.Mistakes {
-			if strings.TrimSpace(m.Explain) == "" {
-				t.Errorf("step %s mistake %s has no explain", s.ID, m.Name)
-			}
-		}
+		requireCompleteStep(t, s)
 		// Least privilege is shown both ways: what an identity may do and
 		// what it may not.
 		var may, mayNot bool
