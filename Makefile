@@ -18,10 +18,11 @@ help: ## list the targets
 build: ## build the static labctl binary into bin/
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/labctl
 
-# LAB_APPS are the Go programs of the labs' workload images, each its own module.
-LAB_APPS := $(patsubst %/go.mod,%,$(wildcard labs/*/images/*/go.mod))
+# LAB_APPS are the Go programs of the labs' workload images, each its own module,
+# and labctl's own add-on programs (the wrapper modules with tests of their own).
+LAB_APPS := $(patsubst %/go.mod,%,$(wildcard labs/*/images/*/go.mod)) images/addons/build/ingress
 
-test: ## unit tests (no Docker needed), the labs' workload apps included
+test: ## unit tests (no Docker needed), the labs' workload apps and the ingress add-on included
 	$(GO) test ./...
 	@for app in $(LAB_APPS); do echo "$(GO) -C $$app test ./..."; $(GO) -C $$app test ./... || exit 1; done
 

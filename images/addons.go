@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -14,21 +15,31 @@ const (
 	flannelVersion    = "v0.28.10"
 	kubeRouterVersion = "v2.1.0"
 	localPathVersion  = "v0.0.30"
+	metricsVersion    = "v0.8.0"
+	gatewayAPIVersion = "v1.6.3"
 )
 
 // addonSources is the hash (addonSourcesHash) of the add-on wrapper
-// modules' files: the image's tag is known without the source tree, and
+// modules' files: the images' tags are known without the source tree, and
 // TestAddonSourcesRecorded fails until a change to them is recorded here.
-const addonSources = "899e921ac43a"
+const addonSources = "5052cadc10fa"
 
-// AddonsRef is the tag of the image that holds every add-on's program.
-func AddonsRef() string {
-	return "labctl/addons:" + hashOf([]string{baseRef(), flannelVersion, kubeRouterVersion, localPathVersion,
-		addonSources, goBuildFlags}, "addons", "node/iptables-wrapper")
+// addonImage is one image of add-on programs, built on the Debian base
+// from its recipe directory and the binaries of its builds.
+type addonImage struct {
+	repo, recipe string
+	versions     []string
+	builds       []goBuild
+	scratch      bool // static programs only: no Debian base
 }
 
-func addonBuilds() []goBuild {
-	return []goBuild{{
+// nodeAddons are the add-ons every node runs or that run anywhere:
+// flanneld (Pod routes), kube-router's firewall (NetworkPolicy),
+// local-path-provisioner (storage), and the reach checks' Pods.
+var nodeAddons = addonImage{
+	repo: "labctl/addons", recipe: "addons",
+	versions: []string{flannelVersion, kubeRouterVersion, localPathVersion},
+	builds: []goBuild{{
 		name:     "flanneld " + flannelVersion,
 		dir:      "images/addons/build/flannel",
 		requires: [2]string{"github.com/flannel-io/flannel", flannelVersion},
@@ -46,34 +57,93 @@ func addonBuilds() []goBuild {
 		requires: [2]string{"github.com/rancher/local-path-provisioner", localPathVersion},
 		outputs:  map[string]string{"local-path-provisioner": "github.com/rancher/local-path-provisioner"},
 		ldflags:  "-s -w",
-	}}
+	}},
 }
 
-// EnsureAddons returns the add-ons image, building it (and the Debian base)
-// when the engine lacks it. Only labs that ask for an add-on, or have
-// workers, need it.
+// serveAddons are the add-ons that serve the cluster's users from the
+// control-plane node: labctl-ingress (Ingress and Gateway API, with the
+// Gateway API's CRDs) and metrics-server. An image of their own, from
+// scratch, keeps their 100 MB off labs that only ask for policies or
+// storage, and loads nothing else.
+var serveAddons = addonImage{
+	repo: "labctl/addons-serve", recipe: "addons-serve", scratch: true,
+	versions: []string{metricsVersion, gatewayAPIVersion},
+	builds: []goBuild{{
+		name:     "labctl-ingress",
+		dir:      "images/addons/build/ingress",
+		requires: [2]string{"sigs.k8s.io/gateway-api", gatewayAPIVersion},
+		outputs:  map[string]string{"labctl-ingress": "."},
+		files: []moduleFiles{{
+			module: "sigs.k8s.io/gateway-api", dest: "gateway-crds",
+			globs: []string{"config/crd/standard/gateway.networking.k8s.io_gatewayclasses.yaml",
+				"config/crd/standard/gateway.networking.k8s.io_gateways.yaml",
+				"config/crd/standard/gateway.networking.k8s.io_httproutes.yaml",
+				"config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml"},
+		}},
+		ldflags: "-s -w",
+	}, {
+		name:     "metrics-server " + metricsVersion,
+		dir:      "images/addons/build/metrics",
+		requires: [2]string{"sigs.k8s.io/metrics-server", metricsVersion},
+		outputs:  map[string]string{"metrics-server": "sigs.k8s.io/metrics-server/cmd/metrics-server"},
+		ldflags:  "-s -w",
+	}},
+}
+
+func (a addonImage) ref() string {
+	base := "scratch"
+	if !a.scratch {
+		base = baseRef()
+	}
+	return a.repo + ":" + hashOf(append([]string{base, addonSources, goBuildFlags}, a.versions...), a.recipe, "node/iptables-wrapper")
+}
+
+// AddonsRef is the tag of the image that holds the node add-ons' programs.
+func AddonsRef() string { return nodeAddons.ref() }
+
+// ServeAddonsRef is the tag of the image that holds the ingress and
+// metrics add-ons' programs.
+func ServeAddonsRef() string { return serveAddons.ref() }
+
+func addonBuilds() []goBuild { return append(slices.Clone(nodeAddons.builds), serveAddons.builds...) }
+
+// EnsureAddons returns the node add-ons image, building it (and the
+// Debian base) when the engine lacks it. Only labs that ask for an
+// add-on, have workers or reach checks need it.
 func EnsureAddons(ctx context.Context, opts Options) (string, error) {
+	return ensureAddonImage(ctx, opts, nodeAddons)
+}
+
+// EnsureServeAddons returns the ingress and metrics image, building it
+// when the engine lacks it.
+func EnsureServeAddons(ctx context.Context, opts Options) (string, error) {
+	return ensureAddonImage(ctx, opts, serveAddons)
+}
+
+func ensureAddonImage(ctx context.Context, opts Options, a addonImage) (string, error) {
 	b, err := newBuilder(opts)
 	if err != nil {
 		return "", err
 	}
-	ref := AddonsRef()
+	ref := a.ref()
 	if ok, err := b.imageExists(ctx, ref); err != nil || ok {
 		return ref, err
 	}
 	if err := b.checkAddonSources(); err != nil {
 		return "", err
 	}
-	base, err := b.ensureBase(ctx)
-	if err != nil {
-		return "", err
+	base := "scratch"
+	if !a.scratch {
+		if base, err = b.ensureBase(ctx); err != nil {
+			return "", err
+		}
 	}
 	work, err := os.MkdirTemp("", "labctl-addons-")
 	if err != nil {
 		return "", fmt.Errorf("creating a build directory: %w", err)
 	}
 	defer os.RemoveAll(work)
-	for _, g := range addonBuilds() {
+	for _, g := range a.builds {
 		dir, err := b.binaries(ctx, g)
 		if err != nil {
 			return "", err
@@ -83,8 +153,13 @@ func EnsureAddons(ctx context.Context, opts Options) (string, error) {
 				return "", err
 			}
 		}
+		for _, f := range g.files {
+			if err := os.CopyFS(filepath.Join(work, f.dest), os.DirFS(filepath.Join(dir, f.dest))); err != nil {
+				return "", fmt.Errorf("copying %s: %w", f.dest, err)
+			}
+		}
 	}
-	if err := writeRecipeDir("addons", work); err != nil {
+	if err := writeRecipeDir(a.recipe, work); err != nil {
 		return "", fmt.Errorf("writing the add-ons recipe: %w", err)
 	}
 	if err := writeRecipeFile("node/iptables-wrapper", filepath.Join(work, "iptables-wrapper")); err != nil {

@@ -1,6 +1,7 @@
 package images
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -24,7 +25,16 @@ type goBuild struct {
 	dir      string            // module directory, relative to the source tree
 	requires [2]string         // module and version the wrapper must require ("" for none)
 	outputs  map[string]string // binary name -> package
+	files    []moduleFiles     // files of a required module the image ships beside the binaries
 	ldflags  string
+}
+
+// moduleFiles are files of a module the build requires (CRDs, say), copied
+// from the module cache into the directory dest.
+type moduleFiles struct {
+	module string
+	globs  []string // relative to the module's root
+	dest   string
 }
 
 func kubernetesBuild() goBuild {
@@ -137,6 +147,11 @@ func (b *builder) goBuild(ctx context.Context, g goBuild, modDir, out string) er
 			return fmt.Errorf("building %s: %w", name, err)
 		}
 	}
+	for _, f := range g.files {
+		if err := b.copyModuleFiles(ctx, modDir, f, filepath.Join(tmp, f.dest)); err != nil {
+			return err
+		}
+	}
 	if err := os.WriteFile(filepath.Join(tmp, ".complete"), []byte(g.name+"\n"), 0o644); err != nil {
 		return fmt.Errorf("marking %s complete: %w", tmp, err)
 	}
@@ -149,6 +164,42 @@ func (b *builder) goBuild(ctx context.Context, g goBuild, modDir, out string) er
 	return nil
 }
 
+// copyModuleFiles copies f's files from the module cache into dest.
+func (b *builder) copyModuleFiles(ctx context.Context, modDir string, f moduleFiles, dest string) error {
+	var out bytes.Buffer
+	_, err := (command{
+		args:    []string{"go", "list", "-m", "-f", "{{.Dir}}", f.module},
+		dir:     modDir,
+		env:     []string{"GOWORK=off", "GOFLAGS=-buildvcs=false"},
+		timeout: 10 * time.Minute,
+		log:     b.opts.Log,
+		stdout:  &out,
+	}).run(ctx)
+	if err != nil {
+		return fmt.Errorf("finding module %s: %w", f.module, err)
+	}
+	root := strings.TrimSpace(out.String())
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		return err
+	}
+	for _, glob := range f.globs {
+		matches, _ := filepath.Glob(filepath.Join(root, glob))
+		if len(matches) == 0 {
+			return fmt.Errorf("module %s has no %s", f.module, glob)
+		}
+		for _, m := range matches {
+			data, err := os.ReadFile(m)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dest, filepath.Base(m)), data, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // key hashes what decides g's outputs: the module's go.mod, go.sum and own
 // Go files (or the package sources for the main module's pause), flags, and
 // platform.
@@ -156,6 +207,9 @@ func (b *builder) goBuild(ctx context.Context, g goBuild, modDir, out string) er
 func (g goBuild) key(modDir string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n%s/%s\n", g.name, g.ldflags, runtime.GOOS, runtime.GOARCH)
+	for _, f := range g.files {
+		fmt.Fprintf(h, "files %s %s -> %s\n", f.module, strings.Join(f.globs, ","), f.dest)
+	}
 	files := []string{"go.mod", "go.sum"}
 	// A wrapper module's command of its own (tools.go only pins what
 	// go.mod already says).

@@ -284,7 +284,7 @@ func TestAddonSourcesRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got != addonSources {
-		t.Fatalf("images/addons/build hashes to %s; set addonSources in images/addons.go to %s", got, addonSources)
+		t.Fatalf("images/addons/build hashes to %s but images/addons.go records %s; set addonSources to %s", got, addonSources, got)
 	}
 }
 

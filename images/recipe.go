@@ -18,7 +18,7 @@ import (
 // checks against them.
 //
 //go:embed node/node-base.Dockerfile node/kube-proxy.Dockerfile node/iptables-wrapper node/files node/pause/main.go
-//go:embed sandbox/Dockerfile sandbox/labctl.sh addons/Dockerfile
+//go:embed sandbox/Dockerfile sandbox/labctl.sh addons/Dockerfile addons-serve/Dockerfile
 var recipes embed.FS
 
 // assemblyRevision enters the node and sandbox hashes: raise it whenever

@@ -68,9 +68,12 @@ type Cluster struct {
 	// Addons are the components up installs in the cluster, built offline
 	// like the node image: networkPolicy (NetworkPolicy enforced, ingress and
 	// egress), storage (a default StorageClass whose claims bind, on the
-	// node's disk). A lab with workers always gets Pod networking between
-	// its nodes.
-	Addons []string `yaml:"addons" json:"addons,omitempty" jsonschema:"enum=networkPolicy,enum=storage"`
+	// node's disk), ingress (the default IngressClass, served on port 80 of
+	// the control-plane node, whose address each Ingress's status shows),
+	// metrics (metrics-server: kubectl top, and the metrics a
+	// HorizontalPodAutoscaler scales by). A lab with workers always gets Pod
+	// networking between its nodes.
+	Addons []string `yaml:"addons" json:"addons,omitempty" jsonschema:"enum=networkPolicy,enum=storage,enum=ingress,enum=metrics"`
 }
 
 // Node is one worker node of the lab's cluster.
@@ -88,7 +91,12 @@ type Node struct {
 const (
 	AddonNetworkPolicy = "networkPolicy"
 	AddonStorage       = "storage"
+	AddonIngress       = "ingress"
+	AddonMetrics       = "metrics"
 )
+
+// Addons lists every add-on a lab can ask for.
+var Addons = []string{AddonNetworkPolicy, AddonStorage, AddonIngress, AddonMetrics}
 
 // MaxWorkers bounds a lab's worker nodes: each is a kind node container
 // with its own kubelet and containerd.

@@ -664,8 +664,8 @@ func (v *validator) addons(as []string) {
 	for i, a := range as {
 		p := joinIndex("cluster.addons", i)
 		switch {
-		case a != AddonNetworkPolicy && a != AddonStorage:
-			v.add(p, "%q is not an add-on; use %s or %s", a, AddonNetworkPolicy, AddonStorage)
+		case !slices.Contains(Addons, a):
+			v.add(p, "%q is not an add-on; use one of %s", a, strings.Join(Addons, ", "))
 		case seen[a]:
 			v.add(p, "add-on %q is listed twice", a)
 		}

@@ -85,7 +85,7 @@ func TestValidateRules(t *testing.T) {
 		name: "addon unknown",
 		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  addons: [calico] #!\n",
 		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  addons: [networkPolicy, storage]\n",
-		want: `cluster.addons[0]: "calico" is not an add-on; use networkPolicy or storage`,
+		want: `cluster.addons[0]: "calico" is not an add-on; use one of networkPolicy, storage, ingress, metrics`,
 	}, {
 		name: "namespace not a DNS label",
 		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  namespaces:\n  - ok\n  - Not_OK #!\n",

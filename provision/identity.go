@@ -235,7 +235,7 @@ func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labe
 	}
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: LearnerAccount, Namespace: SystemNamespace}}
 	if len(l.Access.Rules) == 0 && len(l.Cluster.Namespaces) > 0 {
-		if err := ensureLearnerAdminRole(ctx, cs, labels); err != nil {
+		if err := ensureLearnerAdminRole(ctx, cs, l, labels); err != nil {
 			return err
 		}
 	}

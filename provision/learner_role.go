@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/labctl/labctl/lab"
 )
 
 // ensureLearnerAdminRole makes LearnerAdminRole hold the rules the built-in
@@ -22,8 +24,19 @@ import (
 // access works the moment it is granted. Whatever a role aggregated into
 // admin may add, the learner gets no write on namespaces: a namespace's
 // labels hold its Pod Security level.
-func ensureLearnerAdminRole(ctx context.Context, cs kubernetes.Interface, lbls map[string]string) error {
-	if err := ensureAdminCopy(ctx, cs, LearnerAdminRole, lbls); err != nil {
+//
+// The add-ons start after this copy is made, so what they aggregate into
+// admin is added here by name: the metrics add-on's read of metrics.k8s.io
+// (kubectl top pods), the ingress add-on's Gateway API objects.
+func ensureLearnerAdminRole(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, lbls map[string]string) error {
+	var extra []rbacv1.PolicyRule
+	if l.Cluster.HasAddon(lab.AddonMetrics) {
+		extra = append(extra, metricsReadRule)
+	}
+	if l.Cluster.HasAddon(lab.AddonIngress) {
+		extra = append(extra, gatewayWriteRule)
+	}
+	if err := ensureAdminCopy(ctx, cs, LearnerAdminRole, lbls, extra...); err != nil {
 		return fmt.Errorf("granting the learner access: %w", err)
 	}
 	return nil
@@ -32,7 +45,7 @@ func ensureLearnerAdminRole(ctx context.Context, cs kubernetes.Interface, lbls m
 // ensureAdminCopy makes the ClusterRole name hold the rules of the built-in
 // admin ClusterRole, resolved as ensureLearnerAdminRole says, without
 // writes on namespaces.
-func ensureAdminCopy(ctx context.Context, cs kubernetes.Interface, name string, lbls map[string]string) error {
+func ensureAdminCopy(ctx context.Context, cs kubernetes.Interface, name string, lbls map[string]string, extra ...rbacv1.PolicyRule) error {
 	list, err := cs.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("reading the cluster's roles: %w", err)
@@ -41,9 +54,25 @@ func ensureAdminCopy(ctx context.Context, cs kubernetes.Interface, name string, 
 	if err != nil {
 		return err
 	}
-	rules = withoutNamespaceWrites(rules)
+	rules = append(withoutNamespaceWrites(rules), extra...)
 	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbls}, Rules: rules}
 	return apply(ctx, cs.RbacV1().ClusterRoles(), cr, func(cur *rbacv1.ClusterRole) { cur.Rules = rules; cur.Labels = lbls })
+}
+
+// metricsReadRule is what the metrics add-on's role aggregates into the
+// built-in admin, edit and view roles.
+var metricsReadRule = rbacv1.PolicyRule{
+	APIGroups: []string{"metrics.k8s.io"},
+	Resources: []string{"pods", "nodes"},
+	Verbs:     []string{"get", "list", "watch"},
+}
+
+// gatewayWriteRule is what the ingress add-on's role aggregates into the
+// built-in admin and edit roles: the Gateway API objects a namespace holds.
+var gatewayWriteRule = rbacv1.PolicyRule{
+	APIGroups: []string{"gateway.networking.k8s.io"},
+	Resources: []string{"gateways", "httproutes", "referencegrants"},
+	Verbs:     []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
 }
 
 // aggregatedRules returns the rules of the ClusterRole name among roles:

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/labctl/labctl/lab"
 )
 
 func clusterRoles(t *testing.T) []rbacv1.ClusterRole {
@@ -138,5 +140,36 @@ func TestWithoutNamespaceWrites(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The metrics and ingress add-ons start after the learner's copy of admin
+// is made, so what they aggregate into admin (metrics.k8s.io reads, the
+// Gateway API's namespaced objects) is added by name, and only for a lab
+// that asks for them.
+func TestLearnerAdminRoleFollowsTheAddons(t *testing.T) {
+	ctx := context.Background()
+	for _, addons := range [][]string{nil, {lab.AddonMetrics, lab.AddonIngress}} {
+		cs := fakeCluster()
+		l := &lab.Lab{Cluster: lab.Cluster{Addons: addons}}
+		if err := ensureLearnerAdminRole(ctx, cs, l, nil); err != nil {
+			t.Fatal(err)
+		}
+		cr, err := cs.RbacV1().ClusterRoles().Get(ctx, LearnerAdminRole, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads := slices.ContainsFunc(cr.Rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.APIGroups, "metrics.k8s.io") && slices.Contains(r.Resources, "pods") && slices.Contains(r.Verbs, "list")
+		})
+		if want := len(addons) > 0; reads != want {
+			t.Errorf("add-ons %v: the learner reads pod metrics = %v, want %v", addons, reads, want)
+		}
+		routes := slices.ContainsFunc(cr.Rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.APIGroups, "gateway.networking.k8s.io") && slices.Contains(r.Resources, "httproutes") && slices.Contains(r.Verbs, "create")
+		})
+		if want := len(addons) > 0; routes != want {
+			t.Errorf("add-ons %v: the learner writes HTTPRoutes = %v, want %v", addons, routes, want)
+		}
 	}
 }

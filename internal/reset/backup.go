@@ -15,9 +15,10 @@ import (
 	"github.com/labctl/labctl/internal/textsafe"
 )
 
-// MaxBackup is the largest /root a backup saves, by apparent size: the sum
-// of its files' sizes, a sparse file counted at its full length, since that
-// is what the tar holds. A backup beyond it is refused before anything is
+// MaxBackup is the largest /root a backup saves, by the size of its tar:
+// every file's content, a sparse file counted at its full length, and
+// every entry's headers (a hard link or a long name costs one or more
+// 512-byte blocks of its own), since that is what the tar holds. A backup beyond it is refused before anything is
 // written past it, and before anything is destroyed.
 const MaxBackup int64 = 2 << 30
 
@@ -41,7 +42,7 @@ type TooBigError struct {
 // learner chose its name.
 func (e *TooBigError) Error() string {
 	largest := textsafe.EscapeLine(e.Largest)
-	return fmt.Sprintf("your /root holds more than %s (files counted at their full size, sparse ones too), beyond the %s a backup may hold; "+
+	return fmt.Sprintf("your /root holds more than %s as a tar (files counted at their full size, sparse ones too, and every file's and link's header), beyond the %s a backup may hold; "+
 		"%s alone is %s: delete the files you do not need in the sandbox (for example `rm %s`) and try again, "+
 		"or pass --no-backup to go on without saving /root (what it holds is then lost)",
 		sizeText(e.Seen), sizeText(e.Limit), largest, sizeText(e.LargestSize), largest)
@@ -91,7 +92,11 @@ func copyBounded(ctx context.Context, home Home, w io.Writer, limit int64) error
 		<-done
 		return err
 	}
-	in := io.TeeReader(pr, w)
+	// read counts every byte of the stream, headers (a link's, a long
+	// name's extended header) and padding as well as content: that is
+	// what the tar on the disk holds.
+	read := &countingReader{r: pr}
+	in := io.TeeReader(read, w)
 	tr := tar.NewReader(in)
 	tooBig := &TooBigError{Limit: limit}
 	for {
@@ -107,7 +112,8 @@ func copyBounded(ctx context.Context, home Home, w io.Writer, limit int64) error
 			}
 			return fmt.Errorf("reading the tar of /root: %w", err)
 		}
-		tooBig.Seen += h.Size
+		// What is read so far, and the content this header announces.
+		tooBig.Seen = read.n + h.Size
 		if h.Size > tooBig.LargestSize {
 			tooBig.Largest, tooBig.LargestSize = "/"+h.Name, h.Size
 		}
@@ -120,6 +126,18 @@ func copyBounded(ctx context.Context, home Home, w io.Writer, limit int64) error
 		return stop(err)
 	}
 	return <-done
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // sizeText prints a byte count in binary units.

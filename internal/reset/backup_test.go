@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -94,12 +95,38 @@ func TestBackupCountsManyFilesTogether(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		files = append(files, reg("root/part"+string(rune('a'+i)), 300))
 	}
-	err := copyBounded(context.Background(), &tarHome{files: files}, io.Discard, 1000)
+	// 1500 bytes of content fit in 3000, but each file is a 512-byte
+	// header and a 512-byte block in the tar: the fourth passes 3000.
+	err := copyBounded(context.Background(), &tarHome{files: files}, io.Discard, 3000)
 	var tooBig *TooBigError
-	if !errors.As(err, &tooBig) || tooBig.Seen != 1200 {
-		t.Errorf("err = %v, want a TooBigError after 1200 bytes", err)
+	if !errors.As(err, &tooBig) || tooBig.Seen != 3*1024+512+300 {
+		t.Errorf("err = %v, want a TooBigError at the fourth file (%d bytes)", err, 3*1024+512+300)
 	}
 }
+
+// Hard links and long names hold no content, but each is a header of its
+// own (a long name two, with its extended header) in the tar: 20 000 links
+// with 200-byte names make a tar of 20 MB from a /root of one small file.
+func TestBackupCountsLinksAndLongNames(t *testing.T) {
+	files := []tar.Header{reg("root/target", 10)}
+	long := strings.Repeat("n", 200)
+	for i := 0; i < 20000; i++ {
+		files = append(files, tar.Header{Typeflag: tar.TypeLink, Name: fmt.Sprintf("root/%s%05d", long, i), Linkname: "root/target"})
+	}
+	var out countingWriter
+	err := copyBounded(context.Background(), &tarHome{files: files}, &out, 1<<20)
+	var tooBig *TooBigError
+	if !errors.As(err, &tooBig) || tooBig.Seen <= 1<<20 {
+		t.Fatalf("err = %v, want a TooBigError past 1 MiB", err)
+	}
+	if out.n > 1<<20+64<<10 {
+		t.Errorf("%d bytes were written before the refusal, want about 1 MiB", out.n)
+	}
+}
+
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
 func TestResetRefusingABackupDestroysNothing(t *testing.T) {
 	o := options(t)

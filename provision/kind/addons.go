@@ -49,7 +49,8 @@ const (
 
 // addonData fills the manifests' templates.
 type addonData struct {
-	Image, Namespace, PodSubnet string
+	// Image holds the node add-ons, ServeImage the ingress and metrics ones.
+	Image, ServeImage, Namespace, PodSubnet string
 }
 
 // addonsFor are the add-on manifests l's cluster on nodeImage needs, in
@@ -65,7 +66,28 @@ func addonsFor(l *lab.Lab, nodeImage string) []string {
 	if l.Cluster.HasAddon(lab.AddonStorage) {
 		out = append(out, "storage")
 	}
+	for _, a := range serveAddons {
+		if l.Cluster.HasAddon(a) {
+			out = append(out, a)
+		}
+	}
 	return out
+}
+
+// serveAddons are the add-ons whose programs are in the serving add-ons
+// image (images.ServeAddonsRef); their manifests are named after them.
+var serveAddons = []string{lab.AddonIngress, lab.AddonMetrics}
+
+// needsServeImage reports whether l's cluster runs any of serveAddons.
+func needsServeImage(l *lab.Lab) bool {
+	return slices.ContainsFunc(serveAddons, l.Cluster.HasAddon)
+}
+
+// needsNodeAddonsImage reports whether l's cluster on nodeImage runs any
+// node add-on, or starts reach Pods.
+func needsNodeAddonsImage(l *lab.Lab, nodeImage string) bool {
+	return slices.ContainsFunc(addonsFor(l, nodeImage), func(n string) bool { return !slices.Contains(serveAddons, n) }) ||
+		len(l.ReachNamespaces()) > 0
 }
 
 // renderAddons renders the namespace and the named add-ons' manifests into
@@ -117,9 +139,10 @@ func (r *upRun) startAddons(ctx context.Context, admin *rest.Config) error {
 		return err
 	}
 	objs, err := renderAddons(names, addonData{
-		Image:     images.AddonsRef(),
-		Namespace: addonNamespace,
-		PodSubnet: kindConfig(r.cluster).Networking.PodSubnet,
+		Image:      images.AddonsRef(),
+		ServeImage: images.ServeAddonsRef(),
+		Namespace:  addonNamespace,
+		PodSubnet:  kindConfig(r.cluster).Networking.PodSubnet,
 	})
 	if err != nil {
 		return err

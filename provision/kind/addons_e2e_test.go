@@ -4,6 +4,7 @@ package kind
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,6 +80,36 @@ spec:
   volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
 `
 
+// webIngress and webGateway send web.lab.test (an Ingress, port 80) and
+// gw.lab.test (an HTTPRoute on a Gateway listening on 8080) to web.
+const webIngress = `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: e2e-net}
+spec:
+  rules:
+  - host: web.lab.test
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+`
+
+const webGateway = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: e2e-net}
+spec:
+  gatewayClassName: labctl
+  listeners: [{name: http, port: 8080, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: e2e-net}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [gw.lab.test]
+  rules:
+  - backendRefs: [{name: web, port: 80}]
+`
+
 const denyIngress = `apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
 metadata: {name: deny-all, namespace: e2e-net}
@@ -112,7 +143,8 @@ spec:
 // that traffic, on one node and across nodes, a policy allowing one client
 // lets that client through and no other, and an egress policy stops what
 // leaves one Pod only; a claim of the default class binds and its Pod
-// writes to it.
+// writes to it; an Ingress and an HTTPRoute answer from the sandbox through
+// the ingress add-on; kubectl top pods works for the learner.
 //
 //	flock /tmp/labctl-e2e.lock go test -tags e2e -count=1 -run TestE2EAddons ./provision/kind/ -timeout 40m -v
 func TestE2EAddons(t *testing.T) {
@@ -163,7 +195,7 @@ func TestE2EAddons(t *testing.T) {
 	}
 	l.Cluster.Images = []lab.Image{{Name: netToolRef, Build: "images/net-tool"}}
 	l.Cluster.Workers = []lab.Node{{Labels: map[string]string{"zone": "a"}}, {Labels: map[string]string{"zone": "b"}}}
-	l.Cluster.Addons = []string{lab.AddonNetworkPolicy, lab.AddonStorage}
+	l.Cluster.Addons = []string{lab.AddonNetworkPolicy, lab.AddonStorage, lab.AddonIngress, lab.AddonMetrics}
 	node, sb := e2etest.Images()
 	h := &e2eHarness{t: t, engine: engine, opts: Options{
 		Lab: l, LabDir: labDir, NodeImage: node, SandboxImage: sb, CheckerBinary: e2eChecker(t),
@@ -179,7 +211,7 @@ func TestE2EAddons(t *testing.T) {
 		t.Fatalf("up: %v\n%s", err, w.buf.String())
 	}
 	defer func() { env.Close() }()
-	if want := "✓ Starting the cluster's add-ons: network, network-policy, storage"; !strings.Contains(w.buf.String(), want) {
+	if want := "✓ Starting the cluster's add-ons: network, network-policy, storage, ingress, metrics"; !strings.Contains(w.buf.String(), want) {
 		t.Errorf("status lines lack %q:\n%s", want, w.buf.String())
 	}
 
@@ -301,6 +333,10 @@ func TestE2EAddons(t *testing.T) {
 		"kubectl -n labctl-system patch daemonset labctl-network -p '{\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":{\"none\":\"x\"}}}}}'",
 		"kubectl delete clusterrolebinding labctl-network-policy",
 		"kubectl -n labctl-system apply -f - <<'EOF'\n" + strings.Replace(denyIngress, "e2e-net", "labctl-system", 1) + "EOF",
+		"kubectl -n labctl-system delete deployment labctl-ingress",
+		"kubectl delete ingressclass labctl",
+		"kubectl delete gatewayclass labctl",
+		"kubectl delete apiservice v1beta1.metrics.k8s.io",
 	} {
 		if code, out := script(t, env, attack); code == 0 || !strings.Contains(out, "forbidden") {
 			t.Errorf("the learner's %q: exit %d, want forbidden:\n%s", attack, code, out)
@@ -314,5 +350,39 @@ func TestE2EAddons(t *testing.T) {
 	}
 	if sc := admin("get", "storageclass", "standard", "-o", "jsonpath={.provisioner}"); sc != storageProvisioner {
 		t.Errorf("the default class's provisioner is %q, want %q", sc, storageProvisioner)
+	}
+
+	t.Log("an Ingress answers from the sandbox at the address its status shows, through the ingress add-on")
+	waitAddress := "for i in $(seq 60); do ip=$(kubectl -n e2e-net get %s -o jsonpath='%s'); [ -n \"$ip\" ] && break; sleep 1; done\n"
+	if code, out := script(t, env, "set -e\nkubectl apply -f - >/dev/null <<'EOF'\n"+webIngress+"EOF\n"+
+		fmt.Sprintf(waitAddress, "ingress web", "{.status.loadBalancer.ingress[0].ip}")+
+		"echo address=$ip\ncurl -fsS --max-time 10 -H 'Host: web.lab.test' http://$ip/\n"+
+		"curl -sS --max-time 10 -o /dev/null -w 'unrouted=%{http_code}\\n' -H 'Host: nothing.lab.test' http://$ip/"); code != 0 ||
+		!strings.Contains(out, "served by") || !strings.Contains(out, "unrouted=404") {
+		_, logs := script(t, env, "kubectl -n e2e-net get ingress -o wide")
+		t.Errorf("the Ingress: exit %d:\n%s\n%s\n%s", code, out, logs, admin("-n", "labctl-system", "logs", "deployment/labctl-ingress", "--tail=30"))
+	}
+	if ip := admin("get", "node", controlPlaneNode(l.Metadata.Name), "-o", "jsonpath={.status.addresses[?(@.type=='InternalIP')].address}"); !strings.Contains(
+		admin("-n", "e2e-net", "get", "ingress", "web", "-o", "jsonpath={.status.loadBalancer.ingress[0].ip}"), ip) {
+		t.Errorf("the Ingress's address is not the control-plane node's %s", ip)
+	}
+
+	t.Log("an HTTPRoute on a Gateway of the labctl class answers on the listener's port")
+	if code, out := script(t, env, "set -e\nkubectl apply -f - >/dev/null <<'EOF'\n"+webGateway+"EOF\n"+
+		"kubectl -n e2e-net wait --for=condition=Programmed gateway/gw --timeout=60s\n"+
+		"kubectl -n e2e-net wait --for=jsonpath='{.status.parents[0].conditions[?(@.type==\"Accepted\")].status}'=True httproute/web --timeout=60s\n"+
+		fmt.Sprintf(waitAddress, "gateway gw", "{.status.addresses[0].value}")+
+		"curl -fsS --max-time 10 -H 'Host: gw.lab.test' http://$ip:8080/"); code != 0 || !strings.Contains(out, "served by") {
+		_, st := script(t, env, "kubectl -n e2e-net get gateway,httproute -o yaml")
+		t.Errorf("the HTTPRoute: exit %d:\n%s\n%s\n%s", code, out, st, admin("-n", "labctl-system", "logs", "deployment/labctl-ingress", "--tail=30"))
+	}
+
+	t.Log("kubectl top pods works for the learner once metrics-server has scraped the kubelets")
+	if code, out := script(t, env, "for i in $(seq 90); do kubectl -n e2e-net top pods 2>&1 | grep -q '^web-' && break; sleep 1; done\n"+
+		"kubectl -n e2e-net top pods"); code != 0 || !strings.Contains(out, "web-") {
+		t.Errorf("kubectl top pods: exit %d:\n%s\n%s", code, out, admin("-n", "labctl-system", "logs", "deployment/metrics-server", "--tail=30"))
+	}
+	if out := admin("top", "nodes"); !strings.Contains(out, controlPlaneNode(l.Metadata.Name)) {
+		t.Errorf("kubectl top nodes:\n%s", out)
 	}
 }

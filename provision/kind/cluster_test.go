@@ -77,20 +77,38 @@ func TestKindConfigWorkers(t *testing.T) {
 }
 
 // TestAddonsRender: every add-on a lab can ask for renders into objects
-// that run only the add-ons image, never pulled, in labctl-system.
+// that run only the add-ons images, never pulled, in labctl-system (but
+// metrics-server's read of the API servers' authentication settings, a
+// binding to a Role kube-system holds).
 func TestAddonsRender(t *testing.T) {
-	l := &lab.Lab{Cluster: lab.Cluster{Workers: []lab.Node{{}}, Addons: []string{lab.AddonNetworkPolicy, lab.AddonStorage}}}
+	l := &lab.Lab{Cluster: lab.Cluster{Workers: []lab.Node{{}}, Addons: lab.Addons}}
 	names := addonsFor(l, "labctl/node:x")
-	if !reflect.DeepEqual(names, []string{addonNetwork, "network-policy", "storage"}) {
+	if !reflect.DeepEqual(names, []string{addonNetwork, "network-policy", "storage", "ingress", "metrics"}) {
 		t.Fatalf("addons = %v", names)
 	}
-	if got := addonsFor(l, "kindest/node:v1"); !reflect.DeepEqual(got, []string{"network-policy", "storage"}) {
+	if got := addonsFor(l, "kindest/node:v1"); !reflect.DeepEqual(got, []string{"network-policy", "storage", "ingress", "metrics"}) {
 		t.Fatalf("on kind's node image (kindnetd routes) addons = %v", got)
 	}
 	if got := addonsFor(&lab.Lab{}, "labctl/node:x"); len(got) != 0 {
 		t.Fatalf("a lab that asks for nothing gets %v", got)
 	}
-	objs, err := renderAddons(names, addonData{Image: "labctl/addons:t", Namespace: addonNamespace, PodSubnet: "10.244.0.0/16"})
+	// Each image only where it is needed.
+	for _, c := range []struct {
+		addons      []string
+		workers     int
+		node, serve bool
+	}{
+		{nil, 0, false, false},
+		{nil, 1, true, false},
+		{[]string{lab.AddonIngress}, 0, false, true},
+		{[]string{lab.AddonMetrics, lab.AddonStorage}, 0, true, true},
+	} {
+		l := &lab.Lab{Cluster: lab.Cluster{Addons: c.addons, Workers: make([]lab.Node, c.workers)}}
+		if n, s := needsNodeAddonsImage(l, "labctl/node:x"), needsServeImage(l); n != c.node || s != c.serve {
+			t.Errorf("addons %v, %d workers: node image %v, serve image %v; want %v, %v", c.addons, c.workers, n, s, c.node, c.serve)
+		}
+	}
+	objs, err := renderAddons(names, addonData{Image: "labctl/addons:t", ServeImage: "labctl/addons-serve:t", Namespace: addonNamespace, PodSubnet: "10.244.0.0/16"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,14 +121,18 @@ func TestAddonsRender(t *testing.T) {
 		if o.GetLabels()["app.kubernetes.io/part-of"] != "labctl-addons" {
 			t.Errorf("%s %s lacks the part-of label", o.GetKind(), o.GetName())
 		}
-		if ns := o.GetNamespace(); ns != "" && ns != addonNamespace {
+		if ns := o.GetNamespace(); ns != "" && ns != addonNamespace && !(ns == "kube-system" && o.GetKind() == "RoleBinding" && o.GetName() == "labctl-metrics-server-auth-reader") {
 			t.Errorf("%s %s is in %s", o.GetKind(), o.GetName(), ns)
 		}
 		if o.GetKind() == "DaemonSet" || o.GetKind() == "Deployment" {
+			image := "labctl/addons:t"
+			if o.GetName() == "labctl-ingress" || o.GetName() == "metrics-server" {
+				image = "labctl/addons-serve:t"
+			}
 			cs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
 			for _, c := range cs {
 				c := c.(map[string]any)
-				if c["image"] != "labctl/addons:t" || c["imagePullPolicy"] != "Never" {
+				if c["image"] != image || c["imagePullPolicy"] != "Never" {
 					t.Errorf("%s %s runs %v (%v)", o.GetKind(), o.GetName(), c["image"], c["imagePullPolicy"])
 				}
 			}
@@ -122,7 +144,7 @@ func TestAddonsRender(t *testing.T) {
 			}
 		}
 	}
-	if kinds["DaemonSet"] != 2 || kinds["Deployment"] != 1 || kinds["StorageClass"] != 1 {
+	if kinds["DaemonSet"] != 2 || kinds["Deployment"] != 3 || kinds["StorageClass"] != 1 || kinds["IngressClass"] != 1 || kinds["APIService"] != 1 {
 		t.Fatalf("kinds = %v", kinds)
 	}
 }

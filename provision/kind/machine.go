@@ -77,9 +77,16 @@ func (r *upRun) ensureImages(ctx context.Context) error {
 	if err := r.ensureWorkloads(ctx); err != nil {
 		return err
 	}
-	// Reach checks start their Pods from the add-ons image too.
-	if len(addonsFor(r.lab, r.images.node)) > 0 || len(r.lab.ReachNamespaces()) > 0 {
+	// Reach checks start their Pods from the node add-ons image too.
+	if needsNodeAddonsImage(r.lab, r.images.node) {
 		ref, err := images.EnsureAddons(ctx, images.Options{Status: r.st.Nest(), Log: r.opts.Log})
+		if err != nil {
+			return err
+		}
+		r.workloads = append(r.workloads, ref)
+	}
+	if needsServeImage(r.lab) {
+		ref, err := images.EnsureServeAddons(ctx, images.Options{Status: r.st.Nest(), Log: r.opts.Log})
 		if err != nil {
 			return err
 		}

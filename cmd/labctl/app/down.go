@@ -23,9 +23,9 @@ func newDownCommand(g *globals) *cobra.Command {
 		Short: "Remove the lab's cluster and sandbox (your /root and progress are kept)",
 		Long: "Removes the lab's kind cluster, sandbox container and network. Your /root (the home volume) and\n" +
 			"your progress are kept: the next `labctl up` resumes your work. --purge removes the home volume\n" +
-			"too, after saving /root as a tar under the state directory, as reset does; a /root beyond 2 GiB\n" +
-			"(sparse files counted at their full size) is not saved and nothing is removed: delete what you do\n" +
-			"not need, or add --no-backup to lose it.",
+			"too, after saving /root as a tar under the state directory, as reset does; a /root whose tar is\n" +
+			"beyond 2 GiB (sparse files at their full size, every link a header) is not saved and nothing is\n" +
+			"removed: delete what you do not need, or add --no-backup to lose it.",
 		Example: "  labctl down\n  labctl down --purge",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

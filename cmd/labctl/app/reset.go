@@ -25,8 +25,8 @@ func newResetCommand(g *globals) *cobra.Command {
 		Long: "Saves your /root as a tar under the state directory, recreates the sandbox and its volume and the\n" +
 			"lab's namespaces, runs the setup again and resets your progress. --hard recreates the cluster too;\n" +
 			"--to STEP then replays the solve scripts of the steps before STEP and leaves you at STEP. A /root\n" +
-			"beyond 2 GiB (sparse files counted at their full size) is not saved and nothing is reset: delete\n" +
-			"what you do not need, or pass --no-backup to lose it.",
+			"whose tar is beyond 2 GiB (sparse files at their full size, every link a header) is not saved and\n" +
+			"nothing is reset: delete what you do not need, or pass --no-backup to lose it.",
 		Example: "  labctl reset\n  labctl reset --to deploy-app\n  labctl reset --hard",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
