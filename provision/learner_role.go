@@ -178,10 +178,14 @@ var builtinUserRoles = []string{"admin", "edit", "view"}
 // rolePoll is how often WaitBuiltinRoles reads the roles.
 const rolePoll = 250 * time.Millisecond
 
-// WaitBuiltinRoles waits until the controller manager has filled each of
-// builtinUserRoles that aggregates others with their rules, so that a
-// binding a step's setup or the learner makes grants what it says from the
-// start, and an access check's answer is the one the binding gives. A new
+// WaitBuiltinRoles makes sure each of builtinUserRoles that aggregates
+// others has their rules, so that a binding a step's setup or the learner
+// makes grants what it says from the start, and an access check's answer is
+// the one the binding gives. The controller manager fills them seconds after
+// a new cluster answers; rather than wait for it, a role still empty is
+// given the rules of the roles it aggregates, resolved as the learner's
+// copy of admin is (the controller manager later writes the same union).
+// It waits, up to timeout, only while a role cannot be resolved yet. A new
 // cluster's setup calls it once its other objects are in place.
 func WaitBuiltinRoles(ctx context.Context, cs kubernetes.Interface, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -191,7 +195,10 @@ func WaitBuiltinRoles(ctx context.Context, cs kubernetes.Interface, timeout time
 		if err == nil {
 			var empty []string
 			for _, cr := range list.Items {
-				if slices.Contains(builtinUserRoles, cr.Name) && cr.AggregationRule != nil && len(cr.Rules) == 0 {
+				if !slices.Contains(builtinUserRoles, cr.Name) || cr.AggregationRule == nil || len(cr.Rules) > 0 {
+					continue
+				}
+				if fillAggregated(ctx, cs, list.Items, cr) != nil {
 					empty = append(empty, cr.Name)
 				}
 			}
@@ -206,4 +213,20 @@ func WaitBuiltinRoles(ctx context.Context, cs kubernetes.Interface, timeout time
 		case <-time.After(rolePoll):
 		}
 	}
+}
+
+// fillAggregated writes into cr the rules of the roles it aggregates, as
+// read in roles; an error when they hold none yet or the write loses.
+func fillAggregated(ctx context.Context, cs kubernetes.Interface, roles []rbacv1.ClusterRole, cr rbacv1.ClusterRole) error {
+	rules, err := aggregatedRules(roles, cr.Name)
+	if err != nil {
+		return err
+	}
+	if len(rules) == 0 {
+		return fmt.Errorf("%s aggregates no rules yet", cr.Name)
+	}
+	cur := cr.DeepCopy()
+	cur.Rules = rules
+	_, err = cs.RbacV1().ClusterRoles().Update(ctx, cur, metav1.UpdateOptions{})
+	return err
 }
