@@ -137,11 +137,16 @@ row "warm up" "${tw} s" "<= 3 s" "$(verdict "$tw" 3)"
 # create of the same three nodes, once each, after a first up that builds
 # the add-ons image when the engine lacks it.
 if [ "${BENCH_SKIP_NODES:-}" != 1 ]; then
+	# variant DIR SUFFIX CLUSTER-LINES: the GitOps lab, renamed, with lines
+	# added under cluster: (the last one an addons: line).
+	variant() {
+		mkdir -p "$work/$1"
+		cp -r "$root/lab.yaml" "$root/fixtures" "$work/$1/"
+		sed -i -E "s/^  name: .*/  name: ${lab}$2/; s/^cluster:\$/cluster:\n$3/" "$work/$1/lab.yaml"
+		grep -q "^  addons: " "$work/$1/lab.yaml" || die "could not make the lab $1"
+	}
 	note "bench: three-node lab with add-ons"
-	mkdir -p "$work/lab3"
-	cp -r "$root/lab.yaml" "$root/fixtures" "$work/lab3/"
-	sed -i -E "s/^  name: .*/  name: ${lab}3/; s/^cluster:\$/cluster:\n  workers: [{labels: {zone: a}}, {labels: {zone: b}}]\n  addons: [networkPolicy, storage]/" "$work/lab3/lab.yaml"
-	grep -q "^  addons: \[networkPolicy, storage\]" "$work/lab3/lab.yaml" || die "could not make the three-node lab"
+	variant lab3 3 "  workers: [{labels: {zone: a}}, {labels: {zone: b}}]\n  addons: [networkPolicy, storage]"
 	ta=$(cd "$work/lab3" && timed "$labctl" up) || die "labctl up of the three-node lab failed"
 	row "  first three-node up (builds the add-ons image if missing)" "${ta} s" "-" "-"
 	(cd "$work/lab3" && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1
@@ -159,10 +164,7 @@ if [ "${BENCH_SKIP_NODES:-}" != 1 ]; then
 	row "up, labs/netpol-shop / bare kind create, 3 nodes" "$(ratio "$tnu" "$t3b") (${tnu} s / ${t3b} s)" "-" "-"
 	(cd "$root/labs/netpol-shop" && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1
 	# One node with the ingress and metrics add-ons.
-	mkdir -p "$work/lab1s"
-	cp -r "$root/lab.yaml" "$root/fixtures" "$work/lab1s/"
-	sed -i -E "s/^  name: .*/  name: ${lab}s/; s/^cluster:\$/cluster:\n  addons: [ingress, metrics]/" "$work/lab1s/lab.yaml"
-	grep -q "^  addons: \[ingress, metrics\]" "$work/lab1s/lab.yaml" || die "could not make the ingress and metrics lab"
+	variant lab1s s "  addons: [ingress, metrics]"
 	ts1=$(cd "$work/lab1s" && timed "$labctl" up) || die "labctl up of the ingress and metrics lab failed"
 	row "  first up, 1 node + ingress + metrics (builds their image if missing)" "${ts1} s" "-" "-"
 	(cd "$work/lab1s" && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/labctl/labctl/internal/countio"
 )
 
 // Error is a bundle labctl refuses, saying why and what to do.
@@ -76,7 +78,7 @@ func Verify(ctx context.Context, file, labDir string, allow func(rel string) err
 	if !info.Mode().IsRegular() {
 		return nil, &Error{File: file, Problem: "is not a regular file", Fix: "give the file `labctl pack` wrote"}
 	}
-	r := &reader{file: file, cr: &countReader{r: ctxReader{ctx, f}}}
+	r := &reader{file: file, cr: &countio.Reader{R: ctxReader{ctx, f}}}
 	r.tr = tar.NewReader(r.cr)
 	m, err := r.manifest()
 	if err != nil {
@@ -115,7 +117,7 @@ func Verify(ctx context.Context, file, labDir string, allow func(rel string) err
 // reader reads one bundle.
 type reader struct {
 	file string
-	cr   *countReader
+	cr   *countio.Reader
 	tr   *tar.Reader
 	// start and size are the data offset and size of the last entry read.
 	start, size int64
@@ -129,7 +131,7 @@ func (r *reader) manifest() (*Manifest, error) {
 	}
 	hdr, err := r.tr.Next()
 	switch {
-	case errors.Is(err, io.EOF) && r.cr.n == 0:
+	case errors.Is(err, io.EOF) && r.cr.N == 0:
 		return nil, notBundle("it is empty")
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return nil, r.truncated("before its manifest")
@@ -189,7 +191,7 @@ func (r *reader) entry(ctx context.Context, e *Entry, labDir string) error {
 	case err != nil:
 		return r.corrupt("the header after %s is damaged (%v)", r.last, err)
 	}
-	r.start, r.size = r.cr.n, hdr.Size
+	r.start, r.size = r.cr.N, hdr.Size
 	if name := strings.TrimSuffix(hdr.Name, "/"); name != e.Path {
 		return r.corrupt("it holds %q where the manifest says %s", hdr.Name, e.Path)
 	}
@@ -262,10 +264,10 @@ func (r *reader) writeFile(ctx context.Context, h hash.Hash, e *Entry, labDir st
 // no more than the archive holds for it (a sparse entry, whose data the
 // reader would make up, is refused before).
 func (r *reader) copy(w io.Writer, e *Entry) error {
-	before := r.cr.n
+	before := r.cr.N
 	n, err := io.Copy(w, io.LimitReader(r.tr, e.Size))
-	if err == nil && r.cr.n-before < n {
-		return r.corrupt("%s holds %d bytes where its archive has %d", e.Path, n, r.cr.n-before)
+	if err == nil && r.cr.N-before < n {
+		return r.corrupt("%s holds %d bytes where its archive has %d", e.Path, n, r.cr.N-before)
 	}
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && n < e.Size):
@@ -289,7 +291,7 @@ func (r *reader) end() error {
 		return r.corrupt("its end is damaged (%v)", err)
 	}
 	want := r.start + (r.size+blockSize-1)/blockSize*blockSize + 2*blockSize
-	if r.cr.n < want {
+	if r.cr.N < want {
 		return r.truncated("in its last blocks")
 	}
 	return nil
@@ -335,18 +337,6 @@ func (i *imagesReader) Read(p []byte) (int, error) {
 }
 
 func (i *imagesReader) Close() error { return i.f.Close() }
-
-// countReader counts the bytes read through it.
-type countReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // sizeSum is the sum of the sizes of entries, for messages.
 func sizeSum(entries []Entry) string {

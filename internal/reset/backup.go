@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/internal/atomicfile"
+	"github.com/labctl/labctl/internal/countio"
 	"github.com/labctl/labctl/internal/textsafe"
 )
 
@@ -95,7 +96,7 @@ func copyBounded(ctx context.Context, home Home, w io.Writer, limit int64) error
 	// read counts every byte of the stream, headers (a link's, a long
 	// name's extended header) and padding as well as content: that is
 	// what the tar on the disk holds.
-	read := &countingReader{r: pr}
+	read := &countio.Reader{R: pr}
 	in := io.TeeReader(read, w)
 	tr := tar.NewReader(in)
 	tooBig := &TooBigError{Limit: limit}
@@ -113,7 +114,7 @@ func copyBounded(ctx context.Context, home Home, w io.Writer, limit int64) error
 			return fmt.Errorf("reading the tar of /root: %w", err)
 		}
 		// What is read so far, and the content this header announces.
-		tooBig.Seen = read.n + h.Size
+		tooBig.Seen = read.N + h.Size
 		if h.Size > tooBig.LargestSize {
 			tooBig.Largest, tooBig.LargestSize = "/"+h.Name, h.Size
 		}
@@ -126,18 +127,6 @@ func copyBounded(ctx context.Context, home Home, w io.Writer, limit int64) error
 		return stop(err)
 	}
 	return <-done
-}
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // sizeText prints a byte count in binary units.
