@@ -141,7 +141,6 @@ exit $bad`)
 			{"update the sandbox Pod", func() error {
 				return ignore(pods.Update(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: sandboxPod, Namespace: ns}}, metav1.UpdateOptions{}))
 			}},
-			{"read the invite's token Secret", func() error { return ignore(secrets.Get(ctx, inviteSecret, metav1.GetOptions{})) }},
 			{"read the control plane's certificates", func() error { return ignore(secrets.Get(ctx, certsSecret, metav1.GetOptions{})) }},
 			{"mint a token for its account", func() error {
 				return ignore(v.sandbox.cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, inviteAccount, &authenticationv1.TokenRequest{}, metav1.CreateOptions{}))
@@ -355,7 +354,7 @@ mkdir -p "deep/$(printf 'd/%.0s' $(seq 1000))"`)
 // inviteOf opens an invite of the learner, as its holder would.
 func inviteOf(t *testing.T, c *Class, learner string) *Invite {
 	t.Helper()
-	kc, err := c.Invite(context.Background(), learner)
+	kc, _, err := c.Invite(context.Background(), learner, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

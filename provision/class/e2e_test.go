@@ -364,13 +364,17 @@ code=$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" h
 	})
 
 	t.Run("an invite execs into its own sandbox and nowhere else", func(t *testing.T) {
-		kc, err := c.Invite(ctx, "learner-1")
+		kc, expires, err := c.Invite(ctx, "learner-1", time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
 		v, err := OpenInvite(ctx, kc)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The token carries the expiry the class cluster gave it.
+		if left := time.Until(v.Expires()); !v.Expires().Equal(expires) || left <= 50*time.Minute || left > time.Hour {
+			t.Errorf("the invite expires at %v (the class cluster says %v), want in an hour", v.Expires(), expires)
 		}
 		if v.Learner() != "learner-1" || v.LabName() != "gitops-drift" {
 			t.Errorf("invite for %s of %s", v.Learner(), v.LabName())
@@ -425,6 +429,25 @@ code=$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" h
 					t.Errorf("%s: %s %s", r.Name, r.Status, r.Message)
 				}
 			}
+		}
+		// Revoked, an invite opens nothing, and a new one works.
+		stale, _, err := c.Invite(ctx, "learner-1", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.RevokeInvites(ctx, "learner-1"); err != nil {
+			t.Fatal(err)
+		}
+		sv, err := OpenInvite(ctx, stale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sv.Live(ls[0].Lab).RunScript(ctx, "true", io.Discard, io.Discard); err == nil || !strings.Contains(strings.ToLower(err.Error()), "unauthorized") {
+			t.Errorf("a revoked invite runs a command: %v, want Unauthorized", err)
+		}
+		fresh := inviteOf(t, c, "learner-1")
+		if code, err := fresh.Live(ls[0].Lab).RunScript(ctx, "true", io.Discard, io.Discard); err != nil || code != 0 {
+			t.Errorf("a new invite after the revocation: %d, %v", code, err)
 		}
 	})
 

@@ -3,10 +3,13 @@ package class
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -25,6 +28,7 @@ type Invite struct {
 	sandbox podSandbox
 	lab     string
 	learner string
+	expires time.Time
 }
 
 // OpenInvite reads an invite kubeconfig.
@@ -42,11 +46,46 @@ func OpenInvite(_ context.Context, kubeconfig []byte) (*Invite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the invite: %w", err)
 	}
+	expires := tokenExpiry(cfg.BearerToken)
+	if !expires.IsZero() && !now().Before(expires) {
+		return nil, fmt.Errorf("%w at %s: ask your instructor for a new one (`labctl class invite %s`)",
+			ErrInviteExpired, expires.Local().Format("2006-01-02 15:04 MST"), parts[2])
+	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("reading the invite: %w", err)
 	}
-	return &Invite{sandbox: podSandbox{learnerPods{cfg: cfg, cs: cs, ns: kctx.Namespace, learner: parts[2]}}, lab: parts[1], learner: parts[2]}, nil
+	return &Invite{sandbox: podSandbox{learnerPods{cfg: cfg, cs: cs, ns: kctx.Namespace, learner: parts[2]}}, lab: parts[1], learner: parts[2], expires: expires}, nil
+}
+
+// ErrInviteExpired: the invite's token has expired.
+var ErrInviteExpired = errors.New("this invite expired")
+
+// now is the clock invites are judged by.
+var now = time.Now
+
+// Expires is when the invite stops working (zero: it does not say).
+func (v *Invite) Expires() time.Time { return v.expires }
+
+// tokenExpiry reads the expiry ("exp") a service-account token carries, as
+// the API server wrote it; zero when it carries none or is no JWT. The
+// API server checks it; this only lets labctl say so before it asks.
+func tokenExpiry(token string) time.Time {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return time.Time{}
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return time.Time{}
+	}
+	var claims struct {
+		Exp int64 `json:"exp"`
+	}
+	if json.Unmarshal(payload, &claims) != nil || claims.Exp <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(claims.Exp, 0)
 }
 
 // Learner is the learner's name the invite was made for.

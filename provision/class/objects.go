@@ -34,7 +34,9 @@ const (
 	dataClaim      = "vcp-data"
 	homeClaim      = "home"
 	inviteAccount  = "invite"
-	inviteSecret   = "invite-token"
+	// legacyInviteSecret is the token Secret of invites before they
+	// expired; class up deletes it.
+	legacyInviteSecret = "invite-token"
 	inviteRole     = "invite"
 	isolatePolicy  = "isolate"
 	vcpPort        = 6443
@@ -481,9 +483,9 @@ func (o classObjects) networkPolicy() *networkingv1.NetworkPolicy {
 
 // inviteObjects are the identity an invite kubeconfig carries: a service
 // account whose role may only get, exec into and port-forward to the
-// learner's sandbox Pod, by name, and a token Secret for it (deleted with
-// the namespace, or to revoke the invite).
-func (o classObjects) inviteObjects() (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding, *corev1.Secret) {
+// learner's sandbox Pod, by name. Its tokens are short-lived TokenRequests
+// (Class.Invite); making the account anew revokes them all.
+func (o classObjects) inviteObjects() (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding) {
 	no := false
 	sa := &corev1.ServiceAccount{ObjectMeta: o.meta(inviteAccount, ""), AutomountServiceAccountToken: &no}
 	role := &rbacv1.Role{ObjectMeta: o.meta(inviteRole, ""), Rules: []rbacv1.PolicyRule{
@@ -495,10 +497,7 @@ func (o classObjects) inviteObjects() (*corev1.ServiceAccount, *rbacv1.Role, *rb
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: inviteRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: inviteAccount, Namespace: o.namespace}},
 	}
-	meta := o.meta(inviteSecret, "")
-	meta.Annotations = map[string]string{corev1.ServiceAccountNameKey: inviteAccount}
-	secret := &corev1.Secret{ObjectMeta: meta, Type: corev1.SecretTypeServiceAccountToken}
-	return sa, role, rb, secret
+	return sa, role, rb
 }
 
 // fixturesTar packs the lab's fixtures as one tar (nil fsys: an empty one),

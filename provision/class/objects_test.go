@@ -182,7 +182,7 @@ func TestClassPodsPassPodSecurityBaseline(t *testing.T) {
 
 // An invite may do nothing but reach the sandbox Pod, by name.
 func TestClassInviteRole(t *testing.T) {
-	_, role, rb, _ := testObjects().inviteObjects()
+	_, role, rb := testObjects().inviteObjects()
 	for _, r := range role.Rules {
 		if !slices.Equal(r.ResourceNames, []string{sandboxPod}) {
 			t.Errorf("rule %v is not limited to the sandbox Pod", r)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -204,9 +205,7 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 	}); err != nil {
 		return fmt.Errorf("creating service %s/%s: %w", ns, vcpService, err)
 	}
-	// In this order: the token controller deletes a token Secret whose
-	// service account it does not know yet.
-	sa, role, rb, secret := o.inviteObjects()
+	sa, role, rb := o.inviteObjects()
 	for _, obj := range []struct {
 		what   string
 		create func(context.Context) error
@@ -227,14 +226,14 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 			_, err := c.cs.NetworkingV1().NetworkPolicies(ns).Create(ctx, o.networkPolicy(), metav1.CreateOptions{})
 			return err
 		}},
-		{"secret " + inviteSecret, func(ctx context.Context) error {
-			_, err := core.Secrets(ns).Create(ctx, secret, metav1.CreateOptions{})
-			return err
-		}},
 	} {
 		if err := createIfMissing(ctx, obj.create); err != nil {
 			return fmt.Errorf("creating %s in %s: %w", obj.what, ns, err)
 		}
+	}
+	// An invite of an older labctl was a token Secret that never expired.
+	if err := core.Secrets(ns).Delete(ctx, legacyInviteSecret, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the old invite token %s/%s: %w", ns, legacyInviteSecret, err)
 	}
 	for _, pod := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
 		if err := c.ensurePod(ctx, pod); err != nil {
@@ -511,54 +510,83 @@ func (c *Class) owns(ns *corev1.Namespace, learner string) bool {
 // the learner, which `labctl shell --invite` reads back.
 func inviteContext(labName, learner string) string { return "labctl:" + labName + ":" + learner }
 
+// Invite bounds: a token lives at least MinInviteTTL and at most
+// MaxInviteTTL (the class cluster may cut it shorter).
+const (
+	MinInviteTTL = 10 * time.Minute
+	MaxInviteTTL = 7 * 24 * time.Hour
+)
+
 // Invite returns a kubeconfig for the class cluster that may only exec into
-// and port-forward to the learner's sandbox Pod.
-func (c *Class) Invite(ctx context.Context, learner string) ([]byte, error) {
-	ns := c.Namespace(learner)
-	n, err := c.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) || (err == nil && !c.owns(n, learner)) {
-		return nil, fmt.Errorf("learner %s: %w", learner, ErrNoLearner)
+// and port-forward to the learner's sandbox Pod, with a token that expires
+// after ttl, and when it expires as the class cluster says.
+func (c *Class) Invite(ctx context.Context, learner string, ttl time.Duration) ([]byte, time.Time, error) {
+	if ttl < MinInviteTTL || ttl > MaxInviteTTL {
+		return nil, time.Time{}, fmt.Errorf("an invite lasts from %v to %v, not %v", MinInviteTTL, MaxInviteTTL, ttl)
+	}
+	ns, err := c.learnerNamespace(ctx, learner)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	secs := int64(ttl / time.Second)
+	tr, err := c.cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, inviteAccount,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}}, metav1.CreateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, time.Time{}, fmt.Errorf("learner %s has no invite identity: run `labctl class up` again", learner)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading namespace %s: %w", ns, err)
-	}
-	if _, err := c.cs.CoreV1().ServiceAccounts(ns).Get(ctx, inviteAccount, metav1.GetOptions{}); err != nil {
-		return nil, fmt.Errorf("learner %s has no invite identity (%v): run `labctl class up` again", learner, err)
-	}
-	var token []byte
-	err = c.poll(ctx, time.Minute, "the invite token of "+ns, func() (bool, error) {
-		s, err := c.cs.CoreV1().Secrets(ns).Get(ctx, inviteSecret, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			// Gone: revoked by hand, or removed by the token controller
-			// when it saw the Secret before its account. Make it again.
-			_, _, _, secret := c.objects(learner).inviteObjects()
-			if _, err := c.cs.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return false, fmt.Errorf("making the invite identity of %s: %w", learner, err)
-			}
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		token = s.Data[corev1.ServiceAccountTokenKey]
-		return len(token) > 0, nil
-	})
-	if err != nil {
-		return nil, err
+		return nil, time.Time{}, fmt.Errorf("making the invite token of %s: %w", learner, err)
 	}
 	ca := c.rest.CAData
 	if len(ca) == 0 && c.rest.CAFile != "" {
 		if ca, err = os.ReadFile(c.rest.CAFile); err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
 	}
 	name := inviteContext(c.cfg.Lab.Metadata.Name, learner)
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: c.rest.Host, CertificateAuthorityData: ca, TLSServerName: c.rest.ServerName}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: string(token)}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
 	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: ns}
 	cfg.CurrentContext = name
-	return clientcmd.Write(*cfg)
+	out, err := clientcmd.Write(*cfg)
+	return out, tr.Status.ExpirationTimestamp.Time, err
+}
+
+// RevokeInvites makes the learner's invite identity anew: every invite
+// written for them before stops working at once (their tokens are bound to
+// the old account).
+func (c *Class) RevokeInvites(ctx context.Context, learner string) error {
+	ns, err := c.learnerNamespace(ctx, learner)
+	if err != nil {
+		return err
+	}
+	accounts := c.cs.CoreV1().ServiceAccounts(ns)
+	if err := accounts.Delete(ctx, inviteAccount, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("revoking the invites of %s: %w", learner, err)
+	}
+	sa, _, _ := c.objects(learner).inviteObjects()
+	return c.poll(ctx, time.Minute, "the new invite identity of "+ns, func() (bool, error) {
+		_, err := accounts.Create(ctx, sa, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return false, nil // the old one is still being deleted
+		}
+		return err == nil, err
+	})
+}
+
+// learnerNamespace is the namespace of learner in this class, or
+// ErrNoLearner.
+func (c *Class) learnerNamespace(ctx context.Context, learner string) (string, error) {
+	ns := c.Namespace(learner)
+	n, err := c.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || (err == nil && !c.owns(n, learner)) {
+		return "", fmt.Errorf("learner %s: %w", learner, ErrNoLearner)
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading namespace %s: %w", ns, err)
+	}
+	return ns, nil
 }
 
 // podPending says why p is not scheduled yet (waiting may mend it), or "".

@@ -2,9 +2,11 @@ package class
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	kresource "k8s.io/apimachinery/pkg/api/resource"
@@ -73,8 +75,11 @@ func TestDownLeavesOtherLabsAlone(t *testing.T) {
 	if _, err := cs.CoreV1().Namespaces().Get(ctx, other.Name, metav1.GetOptions{}); err != nil {
 		t.Errorf("the namespace is gone: %v", err)
 	}
-	if _, err := c.Invite(ctx, "ada"); err == nil {
-		t.Error("an invite for another lab's learner")
+	if _, _, err := c.Invite(ctx, "ada", time.Hour); !errors.Is(err, ErrNoLearner) {
+		t.Errorf("an invite for another lab's learner: %v", err)
+	}
+	if err := c.RevokeInvites(ctx, "ada"); !errors.Is(err, ErrNoLearner) {
+		t.Errorf("revoking the invites of another lab's learner: %v", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
@@ -23,8 +24,11 @@ type classCluster interface {
 	Down(ctx context.Context, learner string) error
 	// Capacity is what the cluster can still schedule, and one learner's cost.
 	Capacity(ctx context.Context) (class.Capacity, error)
-	// Invite is a kubeconfig that reaches the learner's sandbox only.
-	Invite(ctx context.Context, learner string) ([]byte, error)
+	// Invite is a kubeconfig that reaches the learner's sandbox only, for
+	// ttl, and when it expires.
+	Invite(ctx context.Context, learner string, ttl time.Duration) ([]byte, time.Time, error)
+	// RevokeInvites ends every invite written for the learner.
+	RevokeInvites(ctx context.Context, learner string) error
 	Close() error
 }
 

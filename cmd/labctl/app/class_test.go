@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/labctl/labctl/internal/classroom"
 	"github.com/labctl/labctl/internal/report"
@@ -134,14 +135,24 @@ func (c *fakeClass) Capacity(context.Context) (class.Capacity, error) {
 	return class.Capacity{Nodes: 1, FreeMemory: 100 << 30, FreeMilliCPU: 100_000, LearnerMemory: 1 << 30, LearnerMilliCPU: 1000}, nil
 }
 
-func (c *fakeClass) Invite(_ context.Context, name string) ([]byte, error) {
-	c.called("invite " + name)
+func (c *fakeClass) Invite(_ context.Context, name string, ttl time.Duration) ([]byte, time.Time, error) {
+	c.called(fmt.Sprintf("invite %s %v", name, ttl))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.learners[name] == nil {
-		return nil, fmt.Errorf("learner %s: %w", name, class.ErrNoLearner)
+		return nil, time.Time{}, fmt.Errorf("learner %s: %w", name, class.ErrNoLearner)
 	}
-	return []byte("apiVersion: v1\nkind: Config\ncurrent-context: labctl:two-steps:" + name + "\n"), nil
+	return []byte("apiVersion: v1\nkind: Config\ncurrent-context: labctl:two-steps:" + name + "\n"), time.Date(2026, 12, 3, 22, 0, 0, 0, time.Local), nil
+}
+
+func (c *fakeClass) RevokeInvites(_ context.Context, name string) error {
+	c.called("revoke " + name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.learners[name] == nil {
+		return fmt.Errorf("learner %s: %w", name, class.ErrNoLearner)
+	}
+	return nil
 }
 
 func (c *fakeClass) Close() error { return nil }
@@ -513,6 +524,33 @@ func TestClassInvite(t *testing.T) {
 	code, _, errOut = runFake(t, env, "--lab", labFile, "class", "invite", "bob")
 	if _, err := os.Stat("bob.kubeconfig"); code != 2 || !strings.Contains(errOut, "the class has no learner bob") || err == nil {
 		t.Errorf("invite of no learner: exit %d, %s, file %v", code, errOut, err)
+	}
+	// An invite expires: 12 hours unless --expires, which is bounded, and
+	// the instructor is told when.
+	c := env.class
+	if !slices.Contains(c.calls, "invite alice 12h0m0s") {
+		t.Errorf("the default invite's life: calls %q", c.calls)
+	}
+	code, _, errOut = runFake(t, env, "--lab", labFile, "class", "invite", "alice", "--force", "--expires", "90m")
+	if code != 0 || !slices.Contains(c.calls, "invite alice 1h30m0s") || !strings.Contains(errOut, "good until 2026-12-03 22:00") {
+		t.Errorf("invite --expires 90m: exit %d, %s, calls %q", code, errOut, c.calls)
+	}
+	for _, bad := range []string{"1m", "200h"} {
+		code, _, errOut = runFake(t, env, "--lab", labFile, "class", "invite", "alice", "--force", "--expires", bad)
+		if code != 2 || !strings.Contains(errOut, "an invite lasts from 10m to 168h") {
+			t.Errorf("invite --expires %s: exit %d, %s", bad, code, errOut)
+		}
+	}
+	// --revoke ends the learner's invites and writes no file.
+	t.Chdir(t.TempDir())
+	code, out, errOut = runFake(t, env, "--lab", labFile, "class", "invite", "alice", "--revoke")
+	want{code: 0, noOut: true, errOut: []string{"Every invite of alice ends now"}}.check(t, env, nil, code, out, errOut)
+	if _, err := os.Stat("alice.kubeconfig"); !slices.Contains(c.calls, "revoke alice") || err == nil {
+		t.Errorf("invite --revoke: calls %q, file %v", c.calls, err)
+	}
+	code, _, errOut = runFake(t, env, "--lab", labFile, "class", "invite", "alice", "--revoke", "--expires", "1h")
+	if code != 2 || !strings.Contains(errOut, "none of the others can be") && !strings.Contains(errOut, "[expires revoke]") {
+		t.Errorf("invite --revoke --expires: exit %d, %s", code, errOut)
 	}
 }
 

@@ -77,7 +77,7 @@ func (f *fakeEnv) OpenInvite(_ context.Context, kubeconfig []byte) (invitedLab, 
 // inviteFile writes alice's invite of the two-steps lab.
 func inviteFile(t *testing.T, c *fakeClass) string {
 	t.Helper()
-	b, err := c.Invite(context.Background(), "alice")
+	b, _, err := c.Invite(context.Background(), "alice", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
