@@ -59,11 +59,13 @@ type fakeClass struct {
 	labs     map[string]*fakeLab
 	problems map[string]string
 	capacity class.Capacity
-	failUp   map[string]error
-	onUp     func(string)
-	running  int
-	most     int
-	done     []string
+	// capacities, when set, are what Capacity answers, one per call.
+	capacities []class.Capacity
+	failUp     map[string]error
+	onUp       func(string)
+	running    int
+	most       int
+	done       []string
 }
 
 func (c *fakeClass) Learners(context.Context) ([]class.LearnerInfo, error) {
@@ -91,7 +93,14 @@ func (c *fakeClass) Connect(_ context.Context, name string) (*fakeLab, error) {
 	return l, nil
 }
 
-func (c *fakeClass) Capacity(context.Context) (class.Capacity, error) { return c.capacity, nil }
+func (c *fakeClass) Capacity(context.Context) (class.Capacity, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.capacities) > 0 {
+		c.capacity, c.capacities = c.capacities[0], c.capacities[1:]
+	}
+	return c.capacity, nil
+}
 
 func (c *fakeClass) Up(ctx context.Context, name string) error {
 	if c.onUp != nil {
@@ -191,10 +200,10 @@ func TestCheckRoom(t *testing.T) {
 		capacity: class.Capacity{Nodes: 2, FreeMemory: 3 << 30, FreeMilliCPU: 8000, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}}
 	ctx := context.Background()
 	// learner-1 exists (not ready): only the 3 others need room.
-	if err := CheckRoom(ctx, c, Numbered(4)); err != nil {
+	if err := CheckRoom(ctx, c, Numbered(4), nil); err != nil {
 		t.Errorf("room for 3, 3 missing: %v", err)
 	}
-	err := CheckRoom(ctx, c, Numbered(5))
+	err := CheckRoom(ctx, c, Numbered(5), nil)
 	var room *RoomError
 	if !errors.As(err, &room) || room.Missing != 4 {
 		t.Fatalf("room for 3, 4 missing: %v", err)
@@ -207,12 +216,12 @@ func TestCheckRoom(t *testing.T) {
 	}
 	// Nothing missing: capacity is not even read.
 	c.capacity = class.Capacity{}
-	if err := CheckRoom(ctx, c, []string{"learner-1"}); err != nil {
+	if err := CheckRoom(ctx, c, []string{"learner-1"}, nil); err != nil {
 		t.Errorf("nothing missing: %v", err)
 	}
 
 	c.capacity = class.Capacity{Arch: "amd64", OtherArch: map[string]int{"arm64": 3, "s390x": 1}, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
-	err = CheckRoom(ctx, c, Numbered(2))
+	err = CheckRoom(ctx, c, Numbered(2), nil)
 	for _, s := range []string{"no Ready node that can run this labctl's checker, built for amd64: it has 3 node(s) of arm64, 1 node(s) of s390x",
 		"GOARCH=arm64 go build", "or add amd64 nodes"} {
 		if err == nil || !strings.Contains(err.Error(), s) {
@@ -221,11 +230,34 @@ func TestCheckRoom(t *testing.T) {
 	}
 	c.capacity = class.Capacity{Nodes: 1, FreeMemory: 512 << 20, FreeMilliCPU: 250, Arch: "amd64", OtherArch: map[string]int{"arm64": 2},
 		LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
-	err = CheckRoom(ctx, c, Numbered(2))
+	err = CheckRoom(ctx, c, Numbered(2), nil)
 	for _, s := range []string{"room for 0 more learner(s)", "512 MiB of memory and 0.25 CPU", "Not counted: 2 node(s) of arm64"} {
 		if err == nil || !strings.Contains(err.Error(), s) {
 			t.Errorf("message lacks %q:\n%v", s, err)
 		}
+	}
+}
+
+// A node just made is not Ready for a minute: CheckRoom waits for it,
+// saying so once, and names it when it waited in vain.
+func TestCheckRoomWaitsForNodes(t *testing.T) {
+	NodeWait, nodePoll = time.Second, time.Millisecond
+	t.Cleanup(func() { NodeWait, nodePoll = 2*time.Minute, 2*time.Second })
+	notReady := class.Capacity{NotReady: []string{"kind-control-plane"}, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
+	ready := class.Capacity{Nodes: 1, FreeMemory: 8 << 30, FreeMilliCPU: 4000, LearnerMemory: 1 << 30, LearnerMilliCPU: 500}
+	c := &fakeClass{capacities: []class.Capacity{notReady, notReady, ready}}
+	var told [][]string
+	if err := CheckRoom(context.Background(), c, Numbered(2), func(n []string) { told = append(told, n) }); err != nil {
+		t.Errorf("a node that becomes Ready: %v", err)
+	}
+	if len(told) != 1 || !slices.Equal(told[0], []string{"kind-control-plane"}) {
+		t.Errorf("told %q, want the node once", told)
+	}
+	c = &fakeClass{capacity: notReady}
+	err := CheckRoom(context.Background(), c, Numbered(2), nil)
+	if err == nil || !strings.Contains(err.Error(), "Not Ready yet after 1s: node(s) kind-control-plane") ||
+		!strings.Contains(err.Error(), "run class up again") {
+		t.Errorf("a node never Ready: %v", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/labctl/labctl/provision/class"
 )
@@ -22,7 +23,10 @@ type Cluster interface {
 // cannot schedule. Only the learners not there yet need room: a learner
 // whose namespace exists has its Pods' requests counted in the capacity
 // already, ready or not (an interrupted run, a restarted node).
-func CheckRoom(ctx context.Context, c Cluster, learners []string) error {
+//
+// A node that is not Ready yet (one just made) may give room: CheckRoom
+// waits up to NodeWait for it, telling waiting which nodes it waits for.
+func CheckRoom(ctx context.Context, c Cluster, learners []string, waiting func(nodes []string)) error {
 	have, err := c.Learners(ctx)
 	if err != nil {
 		return err
@@ -40,21 +44,45 @@ func CheckRoom(ctx context.Context, c Cluster, learners []string) error {
 	if missing == 0 {
 		return nil
 	}
-	cap, err := c.Capacity(ctx)
-	if err != nil {
-		return err
+	deadline := time.Now().Add(NodeWait)
+	told := false
+	for {
+		cap, err := c.Capacity(ctx)
+		if err != nil {
+			return err
+		}
+		if cap.Fits() >= missing {
+			return nil
+		}
+		if len(cap.NotReady) == 0 || !time.Now().Before(deadline) {
+			return &RoomError{Capacity: cap, Missing: missing, Waited: told}
+		}
+		if !told && waiting != nil {
+			waiting(cap.NotReady)
+		}
+		told = true
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(nodePoll):
+		}
 	}
-	if cap.Fits() < missing {
-		return &RoomError{Capacity: cap, Missing: missing}
-	}
-	return nil
 }
+
+// NodeWait bounds how long CheckRoom waits for nodes to be Ready, and
+// nodePoll how often it looks.
+var (
+	NodeWait = 2 * time.Minute
+	nodePoll = 2 * time.Second
+)
 
 // RoomError says the cluster has no room for Missing more learners: what
 // it has, what one learner costs, and what to do.
 type RoomError struct {
 	Capacity class.Capacity
 	Missing  int
+	// Waited says CheckRoom waited NodeWait for the nodes not Ready.
+	Waited bool
 }
 
 func (e *RoomError) Error() string {
@@ -72,6 +100,14 @@ func (e *RoomError) Error() string {
 		bytesText(c.LearnerMemory), milliCPUText(c.LearnerMilliCPU))
 	if len(c.OtherArch) > 0 {
 		msg += fmt.Sprintf("\nNot counted: %s, which cannot run this labctl's checker (built for %s).", archText(c.OtherArch), c.Arch)
+	}
+	if len(c.NotReady) > 0 {
+		waited := ""
+		if e.Waited {
+			waited = " after " + NodeWait.String()
+		}
+		msg += fmt.Sprintf("\nNot Ready yet%s: node(s) %s. A node just made needs a minute or two: when `kubectl get nodes` "+
+			"shows it Ready, run class up again.", waited, strings.Join(c.NotReady, ", "))
 	}
 	return msg
 }

@@ -16,6 +16,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,54 +54,85 @@ func testClassAttacks(t *testing.T, h *classHost, c *Class, ls []*provision.Live
 				node = a.Address
 			}
 		}
-		vcps := []string{podIP("learner-1", vcpPod), podIP("learner-2", vcpPod), podIP("learner-3", vcpPod)}
-		// Every port the control plane's components serve besides the API
-		// server (etcd's client, peer and metrics ports, the controller
-		// manager's) is bound to the Pod's loopback; the kubelet and the
-		// class cluster's API server and etcd answer nobody without
-		// credentials, nor the learner's own token.
+		// The own control plane serves nothing but the API server beyond
+		// its Pod's loopback (etcd's client, peer and metrics ports, the
+		// controller manager's), and that answers nobody anonymously but
+		// the kubelet's probe. Outside the namespace's wall nothing
+		// answers at all: the kubelet, the node's other ports, the class
+		// cluster's API server and etcd, the other learners' Pods.
 		out, code := runAs(t, ls[1], `set -u
 bad=0
-for ip in `+strings.Join(vcps, " ")+`; do
-  for port in 2379 2380 2381 10257; do
-    if timeout 3 bash -c "exec 3<>/dev/tcp/$ip/$port" 2>/dev/null; then echo "open: $ip:$port"; bad=1; fi
-  done
+reach() { timeout 3 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null; }
+for port in 2379 2380 2381 10257; do
+  if reach `+podIP("learner-2", vcpPod)+` $port; then echo "open: own control plane :$port"; bad=1; fi
 done
-tok=$(kubectl config view --raw -o jsonpath='{.users[0].user.token}')
-expect() { # what url [curl options]: the answer must be 401 or 403
-  what=$1 url=$2; shift 2
-  code=$(curl -sk -m 5 -o /dev/null -w '%{http_code}' "$@" "$url")
-  case $code in 401|403) ;; *) echo "$what answered $code"; bad=1;; esac
-}
-expect "the kubelet's pod list" https://`+node+`:10250/pods
-expect "the kubelet's run" https://`+node+`:10250/run/`+c.Namespace("learner-2")+`/vcp/etcd -X POST -d cmd=true
-expect "the kubelet with the learner's token" https://`+node+`:10250/pods -H "Authorization: Bearer $tok"
-expect "the class API with the learner's token" https://kubernetes.default.svc/api/v1/namespaces/`+c.Namespace("learner-2")+`/secrets -H "Authorization: Bearer $tok"
-expect "the class API's node proxy" https://kubernetes.default.svc/api/v1/nodes/`+nodes.Items[0].Name+`/proxy/pods
-if timeout 3 bash -c "exec 3<>/dev/tcp/`+node+`/10255" 2>/dev/null; then echo "the kubelet's read-only port is open"; bad=1; fi
-code=$(curl -sk -m 5 -o /dev/null -w '%{http_code}' https://`+node+`:2379/version)
-[ "$code" = 000 ] || { echo "the class cluster's etcd answered $code without a client certificate"; bad=1; }
+anon() { curl -sk -m 5 -o /dev/null -w '%{http_code}' https://vcp.`+c.Namespace("learner-2")+`.svc:6443$1; }
+[ "$(anon /version)" = 401 ] || { echo "the own API server answered /version anonymously: $(anon /version)"; bad=1; }
+[ "$(anon /api/v1/namespaces)" = 401 ] || { echo "the own API server answered /api anonymously: $(anon /api/v1/namespaces)"; bad=1; }
+[ "$(anon /readyz)" = 200 ] || { echo "the own API server's /readyz answered $(anon /readyz)"; bad=1; }
+for target in `+node+`/10250 `+node+`/10255 `+node+`/6443 `+node+`/2379 `+node+`/22 \
+    `+podIP("learner-1", vcpPod)+`/6443 `+podIP("learner-3", vcpPod)+`/6443; do
+  if reach ${target%/*} ${target#*/}; then echo "open: $target"; bad=1; fi
+done
+code=$(curl -sk -m 5 -o /dev/null -w '%{http_code}' https://kubernetes.default.svc/version)
+[ "$code" = 000 ] || { echo "the class cluster's API server answered $code"; bad=1; }
 exit $bad`)
 		if code != 0 {
 			t.Errorf("the sandbox reached a port it must not:\n%s", out)
 		}
 	})
 
-	t.Run("each learner's namespace takes connections from itself only", func(t *testing.T) {
-		// A learner's sandbox could otherwise connect to a port another
-		// learner's sandbox listens on. The policy closes that where the
-		// class cluster's network plugin enforces NetworkPolicy; the plugin
-		// of labctl's node image does not, so this cluster can show the
-		// policy, not the refused connection (docs/classroom.md).
-		for _, n := range []string{"learner-1", "learner-2", "learner-3"} {
-			np, err := h.cs.NetworkingV1().NetworkPolicies(c.Namespace(n)).Get(context.Background(), isolatePolicy, metav1.GetOptions{})
-			if err != nil {
-				t.Fatalf("%s: %v", n, err)
+	t.Run("each learner's namespace is walled off from the others", func(t *testing.T) {
+		// A port learner 3's sandbox listens on answers learner 3's own
+		// control-plane Pod, and not learner 2's sandbox.
+		mustRun(t, ls[2], `setsid python3 -m http.server 8080 >/dev/null 2>&1 < /dev/null &
+for i in $(seq 50); do timeout 1 bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080' 2>/dev/null && exit 0; sleep 0.1; done; exit 1`)
+		listener := podIP("learner-3", sandboxPod) + "/8080"
+		probe := "if timeout 3 bash -c 'exec 3<>/dev/tcp/" + listener + "' 2>/dev/null; then echo open; else echo walled; fi"
+		code, kept, err := c.pods(c.Namespace("learner-3")).run(ctx, podCommand{pod: vcpPod, container: containerAdmin, cmd: []string{"sh", "-c", probe}, wait: time.Minute})
+		if err != nil || code != 0 || strings.TrimSpace(string(kept.Bytes())) != "open" {
+			t.Fatalf("learner 3's own Pod does not reach its sandbox's listener: %d, %v, %q", code, err, kept.Bytes())
+		}
+		if out, _ := runAs(t, ls[1], probe); strings.TrimSpace(out) != "walled" {
+			t.Errorf("learner 2's sandbox reached learner 3's: %q", out)
+		}
+		// class up tries the wall; a policy of an older labctl (ingress
+		// only) lets the learner out, which CheckIsolation tells, and up
+		// puts the whole wall back.
+		if err := c.CheckIsolation(ctx, "learner-3"); err != nil {
+			t.Fatalf("the walls of learner 3: %v", err)
+		}
+		policies := h.cs.NetworkingV1().NetworkPolicies(c.Namespace("learner-3"))
+		np, err := policies.Get(ctx, isolatePolicy, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		np.Spec.PolicyTypes, np.Spec.Egress = []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, nil
+		if _, err := policies.Update(ctx, np, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var open error
+		for range 20 {
+			if open = c.CheckIsolation(ctx, "learner-3"); open != nil {
+				break
 			}
-			if len(np.Spec.PodSelector.MatchLabels) != 0 || len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 1 ||
-				np.Spec.Ingress[0].From[0].NamespaceSelector != nil || np.Spec.Ingress[0].From[0].IPBlock != nil {
-				t.Errorf("%s: policy %+v lets other namespaces in", n, np.Spec)
+			time.Sleep(time.Second)
+		}
+		if !errors.Is(open, ErrOpenNetwork) || !strings.Contains(open.Error(), "kube-router") {
+			t.Errorf("an ingress-only wall: %v, want ErrOpenNetwork", open)
+		}
+		if err := c.Up(ctx, "learner-3"); err != nil {
+			t.Fatal(err)
+		}
+		var walled error
+		for range 20 {
+			if walled = c.CheckIsolation(ctx, "learner-3"); walled == nil {
+				break
 			}
+			time.Sleep(time.Second)
+		}
+		if walled != nil {
+			t.Errorf("after class up: %v", walled)
 		}
 	})
 

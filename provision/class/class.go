@@ -90,6 +90,9 @@ type Capacity struct {
 	// above: the learners' Pods do not go there.
 	Arch      string
 	OtherArch map[string]int
+	// NotReady names the nodes that would count but are not Ready yet (a
+	// node just made, still tainted not-ready).
+	NotReady []string
 }
 
 // Fits is how many learners fit in what is free.
@@ -142,6 +145,8 @@ type Class struct {
 	// run on nodes of it only. Empty when the checker cannot be read;
 	// placing it then fails with the reason.
 	arch string
+	// configz, when set, reads a node's kubelet configuration (tests).
+	configz func(ctx context.Context, node string) ([]byte, error)
 }
 
 // classWait bounds the wait for a learner's lab to become ready.

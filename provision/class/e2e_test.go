@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -140,9 +141,11 @@ func failed(rs []checks.Result) []string {
 // learner 2; the shell over the exec API carries resizes, OSC 133 marks and
 // the exit code; the learner cannot reach the checker or the cluster
 // that hosts the class; one learner's token is refused by another's API
-// server; an invite may exec into its own sandbox and nothing else; a soft
-// reset empties /root and the lab's namespaces; a hard reset of learner 3
-// leaves 1 and 2 untouched.
+// server; an invite may exec into its own sandbox and nothing else, expires
+// and can be revoked; each namespace is walled off (attacks); a soft reset
+// empties /root and the lab's namespaces; 3 GiB in learner 3's sandbox
+// evicts that sandbox only; a hard reset of learner 3 leaves 1 and 2
+// untouched.
 //
 //	flock /tmp/labctl-e2e.lock go test -tags e2e -count=1 -run TestE2EClass ./provision/class/ -timeout 30m -v
 func TestE2EClass(t *testing.T) {
@@ -170,6 +173,12 @@ func TestE2EClass(t *testing.T) {
 	list, err := c.Learners(ctx)
 	if err != nil || len(list) != 3 || !list[0].Ready || !list[2].Ready || list[1].Name != "learner-2" {
 		t.Fatalf("Learners: %+v, %v", list, err)
+	}
+	// The class cluster bounds Pods' processes; its local-path storage
+	// does not bound a claim's size, and class up would say so.
+	if cv := strings.Join(c.Caveats(ctx), "\n"); !strings.Contains(cv, "(rancher.io/local-path) does not enforce a claim's size") ||
+		strings.Contains(cv, "podPidsLimit") || strings.Contains(cv, "could not read") {
+		t.Errorf("caveats of the class cluster:\n%s", cv)
 	}
 
 	// The Pods go to nodes of the checker's architecture; a checker of
@@ -237,7 +246,7 @@ func TestE2EClass(t *testing.T) {
 			t.Helper()
 			root := e2etest.Root(t)
 			full := append([]string{"--lab", filepath.Join(root, "lab.yaml"), "class"}, args...)
-			full = append(full, "--kubeconfig", h.kubeconfig, "--prefix", "e2e-", "--storage-class", classStorage, "--sandbox-image", c.cfg.SandboxImage)
+			full = append(full, "--kubeconfig", h.kubeconfig, "--prefix", "e2e-", "--sandbox-image", c.cfg.SandboxImage)
 			cmd := exec.Command(c.cfg.CheckerBinary, full...)
 			cmd.Env = append(os.Environ(), "NO_COLOR=1")
 			out, err := cmd.Output()
@@ -321,8 +330,9 @@ if cp /bin/true `+practiceDir+`/labctl 2>/dev/null || touch `+practiceDir+`/x 2>
 	echo "the checker's mount is writable"; exit 1
 fi
 test ! -e /var/run/secrets/kubernetes.io || { echo "a service-account token is in the sandbox"; exit 1; }
-code=$(curl -sk -o /dev/null -w '%{http_code}' https://kubernetes.default.svc/api/v1/namespaces/e2e-learner-1/pods/vcp/exec)
-case $code in 401|403) ;; *) echo "the class cluster answered $code"; exit 1;; esac`)
+# the class cluster's API server is behind the namespace's wall (000: no connection)
+code=$(curl -sk -m 5 -o /dev/null -w '%{http_code}' https://kubernetes.default.svc/api/v1/namespaces/e2e-learner-1/pods/vcp/exec)
+[ "$code" = 000 ] || { echo "the class cluster answered $code"; exit 1; }`)
 	})
 
 	t.Run("one learner's token is refused by another's API server", func(t *testing.T) {
@@ -342,9 +352,11 @@ case $code in 401|403) ;; *) echo "the class cluster answered $code"; exit 1;; e
 		if _, err := own.CoreV1().Namespaces().Get(ctx, "gitops-lab", metav1.GetOptions{}); err != nil {
 			t.Errorf("learner 1's token at its own API server: %v", err)
 		}
+		// Nor can the token get there: learner 2's API server is behind
+		// learner 2's wall.
 		mustRun(t, ls[0], `tok=$(kubectl config view --raw -o jsonpath='{.users[0].user.token}')
-code=$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" https://vcp.e2e-learner-2.svc:6443/api/v1/namespaces)
-[ "$code" = 401 ] || { echo "learner 2's API server answered $code"; exit 1; }`)
+code=$(curl -sk -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" https://vcp.e2e-learner-2.svc:6443/api/v1/namespaces)
+[ "$code" = 000 ] || { echo "learner 2's API server answered $code"; exit 1; }`)
 	})
 
 	t.Run("a script's output arrives whole, stdout and stderr on one writer", func(t *testing.T) {
@@ -470,6 +482,46 @@ code=$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" h
 		}
 		mustRun(t, e, `test ! -e /root/gitops && test -f /root/.bashrc && kubectl get ns gitops-lab >/dev/null &&
 [ -z "$(kubectl -n gitops-lab get deployments -o name)" ]`)
+	})
+
+	t.Run("3 GiB written in learner 3's sandbox evicts that sandbox only", func(t *testing.T) {
+		before := podUIDs(t, h, c, names[:2])
+		mustRun(t, ls[2], "echo mine > /root/kept-through-eviction")
+		// The sandbox's own layer (not /root, a volume): past the sandbox
+		// Pod's ephemeral-storage limit the kubelet evicts that Pod.
+		var out bytes.Buffer
+		_, _ = ls[2].RunScript(ctx, "fallocate -l 3G /tmp/fill || dd if=/dev/zero of=/tmp/fill bs=1M count=3072 status=none", &out, &out)
+		ns := c.Namespace("learner-3")
+		p, err := h.cs.CoreV1().Pods(ns).Get(ctx, sandboxPod, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The kubelet ends the Pod (its phase then says how its container
+		// exited) and records why.
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			evs, err := h.cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.uid=" + string(p.UID) + ",reason=Evicted"})
+			cur, gerr := h.cs.CoreV1().Pods(ns).Get(ctx, sandboxPod, metav1.GetOptions{})
+			if err == nil && gerr == nil && len(evs.Items) > 0 && (cur.Status.Phase == corev1.PodFailed || cur.Status.Phase == corev1.PodSucceeded) {
+				t.Logf("evicted: %s", evs.Items[0].Message)
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("learner 3's sandbox was not evicted: %v, %v, %+v", err, gerr, cur.Status)
+			}
+			time.Sleep(2 * time.Second)
+		}
+		if after := podUIDs(t, h, c, names[:2]); !maps.Equal(before, after) {
+			t.Errorf("learners 1 and 2's Pods changed: %v, then %v", before, after)
+		}
+		for _, e := range ls[:2] {
+			mustRun(t, e, "kubectl get namespace gitops-lab >/dev/null")
+		}
+		// class up gives learner 3 a new sandbox, /root kept.
+		if err := c.Up(ctx, "learner-3"); err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, ls[2], "grep -q mine /root/kept-through-eviction && test ! -e /tmp/fill")
 	})
 
 	t.Run("a hard reset of learner 3 leaves 1 and 2 untouched", func(t *testing.T) {

@@ -26,24 +26,41 @@ import (
 
 // Names inside a learner's namespace.
 const (
-	vcpPod         = "vcp"
-	vcpService     = "vcp"
-	sandboxPod     = "sandbox"
-	certsSecret    = "vcp-certs"
-	labConfigMap   = "lab"
-	dataClaim      = "vcp-data"
-	homeClaim      = "home"
-	inviteAccount  = "invite"
+	vcpPod        = "vcp"
+	vcpService    = "vcp"
+	sandboxPod    = "sandbox"
+	certsSecret   = "vcp-certs"
+	labConfigMap  = "lab"
+	dataClaim     = "vcp-data"
+	homeClaim     = "home"
+	inviteAccount = "invite"
 	// legacyInviteSecret is the token Secret of invites before they
 	// expired; class up deletes it.
 	legacyInviteSecret = "invite-token"
-	inviteRole     = "invite"
-	isolatePolicy  = "isolate"
-	vcpPort        = 6443
-	labelPart      = "labctl.dev/part"
-	annotationDone = "labctl.dev/setup-done"
-	annotationSpec = "labctl.dev/spec"
+	inviteRole         = "invite"
+	isolatePolicy      = "isolate"
+	learnerQuota       = "learner"
+	vcpPort            = 6443
+	labelPart          = "labctl.dev/part"
+	annotationDone     = "labctl.dev/setup-done"
+	annotationSpec     = "labctl.dev/spec"
 )
+
+// authnConfig is the learner's API server's authentication configuration:
+// anonymous requests only to the health endpoints the kubelet probes.
+// Anything else needs a certificate or a token.
+const authnConfig = `apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+anonymous:
+  enabled: true
+  conditions:
+  - path: /livez
+  - path: /readyz
+  - path: /healthz
+`
+
+// authnConfigKey is authnConfig's key in the lab ConfigMap.
+const authnConfigKey = "authentication.yaml"
 
 // Containers of the control-plane Pod.
 const (
@@ -81,13 +98,16 @@ func waitForChecker(dir string) string {
 const maxFixtures = 900 << 10
 
 // Requests of one learner's containers: what the scheduler counts, and what
-// Capacity divides by. Measured idle: about 253 MiB and 42 millicores.
+// Capacity divides by. Measured idle: about 253 MiB and 42 millicores. The
+// containers that must outlive memory pressure ask for about what they use
+// (the kernel's OOM order prefers Pods that asked for less): the API server,
+// etcd and the grader; the admin container and the sandbox only wait.
 var classRequests = map[string][2]string{
-	"etcd":                    {"32Mi", "10m"},
-	"kube-apiserver":          {"192Mi", "25m"},
-	"kube-controller-manager": {"48Mi", "5m"},
-	containerGrader:           {"16Mi", "1m"},
-	containerAdmin:            {"16Mi", "1m"},
+	"etcd":                    {"64Mi", "10m"},
+	"kube-apiserver":          {"256Mi", "25m"},
+	"kube-controller-manager": {"64Mi", "5m"},
+	containerGrader:           {"64Mi", "1m"},
+	containerAdmin:            {"32Mi", "1m"},
 	containerSandbox:          {"64Mi", "10m"},
 }
 
@@ -103,6 +123,29 @@ var classLimits = map[string][2]string{
 	containerSandbox:          {"1Gi", "1"},
 }
 
+// classDisk is each container's ephemeral storage: what it may write on
+// the node outside its volumes (its writable layer, its logs, and its
+// Pod's emptyDirs, which count against the sum of its Pod's limits). The
+// kubelet evicts a Pod that writes more, not its neighbours. The checker
+// (about 60 MiB) is in an emptyDir of each Pod.
+var classDisk = map[string][2]string{
+	"etcd":                    {"16Mi", "256Mi"},
+	"kube-apiserver":          {"16Mi", "256Mi"},
+	"kube-controller-manager": {"16Mi", "128Mi"},
+	containerGrader:           {"16Mi", "256Mi"},
+	containerAdmin:            {"16Mi", "256Mi"},
+	containerSandbox:          {"64Mi", "2Gi"},
+	containerPrepare:          {"16Mi", "64Mi"},
+}
+
+// Sizes of the emptyDirs (the kubelet evicts a Pod whose emptyDir grows
+// past its sizeLimit) and of the claims.
+const (
+	checkerDirSize  = "256Mi"
+	fixturesDirSize = "64Mi"
+	claimSize       = "2Gi"
+)
+
 // learnerRequests is the sum of classRequests: memory in bytes, CPU in
 // millicores.
 func learnerRequests() (mem, milli int64) {
@@ -117,11 +160,79 @@ func learnerRequests() (mem, milli int64) {
 
 func resources(name string) corev1.ResourceRequirements {
 	r := classRequests[name]
+	d := classDisk[name]
 	rr := corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceMemory: kres.MustParse(r[0]), corev1.ResourceCPU: kres.MustParse(r[1])},
-		Limits:   corev1.ResourceList{corev1.ResourceMemory: kres.MustParse(classLimits[name][0]), corev1.ResourceCPU: kres.MustParse(classLimits[name][1])},
+		Requests: corev1.ResourceList{corev1.ResourceMemory: kres.MustParse(r[0]), corev1.ResourceCPU: kres.MustParse(r[1]),
+			corev1.ResourceEphemeralStorage: kres.MustParse(d[0])},
+		Limits: corev1.ResourceList{corev1.ResourceMemory: kres.MustParse(classLimits[name][0]), corev1.ResourceCPU: kres.MustParse(classLimits[name][1]),
+			corev1.ResourceEphemeralStorage: kres.MustParse(d[1])},
 	}
 	return rr
+}
+
+// prepareResources are an init container's: a little of everything, and
+// the disk it unpacks into its Pod's emptyDirs.
+func prepareResources() corev1.ResourceRequirements {
+	d := classDisk[containerPrepare]
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceMemory: kres.MustParse("16Mi"), corev1.ResourceCPU: kres.MustParse("10m"),
+			corev1.ResourceEphemeralStorage: kres.MustParse(d[0])},
+		Limits: corev1.ResourceList{corev1.ResourceMemory: kres.MustParse("128Mi"), corev1.ResourceCPU: kres.MustParse("500m"),
+			corev1.ResourceEphemeralStorage: kres.MustParse(d[1])},
+	}
+}
+
+// quota is the box a learner's namespace holds: at most what labctl makes
+// there (two Pods, a third while the sandbox is made anew, two claims), so
+// whatever made more in it, or asked for more, would be refused by the
+// class cluster itself.
+func (o classObjects) quota() *corev1.ResourceQuota {
+	hard := corev1.ResourceList{
+		corev1.ResourcePods:                   kres.MustParse("3"),
+		corev1.ResourcePersistentVolumeClaims: kres.MustParse("2"),
+		corev1.ResourceRequestsStorage:        kres.MustParse("4Gi"),
+		corev1.ResourceServices:               kres.MustParse("1"),
+		corev1.ResourceServicesNodePorts:      kres.MustParse("0"),
+		corev1.ResourceServicesLoadBalancers:  kres.MustParse("0"),
+	}
+	// Requests and limits: both Pods, and a second sandbox.
+	sum := func(of map[string][2]string, i int, name corev1.ResourceName) {
+		var q kres.Quantity
+		for c, v := range of {
+			if c == containerPrepare {
+				continue
+			}
+			n := kres.MustParse(v[i])
+			q.Add(n)
+			if c == containerSandbox {
+				q.Add(n)
+			}
+		}
+		hard[name] = q
+	}
+	sum(classRequests, 0, corev1.ResourceRequestsMemory)
+	sum(classRequests, 1, corev1.ResourceRequestsCPU)
+	sum(classLimits, 0, corev1.ResourceLimitsMemory)
+	sum(classLimits, 1, corev1.ResourceLimitsCPU)
+	sum(classDisk, 0, corev1.ResourceRequestsEphemeralStorage)
+	sum(classDisk, 1, corev1.ResourceLimitsEphemeralStorage)
+	return &corev1.ResourceQuota{ObjectMeta: o.meta(learnerQuota, ""), Spec: corev1.ResourceQuotaSpec{Hard: hard}}
+}
+
+// limitRange bounds each container and claim of the namespace: no
+// container larger than labctl's largest, none without limits, and no
+// claim larger than labctl's.
+func (o classObjects) limitRange() *corev1.LimitRange {
+	max := corev1.ResourceList{corev1.ResourceMemory: kres.MustParse("1Gi"), corev1.ResourceCPU: kres.MustParse("1"),
+		corev1.ResourceEphemeralStorage: kres.MustParse(classDisk[containerSandbox][1])}
+	return &corev1.LimitRange{ObjectMeta: o.meta(learnerQuota, ""), Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{
+		{
+			Type: corev1.LimitTypeContainer, Max: max,
+			Default:        corev1.ResourceList{corev1.ResourceMemory: kres.MustParse("128Mi"), corev1.ResourceCPU: kres.MustParse("100m"), corev1.ResourceEphemeralStorage: kres.MustParse("64Mi")},
+			DefaultRequest: corev1.ResourceList{corev1.ResourceMemory: kres.MustParse("16Mi"), corev1.ResourceCPU: kres.MustParse("1m"), corev1.ResourceEphemeralStorage: kres.MustParse("16Mi")},
+		},
+		{Type: corev1.LimitTypePersistentVolumeClaim, Max: corev1.ResourceList{corev1.ResourceStorage: kres.MustParse(claimSize)}},
+	}}}
 }
 
 // policyContainer is c with p's user, capabilities (those for Pod Security
@@ -201,7 +312,7 @@ func (o classObjects) certsSecret(data map[string][]byte) *corev1.Secret {
 func (o classObjects) labConfigMap(fixtures []byte) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		ObjectMeta: o.meta(labConfigMap, ""),
-		Data:       map[string]string{"audit-policy.yaml": string(provision.AuditPolicy(o.lab))},
+		Data:       map[string]string{"audit-policy.yaml": string(provision.AuditPolicy(o.lab)), authnConfigKey: authnConfig},
 		BinaryData: map[string][]byte{"fixtures.tar": fixtures},
 	}
 }
@@ -253,8 +364,9 @@ func certVolume(name string, keys ...string) corev1.Volume {
 	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: certsSecret, Items: items, DefaultMode: &mode}}}
 }
 
-func emptyDir(name string) corev1.Volume {
-	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+func emptyDir(name, size string) corev1.Volume {
+	limit := kres.MustParse(size)
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &limit}}}
 }
 
 func claimVolume(name, claim string, readOnly bool) corev1.Volume {
@@ -310,6 +422,7 @@ func (o classObjects) controlPlanePod() *corev1.Pod {
 		"--service-account-signing-key-file=" + vcpCertDir + "/" + certSAKey,
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--authorization-mode=RBAC",
+		"--authentication-config=" + vcpLabSrc + "/" + authnConfigKey,
 		"--profiling=false",
 		"--audit-policy-file=" + vcpAuditDir + "/" + provision.AuditPolicyFile,
 		"--audit-log-path=" + vcpAuditDir + "/" + provision.AuditLogFile,
@@ -355,6 +468,7 @@ mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `
 			InitContainers: []corev1.Container{{
 				Name: containerPrepare, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
 				Command:         []string{"sh", "-c", prepare},
+				Resources:       prepareResources(),
 				SecurityContext: hardened(true, "DAC_OVERRIDE", "FOWNER", "CHOWN"),
 				VolumeMounts: []corev1.VolumeMount{
 					mount("lab", vcpLabSrc, true), mount("fixtures", "/fixtures-out", false),
@@ -375,10 +489,14 @@ mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `
 					VolumeMounts: []corev1.VolumeMount{
 						mount("apiserver-certs", vcpCertDir, true),
 						{Name: "data", MountPath: vcpAuditDir, SubPath: "audit"},
+						mount("lab", vcpLabSrc, true),
 					},
+					// Only the learner's own Pods reach the port (the
+					// isolate policy): a slow answer under their own load
+					// is not a failure.
 					ReadinessProbe: &corev1.Probe{
 						ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intPort(vcpPort), Scheme: corev1.URISchemeHTTPS}},
-						PeriodSeconds: 2, FailureThreshold: 3,
+						PeriodSeconds: 2, TimeoutSeconds: 5, FailureThreshold: 5,
 					},
 				},
 				{
@@ -411,7 +529,7 @@ mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `
 				{Name: "lab", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: labConfigMap}}}},
 				claimVolume("data", dataClaim, false),
 				claimVolume("home", homeClaim, false),
-				emptyDir("fixtures"), emptyDir("checker"),
+				emptyDir("fixtures", fixturesDirSize), emptyDir("checker", checkerDirSize),
 			},
 		},
 	}
@@ -442,6 +560,7 @@ func (o classObjects) sandboxPod() *corev1.Pod {
 			InitContainers: []corev1.Container{{
 				Name: containerPrepare, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
 				Command:         []string{"sh", "-c", "set -e\ntar -x -f " + vcpLabSrc + "/fixtures.tar -C /fixtures-out" + waitForChecker(practiceDir)},
+				Resources:       prepareResources(),
 				SecurityContext: hardened(true, "DAC_OVERRIDE", "FOWNER", "CHOWN"),
 				VolumeMounts: []corev1.VolumeMount{mount("lab", vcpLabSrc, true), mount("fixtures", "/fixtures-out", false),
 					mount("checker", practiceDir, false)},
@@ -457,26 +576,40 @@ func (o classObjects) sandboxPod() *corev1.Pod {
 					mount("checker", practiceDir, true)},
 			}},
 			Volumes: []corev1.Volume{
-				emptyDir("checker"),
+				emptyDir("checker", checkerDirSize),
 				{Name: "lab", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: labConfigMap}, Items: []corev1.KeyToPath{{Key: "fixtures.tar", Path: "fixtures.tar"}}}}},
 				claimVolume("home", homeClaim, false),
-				emptyDir("fixtures"),
+				emptyDir("fixtures", fixturesDirSize),
 			},
 		},
 	}
 }
 
-// networkPolicy keeps other namespaces out of the learner's Pods: they take
-// connections from their own namespace only, so no other learner's sandbox
-// reaches this learner's sandbox or API server. The class cluster's network
-// plugin must enforce NetworkPolicy for this to hold.
+// networkPolicy walls the learner's Pods in: they take connections from
+// their own namespace only, and open them only to their own namespace and
+// the cluster's DNS. No learner's sandbox reaches another learner's Pods,
+// the class cluster's API server, its nodes' kubelets and NodePorts, or a
+// cloud's metadata address. The class cluster's network plugin must
+// enforce NetworkPolicy for this to hold (Class.NetworkEnforced tells).
 func (o classObjects) networkPolicy() *networkingv1.NetworkPolicy {
+	own := []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}
+	udp, tcp, dns := corev1.ProtocolUDP, corev1.ProtocolTCP, intstr.FromInt32(53)
 	return &networkingv1.NetworkPolicy{
 		ObjectMeta: o.meta(isolatePolicy, ""),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
+			Ingress:     []networkingv1.NetworkPolicyIngressRule{{From: own}},
+			Egress: []networkingv1.NetworkPolicyEgressRule{
+				{To: own},
+				{
+					To: []networkingv1.NetworkPolicyPeer{{
+						NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: metav1.NamespaceSystem}},
+						PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "kube-dns"}},
+					}},
+					Ports: []networkingv1.NetworkPolicyPort{{Protocol: &udp, Port: &dns}, {Protocol: &tcp, Port: &dns}},
+				},
+			},
 		},
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	kres "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/labctl/labctl/images"
@@ -279,11 +281,15 @@ func TestFixturesTar(t *testing.T) {
 	}
 }
 
-// Every learner's namespace takes connections from itself only.
+// Every learner's namespace takes connections from itself only, and
+// opens them to itself and the cluster's DNS only.
 func TestClassNetworkPolicy(t *testing.T) {
 	np := testObjects().networkPolicy()
 	if len(np.Spec.PodSelector.MatchLabels) != 0 || len(np.Spec.PodSelector.MatchExpressions) != 0 {
 		t.Error("the policy does not select every Pod of the namespace")
+	}
+	if !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}) {
+		t.Errorf("policy types %v, want ingress and egress", np.Spec.PolicyTypes)
 	}
 	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].From) != 1 {
 		t.Fatalf("ingress %+v", np.Spec.Ingress)
@@ -292,8 +298,82 @@ func TestClassNetworkPolicy(t *testing.T) {
 	if from.PodSelector == nil || from.NamespaceSelector != nil || from.IPBlock != nil || len(np.Spec.Ingress[0].Ports) != 0 {
 		t.Errorf("ingress from %+v: want the namespace's own Pods only", from)
 	}
+	if len(np.Spec.Egress) != 2 {
+		t.Fatalf("egress %+v", np.Spec.Egress)
+	}
+	own, dns := np.Spec.Egress[0], np.Spec.Egress[1]
+	if len(own.To) != 1 || own.To[0].NamespaceSelector != nil || own.To[0].IPBlock != nil || len(own.Ports) != 0 {
+		t.Errorf("egress %+v: want the namespace's own Pods", own)
+	}
+	if len(dns.To) != 1 || dns.To[0].IPBlock != nil || dns.To[0].NamespaceSelector == nil ||
+		dns.To[0].NamespaceSelector.MatchLabels[corev1.LabelMetadataName] != "kube-system" ||
+		dns.To[0].PodSelector == nil || dns.To[0].PodSelector.MatchLabels["k8s-app"] != "kube-dns" || len(dns.Ports) != 2 {
+		t.Errorf("egress %+v: want kube-system's DNS Pods on port 53 only", dns)
+	}
+	for _, p := range dns.Ports {
+		if p.Port == nil || p.Port.IntValue() != 53 || p.EndPort != nil {
+			t.Errorf("DNS port %+v", p)
+		}
+	}
 	if np.Namespace != "labctl-ada" {
 		t.Errorf("namespace %s", np.Namespace)
+	}
+}
+
+// The learner's box: every container has memory, CPU and disk limits
+// within the LimitRange, and the quota admits both Pods and a second
+// sandbox, but no more.
+func TestClassBox(t *testing.T) {
+	o := testObjects()
+	lr, q := o.limitRange(), o.quota()
+	max := lr.Spec.Limits[0].Max
+	total := corev1.ResourceList{}
+	add := func(name corev1.ResourceName, v kres.Quantity) {
+		cur := total[name]
+		cur.Add(v)
+		total[name] = cur
+	}
+	pods := []*corev1.Pod{o.controlPlanePod(), o.sandboxPod(), o.sandboxPod()}
+	for _, p := range pods {
+		for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
+			for _, r := range []corev1.ResourceName{corev1.ResourceMemory, corev1.ResourceCPU, corev1.ResourceEphemeralStorage} {
+				lim, ok := c.Resources.Limits[r]
+				if _, req := c.Resources.Requests[r]; !ok || !req {
+					t.Errorf("pod %s container %s has no %s request and limit", p.Name, c.Name, r)
+				}
+				if lim.Cmp(max[r]) > 0 {
+					t.Errorf("pod %s container %s: %s limit %s over the LimitRange's %v", p.Name, c.Name, r, lim.String(), max[r])
+				}
+			}
+		}
+		// Init containers run before the others: a Pod counts the larger.
+		for _, c := range p.Spec.Containers {
+			add(corev1.ResourceRequestsMemory, c.Resources.Requests[corev1.ResourceMemory])
+			add(corev1.ResourceRequestsCPU, c.Resources.Requests[corev1.ResourceCPU])
+			add(corev1.ResourceLimitsMemory, c.Resources.Limits[corev1.ResourceMemory])
+			add(corev1.ResourceLimitsCPU, c.Resources.Limits[corev1.ResourceCPU])
+			add(corev1.ResourceRequestsEphemeralStorage, c.Resources.Requests[corev1.ResourceEphemeralStorage])
+			add(corev1.ResourceLimitsEphemeralStorage, c.Resources.Limits[corev1.ResourceEphemeralStorage])
+		}
+		for _, v := range p.Spec.Volumes {
+			if v.EmptyDir != nil && v.EmptyDir.SizeLimit == nil {
+				t.Errorf("pod %s: emptyDir %s has no size limit", p.Name, v.Name)
+			}
+		}
+	}
+	for name, used := range total {
+		if hard := q.Spec.Hard[name]; used.Cmp(hard) > 0 {
+			t.Errorf("quota %s: the two Pods and a second sandbox take %s, the quota allows %s", name, used.String(), hard.String())
+		}
+	}
+	if pods := q.Spec.Hard[corev1.ResourcePods]; pods.Value() != 3 {
+		t.Errorf("quota pods %s, want 3", pods.String())
+	}
+	claims := q.Spec.Hard[corev1.ResourceRequestsStorage]
+	size := kres.MustParse(claimSize)
+	size.Add(kres.MustParse(claimSize))
+	if claims.Cmp(size) != 0 || lr.Spec.Limits[1].Max[corev1.ResourceStorage] != kres.MustParse(claimSize) {
+		t.Errorf("storage quota %s and claim max %v, want the two claims' %s", claims.String(), lr.Spec.Limits[1].Max, size.String())
 	}
 }
 

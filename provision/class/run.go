@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"sort"
 	"strings"
@@ -15,10 +16,13 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/textsafe"
@@ -185,13 +189,18 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 		}
 	} else if err != nil {
 		return fmt.Errorf("reading the lab's files in %s: %w", ns, err)
-	} else if old.Data["audit-policy.yaml"] != cm.Data["audit-policy.yaml"] || !bytes.Equal(old.BinaryData["fixtures.tar"], cm.BinaryData["fixtures.tar"]) {
+	} else if !maps.Equal(old.Data, cm.Data) || !bytes.Equal(old.BinaryData["fixtures.tar"], cm.BinaryData["fixtures.tar"]) {
 		old.Data, old.BinaryData = cm.Data, cm.BinaryData
 		if _, err := core.ConfigMaps(ns).Update(ctx, old, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("updating the lab's files in %s: %w", ns, err)
 		}
 	}
-	for _, claim := range []struct{ name, size string }{{dataClaim, "2Gi"}, {homeClaim, "2Gi"}} {
+	for _, claim := range []struct{ name, size string }{{dataClaim, claimSize}, {homeClaim, claimSize}} {
+		// Read first: the quota refuses a second claim before the API
+		// server would say it exists.
+		if _, err := core.PersistentVolumeClaims(ns).Get(ctx, claim.name, metav1.GetOptions{}); err == nil {
+			continue
+		}
 		if err := createIfMissing(ctx, func(ctx context.Context) error {
 			_, err := core.PersistentVolumeClaims(ns).Create(ctx, o.claim(claim.name, claim.size), metav1.CreateOptions{})
 			return err
@@ -200,6 +209,9 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 		}
 	}
 	if err := createIfMissing(ctx, func(ctx context.Context) error {
+		if _, err := core.Services(ns).Get(ctx, vcpService, metav1.GetOptions{}); err == nil {
+			return nil
+		}
 		_, err := core.Services(ns).Create(ctx, o.service(), metav1.CreateOptions{})
 		return err
 	}); err != nil {
@@ -222,14 +234,16 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 			_, err := c.cs.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{})
 			return err
 		}},
-		{"network policy " + isolatePolicy, func(ctx context.Context) error {
-			_, err := c.cs.NetworkingV1().NetworkPolicies(ns).Create(ctx, o.networkPolicy(), metav1.CreateOptions{})
-			return err
-		}},
 	} {
 		if err := createIfMissing(ctx, obj.create); err != nil {
 			return fmt.Errorf("creating %s in %s: %w", obj.what, ns, err)
 		}
+	}
+	if err := c.ensurePolicy(ctx, o.networkPolicy()); err != nil {
+		return fmt.Errorf("making network policy %s in %s: %w", isolatePolicy, ns, err)
+	}
+	if err := c.ensureBox(ctx, o); err != nil {
+		return err
 	}
 	// An invite of an older labctl was a token Secret that never expired.
 	if err := core.Secrets(ns).Delete(ctx, legacyInviteSecret, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
@@ -241,6 +255,73 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 		}
 	}
 	return nil
+}
+
+// ensureBox makes the learner's LimitRange and ResourceQuota, or makes them
+// say what labctl's say now.
+func (c *Class) ensureBox(ctx context.Context, o classObjects) error {
+	core := c.cs.CoreV1()
+	lr := o.limitRange()
+	err := ensureSpec(ctx, func(ctx context.Context) error {
+		_, err := core.LimitRanges(o.namespace).Create(ctx, lr, metav1.CreateOptions{})
+		return err
+	}, func(ctx context.Context) error {
+		cur, err := core.LimitRanges(o.namespace).Get(ctx, lr.Name, metav1.GetOptions{})
+		if err != nil || equality.Semantic.DeepEqual(cur.Spec, lr.Spec) {
+			return err
+		}
+		cur.Spec = lr.Spec
+		_, err = core.LimitRanges(o.namespace).Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("making limit range %s in %s: %w", lr.Name, o.namespace, err)
+	}
+	q := o.quota()
+	err = ensureSpec(ctx, func(ctx context.Context) error {
+		_, err := core.ResourceQuotas(o.namespace).Create(ctx, q, metav1.CreateOptions{})
+		return err
+	}, func(ctx context.Context) error {
+		cur, err := core.ResourceQuotas(o.namespace).Get(ctx, q.Name, metav1.GetOptions{})
+		if err != nil || equality.Semantic.DeepEqual(cur.Spec.Hard, q.Spec.Hard) {
+			return err
+		}
+		cur.Spec = q.Spec
+		_, err = core.ResourceQuotas(o.namespace).Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("making resource quota %s in %s: %w", q.Name, o.namespace, err)
+	}
+	return nil
+}
+
+// ensureSpec creates an object, or, when it exists, brings it up to date
+// with update (retried on a conflict).
+func ensureSpec(ctx context.Context, create, update func(context.Context) error) error {
+	err := create(ctx)
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error { return update(ctx) })
+}
+
+// ensurePolicy creates np, or makes the policy of that name say what np
+// says (a class made by an older labctl walled in less).
+func (c *Class) ensurePolicy(ctx context.Context, np *networkingv1.NetworkPolicy) error {
+	policies := c.cs.NetworkingV1().NetworkPolicies(np.Namespace)
+	return ensureSpec(ctx, func(ctx context.Context) error {
+		_, err := policies.Create(ctx, np, metav1.CreateOptions{})
+		return err
+	}, func(ctx context.Context) error {
+		cur, err := policies.Get(ctx, np.Name, metav1.GetOptions{})
+		if err != nil || equality.Semantic.DeepEqual(cur.Spec, np.Spec) {
+			return err
+		}
+		cur.Spec = np.Spec
+		_, err = policies.Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 func createIfMissing(ctx context.Context, create func(context.Context) error) error {
@@ -442,7 +523,16 @@ func (c *Class) Capacity(ctx context.Context) (Capacity, error) {
 	}
 	usable := map[string]bool{}
 	for _, n := range nodes.Items {
-		if n.Spec.Unschedulable || !nodeReady(&n) || noSchedule(&n) {
+		if n.Spec.Unschedulable {
+			continue
+		}
+		if arch := nodeArch(&n); c.arch == "" || arch == c.arch {
+			if !nodeReady(&n) || notReadyTaint(&n) {
+				cap.NotReady = append(cap.NotReady, n.Name)
+				continue
+			}
+		}
+		if !nodeReady(&n) || noSchedule(&n) {
 			continue
 		}
 		if arch := nodeArch(&n); c.arch != "" && arch != c.arch {
@@ -486,6 +576,18 @@ func nodeReady(n *corev1.Node) bool {
 	for _, cond := range n.Status.Conditions {
 		if cond.Type == corev1.NodeReady {
 			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// notReadyTaint says whether n carries a taint of a node that is not ready
+// yet: the kubelet's and the node controller's, or a network add-on's.
+func notReadyTaint(n *corev1.Node) bool {
+	for _, t := range n.Spec.Taints {
+		switch t.Key {
+		case corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable, corev1.TaintNodeNetworkUnavailable, "labctl.dev/network-unready":
+			return true
 		}
 	}
 	return false
@@ -597,4 +699,44 @@ func podPending(p *corev1.Pod) string {
 		}
 	}
 	return ""
+}
+
+// ErrOpenNetwork: the class cluster does not enforce the learners'
+// NetworkPolicy.
+var ErrOpenNetwork = errors.New("the class cluster does not enforce NetworkPolicy")
+
+// CheckIsolation tries the learner's wall from inside it: the admin
+// container of their control-plane Pod (out of the learner's reach, under
+// the same policy as their sandbox) connects to the class cluster's own API
+// server, which the isolate policy forbids. A connection means the
+// cluster's network plugin ignores the policy (ErrOpenNetwork).
+func (c *Class) CheckIsolation(ctx context.Context, learner string) error {
+	ns, err := c.learnerNamespace(ctx, learner)
+	if err != nil {
+		return err
+	}
+	svc, err := c.cs.CoreV1().Services(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading the class cluster's kubernetes Service: %w", err)
+	}
+	if svc.Spec.ClusterIP == "" || len(svc.Spec.Ports) == 0 {
+		return fmt.Errorf("the class cluster's kubernetes Service has no address to try the learners' walls with")
+	}
+	target := fmt.Sprintf("%s/%d", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
+	script := "if timeout 3 bash -c 'exec 3<>/dev/tcp/" + target + "' 2>/dev/null; then echo open; else echo walled; fi"
+	code, out, err := c.pods(ns).run(ctx, podCommand{pod: vcpPod, container: containerAdmin, cmd: []string{"sh", "-c", script}, wait: 30 * time.Second})
+	if err != nil {
+		return fmt.Errorf("trying the network wall of %s: %w", learner, err)
+	}
+	switch answer := strings.TrimSpace(out.text()); {
+	case code == 0 && answer == "walled":
+		return nil
+	case code == 0 && answer == "open":
+		return fmt.Errorf("%w: from the Pods of %s labctl reached the class cluster's own API server (%s), which their "+
+			"policy %s forbids, so each learner's sandbox also reaches the other learners' API servers and sandboxes, "+
+			"the nodes and their kubelets. Use a network plugin that enforces NetworkPolicy (Calico, Cilium, kube-router: "+
+			"see docs/classroom.md)", ErrOpenNetwork, learner, strings.ReplaceAll(target, "/", ":"), isolatePolicy)
+	default:
+		return fmt.Errorf("trying the network wall of %s: exit %d: %s", learner, code, out.lastLines(3))
+	}
 }

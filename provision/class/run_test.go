@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,40 @@ func TestCapacityCountsNodesOfTheCheckersArch(t *testing.T) {
 	c.arch = "" // a checker that could not be read: every node counts
 	if got, err := c.Capacity(ctx); err != nil || got.Nodes != 3 || got.OtherArch != nil {
 		t.Errorf("capacity without an architecture: %+v, %v", got, err)
+	}
+}
+
+// A node just made (not Ready, or tainted not-ready by the kubelet or a
+// network add-on) gives no room yet, and is named; a cordoned one is not.
+func TestCapacityNamesNodesNotReady(t *testing.T) {
+	ctx := context.Background()
+	c, cs := fakeClass()
+	c.arch = "amd64"
+	node := func(name string, ready, cordoned bool, taint string) {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelArchStable: "amd64"}}}
+		status := corev1.ConditionFalse
+		if ready {
+			status = corev1.ConditionTrue
+		}
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status}}
+		n.Spec.Unschedulable = cordoned
+		if taint != "" {
+			n.Spec.Taints = []corev1.Taint{{Key: taint, Effect: corev1.TaintEffectNoSchedule}}
+		}
+		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceMemory: kresource.MustParse("8Gi"), corev1.ResourceCPU: kresource.MustParse("4")}
+		if _, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node("new", false, false, corev1.TaintNodeNotReady)
+	node("network", true, false, "labctl.dev/network-unready")
+	node("cordoned", false, true, "")
+	node("ok", true, false, "")
+	got, err := c.Capacity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Nodes != 1 || !slices.Equal(got.NotReady, []string{"network", "new"}) {
+		t.Errorf("capacity %+v: want 1 node, and network and new not Ready", got)
 	}
 }

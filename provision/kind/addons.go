@@ -128,6 +128,13 @@ func (r *upRun) startAddons(ctx context.Context, admin *rest.Config) error {
 	if len(names) == 0 {
 		return nil
 	}
+	return applyAddons(ctx, admin, names, 1+len(r.lab.Cluster.Workers), kindConfig(r.cluster).Networking.PodSubnet)
+}
+
+// applyAddons applies the named add-on manifests on a cluster of nodes
+// nodes, waits for their node agents, lets Pods onto the nodes and waits
+// for their Deployments.
+func applyAddons(ctx context.Context, admin *rest.Config, names []string, nodes int, podSubnet string) error {
 	cfg := rest.CopyConfig(admin)
 	cfg.QPS, cfg.Burst = 100, 200
 	cs, err := kubernetes.NewForConfig(cfg)
@@ -142,7 +149,7 @@ func (r *upRun) startAddons(ctx context.Context, admin *rest.Config) error {
 		Image:      images.AddonsRef(),
 		ServeImage: images.ServeAddonsRef(),
 		Namespace:  addonNamespace,
-		PodSubnet:  kindConfig(r.cluster).Networking.PodSubnet,
+		PodSubnet:  podSubnet,
 	})
 	if err != nil {
 		return err
@@ -174,7 +181,6 @@ func (r *upRun) startAddons(ctx context.Context, admin *rest.Config) error {
 	}
 	// The node agents first (they run on the node's network); the taint
 	// keeps every other Pod off the nodes until they have.
-	nodes := 1 + len(r.lab.Cluster.Workers)
 	if err := waitAddons(ctx, cs, nodes, false, 3*time.Minute); err != nil {
 		return err
 	}

@@ -2,8 +2,13 @@ package kind
 
 import (
 	"context"
+	"time"
 
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/lab"
 )
 
 // HostCluster is a bare kind cluster, named as a lab's would be, for the
@@ -30,4 +35,41 @@ func (h *HostCluster) Delete(ctx context.Context) error { return h.k.delete(ctx)
 // LoadImages imports refs from engine into every node of the cluster.
 func (h *HostCluster) LoadImages(ctx context.Context, engine *docker.Engine, refs []string) error {
 	return h.k.loadImages(ctx, engine, refs)
+}
+
+// StartAddons starts the lab add-ons named (lab.AddonNetworkPolicy,
+// lab.AddonStorage, …) on the cluster as `labctl up` does a lab's: the
+// add-on images built if need be and loaded, the manifests applied, and
+// their Pods ready.
+func (h *HostCluster) StartAddons(ctx context.Context, engine *docker.Engine, addons ...string) error {
+	l := &lab.Lab{}
+	l.Cluster.Addons = addons
+	names := addonsFor(l, "")
+	var refs []string
+	if needsNodeAddonsImage(l, "") {
+		ref, err := images.EnsureAddons(ctx, images.Options{})
+		if err != nil {
+			return err
+		}
+		refs = append(refs, ref)
+	}
+	if needsServeImage(l) {
+		ref, err := images.EnsureServeAddons(ctx, images.Options{})
+		if err != nil {
+			return err
+		}
+		refs = append(refs, ref)
+	}
+	if err := h.k.loadImages(ctx, engine, refs); err != nil {
+		return err
+	}
+	admin, err := h.k.adminConfig(ctx)
+	if err != nil {
+		return err
+	}
+	nodes, err := runBounded(ctx, time.Minute, func() ([]nodes.Node, error) { return h.k.provider.ListInternalNodes(h.k.name) })
+	if err != nil {
+		return err
+	}
+	return applyAddons(ctx, admin, names, len(nodes), kindConfig(ClusterConfig{}).Networking.PodSubnet)
 }

@@ -27,6 +27,11 @@ type classCluster interface {
 	// Invite is a kubeconfig that reaches the learner's sandbox only, for
 	// ttl, and when it expires.
 	Invite(ctx context.Context, learner string, ttl time.Duration) ([]byte, time.Time, error)
+	// CheckIsolation tries the learner's network wall
+	// (class.ErrOpenNetwork when the cluster ignores it).
+	CheckIsolation(ctx context.Context, learner string) error
+	// Caveats says what the class cluster does not enforce.
+	Caveats(ctx context.Context) []string
 	// RevokeInvites ends every invite written for the learner.
 	RevokeInvites(ctx context.Context, learner string) error
 	Close() error

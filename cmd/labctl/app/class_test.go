@@ -36,6 +36,9 @@ type fakeClass struct {
 	// running and most count the Ups under way, and the most at once.
 	running, most int
 	calls         []string
+	// isolation is what CheckIsolation answers, caveats what Caveats does.
+	isolation error
+	caveats   []string
 	// invited is the sandbox the last invite opened (fakeEnv.OpenInvite).
 	invited *fakeInvited
 }
@@ -145,6 +148,13 @@ func (c *fakeClass) Invite(_ context.Context, name string, ttl time.Duration) ([
 	return []byte("apiVersion: v1\nkind: Config\ncurrent-context: labctl:two-steps:" + name + "\n"), time.Date(2026, 12, 3, 22, 0, 0, 0, time.Local), nil
 }
 
+func (c *fakeClass) CheckIsolation(_ context.Context, name string) error {
+	c.called("isolation " + name)
+	return c.isolation
+}
+
+func (c *fakeClass) Caveats(context.Context) []string { return c.caveats }
+
 func (c *fakeClass) RevokeInvites(_ context.Context, name string) error {
 	c.called("revoke " + name)
 	c.mu.Lock()
@@ -230,6 +240,24 @@ func TestClassUp(t *testing.T) {
 	}
 	if env.class.cfg.Prefix != "labctl-" || env.class.cfg.Lab.Metadata.Name != "two-steps" {
 		t.Errorf("class opened with %+v", env.class.cfg)
+	}
+	if !slices.Contains(env.class.calls, "isolation learner-1") || strings.Contains(errOut, "WARNING") {
+		t.Errorf("the walls were not tried, or warned of: calls %q\n%s", env.class.calls, errOut)
+	}
+}
+
+// On a class cluster that ignores NetworkPolicy, class up says so loudly,
+// trying the wall of a learner that is up.
+func TestClassUpWarnsOfAnOpenNetwork(t *testing.T) {
+	isolate(t)
+	c := &fakeClass{isolation: fmt.Errorf("%w: from the Pods of learner-2 labctl reached …", class.ErrOpenNetwork),
+		upErr: map[string]error{"learner-1": errors.New("no room")}, caveats: []string{"StorageClass standard (rancher.io/local-path) does not enforce a claim's size"}}
+	env := &fakeEnv{class: c}
+	code, _, errOut := runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "2")
+	if code != 2 || !strings.Contains(errOut, "⚠ WARNING: the learners are not walled off from each other. the class cluster does not enforce NetworkPolicy") ||
+		!strings.Contains(errOut, "⚠ Not enforced by the class cluster: StorageClass standard (rancher.io/local-path) does not enforce a claim's size.") ||
+		!slices.Contains(c.calls, "isolation learner-2") {
+		t.Errorf("exit %d, calls %q\n%s", code, c.calls, errOut)
 	}
 }
 

@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -93,7 +95,12 @@ func runClassUp(ctx context.Context, g *globals, names []string, o classUpOption
 		return err
 	}
 	defer cs.Close()
-	if err := classroom.CheckRoom(ctx, cs.class, names); err != nil {
+	waiting := func(nodes []string) {
+		if !g.quiet() {
+			fmt.Fprintf(g.streams.Err, "Waiting up to %v for node(s) %s to be Ready…\n", classroom.NodeWait, strings.Join(nodes, ", "))
+		}
+	}
+	if err := classroom.CheckRoom(ctx, cs.class, names, waiting); err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
 
@@ -109,6 +116,12 @@ func runClassUp(ctx context.Context, g *globals, names []string, o classUpOption
 		status.Update(fmt.Sprintf("%d of %d ready", r.Done, len(names)))
 	})
 	status.End(run.Done == len(names))
+	if ctx.Err() == nil {
+		checkIsolation(ctx, g, cs.class, names, run.Failed)
+		for _, c := range cs.class.Caveats(ctx) {
+			fmt.Fprintf(g.streams.Err, "⚠ Not enforced by the class cluster: %s.\n", c)
+		}
+	}
 	if ctx.Err() != nil {
 		return &ExitError{Code: exitInterrupted, Err: fmt.Errorf("class up was interrupted with %d of %d learner(s) ready; "+
 			"they stay up: run the same command again to continue", run.Done, len(names))}
@@ -121,6 +134,24 @@ func runClassUp(ctx context.Context, g *globals, names []string, o classUpOption
 		fmt.Fprintf(g.streams.Err, "\nEvery learner is ready: `labctl class invite LEARNER` writes the file each one connects with.\n")
 	}
 	return nil
+}
+
+// checkIsolation tries the network wall of the first learner that is up,
+// and says loudly when the class cluster ignores it: learners could then
+// reach each other's API servers and sandboxes.
+func checkIsolation(ctx context.Context, g *globals, c classCluster, names, failed []string) {
+	i := slices.IndexFunc(names, func(n string) bool { return !slices.Contains(failed, n) })
+	if i < 0 {
+		return
+	}
+	err := c.CheckIsolation(ctx, names[i])
+	switch {
+	case err == nil:
+	case errors.Is(err, class.ErrOpenNetwork):
+		fmt.Fprintf(g.streams.Err, "\n⚠ WARNING: the learners are not walled off from each other. %v.\n", err)
+	default:
+		fmt.Fprintf(g.streams.Err, "\n⚠ Could not try the learners' network walls: %v\n", err)
+	}
 }
 
 // retryUp is the command that brings up the failed learners again: the
