@@ -109,6 +109,26 @@ func gitRoot(t *testing.T) string {
 	gitBin(t, merged, "add", "c.txt")
 	gitBin(t, merged, "commit", "-q", "-m", "add c")
 	gitBin(t, merged, "merge", "-q", "--no-edit", "side")
+
+	// /root/noff: the change is made on a branch and merged with --no-ff,
+	// after main moved on elsewhere; then a merge that resolves the file
+	// differently from both sides.
+	noff := filepath.Join(root, "root/noff")
+	if err := os.MkdirAll(noff, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitBin(t, noff, "init", "-q", "-b", "main")
+	writeFile(t, root, "/root/noff/web.yaml", "replicas: 2\n", 0o644)
+	gitBin(t, noff, "add", "web.yaml")
+	gitBin(t, noff, "commit", "-q", "-m", "Add the web manifests")
+	gitBin(t, noff, "checkout", "-q", "-b", "scale")
+	writeFile(t, root, "/root/noff/web.yaml", "replicas: 3\n", 0o644)
+	gitBin(t, noff, "commit", "-q", "-am", "Raise web replicas to 3")
+	gitBin(t, noff, "checkout", "-q", "main")
+	writeFile(t, root, "/root/noff/README.md", "# web\n", 0o644)
+	gitBin(t, noff, "add", "README.md")
+	gitBin(t, noff, "commit", "-q", "-m", "Describe the repository")
+	gitBin(t, noff, "merge", "-q", "--no-ff", "-m", "Merge branch 'scale'", "scale")
 	return root
 }
 
@@ -160,6 +180,11 @@ func TestGitCheck(t *testing.T) {
 		{"message touching first", g(lab.GitCheck{Repo: "/root/repo", Message: &lab.MessageAssert{Which: "first", Touching: "apps/web", Matches: `^feat`}}), Pass, ""},
 		{"message touching README", g(lab.GitCheck{Repo: "/root/repo", Message: &lab.MessageAssert{Touching: "README.md", Matches: `^feat`}}), Fail, `expected the message of the last commit touching README.md in /root/repo (` + commitShort(t, root, "HEAD~2") + `) to match "^feat", found "Initial commit"`},
 		{"message touching nothing", g(lab.GitCheck{Repo: "/root/repo", Message: &lab.MessageAssert{Touching: "docs"}}), Fail, "expected commits touching docs in /root/repo, found none"},
+		// git log's history simplification: the --no-ff merge did not
+		// change web.yaml (it is the branch's), the branch's commit did.
+		{"message touching through a no-ff merge", g(lab.GitCheck{Repo: "/root/noff", Message: &lab.MessageAssert{Touching: "web.yaml", Matches: `replicas`}}), Pass, ""},
+		{"message touching first through a merge", g(lab.GitCheck{Repo: "/root/noff", Message: &lab.MessageAssert{Which: "first", Touching: "web.yaml", Matches: `^Add the web`}}), Pass, ""},
+		{"message touching all through a merge", g(lab.GitCheck{Repo: "/root/noff", Message: &lab.MessageAssert{Which: "all", Touching: "web.yaml", Matches: `^(Add|Raise)`}}), Pass, ""},
 		{"message in empty repo", g(lab.GitCheck{Repo: "/root/empty", Message: &lab.MessageAssert{MinLength: 1}}), Fail, "expected commits in /root/empty, found none"},
 		{"message bad regexp", g(lab.GitCheck{Repo: "/root/repo", Message: &lab.MessageAssert{Matches: `[`}}), Error, "invalid message expression \"[\": error parsing regexp: missing closing ]: `[`"},
 		{"field at HEAD", g(lab.GitCheck{Repo: "/root/repo", Field: gf("apps/web/deployment.yaml", "spec.replicas", lab.Assert{Equals: lit(3)})}), Pass, ""},

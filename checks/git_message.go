@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -104,10 +105,13 @@ func describeMessageAssert(m *lab.MessageAssert) msg.Text {
 	return msg.T(msg.DescExist)
 }
 
-// selectCommits lists the commits reachable from HEAD in walk order,
-// keeping only those that changed touching when it is set: a commit
-// changed a path when the path's content differs from every parent's (a
-// root commit changed every path it has).
+// selectCommits lists the commits reachable from HEAD in walk order. With
+// touching set it lists, newest first, the commits that changed that path
+// the way `git log -- PATH` finds them (git's default history
+// simplification): a merge whose path is the same as one parent's did not
+// change it, and the walk follows that parent only, so a change made on a
+// branch and merged with --no-ff is found on the branch, and a merge that
+// resolved the path differently from every parent is found itself.
 func selectCommits(ctx context.Context, repo *git.Repository, shown, touching string) ([]*object.Commit, error) {
 	head, err := repo.Head()
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
@@ -116,11 +120,19 @@ func selectCommits(ctx context.Context, repo *git.Repository, shown, touching st
 	if err != nil {
 		return nil, fmt.Errorf("reading HEAD of %s: %w", shown, err)
 	}
+	touching = strings.Trim(touching, "/")
+	if touching != "" {
+		out, err := commitsTouching(ctx, repo, head.Hash(), touching, shown)
+		var f *failure
+		if err != nil && !errors.As(err, &f) {
+			err = fmt.Errorf("walking the history of %s: %w", shown, err)
+		}
+		return out, err
+	}
 	iter, err := repo.Log(&git.LogOptions{From: head.Hash()})
 	if err != nil {
 		return nil, fmt.Errorf("walking the history of %s: %w", shown, err)
 	}
-	touching = strings.Trim(touching, "/")
 	var out []*object.Commit
 	walked := 0
 	err = iter.ForEach(func(c *object.Commit) error {
@@ -130,17 +142,7 @@ func selectCommits(ctx context.Context, repo *git.Repository, shown, touching st
 		if walked++; walked > maxCommits {
 			return failf(msg.GitHistoryOfTooBig, shown, maxCommits)
 		}
-		if touching == "" {
-			out = append(out, c)
-			return nil
-		}
-		changed, err := changedPath(c, touching)
-		if err != nil {
-			return err
-		}
-		if changed {
-			out = append(out, c)
-		}
+		out = append(out, c)
 		return nil
 	})
 	var f *failure
@@ -153,26 +155,74 @@ func selectCommits(ctx context.Context, repo *git.Repository, shown, touching st
 	return out, nil
 }
 
-func changedPath(c *object.Commit, p string) (bool, error) {
-	mine, err := entryHash(c, p)
+// commitsTouching walks from head, newest commit (by committer time)
+// first, and lists the commits that changed p, simplifying the history as
+// git log does for a path.
+func commitsTouching(ctx context.Context, repo *git.Repository, head plumbing.Hash, p, shown string) ([]*object.Commit, error) {
+	start, err := repo.CommitObject(head)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if c.NumParents() == 0 {
-		return !mine.IsZero(), nil
+	queue := []*object.Commit{start}
+	seen := map[plumbing.Hash]bool{head: true}
+	push := func(c *object.Commit) {
+		if seen[c.Hash] {
+			return
+		}
+		seen[c.Hash] = true
+		i, _ := slices.BinarySearchFunc(queue, c, func(a, b *object.Commit) int {
+			return b.Committer.When.Compare(a.Committer.When) // newest first
+		})
+		queue = slices.Insert(queue, i, c)
 	}
-	same := false
-	err = c.Parents().ForEach(func(parent *object.Commit) error {
-		theirs, err := entryHash(parent, p)
+	var out []*object.Commit
+	for walked := 0; len(queue) > 0; walked++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if walked >= maxCommits {
+			return nil, failf(msg.GitHistoryOfTooBig, shown, maxCommits)
+		}
+		c := queue[0]
+		queue = queue[1:]
+		mine, err := entryHash(c, p)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if theirs == mine {
-			same = true
+		var parents []*object.Commit
+		if err := c.Parents().ForEach(func(parent *object.Commit) error {
+			parents = append(parents, parent)
+			return nil
+		}); err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	return !same, err
+		if len(parents) == 0 {
+			if !mine.IsZero() {
+				out = append(out, c)
+			}
+			continue
+		}
+		var same *object.Commit
+		for _, parent := range parents {
+			theirs, err := entryHash(parent, p)
+			if err != nil {
+				return nil, err
+			}
+			if theirs == mine {
+				same = parent
+				break
+			}
+		}
+		if same != nil {
+			push(same)
+			continue
+		}
+		out = append(out, c)
+		for _, parent := range parents {
+			push(parent)
+		}
+	}
+	return out, nil
 }
 
 // entryHash is the hash of the tree entry at p in c, zero when absent.

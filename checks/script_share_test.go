@@ -80,3 +80,23 @@ func TestScriptLettersSkipsCode(t *testing.T) {
 		t.Errorf("prose = %q", got)
 	}
 }
+
+// A terse Korean note with English terms is about half Hangul (an English
+// word counts as one letter, a syllable as one); English with a Korean word
+// or two is far below half.
+func TestScriptShareOfNotesAsLearnersWriteThem(t *testing.T) {
+	for _, tt := range []struct {
+		text     string
+		min, max float64
+	}{
+		{"kubectl scale 한 replicas 5 는 drift 임.\n다음 apply 때 rollback 됨.\n", 0.5, 0.6},
+		{"The manual scale to 5 is drift, not in the repo.\n다음 apply reverts it to 3.\n", 0, 0.3},
+		{"손으로 바꾼 replicas 5는 저장소에 없는 변경이다.\n다음에 저장소를 기준으로 적용하면 3으로 되돌아가고 이 변경은 사라진다.\n", 0.9, 1},
+	} {
+		letters, in := scriptLetters(tt.text, unicode.Hangul, false)
+		share := float64(in) / float64(letters)
+		if share < tt.min || share > tt.max {
+			t.Errorf("%q: %d of %d letters Hangul (%.2f), want %.2f to %.2f", tt.text, in, letters, share, tt.min, tt.max)
+		}
+	}
+}
