@@ -138,19 +138,33 @@ func TestAuditIgnoresWhatDidNotHappen(t *testing.T) {
 
 func TestAuditApplyIsKubectlApply(t *testing.T) {
 	base := "/apis/apps/v1/namespaces/gitops-lab/deployments"
+	lastApplied := `{"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{}"}},"spec":{"replicas":3}}`
+	applied := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":3}}`
 	for _, tc := range []struct {
-		verb, uri string
-		apply     bool
+		verb, uri, body string
+		apply           bool
 	}{
-		{"patch", base + "/web?fieldManager=kubectl-client-side-apply&fieldValidation=Strict", true},
-		{"create", base + "?fieldManager=kubectl-client-side-apply&fieldValidation=Strict", true},
-		{"patch", base + "/web?fieldManager=kubectl&fieldValidation=Strict&force=false", true},
-		{"patch", base + "/web?fieldManager=kubectl-edit&fieldValidation=Strict", false},
-		{"patch", base + "/web?fieldManager=kubectl-patch", false},
-		{"update", base + "/web?fieldManager=kubectl", false},
-		{"patch", base + "/web", false},
+		{"patch", base + "/web?fieldManager=kubectl-client-side-apply&fieldValidation=Strict", `{}`, true},
+		{"create", base + "?fieldManager=kubectl-client-side-apply&fieldValidation=Strict", `{}`, true},
+		{"patch", base + "/web?fieldManager=kubectl&fieldValidation=Strict&force=false", `{}`, true},
+		{"patch", base + "/web?fieldManager=kubectl-edit&fieldValidation=Strict", `{}`, false},
+		{"patch", base + "/web?fieldManager=kubectl-patch", `{}`, false},
+		{"update", base + "/web?fieldManager=kubectl", `{}`, false},
+		{"patch", base + "/web", `{}`, false},
+		// kubectl apply --field-manager NAME: client-side (the annotation
+		// it writes), server-side (the whole configuration), a new object.
+		{"patch", base + "/web?fieldManager=gitops-cli&fieldValidation=Strict", lastApplied, true},
+		{"patch", base + "/web?fieldManager=gitops-cli&fieldValidation=Strict&force=false", applied, true},
+		{"create", base + "?fieldManager=gitops-cli&fieldValidation=Strict", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{}"}}}`, true},
+		// Not applies: kubectl edit keeps the annotation up to date; a
+		// patch of another manager that sends a part of the object; a
+		// create without the annotation.
+		{"patch", base + "/web?fieldManager=kubectl-edit&fieldValidation=Strict", lastApplied, false},
+		{"patch", base + "/web?fieldManager=kubectl-last-applied", applied, false},
+		{"patch", base + "/web?fieldManager=my-script", `{"spec":{"replicas":3}}`, false},
+		{"create", base + "?fieldManager=my-script", applied, false},
 	} {
-		rec, ok := parseAuditLine([]byte(auditLine(t, t0, tc.verb, tc.uri, "deployments", "", "web", 200, `{}`)))
+		rec, ok := parseAuditLine([]byte(auditLine(t, t0, tc.verb, tc.uri, "deployments", "", "web", 200, tc.body)))
 		if !ok || rec.isApply() != tc.apply {
 			t.Errorf("%s %s: parsed %v, apply %v, want %v", tc.verb, tc.uri, ok, rec.isApply(), tc.apply)
 		}

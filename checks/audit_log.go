@@ -94,10 +94,41 @@ func (r *auditRecord) succeeded() bool {
 // server-side apply (an apply patch).
 var kubectlApplyManagers = []string{"kubectl-client-side-apply", "kubectl"}
 
-// isApply reports whether the request is a kubectl apply.
+// isApply reports whether the request is an apply: kubectl apply with its
+// own field managers, or an apply under another field manager (kubectl
+// apply --field-manager NAME, another tool) recognised by what it sends to
+// the object: a client-side apply writes the last-applied-configuration
+// annotation, a server-side apply sends the whole applied configuration
+// (apiVersion and kind with it). kubectl's other commands (kubectl-edit,
+// which keeps that annotation up to date, kubectl-patch, …) are not.
 func (r *auditRecord) isApply() bool {
-	return (r.Verb == "patch" || r.Verb == "create") && slices.Contains(kubectlApplyManagers, r.FieldManager)
+	if r.Verb != "patch" && r.Verb != "create" {
+		return false
+	}
+	if slices.Contains(kubectlApplyManagers, r.FieldManager) {
+		return true
+	}
+	if r.FieldManager == "" || strings.HasPrefix(r.FieldManager, "kubectl-") || r.Subresource != "" {
+		return false
+	}
+	var body struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(r.Body, &body) != nil {
+		return false
+	}
+	if _, ok := body.Metadata.Annotations[lastAppliedAnnotation]; ok {
+		return true
+	}
+	return r.Verb == "patch" && body.APIVersion != "" && body.Kind != ""
 }
+
+// lastAppliedAnnotation is where a client-side apply keeps what it applied.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
 // parseAuditLine reads one line of the log; ok is false for lines that are
 // not a completed request on an object (other stages, panics, garbage).

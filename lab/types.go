@@ -232,6 +232,11 @@ type Mistake struct {
 	// is and how to put it right. It is shown when a step's failing checks
 	// are exactly Fails (see Step.LikelyMistakes).
 	Explain string `yaml:"explain" json:"explain,omitempty"`
+	// Recover, when set, is the way back Explain describes, as a script
+	// run after Script: `labctl test` then requires every check of the
+	// step to pass, proving the learner who made this mistake can still
+	// complete the step.
+	Recover string `yaml:"recover" json:"recover,omitempty"`
 }
 
 // Check is one typed assertion. Exactly one of File, Git, Kube, Access, Reach, Command and Audit is set.

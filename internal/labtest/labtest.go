@@ -225,7 +225,11 @@ func (r *runner) before(ctx context.Context, s *lab.Step) {
 // what the mistake names, and resets to the step's start.
 func (r *runner) mistake(ctx context.Context, s *lab.Step, m *lab.Mistake) {
 	script := ScriptMistake + " " + m.Name
-	r.phase(Phase{Step: s.ID, Kind: Mistake, Script: script}, fmt.Sprintf("%s: mistake %s is caught", r.stepTitle(s), m.Name), func(p *Phase) {
+	title := fmt.Sprintf("%s: mistake %s is caught", r.stepTitle(s), m.Name)
+	if strings.TrimSpace(m.Recover) != "" {
+		title += ", and its way back passes"
+	}
+	r.phase(Phase{Step: s.ID, Kind: Mistake, Script: script}, title, func(p *Phase) {
 		if !r.script(ctx, p, s, script, m.Script) {
 			return
 		}
@@ -234,6 +238,17 @@ func (r *runner) mistake(ctx context.Context, s *lab.Step, m *lab.Mistake) {
 			return
 		}
 		p.Failures = append(p.Failures, compareMistake(s.ID, script, m.Fails, rs)...)
+		if strings.TrimSpace(m.Recover) == "" || len(p.Failures) > 0 {
+			return
+		}
+		// The way back: from the mistake, the step can still pass.
+		back := script + " " + ScriptRecover
+		if !r.script(ctx, p, s, back, m.Recover) {
+			return
+		}
+		if rs, ok := r.checks(ctx, p, s); ok {
+			p.Failures = append(p.Failures, notPassing(s.ID, back, rs)...)
+		}
 	})
 	if !r.stopped {
 		r.resetTo(ctx, s, "after "+script)

@@ -171,6 +171,26 @@ func TestUncaughtMistakeFails(t *testing.T) {
 	}
 }
 
+// A mistake's way back (recover) runs after it, and every check of the step
+// must pass then; one that does not lead back fails the lab, named.
+func TestMistakeWayBack(t *testing.T) {
+	l := goodLab()
+	l.Steps[0].Mistakes[0].Recover = "touch /root/y"
+	env := newFakeEnv()
+	rep, _ := run(t, l, env, "")
+	if !rep.Passed {
+		t.Fatalf("a way back that leads back failed: %v", rep.Failures())
+	}
+	if !slices.Contains(env.log, "script touch /root/y") {
+		t.Errorf("the way back did not run: %q", env.log)
+	}
+	l.Steps[0].Mistakes[0].Recover = "touch /root/z"
+	rep, _ = run(t, l, newFakeEnv(), "")
+	if rep.Passed || !hasFailure(rep, "files", "mistake only-x recover", "has-y", "") {
+		t.Errorf("a way back that does not lead back: passed %v, %v", rep.Passed, rep.Failures())
+	}
+}
+
 func TestMistakeFailingAnUnnamedCheckFails(t *testing.T) {
 	l := goodLab()
 	l.Steps[0].Mistakes[1].Fails = []string{"has-y"} // has-x fails too

@@ -39,6 +39,8 @@ const (
 	ScriptSolve   = "solve"
 	ScriptSetup   = "setup"
 	ScriptMistake = "mistake"
+	// ScriptRecover follows "mistake <name>" for the mistake's way back.
+	ScriptRecover = "recover"
 	// ScriptAlternative is followed by the alternative's name.
 	ScriptAlternative = "alternative"
 )
