@@ -1,10 +1,11 @@
 // Package msg is the catalogue of learner-facing text labctl prints when
 // checking, grading and resetting a lab, in English and Japanese.
 //
-// The language is chosen by Choose from the lab's metadata.language and the
-// user's locale (the first non-empty of LC_ALL, LC_MESSAGES and LANG, as
-// POSIX orders them):
+// The language is chosen by Choose from LABCTL_LANG (labctl's --lang), the
+// lab's metadata.language and the user's locale (the first non-empty of
+// LC_ALL, LC_MESSAGES and LANG, as POSIX orders them):
 //
+//   - LABCTL_LANG=ja or en gives that language, whatever the locale;
 //   - a locale naming Japanese (ja, ja_JP.UTF-8, …) gives Japanese;
 //   - a locale naming another language (en_US.UTF-8, de_DE, …) gives English,
 //     the user having said which language they read;
@@ -30,6 +31,9 @@ const (
 // labLanguage (a BCP 47 tag; "" means English); getenv is os.Getenv outside
 // tests. See the package documentation for the rules.
 func Choose(labLanguage string, getenv func(string) string) Lang {
+	if l, ok := Parse(getenv(EnvLang)); ok {
+		return l
+	}
 	locale := ""
 	for _, k := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
 		if v := getenv(k); v != "" {
@@ -48,6 +52,22 @@ func Choose(labLanguage string, getenv func(string) string) Lang {
 	default:
 		return English
 	}
+}
+
+// EnvLang names the variable that sets the language of labctl's messages
+// over the locale (the --lang flag sets it).
+const EnvLang = "LABCTL_LANG"
+
+// Parse reads a language the catalogue has: "ja", "en", or a locale or tag
+// naming one (ja_JP.UTF-8, en-US).
+func Parse(s string) (Lang, bool) {
+	switch localeLanguage(s) {
+	case "ja":
+		return Japanese, true
+	case "en":
+		return English, true
+	}
+	return "", false
 }
 
 // localeLanguage is the lower-case language part of a POSIX locale name

@@ -27,6 +27,10 @@ func TestChoose(t *testing.T) {
 		{"en lab, Japanese locale", "en", map[string]string{"LANG": "ja_JP.UTF-8"}, Japanese},
 		{"unset lab language, C", "", map[string]string{"LANG": "C"}, English},
 		{"Korean lab, no locale", "ko", nil, English},
+		{"LABCTL_LANG=ja over an English locale", "ja", map[string]string{"LANG": "en_US.UTF-8", "LABCTL_LANG": "ja"}, Japanese},
+		{"LABCTL_LANG=en over a Japanese locale", "ja", map[string]string{"LC_ALL": "ja_JP.UTF-8", "LABCTL_LANG": "en"}, English},
+		{"LABCTL_LANG a locale", "en", map[string]string{"LABCTL_LANG": "ja_JP.UTF-8"}, Japanese},
+		{"LABCTL_LANG unknown is ignored", "ja", map[string]string{"LANG": "en_US", "LABCTL_LANG": "ko"}, English},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -272,6 +272,7 @@ func isolate(t *testing.T) {
 	t.Setenv("LC_ALL", "")
 	t.Setenv("LC_MESSAGES", "")
 	t.Setenv("LANG", "en_US.UTF-8")
+	t.Setenv("LABCTL_LANG", "")
 	t.Setenv("NO_COLOR", "1")
 }
 

@@ -79,6 +79,7 @@ func TestImagesKindConfigPrintsTheClusterFile(t *testing.T) {
 // doctor speaks the learner's language: the built-in lab is Japanese, so
 // with no locale its lines are Japanese, with an English locale English.
 func TestDoctorSpeaksTheLabsLanguage(t *testing.T) {
+	t.Setenv("LABCTL_LANG", "")
 	t.Setenv("LC_ALL", "")
 	t.Setenv("LC_MESSAGES", "")
 	for lang, want := range map[string]string{"": "空き容量", "en_US.UTF-8": "free"} {
@@ -96,6 +97,24 @@ func TestDoctorSpeaksTheLabsLanguage(t *testing.T) {
 		if lang == "" && strings.Contains(out, "fix: ") {
 			t.Errorf("LANG unset: an English fix in a Japanese lab:\n%s", out)
 		}
+	}
+	// --lang (LABCTL_LANG) wins over the locale, either way; an unknown
+	// language is refused.
+	for _, tc := range []struct{ lang, flag, want string }{{"en_US.UTF-8", "ja", "空き容量"}, {"ja_JP.UTF-8", "en", "free"}} {
+		t.Setenv("LANG", tc.lang)
+		_, out, _ := runLabctl(t, "doctor", "--lang", tc.flag)
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("LANG=%s --lang %s: want %q in\n%s", tc.lang, tc.flag, tc.want, out)
+		}
+	}
+	t.Setenv("LANG", "en_US.UTF-8")
+	t.Setenv("LABCTL_LANG", "ja")
+	if _, out, _ := runLabctl(t, "doctor"); !strings.Contains(out, "空き容量") {
+		t.Errorf("LABCTL_LANG=ja: want Japanese in\n%s", out)
+	}
+	code, _, errOut := runLabctl(t, "doctor", "--lang", "ko")
+	if code != 2 || !strings.Contains(errOut, `--lang "ko": labctl speaks ja and en`) {
+		t.Errorf("--lang ko: exit %d, %s", code, errOut)
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
+
+	"github.com/labctl/labctl/internal/msg"
 )
 
 // Streams are the command's standard streams, injected so tests can drive it.
@@ -137,7 +139,10 @@ func newRoot(s Streams, env environment) (*cobra.Command, *globals) {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return loadConfig(g.cfg, cmd)
+			if err := loadConfig(g.cfg, cmd); err != nil {
+				return err
+			}
+			return applyLang(g.cfg.GetString("lang"))
 		},
 	}
 	cmd.SetIn(s.In)
@@ -150,6 +155,7 @@ func newRoot(s Streams, env environment) (*cobra.Command, *globals) {
 	fl.BoolP("verbose", "v", false, "print more detail")
 	fl.BoolP("quiet", "q", false, "print only results and errors")
 	fl.Bool("no-color", false, "never use colour (NO_COLOR is honoured too)")
+	fl.String("lang", "", "the `LANGUAGE` of labctl's messages, ja or en, whatever the locale (LABCTL_LANG)")
 
 	cmd.AddCommand(
 		newVersionCommand(g),
@@ -190,6 +196,20 @@ func newRoot(s Streams, env environment) (*cobra.Command, *globals) {
 // loadConfig binds, in order of precedence: flags, LABCTL_* environment
 // variables, the config file (labctl/config.yaml in the user's config
 // directory, or LABCTL_CONFIG), and defaults.
+// applyLang makes lang (--lang, LABCTL_LANG or the config file's lang)
+// the language of every message labctl chooses (msg.Choose reads
+// LABCTL_LANG); empty leaves it to the lab and the locale.
+func applyLang(lang string) error {
+	if lang == "" {
+		return nil
+	}
+	l, ok := msg.Parse(lang)
+	if !ok {
+		return &ExitError{Code: exitError, Err: fmt.Errorf("--lang %q: labctl speaks ja and en", lang)}
+	}
+	return os.Setenv(msg.EnvLang, string(l))
+}
+
 func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 	v.SetEnvPrefix("LABCTL")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
