@@ -155,6 +155,9 @@ func checkRequestBody(ctx context.Context, env Env, ra *lab.RequestAssert, r *au
 			doc = nil
 		}
 	}
+	if applied := r.appliedConfiguration(); applied != nil {
+		doc = applied
+	}
 	var docs []any
 	if doc != nil {
 		docs = []any{normalize(doc)}

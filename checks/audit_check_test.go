@@ -380,3 +380,30 @@ func TestAuditAs(t *testing.T) {
 		})
 	}
 }
+
+// A client-side apply sends only what differs from the object as it is:
+// after the cluster was scaled to 3 by hand, applying a repository that
+// says 3 sends no spec.replicas. What it applied is the configuration in
+// its last-applied annotation, and that is what the request assert reads.
+// Another request carrying the annotation (kubectl edit keeps it) is read
+// by its body.
+func TestAuditApplyIsReadByWhatItApplied(t *testing.T) {
+	uri := "/apis/apps/v1/namespaces/gitops-lab/deployments/web?fieldManager=kubectl-client-side-apply&fieldValidation=Strict"
+	body := `{"metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"spec\":{\"replicas\":3}}\n"}}}`
+	dir := auditDir(t, map[string][]string{"audit.log": {auditLine(t, t0, "patch", uri, "deployments", "", "web", 200, body)}})
+	three := &lab.AuditCheck{AuditSelector: applySel, Request: &lab.RequestAssert{Path: "spec.replicas", Assert: lab.Assert{Equals: num(3)}}}
+	if s, text := runAudit(t, dir, time.Time{}, three); s != Pass {
+		t.Errorf("an apply whose configuration says 3: %s %q", s, text)
+	}
+	four := &lab.AuditCheck{AuditSelector: applySel, Request: &lab.RequestAssert{Path: "spec.replicas", Assert: lab.Assert{Equals: num(4)}}}
+	if s, _ := runAudit(t, dir, time.Time{}, four); s != Fail {
+		t.Errorf("an apply whose configuration says 3, asked for 4: %s", s)
+	}
+	edit := "/apis/apps/v1/namespaces/gitops-lab/deployments/web?fieldManager=kubectl-edit&fieldValidation=Strict"
+	dir = auditDir(t, map[string][]string{"audit.log": {auditLine(t, t0, "patch", edit, "deployments", "", "web", 200, body)}})
+	patched := &lab.AuditCheck{AuditSelector: lab.AuditSelector{Verbs: []string{"patch"}, Resource: "deployments", Namespace: "gitops-lab", Name: "web"},
+		Request: &lab.RequestAssert{Path: "spec.replicas", Assert: lab.Assert{Equals: num(3)}}}
+	if s, _ := runAudit(t, dir, time.Time{}, patched); s != Fail {
+		t.Errorf("an edit read by its annotation: %s", s)
+	}
+}

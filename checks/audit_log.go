@@ -127,6 +127,37 @@ func (r *auditRecord) isApply() bool {
 	return r.Verb == "patch" && body.APIVersion != "" && body.Kind != ""
 }
 
+// appliedConfiguration is what a client-side apply applied, decoded: the
+// configuration it writes in lastAppliedAnnotation. Its patch carries only
+// what differs from the object as it is (nothing of spec.replicas when the
+// cluster already has the value), the annotation the whole configuration.
+// Nil for any other request: a server-side apply's body is its whole
+// configuration already.
+func (r *auditRecord) appliedConfiguration() any {
+	if !r.isApply() {
+		return nil
+	}
+	var body struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(r.Body, &body) != nil {
+		return nil
+	}
+	text, ok := body.Metadata.Annotations[lastAppliedAnnotation]
+	if !ok {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return nil
+	}
+	return doc
+}
+
 // lastAppliedAnnotation is where a client-side apply keeps what it applied.
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 

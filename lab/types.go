@@ -251,6 +251,10 @@ type Check struct {
 	Points int `yaml:"points" json:"points,omitempty"`
 	// Optional checks are reported but not required to pass.
 	Optional bool `yaml:"optional" json:"optional,omitempty"`
+	// Final checks are the lab's final state: `labctl grade` judges them
+	// again even when their step passed earlier, whose other results it
+	// keeps as they were when the step passed.
+	Final bool `yaml:"final" json:"final,omitempty"`
 
 	File    *FileCheck    `yaml:"file" json:"file,omitempty"`
 	Git     *GitCheck     `yaml:"git" json:"git,omitempty"`

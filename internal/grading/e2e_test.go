@@ -29,9 +29,11 @@ type labctlRun struct{ *e2etest.Labctl }
 func (r *labctlRun) with(t *testing.T) *labctlRun { return &labctlRun{r.Labctl.With(t)} }
 
 // TestE2EGradeFlow drives the real labctl binary against a real lab: each
-// step fails before its solve script and passes after it, the grade is
-// 100 %, and a reset brings the first step back to failing with the
-// learner's /root saved.
+// step fails before its solve script and passes after it; work after the
+// last step (a tidy commit, a drift undone by apply) takes no step back,
+// each step's results being kept from the round in which it passed; the
+// grade is 100 %, and a reset brings the first step back to failing with
+// the learner's /root saved.
 func TestE2EGradeFlow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Minute)
 	defer cancel()
@@ -66,6 +68,19 @@ func TestE2EGradeFlow(t *testing.T) {
 		t.Fatalf("progress after every step: %+v, %v", p, err)
 	}
 
+	// Work after the last step that would take steps back if the grade
+	// judged them again: a tidy commit touching deployment.yaml whose
+	// message does not say replicas (step 5's last commit touching it), and
+	// a drift made by hand and undone by apply.
+	if code, out, errOut := r.Run(ctx, "exec", "--", "bash", "-l", "-c", `set -e
+cd /root/gitops/repo
+sed -i '1i # web: the shop front' apps/web/deployment.yaml
+git commit -q -am "Describe the web manifest"
+kubectl scale deploy web -n gitops-lab --replicas=4 >/dev/null
+kubectl apply -n gitops-lab -f apps/web/ >/dev/null`); code != 0 {
+		t.Fatalf("the tidy commit and the drift: exit %d\n%s%s", code, out, errOut)
+	}
+
 	code, out, _ := r.Run(ctx, "grade", "-o", "json")
 	var rep struct {
 		SchemaVersion   int
@@ -73,8 +88,9 @@ func TestE2EGradeFlow(t *testing.T) {
 		Passed          bool
 		Lab             struct{ Name, Digest string }
 		Steps           []struct {
-			ID     string
-			Passed bool
+			ID       string
+			Passed   bool
+			PassedAt string
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -85,6 +101,11 @@ func TestE2EGradeFlow(t *testing.T) {
 	}
 	if rep.SchemaVersion != 1 || rep.Lab.Name != e2eLabName || !strings.HasPrefix(rep.Lab.Digest, "sha256:") {
 		t.Errorf("report header: %+v", rep)
+	}
+	for _, st := range rep.Steps {
+		if st.PassedAt == "" {
+			t.Errorf("step %s was judged again, not kept from the round in which it passed", st.ID)
+		}
 	}
 	junit := filepath.Join(dir, "report.xml")
 	if code, _, _ := r.Run(ctx, "grade", "-o", "junit", "--output-file", junit); code != 0 {

@@ -140,7 +140,10 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 	}
 	var out progress.Outcome
 	if err := s.update(ctx, func(p *progress.Progress) (err error) {
-		out, err = p.Record(s.Lab, step.ID, v == Passed, s.now())
+		now := s.now()
+		if out, err = p.Record(s.Lab, step.ID, v == Passed, now); err == nil && v == Passed {
+			Keep(p, step.ID, rs, now)
+		}
 		return err
 	}); err != nil {
 		return Errored, err
@@ -158,8 +161,9 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 	return v, nil
 }
 
-// Grade runs every step's checks in one checker round, records the grade
-// in the learner's history and returns the report and its verdict. The
+// Grade judges the lab (GradeAll: a step that passed keeps the results of
+// the round in which it passed, but for its final checks), records the
+// grade in the learner's history and returns the report and its verdict. The
 // caller renders the report (report.Write, report.WriteFile).
 func (s *Grader) Grade(ctx context.Context) (*report.Report, Verdict, error) {
 	// A corrupt progress file stops the grade before the checks run; the
@@ -169,11 +173,11 @@ func (s *Grader) Grade(ctx context.Context) (*report.Report, Verdict, error) {
 		return nil, Errored, err
 	}
 	at := s.now()
-	results, err := RunAll(ctx, s.Checker, s.prober(), s.Lab, p, s.Catalog)
+	results, kept, err := GradeAll(ctx, s.Checker, s.prober(), s.Lab, p, s.Catalog)
 	if err != nil {
 		return nil, Errored, s.localise(err)
 	}
-	r := report.Build(s.Lab, s.Digest, at, results)
+	r := report.BuildKept(s.Lab, s.Digest, at, results, kept)
 	if err := s.update(ctx, func(p *progress.Progress) error {
 		p.AddGrade(progress.Grade{Time: at, Score: r.Score, MaxScore: r.MaxScore, Passed: r.Passed, Digest: s.Digest})
 		return nil
@@ -195,6 +199,9 @@ func Record(p *progress.Progress, l *lab.Lab, stepID string, rs []checks.Result,
 		return progress.Outcome{Step: stepID, Next: next, Done: done}, nil
 	}
 	out, err := p.Record(l, stepID, v == Passed, now)
+	if err == nil && v == Passed {
+		Keep(p, stepID, rs, now)
+	}
 	p.UpdatedAt = now.UTC()
 	return out, err
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/msg"
@@ -100,6 +101,107 @@ func RunAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress.P
 		}
 	}
 	return out, nil
+}
+
+// GradeAll judges l for a grade. A step whose passing round the host kept
+// (progress.Kept) is reported with that round's results, and only its
+// checks marked final are judged again; every other step is judged now, as
+// RunAll does: the steps without a probe in one checker round, each step
+// with a probe through RunStep (a kept one only when it has final checks).
+// It returns the results per step id, and when each kept step passed.
+func GradeAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress.Progress, cat *msg.Catalog) (map[string][]checks.Result, map[string]time.Time, error) {
+	kept, keptAt := map[string][]checks.Result{}, map[string]time.Time{}
+	for i := range l.Steps {
+		if rs, at, ok := keptResults(pr, &l.Steps[i]); ok {
+			kept[l.Steps[i].ID], keptAt[l.Steps[i].ID] = rs, at
+		}
+	}
+	// judge lists the indexes of s's checks to judge now.
+	judge := func(s *lab.Step) []int {
+		var idx []int
+		for i := range s.Checks {
+			if _, ok := kept[s.ID]; !ok || s.Checks[i].Final {
+				idx = append(idx, i)
+			}
+		}
+		return idx
+	}
+	var all []lab.Check
+	for i := range l.Steps {
+		s := &l.Steps[i]
+		if s.Probe == nil {
+			for _, j := range judge(s) {
+				all = append(all, s.Checks[j])
+			}
+		}
+	}
+	var rs []checks.Result
+	if len(all) > 0 {
+		var err error
+		if rs, err = runRound(ctx, c, checks.Round{Checks: all, Since: pr.AuditWindows(l, all)}); err != nil {
+			return nil, nil, err
+		}
+	}
+	out := make(map[string][]checks.Result, len(l.Steps))
+	for i := range l.Steps {
+		s := &l.Steps[i]
+		idx := judge(s)
+		var fresh []checks.Result
+		if s.Probe == nil {
+			fresh, rs = rs[:len(idx):len(idx)], rs[len(idx):]
+		} else if len(idx) > 0 {
+			all, err := RunStep(ctx, c, p, s, pr.AuditWindows(l, s.Checks), cat, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, j := range idx {
+				fresh = append(fresh, all[j])
+			}
+		}
+		k, ok := kept[s.ID]
+		if !ok {
+			out[s.ID] = fresh
+			continue
+		}
+		for n, j := range idx {
+			k[j] = fresh[n]
+		}
+		out[s.ID] = k
+	}
+	return out, keptAt, nil
+}
+
+// keptResults are the results of s kept in pr from the round in which it
+// passed, when they are for the checks s has now (a lab changed since
+// judges the step again).
+func keptResults(pr *progress.Progress, s *lab.Step) ([]checks.Result, time.Time, bool) {
+	if pr == nil || !pr.IsPassed(s.ID) {
+		return nil, time.Time{}, false
+	}
+	v, ok := pr.Kept[s.ID]
+	if !ok || len(v.Results) != len(s.Checks) {
+		return nil, time.Time{}, false
+	}
+	rs := make([]checks.Result, len(v.Results))
+	for i, k := range v.Results {
+		if k.Name != s.Checks[i].Name {
+			return nil, time.Time{}, false
+		}
+		rs[i] = checks.Result{Name: k.Name, Description: k.Description, Status: checks.Status(k.Status), Message: k.Message,
+			Points: k.Points, Optional: k.Optional}
+	}
+	return rs, v.At, true
+}
+
+// Keep records rs, a round in which step id passed, in pr: the grade
+// reports it (GradeAll). Only the first passing round is kept.
+func Keep(pr *progress.Progress, id string, rs []checks.Result, at time.Time) {
+	v := progress.KeptVerdict{At: at, Results: make([]progress.KeptResult, len(rs))}
+	for i, r := range rs {
+		v.Results[i] = progress.KeptResult{Name: r.Name, Description: r.Description, Status: string(r.Status), Message: r.Message,
+			Points: r.Points, Optional: r.Optional}
+	}
+	pr.Keep(id, v)
 }
 
 // IsEnvironmentError reports whether err is a round that could not run.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -283,6 +284,7 @@ func TestRoundsHaveADeadline(t *testing.T) {
 	fc := &fakeChecker{}
 	s, _ := newGrader(t, fc)
 	s.Lab.Steps[0].Checks[0].Timeout = lab.Duration{Duration: 3 * time.Minute}
+	s.Lab.Steps[0].Checks[0].Final = true // judged again by the grade
 	s.Check(context.Background(), "one")
 	s.Grade(context.Background())
 	if len(fc.deadlines) != 2 {
@@ -342,5 +344,58 @@ func TestCheckRunsTheNextStepsSetup(t *testing.T) {
 	s3.Lab.Steps[1].Setup = "exit 3"
 	if _, err := s3.Check(context.Background(), ""); err == nil || !strings.Contains(err.Error(), "ask your instructor to run `labctl class reset ada --to two`") {
 		t.Errorf("failing setup of an invited learner: %v", err)
+	}
+}
+
+// A step that passed keeps the results of the round in which it passed: a
+// later change that breaks its checks does not take the step back at the
+// grade, which says when it passed. Its final checks are judged again; a
+// lab whose step changed, or a reset, judges the step anew.
+func TestGradeKeepsPassedSteps(t *testing.T) {
+	fc := &fakeChecker{status: map[string]checks.Status{}}
+	s, _ := newGrader(t, fc)
+	ctx := context.Background()
+	if v, err := s.Check(ctx, ""); err != nil || v != Passed {
+		t.Fatalf("step one: %v, %v", v, err)
+	}
+	// Later work breaks what step one checked (a is step two's too).
+	fc.status["a"], fc.status["b"] = checks.Fail, checks.Fail
+	r, v, err := s.Grade(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := r.Steps[0]
+	if !one.Passed || one.PassedAt == nil || one.Checks[1].Status != checks.Pass {
+		t.Errorf("step one at the grade: %+v, want passed, kept", one)
+	}
+	if v != Failed || r.Steps[1].Passed || r.Steps[1].PassedAt != nil {
+		t.Errorf("step two (never passed) at the grade: %+v, verdict %v", r.Steps[1], v)
+	}
+	if got := fc.rounds[len(fc.rounds)-1]; !slices.Equal(got, []string{"a", "extra"}) {
+		t.Errorf("the grade judged %q, want step two's checks only", got)
+	}
+
+	// A final check is the lab's end state: judged again.
+	s.Lab.Steps[0].Checks[1].Final = true
+	if r, _, _ = s.Grade(ctx); r.Steps[0].Passed || r.Steps[0].Checks[1].Status != checks.Fail || r.Steps[0].Checks[0].Status != checks.Pass ||
+		r.Steps[0].PassedAt == nil {
+		t.Errorf("step one with a failing final check: %+v", r.Steps[0])
+	}
+	s.Lab.Steps[0].Checks[1].Final = false
+
+	// The step's checks changed since: judged now.
+	s.Lab.Steps[0].Checks[1].Name = "b2"
+	fc.status["b2"] = checks.Fail
+	if r, _, _ = s.Grade(ctx); r.Steps[0].Passed || r.Steps[0].PassedAt != nil {
+		t.Errorf("step one after its checks changed: %+v", r.Steps[0])
+	}
+	s.Lab.Steps[0].Checks[1].Name = "b"
+
+	// A reset forgets the kept rounds.
+	if err := s.Store.Update(ctx, s.Lab.Metadata.Name, func(p *progress.Progress) error { p.Restart(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _ = s.Grade(ctx); r.Steps[0].Passed || r.Steps[0].PassedAt != nil {
+		t.Errorf("step one after a reset: %+v", r.Steps[0])
 	}
 }

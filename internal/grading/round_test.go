@@ -17,7 +17,8 @@ import (
 func TestRoundsCarryTheAuditWindowsOfTheProgressRead(t *testing.T) {
 	fc := &fakeChecker{}
 	s, _ := newGrader(t, fc)
-	scaled := lab.Check{Name: "scaled", Points: 1, Audit: &lab.AuditCheck{AuditSelector: lab.AuditSelector{Resource: "deployments", Subresource: "scale"}}}
+	// Final: the grade judges it again after its step passed.
+	scaled := lab.Check{Name: "scaled", Points: 1, Final: true, Audit: &lab.AuditCheck{AuditSelector: lab.AuditSelector{Resource: "deployments", Subresource: "scale"}}}
 	s.Lab.Steps[1].Checks = append(s.Lab.Steps[1].Checks, scaled)
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
@@ -42,10 +43,12 @@ func TestRoundsCarryTheAuditWindowsOfTheProgressRead(t *testing.T) {
 	if _, _, err := s.Grade(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// Every step in one round; the checks of step two keep its window
-	// (now the lab is done, a check is found in its step by content).
-	all := append(append([]lab.Check(nil), s.Lab.Steps[0].Checks...), s.Lab.Steps[1].Checks...)
-	want = checks.Round{Checks: all, Since: []time.Time{{}, {}, {}, {}, t0}}
+	// One round: step one (passed without a kept round) whole, and of
+	// step two (kept when labctl check passed it) only its final check,
+	// which keeps the step's window (now the lab is done, a check is found
+	// in its step by content).
+	all := append(append([]lab.Check(nil), s.Lab.Steps[0].Checks...), scaled)
+	want = checks.Round{Checks: all, Since: []time.Time{{}, {}, t0}}
 	if len(fc.asked) != 1 || !reflect.DeepEqual(fc.asked[0], want) {
 		t.Errorf("labctl grade asked %+v, want %+v", fc.asked, want)
 	}

@@ -110,6 +110,9 @@ type Catalog struct {
 	Score string
 	// GradePassed: no verbs.
 	GradePassed string
+	// KeptFrom follows a step's line in a grade whose results are those of
+	// the round in which it passed: the local time it passed.
+	KeptFrom string
 	// GradeNotPassed: failed required checks.
 	GradeNotPassed string
 	// HeaderStep, HeaderCheck, HeaderPoints head the grade table.
@@ -185,6 +188,7 @@ func english() *Catalog {
 		Optional:           "(optional)",
 		Score:              "Score: %d/%d",
 		GradePassed:        "Every required check passes.",
+		KeptFrom:           " (passed at %s; its results then)",
 		GradeNotPassed:     "%d required check(s) do not pass.",
 		HeaderStep:         "STEP",
 		HeaderCheck:        "CHECK",
@@ -224,6 +228,7 @@ func japanese() *Catalog {
 		Optional:           "(任意)",
 		Score:              "得点: %d/%d",
 		GradePassed:        "必須のチェックはすべて合格です。",
+		KeptFrom:           "(%s に合格。そのときの結果)",
 		GradeNotPassed:     "必須のチェック %d 件が不合格です。",
 		HeaderStep:         "ステップ",
 		HeaderCheck:        "チェック",

@@ -141,6 +141,12 @@ func (p *Progress) Reconcile(l *lab.Lab, digest string) bool {
 			changed = true
 		}
 	}
+	for id := range p.Kept {
+		if Index(l, id) < 0 {
+			delete(p.Kept, id)
+			changed = true
+		}
+	}
 	if p.Current != "" && Index(l, p.Current) < 0 {
 		p.Current = ""
 		changed = true
@@ -162,6 +168,7 @@ func (p *Progress) StartAt(l *lab.Lab, id string, now time.Time) error {
 		p.Passed[s.ID] = now.UTC()
 	}
 	p.Attempts = nil
+	p.Kept = nil
 	p.Current = id
 	p.Started = map[string]time.Time{id: now.UTC()}
 	return nil
@@ -172,6 +179,7 @@ func (p *Progress) StartAt(l *lab.Lab, id string, now time.Time) error {
 func (p *Progress) Restart() {
 	p.Passed = nil
 	p.Attempts = nil
+	p.Kept = nil
 	p.Current = ""
 	p.Started = nil
 }
@@ -181,6 +189,19 @@ func (p *Progress) Restart() {
 func (p *Progress) RestartAt(now time.Time) {
 	p.Restart()
 	p.Begun = now.UTC()
+}
+
+// Keep records v as step id's passing round, unless one is kept already:
+// the first pass counts.
+func (p *Progress) Keep(id string, v KeptVerdict) {
+	if _, ok := p.Kept[id]; ok {
+		return
+	}
+	if p.Kept == nil {
+		p.Kept = map[string]KeptVerdict{}
+	}
+	v.At = v.At.UTC()
+	p.Kept[id] = v
 }
 
 // MarkStarted notes that step id became the current step at now: audit

@@ -48,10 +48,30 @@ type Progress struct {
 	Begun time.Time `json:"begun,omitzero"`
 	// Attempts maps a step id to the number of times its checks were run.
 	Attempts map[string]int `json:"attempts,omitempty"`
+	// Kept maps a step id to the results of its checks in the round in
+	// which it first passed: the grade reports them instead of judging the
+	// step again against the final state (but for the lab's final checks).
+	Kept map[string]KeptVerdict `json:"kept,omitempty"`
 	// Grades is the grade history, oldest first.
 	Grades []Grade `json:"grades,omitempty"`
 	// UpdatedAt is when the progress was last saved.
 	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+}
+
+// KeptVerdict is a step's passing round, as the host's labctl saw it.
+type KeptVerdict struct {
+	At      time.Time    `json:"at"`
+	Results []KeptResult `json:"results"`
+}
+
+// KeptResult is one check's result in a kept round.
+type KeptResult struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Status      string `json:"status"`
+	Message     string `json:"message,omitempty"`
+	Points      int    `json:"points"`
+	Optional    bool   `json:"optional,omitempty"`
 }
 
 // Grade is one `labctl grade` run.

@@ -110,6 +110,9 @@ func WriteText(w io.Writer, r *Report, c *msg.Catalog) error {
 		if s.Title != "" {
 			line += ": " + textsafe.EscapeLine(s.Title)
 		}
+		if s.PassedAt != nil {
+			line += fmt.Sprintf(c.KeptFrom, s.PassedAt.Local().Format("2006-01-02 15:04"))
+		}
 		fmt.Fprintf(b, "%s  %s %s\n", pad(points(got, total)), Mark(stepStatus(s)), line)
 		for _, ch := range s.Checks {
 			earned := 0

@@ -84,10 +84,14 @@ type Lab struct {
 
 // Step is the grading of one step.
 type Step struct {
-	ID     string  `json:"id"`
-	Title  string  `json:"title"`
-	Passed bool    `json:"passed"`
-	Checks []Check `json:"checks"`
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Passed bool   `json:"passed"`
+	// PassedAt, when set, says the results are those of the round in
+	// which the step passed, kept by labctl on the host; the grade judged
+	// again only the lab's final checks.
+	PassedAt *time.Time `json:"passedAt,omitempty"`
+	Checks   []Check    `json:"checks"`
 	// Mistakes are the known mistakes the failing checks look like.
 	Mistakes []Mistake `json:"mistakes"`
 }
@@ -107,6 +111,12 @@ type Check struct {
 // by step id and in the order of the step's checks; a step without results
 // is reported with none.
 func Build(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]checks.Result) *Report {
+	return BuildKept(l, digest, gradedAt, results, nil)
+}
+
+// BuildKept is Build for results of which some steps' are kept from the
+// round in which they passed, at the times kept names.
+func BuildKept(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]checks.Result, kept map[string]time.Time) *Report {
 	r := &Report{
 		SchemaVersion: SchemaVersion,
 		Lab: Lab{
@@ -126,6 +136,10 @@ func Build(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]c
 		r.MaxScore += sum.MaxScore
 		st := Step{ID: s.ID, Title: s.Title, Passed: sum.Passed(), Checks: make([]Check, 0, len(rs)),
 			Mistakes: LikelyMistakes(&s, rs)}
+		if at, ok := kept[s.ID]; ok {
+			at = at.UTC()
+			st.PassedAt = &at
+		}
 		if !st.Passed {
 			r.Passed = false
 		}
