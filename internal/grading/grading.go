@@ -154,6 +154,13 @@ func GradeAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress
 			if err != nil {
 				return nil, nil, err
 			}
+			if _, ok := kept[s.ID]; !ok {
+				out[s.ID] = all
+				continue
+			}
+			// The probe ran again for the final checks: its result is
+			// of now too.
+			idx = append(idx, len(s.Checks))
 			for _, j := range idx {
 				fresh = append(fresh, all[j])
 			}
@@ -179,12 +186,20 @@ func keptResults(pr *progress.Progress, s *lab.Step) ([]checks.Result, time.Time
 		return nil, time.Time{}, false
 	}
 	v, ok := pr.Kept[s.ID]
-	if !ok || len(v.Results) != len(s.Checks) {
+	want := len(s.Checks)
+	if s.Probe != nil {
+		want++ // the probe's own result follows the checks'
+	}
+	if !ok || len(v.Results) != want {
 		return nil, time.Time{}, false
 	}
 	rs := make([]checks.Result, len(v.Results))
 	for i, k := range v.Results {
-		if k.Name != s.Checks[i].Name {
+		name := lab.ProbeResult
+		if i < len(s.Checks) {
+			name = s.Checks[i].Name
+		}
+		if k.Name != name {
 			return nil, time.Time{}, false
 		}
 		rs[i] = checks.Result{Name: k.Name, Description: k.Description, Status: checks.Status(k.Status), Message: k.Message,

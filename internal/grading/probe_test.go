@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -309,5 +310,28 @@ func TestProbeEndsAfterRestore(t *testing.T) {
 	}
 	if got, want := strings.Join(w.log, " "), "admin:setup run:/root/sync.sh admin:restore end"; got != want {
 		t.Errorf("interrupted: order %q, want %q", got, want)
+	}
+}
+
+// A step with a probe that passed keeps its round, the probe's result
+// included: the grade runs neither the probe nor the checks again, unless
+// the step has a final check, and then the probe's result is of now too.
+func TestGradeKeepsAPassedProbeStep(t *testing.T) {
+	w := &probeWorld{}
+	s, _ := newGrader(t, w)
+	s.Lab.Steps = []lab.Step{*probeStep()}
+	ctx := context.Background()
+	if v, err := s.Check(ctx, "sync"); err != nil || v != Passed {
+		t.Fatalf("check: %v, %v (%q)", v, err, w.log)
+	}
+	w.log, w.runCode = nil, 1 // the script broke since
+	r, v, err := s.Grade(ctx)
+	if err != nil || v != Passed || r.Steps[0].PassedAt == nil || len(r.Steps[0].Checks) != 3 || len(w.log) != 0 {
+		t.Errorf("grade of a kept probe step: %v, %v, %+v, ran %q", v, err, r.Steps[0], w.log)
+	}
+	s.Lab.Steps[0].Checks[1].Final = true
+	r, v, _ = s.Grade(ctx)
+	if v != Failed || !slices.Contains(w.log, "run:/root/sync.sh") || r.Steps[0].Checks[2].Status != checks.Fail || r.Steps[0].PassedAt == nil {
+		t.Errorf("grade with a final check: %v, %+v, ran %q", v, r.Steps[0], w.log)
 	}
 }
