@@ -127,7 +127,8 @@ func selectorMatches(sel *lab.AuditSelector, r *auditRecord) bool {
 	}) {
 		return false
 	}
-	return (sel.Resource == "" || sel.Resource == r.Resource) &&
+	return sel.DryRun == r.DryRun &&
+		(sel.Resource == "" || sel.Resource == r.Resource) &&
 		sel.Subresource == r.Subresource &&
 		(sel.Namespace == "" || sel.Namespace == r.Namespace) &&
 		(sel.Name == "" || sel.Name == r.Name) &&

@@ -407,3 +407,28 @@ func TestAuditApplyIsReadByWhatItApplied(t *testing.T) {
 		t.Errorf("an edit read by its annotation: %s", s)
 	}
 }
+
+// dryRun: true picks only the dry runs (kubectl diff's patches), which the
+// default leaves out: a diff is the evidence that the learner compared.
+func TestAuditDryRunSelector(t *testing.T) {
+	uri := "/apis/apps/v1/namespaces/gitops-lab/deployments/web?fieldManager=kubectl-client-side-apply"
+	diffSel := lab.AuditSelector{Verbs: []string{"patch"}, Resource: "deployments", Namespace: "gitops-lab", Name: "web", DryRun: true}
+	diffed := auditDir(t, map[string][]string{"audit.log": {auditLine(t, t0, "patch", uri+"&dryRun=All", "deployments", "", "web", 200, `{}`)}})
+	applied := auditDir(t, map[string][]string{"audit.log": {auditLine(t, t0, "patch", uri, "deployments", "", "web", 200, `{}`)}})
+	refused := auditDir(t, map[string][]string{"audit.log": {auditLine(t, t0, "patch", uri+"&dryRun=All", "deployments", "", "web", 403, `{}`)}})
+	for _, tc := range []struct {
+		name string
+		dir  string
+		sel  lab.AuditSelector
+		want Status
+	}{
+		{"a diff, asked for a diff", diffed, diffSel, Pass},
+		{"a real patch, asked for a diff", applied, diffSel, Fail},
+		{"a refused diff", refused, diffSel, Fail},
+		{"a diff, asked for a patch that took effect", diffed, lab.AuditSelector{Verbs: []string{"patch"}, Resource: "deployments", Name: "web"}, Fail},
+	} {
+		if s, text := runAudit(t, tc.dir, time.Time{}, &lab.AuditCheck{AuditSelector: tc.sel}); s != tc.want {
+			t.Errorf("%s: %s %q, want %s", tc.name, s, text, tc.want)
+		}
+	}
+}

@@ -83,10 +83,11 @@ type auditEvent struct {
 	StageTimestamp time.Time       `json:"stageTimestamp"`
 }
 
-// succeeded reports whether the request took effect: completed, 2xx, and
-// not a dry run (kubectl diff sends its patches as dry runs).
+// succeeded reports whether the request was carried out: completed and
+// 2xx. A dry run (kubectl diff sends its patches as dry runs) succeeds
+// without taking effect: selectors tell the two apart (DryRun).
 func (r *auditRecord) succeeded() bool {
-	return r.Code >= 200 && r.Code < 300 && !r.DryRun
+	return r.Code >= 200 && r.Code < 300
 }
 
 // kubectlApplyManagers are the field managers kubectl 1.37 names for apply:
@@ -386,6 +387,9 @@ func describeSelector(sel *lab.AuditSelector) string {
 	}
 	if sel.As != "" {
 		s += " --as=" + serviceAccountUser(sel.As)
+	}
+	if sel.DryRun {
+		s += " --dry-run=server"
 	}
 	return s
 }

@@ -47,6 +47,11 @@ type AuditSelector struct {
 	// which the learner's own admin role allows in the lab's namespaces.
 	// Empty picks every request of the learner's, impersonated or not.
 	As string `yaml:"as" json:"as,omitempty"`
+	// DryRun: true picks only dry runs, which change nothing: the patches
+	// kubectl diff sends (and apply --dry-run=server), the evidence that the
+	// learner compared the cluster with their files. False (the default)
+	// picks only requests that took effect.
+	DryRun bool `yaml:"dryRun" json:"dryRun,omitempty"`
 }
 
 // RequestAssert asserts on a field of a request's body.
