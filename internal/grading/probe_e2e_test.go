@@ -22,7 +22,7 @@ const probeLabName = "probe-e2e"
 // real cluster: the probe scales web to 4 with the admin identity, runs the
 // learner's sync.sh in the sandbox, and the checks judge what it did. A
 // sync.sh that only names its commands, with a report typed by hand, fails;
-// the lab's solve passes, in check and in grade; and each time the restore
+// the lab's solve passes, in grade (judged then) and in check; and each time the restore
 // leaves web as it was before the probe.
 func TestE2EProbe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -78,14 +78,11 @@ func TestE2EProbe(t *testing.T) {
 	}
 	replicas("after the probe of a fake sync.sh")
 
-	// The lab's own solve passes through the probe, in check and in grade.
+	// The lab's own solve passes through the probe, in grade (the step not
+	// passed yet, the grade judges it now) and in check.
 	if code, _, _ := r.Run(ctx, "exec", "--", "bash", "-l", "-c", step.Solve); code != 0 {
 		t.Fatalf("the solve exited %d", code)
 	}
-	if code, _, _ := r.Run(ctx, "check", step.ID); code != 0 {
-		t.Errorf("check after the solve: exit %d, want 0", code)
-	}
-	replicas("after the probe of the solve")
 	code, out, _ = r.Run(ctx, "grade", "-o", "json")
 	var rep struct {
 		Passed bool
@@ -117,4 +114,8 @@ func TestE2EProbe(t *testing.T) {
 		t.Error("the grade reports no probe result for the step")
 	}
 	replicas("after the grade")
+	if code, _, _ := r.Run(ctx, "check", step.ID); code != 0 {
+		t.Errorf("check after the solve: exit %d, want 0", code)
+	}
+	replicas("after the probe of the solve")
 }

@@ -175,7 +175,7 @@ const probeRun = "/root/gitops/sync.sh"
 // probeDependent are the checks that judge what the learner's own sync
 // script did when the probe ran it: with the learner's tools replaced by
 // liars, the script really does nothing, and they fail.
-var probeDependent = []string{"sync-script/web-synced", "sync-script/applied-by-script", "sync-script/report-commit"}
+var probeDependent = []string{"sync-script/web-synced", "sync-script/diffed-by-script", "sync-script/applied-by-script", "sync-script/report-commit"}
 
 // sandboxExec runs argv in the sandbox through Docker alone, without any
 // shell the learner could have hooked, and returns its stdout.
