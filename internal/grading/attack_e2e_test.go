@@ -24,24 +24,27 @@ const attackLabName = "attack-e2e"
 // hostile: a grade must come back, with a report, in bounded time.
 const attackBound = 3 * time.Minute
 
-// applyOnlySync is a sync.sh that applies the repository and leaves the
+// applyOnlySync is a sync.sh that compares and applies the repository and leaves the
 // report alone, so that the report checks judge the file the learner
 // planted.
 const applyOnlySync = `set -euo pipefail
 cat > /root/gitops/sync.sh <<'SCRIPT'
 #!/bin/bash
+kubectl diff -n gitops-lab -f /root/gitops/repo/apps/web/ > /dev/null
 kubectl apply -n gitops-lab -f /root/gitops/repo/apps/web/ > /dev/null
 SCRIPT
 chmod +x /root/gitops/sync.sh
 `
 
-// scaleSync is a sync.sh that undoes the probe's drift with kubectl scale
-// instead of applying the repository, and forgeLoop a learner process,
-// detached from every session, that keeps a correct-looking report fresh:
-// together they meet every file and cluster-state check of the last step.
+// scaleSync is a sync.sh that compares (kubectl diff) but undoes the
+// probe's drift with kubectl scale instead of applying the repository, and
+// forgeLoop a learner process, detached from every session, that keeps a
+// correct-looking report fresh: together they meet every file and
+// cluster-state check of the last step, and the record of the diff.
 const scaleSync = `set -euo pipefail
 cat > /root/gitops/sync.sh <<'SCRIPT'
 #!/bin/bash
+kubectl diff -n gitops-lab -f /root/gitops/repo/apps/web/ > /dev/null
 kubectl -n gitops-lab scale deployment web --replicas=3 > /dev/null
 SCRIPT
 chmod +x /root/gitops/sync.sh
