@@ -242,13 +242,16 @@ func TestE2EClass(t *testing.T) {
 	})
 
 	t.Run("the class commands", func(t *testing.T) {
+		var stderr bytes.Buffer // the last command's
 		labctl := func(want int, args ...string) string {
 			t.Helper()
 			root := e2etest.Root(t)
 			full := append([]string{"--lab", filepath.Join(root, "lab.yaml"), "class"}, args...)
 			full = append(full, "--kubeconfig", h.kubeconfig, "--prefix", "e2e-", "--sandbox-image", c.cfg.SandboxImage)
 			cmd := exec.Command(c.cfg.CheckerBinary, full...)
-			cmd.Env = append(os.Environ(), "NO_COLOR=1")
+			cmd.Env = append(os.Environ(), "NO_COLOR=1", "LANG=en_US.UTF-8", "LC_ALL=", "LC_MESSAGES=")
+			stderr.Reset()
+			cmd.Stderr = &stderr
 			out, err := cmd.Output()
 			code := 0
 			if ee, ok := err.(*exec.ExitError); ok {
@@ -256,15 +259,18 @@ func TestE2EClass(t *testing.T) {
 				err = nil
 			}
 			if err != nil || code != want {
-				stderr := ""
-				if ee, ok := err.(*exec.ExitError); ok {
-					stderr = string(ee.Stderr)
-				}
-				t.Fatalf("labctl %s: exit %d, %v, want %d:\n%s%s", strings.Join(args, " "), code, err, want, out, stderr)
+				t.Fatalf("labctl %s: exit %d, %v, want %d:\n%s%s", strings.Join(args, " "), code, err, want, out, stderr.String())
 			}
 			return string(out)
 		}
 		labctl(0, "up", "--learners", "3") // all three are up: nothing to do
+		// class up tries the walls, and says what the cluster leaves open.
+		for _, want := range []string{"✓ The learners are walled off from each other",
+			"⚠ Not enforced by the class cluster: StorageClass standard (rancher.io/local-path) does not enforce a claim's size"} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("class up says no %q:\n%s", want, stderr.String())
+			}
+		}
 		var status struct {
 			Learners []struct {
 				Name  string

@@ -241,7 +241,8 @@ func TestClassUp(t *testing.T) {
 	if env.class.cfg.Prefix != "labctl-" || env.class.cfg.Lab.Metadata.Name != "two-steps" {
 		t.Errorf("class opened with %+v", env.class.cfg)
 	}
-	if !slices.Contains(env.class.calls, "isolation learner-1") || strings.Contains(errOut, "WARNING") {
+	if !slices.Contains(env.class.calls, "isolation learner-1") || strings.Contains(errOut, "WARNING") ||
+		!strings.Contains(errOut, "✓ The learners are walled off from each other") {
 		t.Errorf("the walls were not tried, or warned of: calls %q\n%s", env.class.calls, errOut)
 	}
 }

@@ -147,6 +147,9 @@ func checkIsolation(ctx context.Context, g *globals, c classCluster, names, fail
 	err := c.CheckIsolation(ctx, names[i])
 	switch {
 	case err == nil:
+		if !g.quiet() {
+			fmt.Fprintf(g.streams.Err, "✓ The learners are walled off from each other: from %s's Pods the class cluster's API server is out of reach.\n", names[i])
+		}
 	case errors.Is(err, class.ErrOpenNetwork):
 		fmt.Fprintf(g.streams.Err, "\n⚠ WARNING: the learners are not walled off from each other. %v.\n", err)
 	default:
