@@ -45,6 +45,7 @@ var layers = map[string][]string{
 	"internal/countio":         {},
 	"internal/bundle":          {"internal/countio"},
 	"internal/labstore":        {"lab", "internal/bundle", "internal/flock"},
+	"internal/importer":        {"lab"},
 	"internal/web/assets":      {},
 	"internal/preflight":       {"internal/msg"},
 	"checks":                   {"lab", "internal/msg"},

@@ -177,6 +177,7 @@ func newRoot(s Streams, env environment) (*cobra.Command, *globals) {
 		newPackCommand(g),
 		newInstallCommand(g),
 		newLabsCommand(g),
+		newImportCommand(g),
 		newClassCommand(g),
 		newDoctorCommand(g),
 		newExitCodesTopic(),

@@ -1,0 +1,67 @@
+package app
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/labctl/labctl/internal/importer"
+	"github.com/labctl/labctl/internal/textsafe"
+)
+
+func newImportCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "import",
+		Short: "Turn a lab written for another platform into a labctl lab directory",
+		Long: "import reads a lab written for another platform and writes a labctl lab directory: lab.yaml, fixtures/\n" +
+			"and TODO.md, the list of what the author must still decide. Nothing of the source runs while it is\n" +
+			"read. The lab lints; `labctl test` of it is the author's acceptance gate.",
+		Example: "  labctl import killercoda ./my-scenario --out ./labs/my-scenario",
+		Args:    cobra.NoArgs,
+	}
+	cmd.AddCommand(newImportKillercodaCommand(g))
+	return cmd
+}
+
+func newImportKillercodaCommand(g *globals) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "killercoda DIR",
+		Short: "Import a Killercoda scenario (index.json, step texts, verify and background scripts, assets)",
+		Long: "killercoda imports the Killercoda scenario in DIR as a lab in --out (default ./<DIR's name>, which must\n" +
+			"not exist or be empty). Step texts keep their Markdown without Killercoda's {{exec}} and {{copy}} marks;\n" +
+			"tip blocks become hints and solution blocks the step's solve (else the commands the learner was to run);\n" +
+			"a verify script becomes kube and file checks when each of its lines is `kubectl get`, a jsonpath compared\n" +
+			"with a value, or a file test, and otherwise one command check the author must rewrite; pages without a\n" +
+			"verify script join the next step that has one; background scripts and assets become setup and fixtures.\n" +
+			"The scenario's default namespace becomes the lab's namespace `lab`.",
+		Example: "  labctl import killercoda ./scenarios/create-pod --out ./labs/create-pod\n  labctl test --lab ./labs/create-pod",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				out = filepath.Base(filepath.Clean(args[0]))
+			}
+			r, err := importer.Killercoda(args[0], out)
+			if err != nil {
+				return err
+			}
+			w := g.streams.Out
+			fmt.Fprintf(w, "✓ Imported %s into %s: %s, %s (%d typed), %d of %d steps with a solve\n",
+				textsafe.EscapeLine(args[0]), textsafe.EscapeLine(r.Dir), count(r.Steps, "step"), count(r.Checks, "check"), r.Typed, r.Solved, r.Steps)
+			for _, warn := range r.Warnings {
+				fmt.Fprintln(g.streams.Err, textsafe.EscapeLine(warn.String()))
+			}
+			fmt.Fprintf(w, "%s left to decide: %s\n", count(len(r.Todo), "thing"), filepath.Join(r.Dir, "TODO.md"))
+			dir := r.Dir
+			if !strings.Contains(dir, "/") {
+				dir = "./" + dir // --lab reads a bare word as an installed lab's name
+			}
+			_, err = fmt.Fprintf(w, "Next: labctl test --lab %s\n", textsafe.EscapeLine(dir))
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "the lab `DIR` to write (default ./<the scenario directory's name>)")
+	return cmd
+}

@@ -1,0 +1,337 @@
+package importer
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/labctl/labctl/lab"
+)
+
+func TestMapPage(t *testing.T) {
+	md := "Create a file:\n\n```\ntouch /tmp/x\n```{{exec}}\n\nCopy `ls -l`{{copy}} or run `date`{{exec}}.<br>\n" +
+		"<details><summary>Tip</summary>\n\n```plain\nkubectl create -h\n```{{exec}}\n\n</details>\n" +
+		"<details><summary>Solution</summary>\n\n```plain\nkubectl create namespace flower\n```{{exec}}\n\n</details>\n" +
+		"<details><summary>Why</summary>Because.</details>\nOpen {{TRAFFIC_HOST1_80}} ![map](./map.png)\n"
+	p := mapPage(md)
+	if want := []string{"touch /tmp/x", "date"}; !reflect.DeepEqual(p.execs, want) {
+		t.Errorf("execs = %q, want %q", p.execs, want)
+	}
+	if want := []string{"kubectl create namespace flower"}; !reflect.DeepEqual(p.solution, want) {
+		t.Errorf("solution = %q, want %q", p.solution, want)
+	}
+	if len(p.hints) != 1 || !strings.Contains(p.hints[0], "kubectl create -h") || strings.Contains(p.hints[0], "{{") {
+		t.Errorf("hints = %q", p.hints)
+	}
+	for _, gone := range []string{"{{exec}}", "{{copy}}", "<br>", "flower", "kubectl create -h", "<details>"} {
+		if strings.Contains(p.text, gone) {
+			t.Errorf("text still holds %q:\n%s", gone, p.text)
+		}
+	}
+	for _, kept := range []string{"touch /tmp/x", "`ls -l`", "**Why**", "Because."} {
+		if !strings.Contains(p.text, kept) {
+			t.Errorf("text lost %q:\n%s", kept, p.text)
+		}
+	}
+	if len(p.todo) != 2 || !strings.Contains(p.todo[0], "TRAFFIC") || !strings.Contains(p.todo[1], "./map.png") {
+		t.Errorf("todo = %q", p.todo)
+	}
+}
+
+func TestMapPageSolutionWithoutFence(t *testing.T) {
+	p := mapPage("Do it.\n<details><summary>Solution</summary>\n<br>\n\nkubectl -n shop scale deploy web --replicas=3\n</details>\n")
+	if want := []string{"kubectl -n shop scale deploy web --replicas=3"}; !reflect.DeepEqual(p.solution, want) {
+		t.Errorf("solution = %q, want %q", p.solution, want)
+	}
+	if len(p.todo) != 1 || strings.Contains(p.text, "scale") {
+		t.Errorf("todo = %q, text = %q", p.todo, p.text)
+	}
+}
+
+func TestMapVerify(t *testing.T) {
+	no := false
+	for _, tc := range []struct {
+		name   string
+		script string
+		typed  bool
+		checks []check
+	}{
+		{"an object that exists", "#!/bin/bash\n\nkubectl get pod my-pod\n", true, []check{{Name: "pod-my-pod", Description: "Pod my-pod exists",
+			Kube: &kubeCheck{APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "my-pod"}}}},
+		{"kind/name in a namespace", "set -e\nkubectl get deploy/web -n shop >/dev/null 2>&1", true, []check{{Name: "deployment-web", Description: "Deployment web exists",
+			Kube: &kubeCheck{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}}}},
+		{"cluster-scoped", "kubectl get ns flower", true, []check{{Name: "namespace-flower", Description: "Namespace flower exists",
+			Kube: &kubeCheck{APIVersion: "v1", Kind: "Namespace", Name: "flower"}}}},
+		{"an object that is gone", "if kubectl get pod my-pod; then exit 1; fi", true, []check{{Name: "pod-my-pod-gone", Description: "Pod my-pod does not exist",
+			Kube: &kubeCheck{APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "my-pod", Exists: &no}}}},
+		{"a file", "stat /etc/panda", true, []check{{Name: "file-etc-panda", Description: "/etc/panda exists", File: &fileCheck{Path: "/etc/panda"}}}},
+		{"a directory", "[ -d /root/app ]", true, []check{{Name: "file-root-app", Description: "/root/app exists", File: &fileCheck{Path: "/root/app", Type: "dir"}}}},
+		{"a number compared", `[ "$(kubectl get deploy web -n default -o jsonpath='{.spec.replicas}')" = "3" ]`, true, []check{{Name: "deployment-web-spec-replicas",
+			Description: "Deployment web: spec.replicas", Kube: &kubeCheck{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "lab", Name: "web",
+				Field: &fieldCheck{Path: "spec.replicas", Equals: int64(3)}}}}},
+		{"a string grepped", `kubectl get pod web -o jsonpath='{.spec.containers[0].image}' | grep -q nginx`, false, nil},
+		{"a label grepped", `kubectl get pod web -o jsonpath='{.metadata.labels.tier}' | grep -q 'front.end'`, true, []check{{Name: "pod-web-metadata-labels-tier",
+			Description: "Pod web: metadata.labels.tier", Kube: &kubeCheck{APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "web",
+				Field: &fieldCheck{Path: "metadata.labels.tier", Matches: `front\.end`}}}}},
+		{"two lines", "kubectl get pod a\nkubectl get pod b", true, []check{
+			{Name: "pod-a", Description: "Pod a exists", Kube: &kubeCheck{APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "a"}},
+			{Name: "pod-b", Description: "Pod b exists", Kube: &kubeCheck{APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "b"}}}},
+		{"all namespaces", "kubectl get pods -A", false, nil},
+		{"a selector", "kubectl get pods -l app=web", false, nil},
+		{"an expansion", "kubectl get pod $POD", false, nil},
+		{"a pipeline", "kubectl get pods | grep Running", false, nil},
+		{"an unknown kind", "kubectl get widgets w1", false, nil},
+		{"a relative file", "stat panda", false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vm := mapVerify(tc.script, "lab")
+			if vm.typed != tc.typed {
+				t.Fatalf("typed = %v, want %v (%+v)", vm.typed, tc.typed, vm.checks)
+			}
+			if !tc.typed {
+				if len(vm.checks) != 1 || vm.checks[0].Command == nil || vm.checks[0].Command.Run[2] != strings.TrimSpace(tc.script) {
+					t.Fatalf("checks = %+v, want the script as one command check", vm.checks)
+				}
+				return
+			}
+			if !reflect.DeepEqual(vm.checks, tc.checks) {
+				t.Errorf("checks =\n%+v\nwant\n%+v", vm.checks, tc.checks)
+			}
+		})
+	}
+}
+
+func TestGlobMatch(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"conf.yaml", "conf.yaml", true},
+		{"*", "conf.yaml", true},
+		{"*", "app1/readme.md", false},
+		{"**", "app1/config/app.json", true},
+		{"**/*.json", "app1/config/app.json", true},
+		{"**/*.json", "top.json", true},
+		{"app1/*/*.json", "app1/config/app.json", true},
+		{"app1/*/*.json", "app1/etc/app/app.json", false},
+		{"app*/**/*.*", "app2/cnf/cnf.yaml", true},
+		{"app1/readme.md", "app2/readme.md", false},
+	} {
+		if got := globMatch(tc.pattern, tc.name); got != tc.want {
+			t.Errorf("globMatch(%q, %q) = %v, want %v", tc.pattern, tc.name, got, tc.want)
+		}
+	}
+}
+
+// writeTree writes files (name → content) under dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// scenario is a small Killercoda scenario with every part an import maps.
+var scenario = map[string]string{
+	"index.json": `{
+  "title": "Pods and files",
+  "description": "Create a pod, then a file.",
+  "details": {
+    "intro": {"text": "intro.md", "background": "intro/background.sh"},
+    "steps": [
+      {"title": "Read first", "text": "read.md"},
+      {"title": "Create a pod", "text": "step1.md", "verify": "step1/verify.sh"},
+      {"title": "Write a file", "text": "step2.md", "verify": "step2/verify.sh", "foreground": "step2/foreground.sh"}
+    ],
+    "finish": {"text": "finish.md"},
+    "assets": {"host01": [{"file": "conf.yaml", "target": "~/", "chmod": "+w"}, {"file": "app/**", "target": "/srv"}]}
+  },
+  "backend": {"imageid": "kubernetes-kubeadm-2nodes"}
+}`,
+	"intro.md":            "Welcome.<br>",
+	"intro/background.sh": "kubectl -n shop create configmap seed --from-literal=a=b\n",
+	"read.md":             "Pods run containers. Try `kubectl get pods`{{exec}}.",
+	"step1.md":            "Create pod `web` in namespace `shop`:\n\n```\nkubectl -n shop run web --image=nginx:1.27\n```{{exec}}\n",
+	"step1/verify.sh":     "#!/bin/bash\nkubectl get pod web -n shop\n",
+	"step2.md":            "Write `/root/done`.\n<details><summary>Solution</summary>\n\n```bash\necho ok > /root/done\n```{{exec}}\n</details>\n",
+	"step2/verify.sh":     "#!/bin/bash\ngrep -q ok /root/done && kubectl get pod web -n shop -o name | grep -q web\n",
+	"step2/foreground.sh": "echo ready\n",
+	"finish.md":           "Well done!",
+	"assets/conf.yaml":    "a: 1\n",
+	"assets/app/x.json":   "{}\n",
+}
+
+func TestKillercoda(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "pods-and-files")
+	writeTree(t, src, scenario)
+	out := filepath.Join(t.TempDir(), "lab")
+	r, err := Killercoda(src, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Steps != 2 || r.Checks != 2 || r.Typed != 1 || r.Solved != 2 {
+		t.Errorf("result = %+v, want 2 steps, 2 checks (1 typed), 2 solved", r)
+	}
+	l, err := lab.Load(filepath.Join(out, "lab.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Metadata.Name != "pods-and-files" || l.Metadata.Title != "Pods and files" {
+		t.Errorf("metadata = %+v", l.Metadata)
+	}
+	if want := []string{"lab", "shop"}; !reflect.DeepEqual(l.Cluster.Namespaces, want) {
+		t.Errorf("namespaces = %q, want %q", l.Cluster.Namespaces, want)
+	}
+	if len(l.Cluster.Workers) != 1 || len(l.Cluster.Images) != 1 || l.Cluster.Images[0].Name != "nginx:1.27" {
+		t.Errorf("cluster = %+v", l.Cluster)
+	}
+	s1, s2 := l.Steps[0], l.Steps[1]
+	// The reading page and the intro join the first verified step.
+	for _, want := range []string{"Welcome.", "## Read first", "Pods run containers", "## Create a pod", "Create pod `web`"} {
+		if !strings.Contains(s1.Instructions, want) {
+			t.Errorf("step 1's instructions lack %q:\n%s", want, s1.Instructions)
+		}
+	}
+	if s1.ID != "create-a-pod" || s1.Solve != "kubectl get pods\nkubectl -n shop run web --image=nginx:1.27" {
+		t.Errorf("step 1 = %s, solve %q", s1.ID, s1.Solve)
+	}
+	for _, want := range []string{"install -D -m 0644 '/opt/lab/fixtures/assets/conf.yaml' '/root/conf.yaml'", "chmod +w '/root/conf.yaml'",
+		"'/opt/lab/fixtures/assets/app/x.json' '/srv/app/x.json'", "create configmap seed"} {
+		if !strings.Contains(s1.Setup, want) {
+			t.Errorf("step 1's setup lacks %q:\n%s", want, s1.Setup)
+		}
+	}
+	if k := s1.Checks[0].Kube; k == nil || k.Namespace != "shop" || k.Name != "web" || k.Kind != "Pod" {
+		t.Errorf("step 1's check = %+v", s1.Checks[0])
+	}
+	if s2.Solve != "echo ok > /root/done" || strings.Contains(s2.Instructions, "echo ok") || !strings.Contains(s2.Instructions, "Well done!") {
+		t.Errorf("step 2: solve %q, instructions %q", s2.Solve, s2.Instructions)
+	}
+	if c := s2.Checks[0].Command; c == nil || c.Run[0] != "bash" || !strings.Contains(c.Run[2], "grep -q ok /root/done") {
+		t.Errorf("step 2's check = %+v", s2.Checks[0])
+	}
+	if !strings.Contains(s2.Setup, "echo ready") {
+		t.Errorf("step 2's setup = %q", s2.Setup)
+	}
+	for _, f := range []string{"fixtures/assets/conf.yaml", "fixtures/assets/app/x.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	todo, err := os.ReadFile(filepath.Join(out, "TODO.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`step 3 ("Write a file"): its verify script runs as a command check`, "image nginx:1.27", "setup scripts run in the sandbox"} {
+		if !strings.Contains(string(todo), want) {
+			t.Errorf("TODO.md lacks %q:\n%s", want, todo)
+		}
+	}
+	if _, err := Killercoda(src, out); err == nil || !strings.Contains(err.Error(), "is not empty") {
+		t.Errorf("a second import into the same directory: %v", err)
+	}
+}
+
+func TestKillercodaWithoutVerify(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "Tour 1")
+	writeTree(t, src, map[string]string{
+		"index.json": `{"title": "Tour", "details": {"steps": [{"title": "One", "text": "1.md"}, {"title": "Two", "text": "2.md"}]}, "backend": {"imageid": "ubuntu"}}`,
+		"1.md":       "one", "2.md": "two",
+	})
+	out := filepath.Join(t.TempDir(), "lab")
+	r, err := Killercoda(src, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lab.Load(filepath.Join(out, "lab.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Metadata.Name != "tour-1" || len(l.Steps) != 2 || r.Solved != 0 || r.Typed != 0 {
+		t.Fatalf("lab %s with %d steps, result %+v", l.Metadata.Name, len(l.Steps), r)
+	}
+	for _, s := range l.Steps {
+		if len(s.Checks) != 1 || s.Checks[0].Command == nil || s.Checks[0].Command.Run[0] != "false" || !strings.Contains(s.Solve, "exit 1") {
+			t.Errorf("step %s: checks %+v, solve %q: want the failing placeholders", s.ID, s.Checks, s.Solve)
+		}
+	}
+}
+
+// The scenario is a stranger's: its index, texts and assets may name
+// files outside its directory, directly or through links. None is read.
+func TestKillercodaStaysInItsDirectory(t *testing.T) {
+	secretDir := t.TempDir()
+	secret := filepath.Join(secretDir, "id_rsa")
+	if err := os.WriteFile(secret, []byte("PRIVATE KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(t.TempDir(), "s")
+	writeTree(t, src, map[string]string{
+		"index.json": `{"title": "T", "details": {
+			"intro": {"text": "../../../../../../` + strings.TrimPrefix(secret, "/") + `"},
+			"steps": [{"title": "One", "text": "link.md", "verify": "` + secret + `", "background": "assets/dir/id_rsa"}],
+			"assets": {"host01": [{"file": "**", "target": "/root"}]}}}`,
+		"assets/ok.txt": "ok",
+	})
+	for link, to := range map[string]string{"link.md": secret, "assets/key": secret, "assets/dir": secretDir} {
+		if err := os.Symlink(to, filepath.Join(src, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "lab")
+	r, err := Killercoda(src, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if strings.Contains(string(b), "PRIVATE KEY") {
+			t.Errorf("%s holds the file from outside the scenario", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "fixtures/assets/ok.txt")); err != nil {
+		t.Error(err)
+	}
+	todo := strings.Join(r.Todo, "\n")
+	for _, want := range []string{"outside the scenario's directory", "asset key is not a regular file", "the intro's text was not imported", "step 1's text was not imported"} {
+		if !strings.Contains(todo, want) {
+			t.Errorf("the to-do list does not say %q:\n%s", want, todo)
+		}
+	}
+}
+
+func TestKillercodaRefusesWhatIsNotAScenario(t *testing.T) {
+	for name, files := range map[string]map[string]string{
+		"no index":     {"README.md": "hi"},
+		"broken index": {"index.json": `{"title": `},
+		"no steps":     {"index.json": `{"title": "T"}`},
+		"huge index":   {"index.json": `{"title": "` + strings.Repeat("x", maxText) + `"}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			src := t.TempDir()
+			writeTree(t, src, files)
+			out := filepath.Join(t.TempDir(), "lab")
+			if _, err := Killercoda(src, out); err == nil {
+				t.Fatal("imported")
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("wrote the lab directory anyway")
+			}
+		})
+	}
+}

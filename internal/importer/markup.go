@@ -1,0 +1,102 @@
+package importer
+
+import (
+	"regexp"
+	"strings"
+)
+
+// page is one Killercoda Markdown text mapped to labctl's: the text the
+// learner reads, the blocks taken out of it, and what the author must decide.
+type page struct {
+	text string
+	// hints are the bodies of collapsed blocks titled as tips or hints.
+	hints []string
+	// solution is the code of collapsed blocks titled as solutions.
+	solution []string
+	// execs are the code blocks the learner was to run with a click.
+	execs []string
+	// todo lists what the mapping dropped or could not map.
+	todo []string
+}
+
+var (
+	// detailsRE is one collapsed block: <details><summary>S</summary>B</details>.
+	detailsRE = regexp.MustCompile(`(?is)<details[^>]*>\s*<summary[^>]*>(.*?)</summary>(.*?)</details>`)
+	// solutionRE and hintRE recognise a block's summary.
+	solutionRE = regexp.MustCompile(`(?i)solution|solve|answer|lösung|solución|réponse|解答|答え|정답|해답`)
+	hintRE     = regexp.MustCompile(`(?i)tip|hint|help|clue|indice|pista|ヒント|힌트`)
+	// fenceRE is a fenced code block, with the action Killercoda puts
+	// after its closing fence ({{exec}}, {{copy}}), if any.
+	fenceRE = regexp.MustCompile("(?s)```[^\\n`]*\\n(.*?)```(\\{\\{\\s*([a-zA-Z]+)[^}]*\\}\\})?")
+	// inlineActionRE is inline code with an action: `ls -l`{{exec}}.
+	inlineActionRE = regexp.MustCompile("`([^`\\n]+)`\\{\\{\\s*([a-zA-Z]+)[^}]*\\}\\}")
+	// actionRE is any action marker left.
+	actionRE = regexp.MustCompile(`\{\{\s*(exec|execute|copy)[^}]*\}\}`)
+	// trafficRE is a link to a port of the scenario's machine.
+	trafficRE = regexp.MustCompile(`\{\{\s*TRAFFIC_[A-Z0-9_]+\s*\}\}`)
+	breakRE   = regexp.MustCompile(`(?i)<br\s*/?>`)
+	imageRE   = regexp.MustCompile(`!\[[^\]]*\]\(([^)\s]+)[^)]*\)`)
+	blankRE   = regexp.MustCompile(`\n{3,}`)
+)
+
+// mapPage maps Killercoda's Markdown (collapsed blocks, {{exec}} and
+// {{copy}} actions, traffic links, <br>) to the Markdown labctl shows.
+func mapPage(md string) page {
+	var p page
+	md = detailsRE.ReplaceAllStringFunc(md, func(block string) string {
+		m := detailsRE.FindStringSubmatch(block)
+		summary, body := strings.TrimSpace(stripTags(m[1])), m[2]
+		switch {
+		case solutionRE.MatchString(summary):
+			fences := fenceRE.FindAllStringSubmatch(body, -1)
+			for _, f := range fences {
+				if code := strings.TrimSpace(f[1]); code != "" {
+					p.solution = append(p.solution, code)
+				}
+			}
+			if len(fences) == 0 {
+				// A solution written without a fence: its text is the script.
+				if code := strings.TrimSpace(stripTags(breakRE.ReplaceAllString(cleanActions(body), "\n"))); code != "" {
+					p.solution = append(p.solution, code)
+					p.todo = append(p.todo, "its solution block (\""+summary+"\") has no code fence; its text became the step's solve: read it as a script")
+				}
+			}
+			return ""
+		case hintRE.MatchString(summary):
+			p.hints = append(p.hints, strings.TrimSpace(cleanActions(body)))
+			return ""
+		default:
+			return "\n**" + summary + "**\n\n" + strings.TrimSpace(body) + "\n"
+		}
+	})
+	for _, f := range fenceRE.FindAllStringSubmatch(md, -1) {
+		if action := strings.ToLower(f[3]); action == "exec" || action == "execute" {
+			if code := strings.TrimSpace(f[1]); code != "" {
+				p.execs = append(p.execs, code)
+			}
+		}
+	}
+	for _, f := range inlineActionRE.FindAllStringSubmatch(md, -1) {
+		if action := strings.ToLower(f[2]); action == "exec" || action == "execute" {
+			p.execs = append(p.execs, strings.TrimSpace(f[1]))
+		}
+	}
+	if trafficRE.MatchString(md) {
+		p.todo = append(p.todo, "the text links to ports of the scenario's machine ({{TRAFFIC_…}}); say how the learner reaches the service instead (kubectl port-forward, curl from the sandbox)")
+	}
+	for _, m := range imageRE.FindAllStringSubmatch(md, -1) {
+		p.todo = append(p.todo, "the text shows an image ("+m[1]+"), which labctl's views do not show; describe it in words")
+	}
+	md = cleanActions(md)
+	md = breakRE.ReplaceAllString(md, "\n")
+	md = blankRE.ReplaceAllString(md, "\n\n")
+	p.text = strings.TrimSpace(md)
+	return p
+}
+
+// cleanActions removes Killercoda's action markers.
+func cleanActions(s string) string { return actionRE.ReplaceAllString(s, "") }
+
+var tagRE = regexp.MustCompile(`<[^>]*>`)
+
+func stripTags(s string) string { return tagRE.ReplaceAllString(s, "") }

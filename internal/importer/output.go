@@ -1,0 +1,143 @@
+package importer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// labFile is the imported lab as lab.yaml writes it: only the fields an
+// import sets, in the order an author reads them.
+type labFile struct {
+	APIVersion string     `yaml:"apiVersion"`
+	Kind       string     `yaml:"kind"`
+	Metadata   metadata   `yaml:"metadata"`
+	Cluster    cluster    `yaml:"cluster"`
+	Steps      []stepFile `yaml:"steps"`
+}
+
+type metadata struct {
+	Name     string `yaml:"name"`
+	Title    string `yaml:"title,omitempty"`
+	Language string `yaml:"language,omitempty"`
+	Goal     string `yaml:"goal,omitempty"`
+}
+
+type cluster struct {
+	Namespaces []string   `yaml:"namespaces"`
+	Workers    []struct{} `yaml:"workers,omitempty"`
+	Images     []image    `yaml:"images,omitempty"`
+}
+
+type image struct {
+	Name string `yaml:"name"`
+}
+
+type stepFile struct {
+	ID           string   `yaml:"id"`
+	Title        string   `yaml:"title"`
+	Instructions string   `yaml:"instructions"`
+	Setup        string   `yaml:"setup,omitempty"`
+	Hints        []string `yaml:"hints,omitempty"`
+	Checks       []check  `yaml:"checks"`
+	Solve        string   `yaml:"solve"`
+}
+
+// Result is what an import wrote and what it leaves to the author.
+type Result struct {
+	// Dir is the lab's directory; lab.yaml, fixtures/ and TODO.md are in it.
+	Dir string
+	// Steps and Checks count the lab's steps and checks; Typed of the
+	// checks read the cluster or a file, the others run a verify script.
+	Steps, Checks, Typed int
+	// Solved counts the steps whose solve came from the scenario (a
+	// solution block or the commands the learner was to run).
+	Solved int
+	// Todo is what the author must still decide, as TODO.md lists it.
+	Todo []string
+	// Warnings are labctl lint's warnings about the lab.
+	Warnings []lab.Warning
+}
+
+// write creates dir (which must not exist, or be empty) with lab.yaml,
+// the fixtures and TODO.md, then loads lab.yaml as labctl does: an import
+// that does not lint is an error of the importer, not the author's.
+func write(dir string, lf *labFile, fixtures map[string][]byte, r *Result) error {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("%s is not empty; name a new directory with --out", dir)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "fixtures"), 0o755); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Imported by labctl import from %s.\n# TODO.md lists what is left to decide; labctl test is the acceptance gate.\n", r.source())
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(lf); err != nil {
+		return err
+	}
+	if err := enc.Close(); err != nil {
+		return err
+	}
+	labPath := filepath.Join(dir, "lab.yaml")
+	if err := os.WriteFile(labPath, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	for name, data := range fixtures {
+		p := filepath.Join(dir, "fixtures", filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "TODO.md"), []byte(todoFile(lf.Metadata.Title, r.Todo)), 0o644); err != nil {
+		return err
+	}
+	l, err := lab.Load(labPath)
+	if err != nil {
+		return fmt.Errorf("the imported lab does not load (a defect of labctl import): %w", err)
+	}
+	r.Warnings = l.Lint()
+	return nil
+}
+
+func (r *Result) source() string { return "a Killercoda scenario" }
+
+// todoFile is TODO.md: the author's list.
+func todoFile(title string, todo []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# What is left to decide: %s\n\n", title)
+	b.WriteString("`labctl lint` passes on this lab. `labctl test` proves it: every step must fail before its solve and pass after it.\n")
+	b.WriteString("Then add the mistakes learners really make (`mistakes:`) and the other right answers (`alternatives:`).\n\n")
+	if len(todo) == 0 {
+		b.WriteString("Nothing else was found.\n")
+	}
+	for _, t := range todo {
+		fmt.Fprintf(&b, "- [ ] %s\n", t)
+	}
+	return b.String()
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+// slug makes a name of lower-case letters, digits and '-' of at most max
+// bytes from s.
+func slug(s string, max int) string {
+	s = strings.Trim(slugRE.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(s) > max {
+		s = strings.TrimRight(s[:max], "-")
+	}
+	return s
+}

@@ -1,0 +1,369 @@
+package importer
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// check is one check of the imported lab, as lab.yaml writes it.
+type check struct {
+	Name        string        `yaml:"name"`
+	Description string        `yaml:"description,omitempty"`
+	File        *fileCheck    `yaml:"file,omitempty"`
+	Kube        *kubeCheck    `yaml:"kube,omitempty"`
+	Command     *commandCheck `yaml:"command,omitempty"`
+}
+
+type fileCheck struct {
+	Path   string `yaml:"path"`
+	Exists *bool  `yaml:"exists,omitempty"`
+	Type   string `yaml:"type,omitempty"`
+}
+
+type kubeCheck struct {
+	APIVersion string      `yaml:"apiVersion"`
+	Kind       string      `yaml:"kind"`
+	Namespace  string      `yaml:"namespace,omitempty"`
+	Name       string      `yaml:"name"`
+	Exists     *bool       `yaml:"exists,omitempty"`
+	Field      *fieldCheck `yaml:"field,omitempty"`
+}
+
+type fieldCheck struct {
+	Path    string `yaml:"path"`
+	Equals  any    `yaml:"equals,omitempty"`
+	Matches string `yaml:"matches,omitempty"`
+}
+
+type commandCheck struct {
+	Run []string `yaml:"run"`
+}
+
+// resource is what a kubectl resource name reads.
+type resource struct {
+	apiVersion, kind string
+	namespaced       bool
+}
+
+// resources are the kinds a verify script's `kubectl get` is mapped for,
+// by every name kubectl knows them by.
+var resources = map[string]resource{}
+
+func init() {
+	for _, r := range []struct {
+		names      string
+		apiVersion string
+		kind       string
+		namespaced bool
+	}{
+		{"pod pods po", "v1", "Pod", true},
+		{"service services svc", "v1", "Service", true},
+		{"configmap configmaps cm", "v1", "ConfigMap", true},
+		{"secret secrets", "v1", "Secret", true},
+		{"serviceaccount serviceaccounts sa", "v1", "ServiceAccount", true},
+		{"persistentvolumeclaim persistentvolumeclaims pvc", "v1", "PersistentVolumeClaim", true},
+		{"persistentvolume persistentvolumes pv", "v1", "PersistentVolume", false},
+		{"namespace namespaces ns", "v1", "Namespace", false},
+		{"node nodes no", "v1", "Node", false},
+		{"deployment deployments deploy", "apps/v1", "Deployment", true},
+		{"statefulset statefulsets sts", "apps/v1", "StatefulSet", true},
+		{"daemonset daemonsets ds", "apps/v1", "DaemonSet", true},
+		{"replicaset replicasets rs", "apps/v1", "ReplicaSet", true},
+		{"job jobs", "batch/v1", "Job", true},
+		{"cronjob cronjobs cj", "batch/v1", "CronJob", true},
+		{"ingress ingresses ing", "networking.k8s.io/v1", "Ingress", true},
+		{"networkpolicy networkpolicies netpol", "networking.k8s.io/v1", "NetworkPolicy", true},
+		{"role roles", "rbac.authorization.k8s.io/v1", "Role", true},
+		{"rolebinding rolebindings", "rbac.authorization.k8s.io/v1", "RoleBinding", true},
+		{"clusterrole clusterroles", "rbac.authorization.k8s.io/v1", "ClusterRole", false},
+		{"clusterrolebinding clusterrolebindings", "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", false},
+		{"horizontalpodautoscaler horizontalpodautoscalers hpa", "autoscaling/v2", "HorizontalPodAutoscaler", true},
+		{"poddisruptionbudget poddisruptionbudgets pdb", "policy/v1", "PodDisruptionBudget", true},
+		{"storageclass storageclasses sc", "storage.k8s.io/v1", "StorageClass", false},
+	} {
+		for _, n := range strings.Fields(r.names) {
+			resources[n] = resource{r.apiVersion, r.kind, r.namespaced}
+		}
+	}
+}
+
+// verifyMapping is what one verify script became.
+type verifyMapping struct {
+	checks []check
+	// typed is true when every line became a typed check; false means the
+	// whole script is one command check the author must rewrite.
+	typed bool
+	// namespaces are the namespaces the typed checks read.
+	namespaces []string
+}
+
+var (
+	// Lines of a verify script that do not assert anything.
+	noiseRE = regexp.MustCompile(`^(#.*|set -[a-z]+( -o [a-z]+)*|exit 0)$`)
+	// if kubectl get ...; then exit 1; fi
+	absentRE = regexp.MustCompile(`^if (kubectl get [^;|&$` + "`" + `]+); then exit 1; fi$`)
+	// [ "$(kubectl get K N -o jsonpath='{...}')" = "V" ]
+	compareRE = regexp.MustCompile(`^\[\[? "\$\((kubectl get [^)|;&$` + "`" + `]+)\)" ==? ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+) \]\]?$`)
+	// kubectl get K N -o jsonpath='{...}' | grep -q V
+	grepRE = regexp.MustCompile(`^(kubectl get [^|;&$` + "`" + `]+) \| grep -(q|qw|wq|Fq|qF) ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+)$`)
+	// stat P, ls P, test -f P, [ -d P ]
+	fileRE = regexp.MustCompile(`^(stat|ls|cat|test -[efd]|\[\[? -[efd]) ("[^"$` + "`" + `]+"|'[^']+'|/[^\s;|&$` + "`" + `]+)( \]\]?)?( >\s*/dev/null( 2>&1)?| &>\s*/dev/null)?$`)
+	// a jsonpath of one field: {.spec.replicas} or {.metadata.labels.app}
+	jsonpathRE = regexp.MustCompile(`^\{((\.[A-Za-z0-9_-]+)+)\}$`)
+)
+
+// mapVerify turns a verify script into checks: each line that asserts what
+// a typed check can read (an object that exists or not, one field of it,
+// a file) becomes that check; a script with any other line becomes one
+// command check running it in the sandbox, which the learner can fake.
+func mapVerify(script, labNS string) verifyMapping {
+	var lines []string
+	for l := range strings.SplitSeq(script, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || noiseRE.MatchString(l) {
+			continue
+		}
+		lines = append(lines, l)
+	}
+	var vm verifyMapping
+	names := map[string]int{}
+	for _, l := range lines {
+		c, ns, ok := mapLine(l, labNS)
+		if !ok {
+			return verifyMapping{checks: []check{commandVerify(script)}}
+		}
+		names[c.Name]++
+		if n := names[c.Name]; n > 1 {
+			c.Name = fmt.Sprintf("%s-%d", c.Name, n)
+		}
+		vm.checks = append(vm.checks, c)
+		if ns != "" {
+			vm.namespaces = append(vm.namespaces, ns)
+		}
+	}
+	if len(vm.checks) == 0 {
+		return verifyMapping{}
+	}
+	vm.typed = true
+	return vm
+}
+
+// commandVerify is the check that runs a whole verify script.
+func commandVerify(script string) check {
+	return check{
+		Name:        "verify-script",
+		Description: "the scenario's verify script passes (it runs in the sandbox with the learner's kubectl: rewrite it as typed checks)",
+		Command:     &commandCheck{Run: []string{"bash", "-c", strings.TrimSpace(script)}},
+	}
+}
+
+// mapLine maps one line of a verify script, returning the namespace its
+// check reads ("" for none or a cluster-scoped object).
+func mapLine(l, labNS string) (check, string, bool) {
+	if m := absentRE.FindStringSubmatch(l); m != nil {
+		k, ok := kubectlGet(m[1], labNS)
+		if !ok || k.Field != nil {
+			return check{}, "", false
+		}
+		no := false
+		k.Exists = &no
+		return check{Name: slug(strings.ToLower(k.Kind)+"-"+k.Name+"-gone", 50), Description: fmt.Sprintf("%s %s does not exist", k.Kind, k.Name), Kube: k}, k.Namespace, true
+	}
+	if m := compareRE.FindStringSubmatch(l); m != nil {
+		k, ok := kubectlGet(m[1], labNS)
+		if !ok || k.Field == nil {
+			return check{}, "", false
+		}
+		k.Field.Equals = scalar(unquote(m[2]))
+		return fieldNamed(k), k.Namespace, true
+	}
+	if m := grepRE.FindStringSubmatch(l); m != nil {
+		k, ok := kubectlGet(m[1], labNS)
+		if !ok || k.Field == nil {
+			return check{}, "", false
+		}
+		v := unquote(m[3])
+		if s := scalar(v); s != v {
+			k.Field.Equals = s
+		} else {
+			k.Field.Matches = regexp.QuoteMeta(v)
+		}
+		return fieldNamed(k), k.Namespace, true
+	}
+	if strings.HasPrefix(l, "kubectl get ") {
+		k, ok := kubectlGet(strings.TrimSuffix(strings.TrimSuffix(l, " >/dev/null 2>&1"), " &>/dev/null"), labNS)
+		if !ok || k.Field != nil {
+			return check{}, "", false
+		}
+		return check{Name: slug(strings.ToLower(k.Kind)+"-"+k.Name, 50), Description: fmt.Sprintf("%s %s exists", k.Kind, k.Name), Kube: k}, k.Namespace, true
+	}
+	if m := fileRE.FindStringSubmatch(l); m != nil {
+		p := unquote(m[2])
+		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "*?[~") {
+			return check{}, "", false
+		}
+		fc := &fileCheck{Path: p}
+		switch {
+		case strings.HasSuffix(m[1], "-f"):
+			fc.Type = "file"
+		case strings.HasSuffix(m[1], "-d"):
+			fc.Type = "dir"
+		}
+		return check{Name: slug("file-"+p, 50), Description: p + " exists", File: fc}, "", true
+	}
+	return check{}, "", false
+}
+
+func fieldNamed(k *kubeCheck) check {
+	return check{
+		Name:        slug(strings.ToLower(k.Kind)+"-"+k.Name+"-"+k.Field.Path, 50),
+		Description: fmt.Sprintf("%s %s: %s", k.Kind, k.Name, k.Field.Path),
+		Kube:        k,
+	}
+}
+
+// kubectlGet reads `kubectl get KIND NAME [-n NS] [-o jsonpath=...]` (or
+// KIND/NAME) as the kube check reading the same object; anything else
+// (another output, a selector, all namespaces) is not mapped.
+func kubectlGet(cmd, labNS string) (*kubeCheck, bool) {
+	words, ok := shellWords(cmd)
+	if !ok || len(words) < 3 || words[0] != "kubectl" || words[1] != "get" {
+		return nil, false
+	}
+	var kind, name, ns, jsonpath string
+	var args []string
+	for i := 2; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "-n" || w == "--namespace":
+			if i+1 == len(words) {
+				return nil, false
+			}
+			i++
+			ns = words[i]
+		case strings.HasPrefix(w, "--namespace="):
+			ns = strings.TrimPrefix(w, "--namespace=")
+		case strings.HasPrefix(w, "-n") && len(w) > 2:
+			ns = w[2:]
+		case w == "-o" || w == "--output":
+			if i+1 == len(words) {
+				return nil, false
+			}
+			i++
+			if jsonpath, ok = outputJSONPath(words[i]); !ok {
+				return nil, false
+			}
+		case strings.HasPrefix(w, "-o") || strings.HasPrefix(w, "--output="):
+			if jsonpath, ok = outputJSONPath(strings.TrimPrefix(strings.TrimPrefix(w, "--output="), "-o")); !ok {
+				return nil, false
+			}
+		case strings.HasPrefix(w, "-"):
+			return nil, false
+		default:
+			args = append(args, w)
+		}
+	}
+	switch len(args) {
+	case 1:
+		var found bool
+		if kind, name, found = strings.Cut(args[0], "/"); !found {
+			return nil, false
+		}
+	case 2:
+		kind, name = args[0], args[1]
+	default:
+		return nil, false
+	}
+	r, ok := resources[strings.ToLower(kind)]
+	if !ok || name == "" || strings.ContainsAny(name, "*/,") {
+		return nil, false
+	}
+	k := &kubeCheck{APIVersion: r.apiVersion, Kind: r.kind, Name: name}
+	if r.namespaced {
+		if ns == "" || ns == "default" {
+			ns = labNS
+		}
+		k.Namespace = ns
+	}
+	if jsonpath != "" {
+		m := jsonpathRE.FindStringSubmatch(jsonpath)
+		if m == nil {
+			return nil, false
+		}
+		k.Field = &fieldCheck{Path: strings.TrimPrefix(m[1], ".")}
+	}
+	return k, true
+}
+
+// outputJSONPath returns the template of -o jsonpath=T, "" for -o name,
+// and false for other outputs.
+func outputJSONPath(o string) (string, bool) {
+	switch {
+	case o == "name":
+		return "", true
+	case strings.HasPrefix(o, "jsonpath="):
+		return strings.TrimPrefix(o, "jsonpath="), true
+	}
+	return "", false
+}
+
+// shellWords splits a command line with single and double quotes and no
+// expansions; false when it has any ($, `, \, a pipe or a list).
+func shellWords(s string) ([]string, bool) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'' || c == '"':
+			end := strings.IndexByte(s[i+1:], c)
+			if end < 0 {
+				return nil, false
+			}
+			q := s[i+1 : i+1+end]
+			if c == '"' && strings.ContainsAny(q, "$`\\") {
+				return nil, false
+			}
+			cur.WriteString(q)
+			inWord = true
+			i += end + 1
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case strings.IndexByte("$`\\|;&<>()", c) >= 0:
+			return nil, false
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, true
+}
+
+func unquote(s string) string {
+	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+// scalar reads a value jsonpath printed as the JSON value it was: an
+// integer, a boolean, or the string itself.
+func scalar(s string) any {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && strconv.FormatInt(n, 10) == s {
+		return n
+	}
+	if b, err := strconv.ParseBool(s); err == nil && (s == "true" || s == "false") {
+		return b
+	}
+	return s
+}
