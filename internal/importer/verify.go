@@ -17,9 +17,10 @@ type check struct {
 }
 
 type fileCheck struct {
-	Path   string `yaml:"path"`
-	Exists *bool  `yaml:"exists,omitempty"`
-	Type   string `yaml:"type,omitempty"`
+	Path    string   `yaml:"path"`
+	Exists  *bool    `yaml:"exists,omitempty"`
+	Type    string   `yaml:"type,omitempty"`
+	Matches []string `yaml:"matches,omitempty"`
 }
 
 type kubeCheck struct {
@@ -102,14 +103,18 @@ type verifyMapping struct {
 var (
 	// Lines of a verify script that do not assert anything.
 	noiseRE = regexp.MustCompile(`^(#.*|set -[a-z]+( -o [a-z]+)*|exit 0)$`)
-	// if kubectl get ...; then exit 1; fi
-	absentRE = regexp.MustCompile(`^if (kubectl get [^;|&$` + "`" + `]+); then exit 1; fi$`)
+	// if LINE; then exit 1; fi
+	absentRE = regexp.MustCompile(`^if ([^;|&$` + "`" + `]+); then exit 1; fi$`)
+	// grep [-q] [-i] P FILE, or cat FILE | grep [-q] [-i] P
+	grepFileRE = regexp.MustCompile(`^(?:grep (-[qi]+ )?(` + plainRE + `) (/[^\s;|&$` + "`" + `'"]+)|cat (/[^\s;|&$` + "`" + `'"]+) \| grep (-[qi]+ )?(` + plainRE + `))$`)
 	// [ "$(kubectl get K N -o jsonpath='{...}')" = "V" ]
 	compareRE = regexp.MustCompile(`^\[\[? "\$\((kubectl get [^)|;&$` + "`" + `]+)\)" ==? ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+) \]\]?$`)
 	// kubectl get K N -o jsonpath='{...}' | grep -q V
 	grepRE = regexp.MustCompile(`^(kubectl get [^|;&$` + "`" + `]+) \| grep -(q|qw|wq|Fq|qF) ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+)$`)
 	// stat P, ls P, test -f P, [ -d P ]
 	fileRE = regexp.MustCompile(`^(stat|ls|cat|test -[efd]|\[\[? -[efd]) ("[^"$` + "`" + `]+"|'[^']+'|/[^\s;|&$` + "`" + `]+)( \]\]?)?( >\s*/dev/null( 2>&1)?| &>\s*/dev/null)?$`)
+	// a grep pattern that means the same as an RE2 expression, quoted or not
+	plainRE = `"[A-Za-z0-9 ._:/=-]+"|'[A-Za-z0-9 ._:/=-]+'|[A-Za-z0-9._:/=-]+`
 	// a jsonpath of one field: {.spec.replicas} or {.metadata.labels.app}
 	jsonpathRE = regexp.MustCompile(`^\{((\.[A-Za-z0-9_-]+)+)\}$`)
 )
@@ -162,14 +167,34 @@ func commandVerify(script string) check {
 // mapLine maps one line of a verify script, returning the namespace its
 // check reads ("" for none or a cluster-scoped object).
 func mapLine(l, labNS string) (check, string, bool) {
+	if strings.HasPrefix(l, "k ") {
+		l = "kubectl " + l[2:] // the alias every Kubernetes scenario sets
+	}
 	if m := absentRE.FindStringSubmatch(l); m != nil {
-		k, ok := kubectlGet(m[1], labNS)
-		if !ok || k.Field != nil {
-			return check{}, "", false
-		}
+		c, ns, ok := mapLine(m[1], labNS)
 		no := false
-		k.Exists = &no
-		return check{Name: slug(strings.ToLower(k.Kind)+"-"+k.Name+"-gone", 50), Description: fmt.Sprintf("%s %s does not exist", k.Kind, k.Name), Kube: k}, k.Namespace, true
+		switch {
+		case !ok:
+			return check{}, "", false
+		case c.Kube != nil && c.Kube.Field == nil && c.Kube.Exists == nil:
+			c.Kube.Exists = &no
+			return check{Name: c.Name + "-gone", Description: fmt.Sprintf("%s %s does not exist", c.Kube.Kind, c.Kube.Name), Kube: c.Kube}, ns, true
+		case c.File != nil && c.File.Type == "" && c.File.Exists == nil && len(c.File.Matches) == 0:
+			c.File.Exists = &no
+			return check{Name: c.Name + "-gone", Description: c.File.Path + " does not exist", File: c.File}, "", true
+		}
+		return check{}, "", false
+	}
+	if m := grepFileRE.FindStringSubmatch(l); m != nil {
+		flags, pattern, file := m[1], m[2], m[3]
+		if file == "" {
+			file, flags, pattern = m[4], m[5], m[6]
+		}
+		re := unquote(pattern)
+		if strings.Contains(flags, "i") {
+			re = "(?i)" + re
+		}
+		return check{Name: slug("file-"+file, 50), Description: fmt.Sprintf("%s holds %s", file, unquote(pattern)), File: &fileCheck{Path: file, Matches: []string{re}}}, "", true
 	}
 	if m := compareRE.FindStringSubmatch(l); m != nil {
 		k, ok := kubectlGet(m[1], labNS)
@@ -192,7 +217,7 @@ func mapLine(l, labNS string) (check, string, bool) {
 		}
 		return fieldNamed(k), k.Namespace, true
 	}
-	if strings.HasPrefix(l, "kubectl get ") {
+	if strings.HasPrefix(l, "kubectl ") {
 		k, ok := kubectlGet(strings.TrimSuffix(strings.TrimSuffix(l, " >/dev/null 2>&1"), " &>/dev/null"), labNS)
 		if !ok || k.Field != nil {
 			return check{}, "", false
@@ -229,12 +254,12 @@ func fieldNamed(k *kubeCheck) check {
 // (another output, a selector, all namespaces) is not mapped.
 func kubectlGet(cmd, labNS string) (*kubeCheck, bool) {
 	words, ok := shellWords(cmd)
-	if !ok || len(words) < 3 || words[0] != "kubectl" || words[1] != "get" {
+	if !ok || len(words) < 3 || words[0] != "kubectl" {
 		return nil, false
 	}
 	var kind, name, ns, jsonpath string
 	var args []string
-	for i := 2; i < len(words); i++ {
+	for i := 1; i < len(words); i++ {
 		w := words[i]
 		switch {
 		case w == "-n" || w == "--namespace":
@@ -265,6 +290,10 @@ func kubectlGet(cmd, labNS string) (*kubeCheck, bool) {
 			args = append(args, w)
 		}
 	}
+	if len(args) == 0 || args[0] != "get" {
+		return nil, false
+	}
+	args = args[1:]
 	switch len(args) {
 	case 1:
 		var found bool
