@@ -21,7 +21,7 @@ const assetsDir = "assets"
 // machine a lab has) into fixtures/assets and returns the setup lines that
 // put each where the scenario put it. A link among them, or more than the
 // bounds allow, is left out and said.
-func (im *kcImport) assets(byHost map[string][]kcAsset) []string {
+func (im *importer) assets(byHost map[string][]kcAsset) []string {
 	var hosts []string
 	for h := range byHost {
 		hosts = append(hosts, h)
@@ -84,7 +84,7 @@ func (im *kcImport) assets(byHost map[string][]kcAsset) []string {
 
 // assetFiles copies every regular file under assets/ into the fixtures
 // and returns their paths relative to assets/, sorted.
-func (im *kcImport) assetFiles() []string {
+func (im *importer) assetFiles() []string {
 	var files []string
 	total := 0
 	fsys := im.src.root.FS()

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -343,5 +344,134 @@ func TestKillercodaRefusesWhatIsNotAScenario(t *testing.T) {
 				t.Error("wrote the lab directory anyway")
 			}
 		})
+	}
+}
+
+func TestInstruqt(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "k8s-basics")
+	writeTree(t, src, map[string]string{
+		"track.yml":                   "slug: k8s-basics\ntitle: Kubernetes basics\nteaser: Deployments and Services.\ndescription: |\n  Two challenges.\n",
+		"config.yml":                  "version: \"3\"\nvirtualmachines:\n- name: k8s\n  image: instruqt/k3s-v1-27\n",
+		"track_scripts/setup-k8s":     "#!/bin/bash\nkubectl create namespace shop\n",
+		"01-deploy/assignment.md":     "---\nslug: deploy\ntype: challenge\ntitle: Deploy web\nnotes:\n- type: text\n  contents: Deployments keep Pods running.\n---\nCreate deployment `web` in namespace `shop`.\n\n```\nkubectl -n shop create deployment web --image=nginx:1.27\n```\n\n```json\n{\"kind\": \"Deployment\"}\n```\n",
+		"01-deploy/check-k8s":         "#!/bin/bash\nset -euxo pipefail\nif ! kubectl get deployment web -n shop; then fail-message \"Deployment web not found\"; fi\n",
+		"01-deploy/cleanup-k8s":       "echo bye\n",
+		"02-expose/assignment.md":     "---\nslug: expose\ntitle: Expose web\n---\nExpose it on port 80.\n",
+		"02-expose/setup-k8s":         "echo ready\n",
+		"02-expose/solve-k8s":         "#!/bin/bash\nkubectl -n shop expose deployment web --port 80\n",
+		"02-expose/check-k8s":         "#!/bin/bash\nPORT=$(kubectl -n shop get svc web -o jsonpath='{.spec.ports[0].port}')\n[ \"$PORT\" = 80 ] || fail-message \"port is $PORT\"\n",
+		"03-notes-only/assignment.md": "---\ntitle: Wrap up\n---\nWell done.\n",
+		"assets/diagram.png":          "png",
+		"02-expose/check-k8s.orig~":   "ignored",
+		"01-deploy/solve-k8s.bak/x":   "a directory named like a script is not one",
+		"track_scripts/cleanup-k8s":   "echo bye\n",
+	})
+	out := filepath.Join(t.TempDir(), "lab")
+	r, err := Instruqt(src, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Steps != 2 || r.Checks != 2 || r.Typed != 1 || r.Solved != 2 {
+		t.Errorf("result = %+v, want 2 steps, 2 checks (1 typed), 2 solved", r)
+	}
+	l, err := lab.Load(filepath.Join(out, "lab.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Metadata.Name != "k8s-basics" || l.Metadata.Title != "Kubernetes basics" || !strings.Contains(l.Metadata.Goal, "Deployments and Services.") {
+		t.Errorf("metadata = %+v", l.Metadata)
+	}
+	s1, s2 := l.Steps[0], l.Steps[1]
+	if !strings.Contains(s1.Instructions, "Deployments keep Pods running.") || !strings.Contains(s1.Setup, "kubectl create namespace shop") {
+		t.Errorf("step 1: instructions %q, setup %q", s1.Instructions, s1.Setup)
+	}
+	if s1.Solve != "kubectl -n shop create deployment web --image=nginx:1.27" {
+		t.Errorf("step 1's solve = %q: want the shell block, not the JSON one", s1.Solve)
+	}
+	if k := s1.Checks[0].Kube; k == nil || k.Kind != "Deployment" || k.Namespace != "shop" || k.Name != "web" || (k.Exists != nil && !*k.Exists) {
+		t.Errorf("step 1's check = %+v", s1.Checks[0])
+	}
+	if s2.Solve != "#!/bin/bash\nkubectl -n shop expose deployment web --port 80" || !strings.Contains(s2.Setup, "echo ready") || !strings.Contains(s2.Instructions, "Well done.") {
+		t.Errorf("step 2: solve %q, setup %q, instructions %q", s2.Solve, s2.Setup, s2.Instructions)
+	}
+	c := s2.Checks[0].Command
+	if c == nil || !strings.HasPrefix(c.Run[2], "fail-message() {") || !strings.Contains(c.Run[2], "jsonpath='{.spec.ports[0].port}'") {
+		t.Fatalf("step 2's check = %+v", s2.Checks[0])
+	}
+	todo := strings.Join(r.Todo, "\n")
+	for _, want := range []string{"cleanup script cleanup-k8s was not imported", "the source creates namespace shop", `challenge 2 (02-expose) ("Expose web"): its verify script runs as a command check`,
+		"challenge 1 (01-deploy): its solve is the text's shell code blocks"} {
+		if !strings.Contains(todo, want) {
+			t.Errorf("the to-do list does not say %q:\n%s", want, todo)
+		}
+	}
+}
+
+// Instruqt's fail-message, defined for a check that runs as a command,
+// fails the check with the message.
+func TestFailMessageShim(t *testing.T) {
+	run := func(script string) (string, error) {
+		cmd := exec.Command("bash", "-c", failMessage(script))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		return stderr.String(), err
+	}
+	if msg, err := run(`[ 1 = 2 ] || fail-message "not equal"; echo after`); err == nil || strings.TrimSpace(msg) != "not equal" {
+		t.Errorf("a failing check: %v, stderr %q", err, msg)
+	}
+	if _, err := run(`[ 1 = 1 ] || fail-message "not equal"`); err != nil {
+		t.Errorf("a passing check: %v", err)
+	}
+}
+
+func TestInstruqtLegacyTrack(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "old")
+	writeTree(t, src, map[string]string{
+		"track.yml":          "title: Old\nchallenges:\n- slug: make-file\n  title: Make a file\n  assignment: Create `/root/a`.\n",
+		"make-file/check-vm": "test -f /root/a\n",
+		"make-file/solve-vm": "touch /root/a\n",
+	})
+	r, err := Instruqt(src, filepath.Join(t.TempDir(), "lab"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Steps != 1 || r.Typed != 1 || r.Solved != 1 {
+		t.Errorf("result = %+v", r)
+	}
+}
+
+func TestInstruqtStaysInItsDirectory(t *testing.T) {
+	secretDir := t.TempDir()
+	secret := filepath.Join(secretDir, "token")
+	if err := os.WriteFile(secret, []byte("SECRET TOKEN"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(t.TempDir(), "t")
+	writeTree(t, src, map[string]string{"track.yml": "title: T\n", "01-a/assignment.md": "---\ntitle: A\n---\nDo it.\n"})
+	for link, to := range map[string]string{"01-a/check-vm": secret, "01-a/solve-vm": secret, "02-b": secretDir, "config.yml": secret} {
+		if err := os.Symlink(to, filepath.Join(src, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(secretDir, "assignment.md"), []byte("SECRET TOKEN"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "lab")
+	if _, err := Instruqt(src, out); err != nil {
+		t.Fatal(err)
+	}
+	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if strings.Contains(string(b), "SECRET TOKEN") {
+			t.Errorf("%s holds the file from outside the track", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

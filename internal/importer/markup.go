@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -15,6 +16,9 @@ type page struct {
 	solution []string
 	// execs are the code blocks the learner was to run with a click.
 	execs []string
+	// fences are the code blocks without an action whose language is a
+	// shell's or none: on a platform without actions, the commands shown.
+	fences []string
 	// todo lists what the mapping dropped or could not map.
 	todo []string
 }
@@ -37,6 +41,8 @@ var (
 	breakRE   = regexp.MustCompile(`(?i)<br\s*/?>`)
 	imageRE   = regexp.MustCompile(`!\[[^\]]*\]\(([^)\s]+)[^)]*\)`)
 	blankRE   = regexp.MustCompile(`\n{3,}`)
+	// shellFenceRE is a fence opened with a shell's language or none.
+	shellFenceRE = regexp.MustCompile("^```(|bash|sh|shell|console|run)[ \t]*\n")
 )
 
 // mapPage maps Killercoda's Markdown (collapsed blocks, {{exec}} and
@@ -84,8 +90,22 @@ func mapPage(md string) page {
 	if trafficRE.MatchString(md) {
 		p.todo = append(p.todo, "the text links to ports of the scenario's machine ({{TRAFFIC_…}}); say how the learner reaches the service instead (kubectl port-forward, curl from the sandbox)")
 	}
-	for _, m := range imageRE.FindAllStringSubmatch(md, -1) {
-		p.todo = append(p.todo, "the text shows an image ("+m[1]+"), which labctl's views do not show; describe it in words")
+	if imgs := imageRE.FindAllStringSubmatch(md, -1); len(imgs) > 0 {
+		var names []string
+		for _, m := range imgs[:min(len(imgs), 3)] {
+			names = append(names, m[1])
+		}
+		if len(imgs) > 3 {
+			names = append(names, fmt.Sprintf("and %d more", len(imgs)-3))
+		}
+		p.todo = append(p.todo, fmt.Sprintf("the text shows %d image(s) (%s), which labctl's views do not show; describe them in words", len(imgs), strings.Join(names, ", ")))
+	}
+	for _, f := range fenceRE.FindAllStringSubmatch(md, -1) {
+		if shellFenceRE.MatchString(f[0]) && f[3] == "" {
+			if code := strings.TrimSpace(f[1]); code != "" {
+				p.fences = append(p.fences, code)
+			}
+		}
 	}
 	md = cleanActions(md)
 	md = breakRE.ReplaceAllString(md, "\n")

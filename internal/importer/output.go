@@ -55,6 +55,8 @@ type stepFile struct {
 type Result struct {
 	// Dir is the lab's directory; lab.yaml, fixtures/ and TODO.md are in it.
 	Dir string
+	// From names the kind of source, e.g. "a Killercoda scenario".
+	From string
 	// Steps and Checks count the lab's steps and checks; Typed of the
 	// checks read the cluster or a file, the others run a verify script.
 	Steps, Checks, Typed int
@@ -80,7 +82,7 @@ func write(dir string, lf *labFile, fixtures map[string][]byte, r *Result) error
 		return err
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Imported by labctl import from %s.\n# TODO.md lists what is left to decide; labctl test is the acceptance gate.\n", r.source())
+	fmt.Fprintf(&b, "# Imported by labctl import from %s.\n# TODO.md lists what is left to decide; labctl test is the acceptance gate.\n", r.From)
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(lf); err != nil {
@@ -112,8 +114,6 @@ func write(dir string, lf *labFile, fixtures map[string][]byte, r *Result) error
 	r.Warnings = l.Lint()
 	return nil
 }
-
-func (r *Result) source() string { return "a Killercoda scenario" }
 
 // todoFile is TODO.md: the author's list.
 func todoFile(title string, todo []string) string {

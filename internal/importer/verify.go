@@ -102,9 +102,10 @@ type verifyMapping struct {
 
 var (
 	// Lines of a verify script that do not assert anything.
-	noiseRE = regexp.MustCompile(`^(#.*|set -[a-z]+( -o [a-z]+)*|exit 0)$`)
-	// if LINE; then exit 1; fi
-	absentRE = regexp.MustCompile(`^if ([^;|&$` + "`" + `]+); then exit 1; fi$`)
+	noiseRE = regexp.MustCompile(`^(#.*|set( [-+][a-zA-Z]+| -o [a-z]+| pipefail)+|exit 0)$`)
+	// if LINE; then exit 1; fi (or Instruqt's fail-message), and if ! LINE; …
+	absentRE  = regexp.MustCompile(`^if ([^!;|&$` + "`" + `][^;|&$` + "`" + `]*); then (exit 1|fail-message "[^"$` + "`" + `]*"(; exit 1)?); fi$`)
+	presentRE = regexp.MustCompile(`^if ! ([^;|&$` + "`" + `]+); then (exit 1|fail-message "[^"$` + "`" + `]*"(; exit 1)?); fi$`)
 	// grep [-q] [-i] P FILE, or cat FILE | grep [-q] [-i] P
 	grepFileRE = regexp.MustCompile(`^(?:grep (-[qi]+ )?(` + plainRE + `) (/[^\s;|&$` + "`" + `'"]+)|cat (/[^\s;|&$` + "`" + `'"]+) \| grep (-[qi]+ )?(` + plainRE + `))$`)
 	// [ "$(kubectl get K N -o jsonpath='{...}')" = "V" ]
@@ -160,7 +161,7 @@ func commandVerify(script string) check {
 	return check{
 		Name:        "verify-script",
 		Description: "the scenario's verify script passes (it runs in the sandbox with the learner's kubectl: rewrite it as typed checks)",
-		Command:     &commandCheck{Run: []string{"bash", "-c", strings.TrimSpace(script)}},
+		Command:     &commandCheck{Run: []string{"bash", "-c", failMessage(strings.TrimSpace(script))}},
 	}
 }
 
@@ -169,6 +170,9 @@ func commandVerify(script string) check {
 func mapLine(l, labNS string) (check, string, bool) {
 	if strings.HasPrefix(l, "k ") {
 		l = "kubectl " + l[2:] // the alias every Kubernetes scenario sets
+	}
+	if m := presentRE.FindStringSubmatch(l); m != nil {
+		return mapLine(m[1], labNS)
 	}
 	if m := absentRE.FindStringSubmatch(l); m != nil {
 		c, ns, ok := mapLine(m[1], labNS)
@@ -395,4 +399,13 @@ func scalar(s string) any {
 		return b
 	}
 	return s
+}
+
+// failMessage gives a script that calls Instruqt's fail-message the
+// function it expects: the message on stderr, and the check fails.
+func failMessage(script string) string {
+	if !strings.Contains(script, "fail-message") {
+		return script
+	}
+	return "fail-message() { echo \"$*\" >&2; exit 1; }\n" + script
 }

@@ -18,10 +18,10 @@ func newImportCommand(g *globals) *cobra.Command {
 		Long: "import reads a lab written for another platform and writes a labctl lab directory: lab.yaml, fixtures/\n" +
 			"and TODO.md, the list of what the author must still decide. Nothing of the source runs while it is\n" +
 			"read. The lab lints; `labctl test` of it is the author's acceptance gate.",
-		Example: "  labctl import killercoda ./my-scenario --out ./labs/my-scenario",
+		Example: "  labctl import killercoda ./my-scenario --out ./labs/my-scenario\n  labctl import instruqt ./my-track",
 		Args:    cobra.NoArgs,
 	}
-	cmd.AddCommand(newImportKillercodaCommand(g))
+	cmd.AddCommand(newImportKillercodaCommand(g), newImportInstruqtCommand(g))
 	return cmd
 }
 
@@ -40,28 +40,54 @@ func newImportKillercodaCommand(g *globals) *cobra.Command {
 		Example: "  labctl import killercoda ./scenarios/create-pod --out ./labs/create-pod\n  labctl test --lab ./labs/create-pod",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				out = filepath.Base(filepath.Clean(args[0]))
-			}
-			r, err := importer.Killercoda(args[0], out)
-			if err != nil {
-				return err
-			}
-			w := g.streams.Out
-			fmt.Fprintf(w, "✓ Imported %s into %s: %s, %s (%d typed), %d of %d steps with a solve\n",
-				textsafe.EscapeLine(args[0]), textsafe.EscapeLine(r.Dir), count(r.Steps, "step"), count(r.Checks, "check"), r.Typed, r.Solved, r.Steps)
-			for _, warn := range r.Warnings {
-				fmt.Fprintln(g.streams.Err, textsafe.EscapeLine(warn.String()))
-			}
-			fmt.Fprintf(w, "%s left to decide: %s\n", count(len(r.Todo), "thing"), filepath.Join(r.Dir, "TODO.md"))
-			dir := r.Dir
-			if !strings.Contains(dir, "/") {
-				dir = "./" + dir // --lab reads a bare word as an installed lab's name
-			}
-			_, err = fmt.Fprintf(w, "Next: labctl test --lab %s\n", textsafe.EscapeLine(dir))
-			return err
+			return runImport(g, importer.Killercoda, args[0], out)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the lab `DIR` to write (default ./<the scenario directory's name>)")
 	return cmd
+}
+
+func newImportInstruqtCommand(g *globals) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "instruqt DIR",
+		Short: "Import an Instruqt track (track.yml, assignments, setup, check and solve scripts)",
+		Long: "instruqt imports the Instruqt track in DIR as a lab in --out (default ./<DIR's name>, which must not\n" +
+			"exist or be empty). Each challenge (a directory holding assignment.md, in name order, or track.yml's list)\n" +
+			"is a page: its notes and assignment the text, its setup-HOST scripts the setup, its solve-HOST scripts\n" +
+			"the solve, its check-HOST scripts the checks, mapped as killercoda maps verify scripts (Instruqt's\n" +
+			"fail-message is defined for a check run as a command). The track's track_scripts/setup-HOST run first.",
+		Example: "  labctl import instruqt ./tracks/kubernetes-basics --out ./labs/kubernetes-basics",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runImport(g, importer.Instruqt, args[0], out)
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "the lab `DIR` to write (default ./<the track directory's name>)")
+	return cmd
+}
+
+// runImport imports src with fn into out and says what came in and what
+// is left to the author.
+func runImport(g *globals, fn func(src, out string) (*importer.Result, error), src, out string) error {
+	if out == "" {
+		out = filepath.Base(filepath.Clean(src))
+	}
+	r, err := fn(src, out)
+	if err != nil {
+		return err
+	}
+	w := g.streams.Out
+	fmt.Fprintf(w, "✓ Imported %s into %s: %s, %s (%d typed), %d of %d steps with a solve\n",
+		textsafe.EscapeLine(src), textsafe.EscapeLine(r.Dir), count(r.Steps, "step"), count(r.Checks, "check"), r.Typed, r.Solved, r.Steps)
+	for _, warn := range r.Warnings {
+		fmt.Fprintln(g.streams.Err, textsafe.EscapeLine(warn.String()))
+	}
+	fmt.Fprintf(w, "%s left to decide: %s\n", count(len(r.Todo), "thing"), textsafe.EscapeLine(filepath.Join(r.Dir, "TODO.md")))
+	dir := r.Dir
+	if !strings.Contains(dir, "/") {
+		dir = "./" + dir // --lab reads a bare word as an installed lab's name
+	}
+	_, err = fmt.Fprintf(w, "Next: labctl test --lab %s\n", textsafe.EscapeLine(dir))
+	return err
 }

@@ -1,0 +1,251 @@
+package importer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// importer is one import: the source it reads and what it gathers.
+type importer struct {
+	src      *source
+	result   *Result
+	fixtures map[string][]byte
+	// scripts are every script and command of the source, scanned for
+	// namespaces, images and the internet.
+	scripts []string
+}
+
+// part is one page of the source, read: its text, the scripts run before
+// it, and what verifies and solves it.
+type part struct {
+	what, title string
+	// text is the page's Markdown, not yet mapped.
+	text string
+	// setup are the scripts run before the page, each labelled.
+	setup []string
+	// verify is the script that says the page is done; hasVerify says
+	// the source names one (an empty one verifies nothing).
+	verify    string
+	hasVerify bool
+	// solve is the platform's own solve script, if it has one.
+	solve string
+	// fencesRun says the platform has no run actions: the text's shell
+	// code blocks are the commands a learner runs.
+	fencesRun bool
+}
+
+// draft is a step being built; pages without a verify script join the
+// next page that has one.
+type draft struct {
+	titles       []string
+	instructions []string
+	setup        []string
+	hints        []string
+	solve        []string
+	solved       bool
+	checks       []check
+	typed        bool
+}
+
+// placeholderCheck stands for the checks of a step the source does not
+// verify: it always fails, so labctl test says what is missing.
+var placeholderCheck = check{
+	Name:        "write-this-check",
+	Description: "the source verifies nothing here; write the checks that prove this step",
+	Command:     &commandCheck{Run: []string{"false"}},
+}
+
+func (im *importer) todo(format string, args ...any) {
+	t := fmt.Sprintf(format, args...)
+	if !slices.Contains(im.result.Todo, t) {
+		im.result.Todo = append(im.result.Todo, t)
+	}
+}
+
+// readPart reads a file the source names, or records that it could not.
+func (im *importer) readPart(what, name string) string {
+	if name == "" {
+		return ""
+	}
+	text, err := im.src.read(name)
+	if err != nil {
+		im.todo("%s was not imported: %v", what, err)
+		return ""
+	}
+	return text
+}
+
+// newLab starts the lab: its name from the source directory's, its title
+// and goal from the source's.
+func (im *importer) newLab(dirName, title, description string) *labFile {
+	name := slug(dirName, 40)
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		name = slug("imported-"+name, 40)
+	}
+	lf := &labFile{
+		APIVersion: lab.APIVersion,
+		Kind:       lab.Kind,
+		Metadata: metadata{Name: name, Title: oneLine(title),
+			Goal: strings.TrimSpace(strings.TrimSpace(description) + "\n\nYour kubectl starts in namespace " + labNamespace + ".")},
+		Cluster: cluster{Namespaces: []string{labNamespace}},
+	}
+	if lf.Metadata.Title == "" {
+		lf.Metadata.Title = dirName
+	}
+	return lf
+}
+
+// build makes the lab's steps from the source's pages: each page with a
+// verify script is a step, and the pages before it (the intro first)
+// join it under their titles; pages after the last one join the last. A
+// source that verifies nothing keeps each page as a step whose check the
+// author writes.
+func (im *importer) build(lf *labFile, setup []string, intro *part, steps []part, finish *part) {
+	var drafts []*draft
+	pending := &draft{setup: setup}
+	im.scripts = append(im.scripts, setup...)
+	if intro != nil {
+		pending.instructions = append(pending.instructions, im.page(intro, pending))
+	}
+	noVerify := !slices.ContainsFunc(steps, func(p part) bool { return p.hasVerify })
+	if noVerify {
+		im.todo("the source has no verify script: write the checks of every step (each has a placeholder check that always fails)")
+	}
+	for i := range steps {
+		p := &steps[i]
+		title := p.title
+		if title == "" {
+			title = fmt.Sprintf("Step %d", i+1)
+		}
+		text := im.page(p, pending)
+		if len(pending.titles) > 0 || len(pending.instructions) > 0 {
+			text = "## " + title + "\n\n" + text
+		}
+		pending.titles = append(pending.titles, title)
+		pending.instructions = append(pending.instructions, text)
+		if noVerify {
+			pending.checks = []check{placeholderCheck}
+			drafts = append(drafts, pending)
+			pending = &draft{}
+			continue
+		}
+		if strings.TrimSpace(p.verify) == "" {
+			continue
+		}
+		im.scripts = append(im.scripts, p.verify)
+		vm := mapVerify(p.verify, labNamespace)
+		if len(vm.checks) == 0 {
+			continue
+		}
+		pending.checks, pending.typed = vm.checks, vm.typed
+		for _, ns := range vm.namespaces {
+			im.namespace(ns, lf)
+		}
+		if !vm.typed {
+			im.todo("%s (%q): its verify script runs as a command check in the sandbox, where the learner can fake it; rewrite it as kube, file or audit checks", p.what, title)
+		}
+		drafts = append(drafts, pending)
+		pending = &draft{}
+	}
+	if finish != nil {
+		fd := &draft{}
+		if text := im.page(finish, fd); text != "" {
+			pending.instructions = append(pending.instructions, "---\n\n"+text)
+		}
+		if len(fd.setup) > 0 {
+			im.todo("the finish page's scripts were not imported (labctl has no page after the last step)")
+		}
+	}
+	switch {
+	case len(drafts) == 0:
+		// Verify scripts that check nothing: one step, whose checks the author writes.
+		pending.checks = []check{placeholderCheck}
+		im.todo("the source's verify scripts check nothing: write the checks of its step (it has a placeholder check that always fails)")
+		drafts = append(drafts, pending)
+	case len(pending.instructions) > 0 || len(pending.solve) > 0:
+		last := drafts[len(drafts)-1]
+		last.instructions = append(last.instructions, pending.instructions...)
+		last.hints = append(last.hints, pending.hints...)
+		if len(pending.solve) > 0 {
+			im.todo("the pages after the last verified step (%s) became part of it: move their commands out of its solve if its checks should not need them", strings.Join(pending.titles, ", "))
+			last.solve = append(last.solve, pending.solve...)
+		}
+	}
+	im.steps(lf, drafts)
+	if slices.ContainsFunc(lf.Steps, func(s stepFile) bool { return s.Setup != "" }) {
+		im.todo("setup scripts run in the sandbox as root with the learner's kubectl, not on a node with the cluster's admin as the platform's setup scripts did: move what they do to nodes or cluster-wide objects into the lab's cluster settings")
+	}
+	im.scan(lf)
+}
+
+// steps writes the drafts as the lab's steps.
+func (im *importer) steps(lf *labFile, drafts []*draft) {
+	ids := map[string]bool{}
+	for i, d := range drafts {
+		title := d.titles[len(d.titles)-1]
+		id := slug(title, 40)
+		if id == "" || ids[id] {
+			id = fmt.Sprintf("step-%d", i+1)
+		}
+		ids[id] = true
+		st := stepFile{
+			ID:           id,
+			Title:        title,
+			Instructions: strings.Join(d.instructions, "\n\n"),
+			Setup:        strings.Join(d.setup, "\n"),
+			Hints:        d.hints,
+			Checks:       d.checks,
+			Solve:        strings.Join(d.solve, "\n"),
+		}
+		if strings.TrimSpace(st.Instructions) == "" {
+			st.Instructions = title
+		}
+		if d.solved {
+			im.result.Solved++
+		} else {
+			st.Solve = "# The source shows no solution for this step: write what a correct learner runs.\nexit 1"
+			im.todo("step %q: write its solve (the source shows no solution and no command to run)", title)
+		}
+		im.result.Steps++
+		im.result.Checks += len(d.checks)
+		if d.typed {
+			im.result.Typed += len(d.checks)
+		}
+		lf.Steps = append(lf.Steps, st)
+	}
+}
+
+// page maps a page's text and gathers its scripts, hints and solution
+// into d; it returns the text. The platform's own solve script comes
+// first, then a solution block, then the commands the learner was to run.
+func (im *importer) page(p *part, d *draft) string {
+	pg := mapPage(p.text)
+	for _, t := range pg.todo {
+		im.todo("%s: %s", p.what, t)
+	}
+	d.setup = append(d.setup, p.setup...)
+	im.scripts = append(im.scripts, p.setup...)
+	d.hints = append(d.hints, pg.hints...)
+	switch {
+	case strings.TrimSpace(p.solve) != "":
+		d.solve = append(d.solve, strings.TrimSpace(p.solve))
+		d.solved = true
+	case len(pg.solution) > 0:
+		d.solve = append(d.solve, pg.solution...)
+		d.solved = true
+	case len(pg.execs) > 0:
+		d.solve = append(d.solve, pg.execs...)
+		d.solved = true
+	case p.fencesRun && len(pg.fences) > 0:
+		d.solve = append(d.solve, pg.fences...)
+		d.solved = true
+		im.todo("%s: its solve is the text's shell code blocks, in order; take out those that only show output", p.what)
+	}
+	im.scripts = append(im.scripts, p.solve)
+	im.scripts = append(im.scripts, pg.solution...)
+	im.scripts = append(im.scripts, pg.execs...)
+	return pg.text
+}
