@@ -4,11 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 
-	"github.com/labctl/labctl/lab"
 )
 
 // labNamespace is the namespace an imported lab's learner starts in: the
@@ -122,63 +119,3 @@ func (im *importer) backend(id string, lf *labFile) {
 	}
 }
 
-// namespace adds a namespace the scenario uses to the lab's.
-func (im *importer) namespace(ns string, lf *labFile) {
-	if ns == "" || slices.Contains(lf.Cluster.Namespaces, ns) {
-		return
-	}
-	if lab.ReservedNamespace(ns) != "" {
-		im.todo("the source uses namespace %s, which a lab cannot own: move that work into a namespace of the lab", ns)
-		return
-	}
-	if len(ns) > 63 || !dnsLabelRE.MatchString(ns) {
-		return
-	}
-	lf.Cluster.Namespaces = append(lf.Cluster.Namespaces, ns)
-}
-
-var (
-	dnsLabelRE  = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
-	nsFlagRE    = regexp.MustCompile(`(?:^|\s)(?:-n|--namespace)[= ]?([a-z0-9][a-z0-9-]*)\b`)
-	createNSRE  = regexp.MustCompile(`kubectl\s+create\s+(?:ns|namespace)\s+([a-z0-9][a-z0-9-]*)`)
-	clusterRE   = regexp.MustCompile(`kubectl\s+(?:(?:get|describe)\s+(?:nodes?|no)\b|taint\b|cordon\b|drain\b|uncordon\b|label\s+(?:nodes?|no)\b|create\s+clusterrole|apply\s+.*crd)`)
-	imageFlagRE = regexp.MustCompile(`--image[= ]([^\s'"]+)|\bimage:\s*['"]?([^\s'"]+)`)
-	internetRE  = regexp.MustCompile(`\b(curl|wget|apt(?:-get)?\s+install|pip3?\s+install|helm\s+repo\s+add|git\s+clone|go\s+install|npm\s+install)\b`)
-	tagRE2      = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]*:[A-Za-z0-9._-]+$`)
-)
-
-// scan reads every script and command of the scenario for what a labctl
-// lab must declare or cannot do: namespaces, images, cluster-wide work,
-// the internet.
-func (im *importer) scan(lf *labFile) {
-	all := strings.Join(im.scripts, "\n")
-	for _, m := range nsFlagRE.FindAllStringSubmatch(all, -1) {
-		im.namespace(m[1], lf)
-	}
-	for _, m := range createNSRE.FindAllStringSubmatch(all, -1) {
-		im.todo("the source creates namespace %s; labctl creates the lab's namespaces at up and the learner cannot create others: drop that command from the step and its solve", m[1])
-	}
-	if m := clusterRE.FindString(all); m != "" {
-		im.todo("the source works on the cluster as a whole (%s); the learner is admin of the lab's namespaces only: grant what the step needs in access.clusterRules, or change the step", strings.Join(strings.Fields(m), " "))
-	}
-	seen := map[string]bool{}
-	for _, m := range imageFlagRE.FindAllStringSubmatch(all, -1) {
-		ref := m[1] + m[2]
-		if seen[ref] || strings.ContainsAny(ref, "${}") {
-			continue
-		}
-		seen[ref] = true
-		if tagRE2.MatchString(ref) && !strings.HasSuffix(ref, ":latest") {
-			lf.Cluster.Images = append(lf.Cluster.Images, image{Name: ref})
-			im.todo("image %s: no registry answers in a lab; build it (cluster.images[].build) or have it in the host's Docker engine before labctl up", ref)
-		} else {
-			im.todo("image %s has no fixed tag: pin one and list it in cluster.images (labctl loads images, it never pulls them)", ref)
-		}
-	}
-	if m := internetRE.FindAllString(all, -1); len(m) > 0 {
-		slices.Sort(m)
-		im.todo("the source reaches the internet (%s), which a lab's sandbox cannot: put what it fetches in fixtures/ or an image", strings.Join(slices.Compact(m), ", "))
-	}
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
