@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-
 )
 
 // labNamespace is the namespace an imported lab's learner starts in: the
@@ -118,4 +117,3 @@ func (im *importer) backend(id string, lf *labFile) {
 		im.todo("the scenario ran on a machine without Kubernetes (%q); labctl gives every lab a cluster, and the sandbox is Debian, not that image: check that the tools it uses are in the sandbox", id)
 	}
 }
-
