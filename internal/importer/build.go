@@ -204,6 +204,10 @@ func (im *importer) steps(lf *labFile, drafts []*draft) {
 		if strings.TrimSpace(st.Instructions) == "" {
 			st.Instructions = title
 		}
+		if kAliasRE.MatchString(st.Solve) {
+			// Scenarios alias kubectl as k; a script sees no aliases.
+			st.Solve = "k() { kubectl \"$@\"; }\n" + st.Solve
+		}
 		if d.solved {
 			im.result.Solved++
 		} else {
@@ -267,6 +271,7 @@ func (im *importer) namespace(ns string, lf *labFile) {
 }
 
 var (
+	kAliasRE    = regexp.MustCompile(`(?m)^\s*k\s`)
 	dnsLabelRE  = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
 	nsFlagRE    = regexp.MustCompile(`(?:^|\s)(?:-n|--namespace)[= ]?([a-z0-9][a-z0-9-]*)\b`)
 	createNSRE  = regexp.MustCompile(`kubectl\s+create\s+(?:ns|namespace)\s+([a-z0-9][a-z0-9-]*)`)

@@ -475,3 +475,34 @@ func TestInstruqtStaysInItsDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Scenarios alias kubectl as k, which a script does not expand; a line
+// ending in spaces would make lab.yaml quote the whole text.
+func TestKillercodaAliasAndTrailingSpaces(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "cm")
+	writeTree(t, src, map[string]string{
+		"index.json": `{"title": "CM", "details": {"steps": [{"title": "Make it", "text": "s.md", "verify": "v.sh"}]}}`,
+		"s.md":       "Create configmap `c`.   \nNow.\n\n```\nk create cm c\n```{{exec}}\n",
+		"v.sh":       "k get cm c\n",
+	})
+	out := filepath.Join(t.TempDir(), "lab")
+	if _, err := Killercoda(src, out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "lab.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "instructions: |-\n      Create configmap `c`.\n      Now.") {
+		t.Errorf("the instructions are not a literal block without trailing spaces:\n%s", b)
+	}
+	l, err := lab.Load(filepath.Join(out, "lab.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-c", "kubectl() { echo \"kubectl $*\"; }\n"+l.Steps[0].Solve)
+	got, err := cmd.Output()
+	if err != nil || string(got) != "kubectl create cm c\n" {
+		t.Errorf("the solve ran %q (%v), want kubectl create cm c", got, err)
+	}
+}

@@ -41,6 +41,9 @@ var (
 	breakRE   = regexp.MustCompile(`(?i)<br\s*/?>`)
 	imageRE   = regexp.MustCompile(`!\[[^\]]*\]\(([^)\s]+)[^)]*\)`)
 	blankRE   = regexp.MustCompile(`\n{3,}`)
+	// trailingRE is white space at the end of a line (a Markdown line
+	// break is better written as a blank line).
+	trailingRE = regexp.MustCompile(`(?m)[ \t]+$`)
 	// shellFenceRE is a fence opened with a shell's language or none.
 	shellFenceRE = regexp.MustCompile("^```(|bash|sh|shell|console|run)[ \t]*\n")
 )
@@ -109,6 +112,7 @@ func mapPage(md string) page {
 	}
 	md = cleanActions(md)
 	md = breakRE.ReplaceAllString(md, "\n")
+	md = trailingRE.ReplaceAllString(md, "")
 	md = blankRE.ReplaceAllString(md, "\n\n")
 	p.text = strings.TrimSpace(md)
 	return p
