@@ -150,6 +150,42 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
+// importTree writes files as a source directory named name, imports it
+// with fn and loads the lab written.
+func importTree(t *testing.T, fn func(src, out string) (*Result, error), name string, files map[string]string) (*Result, *lab.Lab, string) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), name)
+	writeTree(t, src, files)
+	out := filepath.Join(t.TempDir(), "lab")
+	r, err := fn(src, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lab.Load(filepath.Join(out, "lab.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, l, out
+}
+
+// assertNothingOf fails when a file under out holds secret.
+func assertNothingOf(t *testing.T, out, secret string) {
+	t.Helper()
+	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s holds the file from outside the source", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // scenario is a small Killercoda scenario with every part an import maps.
 var scenario = map[string]string{
 	"index.json": `{
@@ -181,19 +217,9 @@ var scenario = map[string]string{
 }
 
 func TestKillercoda(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "pods-and-files")
-	writeTree(t, src, scenario)
-	out := filepath.Join(t.TempDir(), "lab")
-	r, err := Killercoda(src, out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, l, out := importTree(t, Killercoda, "pods-and-files", scenario)
 	if r.Steps != 2 || r.Checks != 2 || r.Typed != 1 || r.Solved != 2 {
 		t.Errorf("result = %+v, want 2 steps, 2 checks (1 typed), 2 solved", r)
-	}
-	l, err := lab.Load(filepath.Join(out, "lab.yaml"))
-	if err != nil {
-		t.Fatal(err)
 	}
 	if l.Metadata.Name != "pods-and-files" || l.Metadata.Title != "Pods and files" {
 		t.Errorf("metadata = %+v", l.Metadata)
@@ -246,26 +272,18 @@ func TestKillercoda(t *testing.T) {
 			t.Errorf("TODO.md lacks %q:\n%s", want, todo)
 		}
 	}
-	if _, err := Killercoda(src, out); err == nil || !strings.Contains(err.Error(), "is not empty") {
+	again := filepath.Join(t.TempDir(), "again")
+	writeTree(t, again, scenario)
+	if _, err := Killercoda(again, out); err == nil || !strings.Contains(err.Error(), "is not empty") {
 		t.Errorf("a second import into the same directory: %v", err)
 	}
 }
 
 func TestKillercodaWithoutVerify(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "Tour 1")
-	writeTree(t, src, map[string]string{
+	r, l, _ := importTree(t, Killercoda, "Tour 1", map[string]string{
 		"index.json": `{"title": "Tour", "details": {"steps": [{"title": "One", "text": "1.md"}, {"title": "Two", "text": "2.md"}]}, "backend": {"imageid": "ubuntu"}}`,
 		"1.md":       "one", "2.md": "two",
 	})
-	out := filepath.Join(t.TempDir(), "lab")
-	r, err := Killercoda(src, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := lab.Load(filepath.Join(out, "lab.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if l.Metadata.Name != "tour-1" || len(l.Steps) != 2 || r.Solved != 0 || r.Typed != 0 {
 		t.Fatalf("lab %s with %d steps, result %+v", l.Metadata.Name, len(l.Steps), r)
 	}
@@ -302,19 +320,7 @@ func TestKillercodaStaysInItsDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if strings.Contains(string(b), "PRIVATE KEY") {
-			t.Errorf("%s holds the file from outside the scenario", p)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	assertNothingOf(t, out, "PRIVATE KEY")
 	if _, err := os.Stat(filepath.Join(out, "fixtures/assets/ok.txt")); err != nil {
 		t.Error(err)
 	}
@@ -348,8 +354,7 @@ func TestKillercodaRefusesWhatIsNotAScenario(t *testing.T) {
 }
 
 func TestInstruqt(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "k8s-basics")
-	writeTree(t, src, map[string]string{
+	r, l, _ := importTree(t, Instruqt, "k8s-basics", map[string]string{
 		"track.yml":                   "slug: k8s-basics\ntitle: Kubernetes basics\nteaser: Deployments and Services.\ndescription: |\n  Two challenges.\n",
 		"config.yml":                  "version: \"3\"\nvirtualmachines:\n- name: k8s\n  image: instruqt/k3s-v1-27\n",
 		"track_scripts/setup-k8s":     "#!/bin/bash\nkubectl create namespace shop\n",
@@ -366,17 +371,8 @@ func TestInstruqt(t *testing.T) {
 		"01-deploy/solve-k8s.bak/x":   "a directory named like a script is not one",
 		"track_scripts/cleanup-k8s":   "echo bye\n",
 	})
-	out := filepath.Join(t.TempDir(), "lab")
-	r, err := Instruqt(src, out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if r.Steps != 2 || r.Checks != 2 || r.Typed != 1 || r.Solved != 2 {
 		t.Errorf("result = %+v, want 2 steps, 2 checks (1 typed), 2 solved", r)
-	}
-	l, err := lab.Load(filepath.Join(out, "lab.yaml"))
-	if err != nil {
-		t.Fatal(err)
 	}
 	if l.Metadata.Name != "k8s-basics" || l.Metadata.Title != "Kubernetes basics" || !strings.Contains(l.Metadata.Goal, "Deployments and Services.") {
 		t.Errorf("metadata = %+v", l.Metadata)
@@ -426,16 +422,11 @@ func TestFailMessageShim(t *testing.T) {
 }
 
 func TestInstruqtLegacyTrack(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "old")
-	writeTree(t, src, map[string]string{
+	r, _, _ := importTree(t, Instruqt, "old", map[string]string{
 		"track.yml":          "title: Old\nchallenges:\n- slug: make-file\n  title: Make a file\n  assignment: Create `/root/a`.\n",
 		"make-file/check-vm": "test -f /root/a\n",
 		"make-file/solve-vm": "touch /root/a\n",
 	})
-	r, err := Instruqt(src, filepath.Join(t.TempDir(), "lab"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if r.Steps != 1 || r.Typed != 1 || r.Solved != 1 {
 		t.Errorf("result = %+v", r)
 	}
@@ -461,44 +452,23 @@ func TestInstruqtStaysInItsDirectory(t *testing.T) {
 	if _, err := Instruqt(src, out); err != nil {
 		t.Fatal(err)
 	}
-	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if strings.Contains(string(b), "SECRET TOKEN") {
-			t.Errorf("%s holds the file from outside the track", p)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	assertNothingOf(t, out, "SECRET TOKEN")
 }
 
 // Scenarios alias kubectl as k, which a script does not expand; a line
 // ending in spaces would make lab.yaml quote the whole text.
 func TestKillercodaAliasAndTrailingSpaces(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "cm")
-	writeTree(t, src, map[string]string{
+	_, l, out := importTree(t, Killercoda, "cm", map[string]string{
 		"index.json": `{"title": "CM", "details": {"steps": [{"title": "Make it", "text": "s.md", "verify": "v.sh"}]}}`,
 		"s.md":       "Create configmap `c`.   \nNow.\n\n```\nk create cm c\n```{{exec}}\n",
 		"v.sh":       "k get cm c\n",
 	})
-	out := filepath.Join(t.TempDir(), "lab")
-	if _, err := Killercoda(src, out); err != nil {
-		t.Fatal(err)
-	}
 	b, err := os.ReadFile(filepath.Join(out, "lab.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(b), "instructions: |-\n      Create configmap `c`.\n      Now.") {
 		t.Errorf("the instructions are not a literal block without trailing spaces:\n%s", b)
-	}
-	l, err := lab.Load(filepath.Join(out, "lab.yaml"))
-	if err != nil {
-		t.Fatal(err)
 	}
 	cmd := exec.Command("bash", "-c", "kubectl() { echo \"kubectl $*\"; }\n"+l.Steps[0].Solve)
 	got, err := cmd.Output()

@@ -34,14 +34,14 @@ type source struct {
 func openSource(dir string) (*source, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return nil, fmt.Errorf("reading the scenario: %w", err)
+		return nil, fmt.Errorf("reading the lab to import: %w", err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory; give the scenario's directory (the one holding index.json)", dir)
+		return nil, fmt.Errorf("%s is not a directory; give the directory of the lab to import", dir)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("reading the scenario: %w", err)
+		return nil, fmt.Errorf("reading the lab to import: %w", err)
 	}
 	return &source{root: root, dir: dir}, nil
 }

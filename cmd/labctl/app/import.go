@@ -26,44 +26,43 @@ func newImportCommand(g *globals) *cobra.Command {
 }
 
 func newImportKillercodaCommand(g *globals) *cobra.Command {
-	var out string
-	cmd := &cobra.Command{
-		Use:   "killercoda DIR",
-		Short: "Import a Killercoda scenario (index.json, step texts, verify and background scripts, assets)",
-		Long: "killercoda imports the Killercoda scenario in DIR as a lab in --out (default ./<DIR's name>, which must\n" +
-			"not exist or be empty). Step texts keep their Markdown without Killercoda's {{exec}} and {{copy}} marks;\n" +
-			"tip blocks become hints and solution blocks the step's solve (else the commands the learner was to run);\n" +
-			"a verify script becomes kube and file checks when each of its lines is `kubectl get`, a jsonpath compared\n" +
-			"with a value, or a file test, and otherwise one command check the author must rewrite; pages without a\n" +
-			"verify script join the next step that has one; background scripts and assets become setup and fixtures.\n" +
+	return newImportSubcommand(g, importer.Killercoda, "killercoda", "scenario",
+		"Import a Killercoda scenario (index.json, step texts, verify and background scripts, assets)",
+		"killercoda imports the Killercoda scenario in DIR as a lab in --out (default ./<DIR's name>, which must\n"+
+			"not exist or be empty). Step texts keep their Markdown without Killercoda's {{exec}} and {{copy}} marks;\n"+
+			"tip blocks become hints and solution blocks the step's solve (else the commands the learner was to run);\n"+
+			"a verify script becomes kube and file checks when each of its lines is `kubectl get`, a jsonpath compared\n"+
+			"with a value, or a file test, and otherwise one command check the author must rewrite; pages without a\n"+
+			"verify script join the next step that has one; background scripts and assets become setup and fixtures.\n"+
 			"The scenario's default namespace becomes the lab's namespace `lab`.",
-		Example: "  labctl import killercoda ./scenarios/create-pod --out ./labs/create-pod\n  labctl test --lab ./labs/create-pod",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(g, importer.Killercoda, args[0], out)
-		},
-	}
-	cmd.Flags().StringVar(&out, "out", "", "the lab `DIR` to write (default ./<the scenario directory's name>)")
-	return cmd
+		"  labctl import killercoda ./scenarios/create-pod --out ./labs/create-pod\n  labctl test --lab ./labs/create-pod")
 }
 
 func newImportInstruqtCommand(g *globals) *cobra.Command {
+	return newImportSubcommand(g, importer.Instruqt, "instruqt", "track",
+		"Import an Instruqt track (track.yml, assignments, setup, check and solve scripts)",
+		"instruqt imports the Instruqt track in DIR as a lab in --out (default ./<DIR's name>, which must not\n"+
+			"exist or be empty). Each challenge (a directory holding assignment.md, in name order, or track.yml's list)\n"+
+			"is a page: its notes and assignment the text, its setup-HOST scripts the setup, its solve-HOST scripts\n"+
+			"the solve, its check-HOST scripts the checks, mapped as killercoda maps verify scripts (Instruqt's\n"+
+			"fail-message is defined for a check run as a command). The track's track_scripts/setup-HOST run first.",
+		"  labctl import instruqt ./tracks/kubernetes-basics --out ./labs/kubernetes-basics")
+}
+
+// newImportSubcommand is `labctl import PLATFORM DIR [--out DIR]`.
+func newImportSubcommand(g *globals, fn func(src, out string) (*importer.Result, error), platform, what, short, long, example string) *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
-		Use:   "instruqt DIR",
-		Short: "Import an Instruqt track (track.yml, assignments, setup, check and solve scripts)",
-		Long: "instruqt imports the Instruqt track in DIR as a lab in --out (default ./<DIR's name>, which must not\n" +
-			"exist or be empty). Each challenge (a directory holding assignment.md, in name order, or track.yml's list)\n" +
-			"is a page: its notes and assignment the text, its setup-HOST scripts the setup, its solve-HOST scripts\n" +
-			"the solve, its check-HOST scripts the checks, mapped as killercoda maps verify scripts (Instruqt's\n" +
-			"fail-message is defined for a check run as a command). The track's track_scripts/setup-HOST run first.",
-		Example: "  labctl import instruqt ./tracks/kubernetes-basics --out ./labs/kubernetes-basics",
+		Use:     platform + " DIR",
+		Short:   short,
+		Long:    long,
+		Example: example,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(g, importer.Instruqt, args[0], out)
+			return runImport(g, fn, args[0], out)
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "the lab `DIR` to write (default ./<the track directory's name>)")
+	cmd.Flags().StringVar(&out, "out", "", "the lab `DIR` to write (default ./<the "+what+" directory's name>)")
 	return cmd
 }
 
