@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X github.com/labctl/labctl/cmd/labctl/app.Version=$(VERSION) -
 GENERATED := lab/schema.json
 export CGO_ENABLED := 0
 
-.PHONY: help build test lint generate e2e engine images browser up down bench fuzz web
+.PHONY: help build test lint generate e2e engine images addons browser up down bench fuzz web
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -46,6 +46,9 @@ engine: ## install and start a Docker engine fit for kind (Debian, root; CI and 
 images: build engine ## build (or reuse) the offline node and sandbox images
 	$(BIN) images build --offline
 
+addons: build engine ## build (or reuse) the add-on images too, before tests that need them (outside their timeouts)
+	$(BIN) images build --offline --addons
+
 browser: ## install Debian's Chromium when missing (the browser tests of `labctl ui` drive it headless)
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
 
@@ -53,7 +56,7 @@ browser: ## install Debian's Chromium when missing (the browser tests of `labctl
 # containers), the longest first so that the short ones fill in beside them.
 # -timeout bounds each package: the longest, provision/kind, takes about 20 to 25 minutes.
 E2E_FIRST := ./provision/kind/... ./provision/class/... ./cmd/labctl/... ./internal/labtest/... ./internal/grading/... ./internal/reset/...
-e2e: images browser ## integration tests on a real Docker engine and kind cluster, and a real browser
+e2e: images addons browser ## integration tests on a real Docker engine and kind cluster, and a real browser
 	$(GO) test -tags e2e -count=1 -p 2 -timeout 45m $(E2E_FIRST) ./...
 
 up: images ## labctl up on the default lab (then: bin/labctl shell)

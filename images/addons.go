@@ -125,6 +125,23 @@ func ensureAddonImage(ctx context.Context, opts Options, a addonImage) (string, 
 	if err != nil {
 		return "", err
 	}
+	if ok, err := b.imageExists(ctx, a.ref()); err != nil || ok {
+		return a.ref(), err
+	}
+	// Two labctl processes (or parallel tests) that both lack the image
+	// build it one after the other, never into the same cache directory
+	// at once; the second finds it built.
+	unlock, err := b.lockCache(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	return b.ensureAddon(ctx, a)
+}
+
+// ensureAddon builds the add-on image a unless the engine has it; the
+// caller holds the cache's build lock.
+func (b *builder) ensureAddon(ctx context.Context, a addonImage) (string, error) {
 	ref := a.ref()
 	if ok, err := b.imageExists(ctx, ref); err != nil || ok {
 		return ref, err
@@ -133,6 +150,7 @@ func ensureAddonImage(ctx context.Context, opts Options, a addonImage) (string, 
 		return "", err
 	}
 	base := "scratch"
+	var err error
 	if !a.scratch {
 		if base, err = b.ensureBase(ctx); err != nil {
 			return "", err

@@ -42,6 +42,8 @@ const (
 type Refs struct {
 	Node    string
 	Sandbox string
+	// Addons and ServeAddons are the add-on images, with Options.Addons.
+	Addons, ServeAddons string
 }
 
 // Options control Ensure.
@@ -63,6 +65,10 @@ type Options struct {
 	Status Status
 	// Log, when set, receives the output of every command run.
 	Log io.Writer
+	// Addons ensures the two add-on images too (EnsureAddons and
+	// EnsureServeAddons), which labs that ask for add-ons or workers
+	// otherwise build at their first up.
+	Addons bool
 }
 
 func (o Options) wantNode() bool    { return o.Node || !o.Sandbox }
@@ -101,6 +107,14 @@ func Ensure(ctx context.Context, opts Options) (Refs, error) {
 			return refs, fmt.Errorf("ensuring the sandbox image: %w", err)
 		}
 	}
+	if opts.Addons {
+		if refs.Addons, err = b.ensureAddon(ctx, nodeAddons); err != nil {
+			return refs, err
+		}
+		if refs.ServeAddons, err = b.ensureAddon(ctx, serveAddons); err != nil {
+			return refs, err
+		}
+	}
 	return refs, nil
 }
 
@@ -121,6 +135,18 @@ func (b *builder) present(ctx context.Context) (Refs, bool, error) {
 			return Refs{}, false, err
 		}
 		refs.Sandbox = SandboxRef()
+	}
+	if b.opts.Addons {
+		for _, a := range []struct {
+			ref string
+			to  *string
+		}{{AddonsRef(), &refs.Addons}, {ServeAddonsRef(), &refs.ServeAddons}} {
+			ok, err := b.imageExists(ctx, a.ref)
+			if err != nil || !ok {
+				return Refs{}, false, err
+			}
+			*a.to = a.ref
+		}
 	}
 	return refs, true, nil
 }

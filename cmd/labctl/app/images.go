@@ -19,6 +19,7 @@ type imagesOptions struct {
 	node    bool
 	sandbox bool
 	source  string
+	addons  bool
 }
 
 func newImagesCommand(g *globals) *cobra.Command {
@@ -73,7 +74,7 @@ func newImagesBuildCommand(g *globals) *cobra.Command {
 			"root, debootstrap, Go and the labctl source tree (--source, default: found from the working directory).\n" +
 			"Without --node or --sandbox it also ensures the lab's workload images (cluster.images): those with a\n" +
 			"build directory are built from it (again when it changed), the others pulled when a registry answers.",
-		Example: "  labctl images build\n  labctl images build --offline --node",
+		Example: "  labctl images build\n  labctl images build --offline --node\n  labctl images build --offline --addons",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.node && o.sandbox {
@@ -100,6 +101,9 @@ func newImagesBuildCommand(g *globals) *cobra.Command {
 			if refs.Sandbox != "" {
 				fmt.Fprintf(g.streams.Out, "sandbox\t%s\n", refs.Sandbox)
 			}
+			if refs.Addons != "" {
+				fmt.Fprintf(g.streams.Out, "addons\t%s\nserve-addons\t%s\n", refs.Addons, refs.ServeAddons)
+			}
 			if !workloads {
 				return nil
 			}
@@ -117,6 +121,8 @@ func newImagesBuildCommand(g *globals) *cobra.Command {
 	fl.BoolVar(&o.offline, "offline", false, "never try a registry: use present images or build locally")
 	fl.BoolVar(&o.node, "node", false, "only the node image")
 	fl.BoolVar(&o.sandbox, "sandbox", false, "only the sandbox image")
+	fl.BoolVar(&o.addons, "addons", false, "also the add-on images (network policy, storage, ingress, metrics), "+
+		"which a lab with add-ons or workers otherwise builds at its first up")
 	fl.StringVar(&o.source, "source", "", "labctl source tree to build from (default: found from the working directory)")
 	return cmd
 }
@@ -318,7 +324,7 @@ func imageOptions(g *globals, o imagesOptions) images.Options {
 		log = g.streams.Err
 	}
 	return images.Options{
-		Node: o.node, Sandbox: o.sandbox, Pull: !o.offline,
+		Node: o.node, Sandbox: o.sandbox, Pull: !o.offline, Addons: o.addons,
 		SourceDir: o.source, Log: log,
 		Status: statusline.New(g.streams.Err, statusline.Options{Quiet: g.quiet(), NoColor: g.noColor(), Elapsed: true}),
 	}
