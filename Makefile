@@ -54,10 +54,11 @@ browser: ## install Debian's Chromium when missing (the browser tests of `labctl
 
 # Two packages run at once (each test's lab has its own name, cluster and
 # containers), the longest first so that the short ones fill in beside them.
-# -timeout bounds each package: the longest, provision/kind, takes about 20 to 25 minutes.
+# -timeout bounds each package: the longest, provision/kind and cmd/labctl, take about 30 minutes
+# when they share the machine.
 E2E_FIRST := ./provision/kind/... ./provision/class/... ./cmd/labctl/... ./internal/labtest/... ./internal/grading/... ./internal/reset/...
 e2e: images addons browser ## integration tests on a real Docker engine and kind cluster, and a real browser
-	$(GO) test -tags e2e -count=1 -p 2 -timeout 45m $(E2E_FIRST) ./...
+	$(GO) test -tags e2e -count=1 -p 2 -timeout 60m $(E2E_FIRST) ./...
 
 up: images ## labctl up on the default lab (then: bin/labctl shell)
 	$(BIN) up
