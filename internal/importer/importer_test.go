@@ -476,3 +476,26 @@ func TestKillercodaAliasAndTrailingSpaces(t *testing.T) {
 		t.Errorf("the solve ran %q (%v), want kubectl create cm c", got, err)
 	}
 }
+
+// An empty directory named by --out is filled; no temporary directory is
+// left beside it.
+func TestImportIntoAnEmptyDirectory(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "s")
+	writeTree(t, src, map[string]string{"index.json": `{"title": "S", "details": {"steps": [{"title": "A", "text": "a.md", "verify": "v.sh"}]}}`,
+		"a.md": "Make `/root/a`.\n\n`touch /root/a`{{exec}}", "v.sh": "test -f /root/a"})
+	parent := t.TempDir()
+	out := filepath.Join(parent, "lab")
+	if err := os.Mkdir(out, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Killercoda(src, out); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil || len(entries) != 1 || entries[0].Name() != "lab" {
+		t.Fatalf("beside the lab: %v (%v)", entries, err)
+	}
+	if _, err := lab.Load(filepath.Join(out, "lab.yaml")); err != nil {
+		t.Fatal(err)
+	}
+}

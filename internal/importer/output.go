@@ -71,16 +71,49 @@ type Result struct {
 
 // write creates dir (which must not exist, or be empty) with lab.yaml,
 // the fixtures and TODO.md, then loads lab.yaml as labctl does: an import
-// that does not lint is an error of the importer, not the author's.
-func write(dir string, lf *labFile, fixtures map[string][]byte, r *Result) error {
+// that does not load is an error of the importer, not the author's, and
+// leaves no directory behind. The files are written beside dir first and
+// land in one rename.
+func write(dir string, lf *labFile, fixtures map[string][]byte, r *Result) (err error) {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("%s is not empty; name a new directory with --out", dir)
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "fixtures"), 0o755); err != nil {
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
+	tmp, err := os.MkdirTemp(parent, ".labctl-import-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := writeFiles(tmp, lf, fixtures, r); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	// rename(2) replaces an empty directory.
+	if err := os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	l, err := lab.Load(filepath.Join(dir, "lab.yaml"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return fmt.Errorf("the imported lab does not load (a defect of labctl import): %w", err)
+	}
+	r.Warnings = l.Lint()
+	return nil
+}
+
+// writeFiles writes lab.yaml, the fixtures and TODO.md into dir.
+func writeFiles(dir string, lf *labFile, fixtures map[string][]byte, r *Result) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Imported by labctl import from %s.\n# TODO.md lists what is left to decide; labctl test is the acceptance gate.\n", r.From)
 	enc := yaml.NewEncoder(&b)
@@ -91,8 +124,10 @@ func write(dir string, lf *labFile, fixtures map[string][]byte, r *Result) error
 	if err := enc.Close(); err != nil {
 		return err
 	}
-	labPath := filepath.Join(dir, "lab.yaml")
-	if err := os.WriteFile(labPath, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "lab.yaml"), b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "fixtures"), 0o755); err != nil {
 		return err
 	}
 	for name, data := range fixtures {
@@ -104,15 +139,7 @@ func write(dir string, lf *labFile, fixtures map[string][]byte, r *Result) error
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "TODO.md"), []byte(todoFile(lf.Metadata.Title, r.Todo)), 0o644); err != nil {
-		return err
-	}
-	l, err := lab.Load(labPath)
-	if err != nil {
-		return fmt.Errorf("the imported lab does not load (a defect of labctl import): %w", err)
-	}
-	r.Warnings = l.Lint()
-	return nil
+	return os.WriteFile(filepath.Join(dir, "TODO.md"), []byte(todoFile(lf.Metadata.Title, r.Todo)), 0o644)
 }
 
 // todoFile is TODO.md: the author's list.
