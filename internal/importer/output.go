@@ -99,7 +99,11 @@ func write(dir string, lf *labFile, fixtures map[string][]byte, r *Result) (err 
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	// rename(2) replaces an empty directory.
+	// An empty directory named by --out gives way (os.Rename replaces no
+	// directory).
+	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return err
 	}
