@@ -285,6 +285,22 @@ func TestE2EClass(t *testing.T) {
 		if len(status.Learners) != 3 || !status.Learners[0].Ready || status.Learners[0].Step != "" || status.Learners[1].Step == "" || status.Learners[0].Score == nil {
 			t.Errorf("class status: %+v", status)
 		}
+		// Learner 2 removed the drift step's evidence after the step had
+		// passed: the grade keeps the verdict of the round in which it passed.
+		if out := labctl(0, "grade"); !strings.Contains(out, "3 passed") {
+			t.Errorf("class grade with learner 2's evidence gone after the drift step passed:\n%s", out)
+		}
+		// Back at the drift step, as `class reset --to drift` records it,
+		// the missing evidence fails learner 2.
+		dir, err := StateDir(ls[1].Lab.Metadata.Name, learnerOf(ls[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := progress.NewStore(dir).Update(ctx, ls[1].Lab.Metadata.Name, func(p *progress.Progress) error {
+			return p.StartAt(ls[1].Lab, "drift", time.Now())
+		}); err != nil {
+			t.Fatal(err)
+		}
 		junit := filepath.Join(t.TempDir(), "class.xml")
 		labctl(1, "grade", "-o", "junit", "--output-file", junit) // learner 2 fails
 		if b, err := os.ReadFile(junit); err != nil || strings.Count(string(b), "<testsuite ") != 3 {
