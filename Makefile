@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X github.com/labctl/labctl/cmd/labctl/app.Version=$(VERSION) -
 GENERATED := lab/schema.json
 export CGO_ENABLED := 0
 
-.PHONY: help build test lint generate e2e engine images addons browser up down bench fuzz web
+.PHONY: help build test test-labs lint generate e2e engine images addons browser up down bench fuzz web
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/'
@@ -53,12 +53,18 @@ browser: ## install Debian's Chromium when missing (the browser tests of `labctl
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
 
 # Two packages run at once (each test's lab has its own name, cluster and
-# containers), the longest first so that the short ones fill in beside them.
-# -timeout bounds each package: the longest, provision/kind and cmd/labctl, take about 30 minutes
+# containers), the longest first so that the short ones fill in beside them;
+# tests with a cluster of several nodes take turns (e2etest.Heavy).
+# -timeout bounds each package: the longest, cmd/labctl and provision/kind, take about 30 minutes
 # when they share the machine.
-E2E_FIRST := ./provision/kind/... ./provision/class/... ./cmd/labctl/... ./internal/labtest/... ./internal/grading/... ./internal/reset/...
+E2E_FIRST := ./cmd/labctl/... ./provision/kind/... ./provision/class/... ./internal/labtest/... ./internal/grading/... ./internal/reset/...
 e2e: images addons browser ## integration tests on a real Docker engine and kind cluster, and a real browser
 	$(GO) test -tags e2e -count=1 -p 2 -timeout 60m $(E2E_FIRST) ./...
+
+# make e2e proves the built-in lab and rbac-ci whole, netpol-shop's first step
+# and debug-rollout's bundle; this proves every lab whole, one after another.
+test-labs: images addons ## every lab of the repository proves itself whole with labctl test (about 45 minutes)
+	@for l in lab.yaml labs/*/lab.yaml; do echo "$(BIN) --lab $$l test"; $(BIN) --lab $$l test || exit 1; done
 
 up: images ## labctl up on the default lab (then: bin/labctl shell)
 	$(BIN) up

@@ -39,6 +39,7 @@ type classHost struct {
 
 func newClassHost(tb testing.TB) *classHost {
 	tb.Helper()
+	e2etest.Heavy(tb)
 	ctx := context.Background()
 	node, sandboxImage := e2etest.Images()
 	keep := os.Getenv("LABCTL_CLASS_HOST") == "keep"

@@ -148,6 +148,7 @@ spec:
 //
 //	flock /tmp/labctl-e2e.lock go test -tags e2e -count=1 -run TestE2EAddons ./provision/kind/ -timeout 40m -v
 func TestE2EAddons(t *testing.T) {
+	e2etest.Heavy(t)
 	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
 	ctx := context.Background()
 	engine, err := docker.NewEngine(ctx)
@@ -162,9 +163,10 @@ func TestE2EAddons(t *testing.T) {
 	}
 	yes, no := true, false
 	// Each check's Pod must be created and run within its timeout, on a
-	// machine whose two cores other tests share.
+	// machine whose two cores other tests share: a new Pod's network comes
+	// from two add-ons on a loaded node.
 	reachCheck := func(name string, labels map[string]string, to string, allowed *bool) lab.Check {
-		return lab.Check{Name: name, Timeout: lab.Duration{Duration: 45 * time.Second},
+		return lab.Check{Name: name, Timeout: lab.Duration{Duration: 90 * time.Second},
 			Reach: &lab.ReachCheck{From: lab.ReachFrom{Namespace: "e2e-net", Labels: labels}, To: to, Allowed: allowed}}
 	}
 	l := e2etest.NewLab("e2e-addons", "e2e-net", lab.Step{ID: "one", Checks: []lab.Check{
