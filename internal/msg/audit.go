@@ -38,8 +38,8 @@ var auditJapanese = map[Key]string{
 	AuditInBody:       "リクエストの本文で",
 	AuditStepStart:    "ステップの開始 (%s) 以降に",
 	AuditLabStart:     "ラボの開始以降に",
-	AuditProbeStart:   "プローブの実行中 (%s 以降) に",
-	AuditNoProbe:      "プローブの実行中に %s があるはずですが、今回のチェックではプローブが実行されていません。プローブは自動のチェックでは実行されないので、チェックを明示的に実行してください",
+	AuditProbeStart:   "テスト実行の間 (%s 以降) に",
+	AuditNoProbe:      "テスト実行の間に %s があるはずですが、今回のチェックではテスト実行をしていません。テスト実行は、コマンドのたびの自動のチェックではなく、手動でチェックしたときだけ行います",
 }
 
 func init() {
