@@ -86,7 +86,7 @@ metadata:
 ` + header[len("apiVersion: labctl.dev/v1alpha1\nkind: Lab\nmetadata:\n  name: t\n"):] + `      - name: c1
         file: {path: /x}
 `,
-		want: []string{`t.yaml:5:3: metadata.colour: unknown field; metadata takes name, title, language, version, goal`},
+		want: []string{`t.yaml:5:3: metadata.colour: unknown field; metadata takes name, title, language, version, goal, why`},
 	}, {
 		name: "every wrong type in one check, all reported",
 		src: header + `      - name: c1

@@ -35,6 +35,10 @@ type Metadata struct {
 	Version string `yaml:"version" json:"version,omitempty"`
 	// Goal says in a few sentences what the learner will be able to do.
 	Goal string `yaml:"goal" json:"goal,omitempty"`
+	// Why says why what the lab teaches matters (Markdown): the shell's
+	// `lab why` shows it after the step's reason, the shell shows it again
+	// when the last step passes, and the browser view beside the goal.
+	Why string `yaml:"why" json:"why,omitempty"`
 }
 
 // Cluster describes the Kubernetes cluster the lab runs against.

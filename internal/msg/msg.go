@@ -146,6 +146,8 @@ type Catalog struct {
 	Progress string
 	// Goal heads the lab's goal; no verbs.
 	Goal string
+	// LabWhy heads the lab's own reason (metadata.why); no verbs.
+	LabWhy string
 	// Why: step title, heading the step's reason.
 	Why string
 	// NoWhy: step title.
@@ -207,6 +209,7 @@ func english() *Catalog {
 		Progress:           "%s: %d of %d steps done",
 		Goal:               "Goal",
 		Why:                "Why this step matters: %s",
+		LabWhy:             "Why this lab matters",
 		NoWhy:              "The lab says nothing more about why %s matters.",
 		Invited:            "Connected to your sandbox as %s. Checks here are feedback; your instructor's `labctl class grade` is your grade.",
 		InvitedAllDone:     "All %d steps pass here. Your instructor's `labctl class grade` gives your grade.",
@@ -247,6 +250,7 @@ func japanese() *Catalog {
 		Progress:           "%s: %d/%d ステップ完了",
 		Goal:               "このラボの目標",
 		Why:                "このステップの意味: %s",
+		LabWhy:             "なぜ重要なのか",
 		NoWhy:              "%s について、ラボに説明はありません。",
 		Invited:            "%s としてあなたのサンドボックスに接続しました。ここでのチェックは練習用のフィードバックです。成績は講師の `labctl class grade` で決まります。",
 		InvitedAllDone:     "ここでは全 %d ステップが通っています。成績は講師の `labctl class grade` で決まります。",

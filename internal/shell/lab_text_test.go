@@ -3,6 +3,7 @@ package shell
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/msg"
@@ -47,6 +48,44 @@ func TestGoalAndWhyAreShown(t *testing.T) {
 	next := strings.Index(screen, "Next, step 2/2")
 	if pass < 0 || why < pass || next < why {
 		t.Errorf("banner is not pass, why, next:\n%q", screen)
+	}
+}
+
+// TestLabWhy: the lab's own reason (metadata.why) follows the step's in
+// lab why, and closes the banner of the last step; before the end, no
+// banner repeats it.
+func TestLabWhy(t *testing.T) {
+	h := start(t, newFakeChecker(true), func(c *Config) {
+		withGoalAndWhy(c)
+		c.Lab.Metadata.Why = "Rollbacks become `git revert`."
+	})
+	h.waitScreen(t, "Step 1/2: First things")
+	h.shell.print(t, request("why", "w1"))
+	h.waitTyped(t, "w1\a")
+	screen := h.waitScreen(t, "Why this lab matters\r\n  Rollbacks become git revert.")
+	if step, labWhy := strings.Index(screen, "A commit is the record."), strings.Index(screen, "Why this lab matters"); step < 0 || labWhy < step {
+		t.Errorf("lab why: want the step's reason, then the lab's:\n%q", screen)
+	}
+
+	h.shell.print(t, prompt+command+"created\r\n"+done("0")+prompt)
+	screen = h.waitScreen(t, "Next, step 2/2: Second things")
+	if n := strings.Count(screen, "Why this lab matters"); n != 1 {
+		t.Errorf("the lab's reason shown %d times before the end, want once (for lab why):\n%q", n, screen)
+	}
+	h.shell.print(t, prompt+command+"created\r\n"+done("0")+prompt)
+	screen = h.waitScreen(t, "All 2 steps are done.")
+	end := strings.LastIndex(screen, "All 2 steps are done.")
+	if labWhy := strings.LastIndex(screen, "Why this lab matters\r\n  Rollbacks become git revert."); labWhy < end {
+		t.Errorf("the last banner does not end with the lab's reason:\n%q", screen[end:])
+	}
+
+	h.shell.print(t, request("why", "w2"))
+	h.waitTyped(t, "w2\a")
+	for deadline := time.Now().Add(10 * time.Second); strings.Count(h.term.screen.String(), "Rollbacks become git revert.") < 3; {
+		if time.Now().After(deadline) {
+			t.Fatalf("lab why after the last step does not show the lab's reason:\n%q", h.term.screen.String())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -61,7 +61,11 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 		return fmt.Sprintf(s.cat.UnknownRequest, verb) + "\n"
 	}
 	if st.Current == nil {
-		return fmt.Sprintf(s.cat.AllDone, len(s.cfg.Lab.Steps)) + "\n"
+		done := fmt.Sprintf(s.cat.AllDone, len(s.cfg.Lab.Steps)) + "\n"
+		if why := s.labWhyText(); verb == VerbWhy && why != "" {
+			done += "\n" + why
+		}
+		return done
 	}
 	step := *st.Current
 	switch verb {
@@ -69,6 +73,9 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 		heading := fmt.Sprintf(s.cat.ShellStep, s.stepNumber(step.ID), len(s.cfg.Lab.Steps), shown(step.Title))
 		return s.stepText(heading, step)
 	case VerbWhy:
+		if why := s.labWhyText(); why != "" {
+			return s.whyText(step) + "\n" + why
+		}
 		return s.whyText(step)
 	case VerbHint:
 		if len(step.Hints) == 0 {

@@ -67,6 +67,16 @@ func (s *Session) whyText(step lab.Step) string {
 	return s.paint("1", fmt.Sprintf(s.cat.Why, shown(step.Title))) + "\n" + indent(why) + "\n"
 }
 
+// labWhyText says why the lab matters, as its metadata.why explains; ""
+// when it does not.
+func (s *Session) labWhyText() string {
+	why := s.md.Render(s.cfg.Lab.Metadata.Why)
+	if why == "" {
+		return ""
+	}
+	return s.paint("1", s.cat.LabWhy) + "\n" + indent(why) + "\n"
+}
+
 func indent(text string) string {
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
@@ -101,6 +111,9 @@ func (s *Session) passedBanner(step lab.Step, after State) string {
 	n := len(s.cfg.Lab.Steps)
 	if after.Current == nil {
 		b.WriteString("\n" + fmt.Sprintf(s.cat.AllDone, n) + "\n")
+		if why := s.labWhyText(); why != "" {
+			b.WriteString("\n" + why)
+		}
 		return b.String()
 	}
 	heading := fmt.Sprintf(s.cat.NextStep, s.stepNumber(after.Current.ID), n, shown(after.Current.Title))

@@ -23,6 +23,7 @@ type labDoc struct {
 	Name  string    `json:"name"`
 	Title string    `json:"title"`
 	Goal  string    `json:"goal"`
+	Why   string    `json:"why"`
 	Lang  string    `json:"lang"`
 	Steps []stepDoc `json:"steps"`
 }
@@ -84,7 +85,7 @@ func labLanguage(l *lab.Lab) string {
 
 func (s *Server) apiLab(w http.ResponseWriter, _ *http.Request) {
 	l := s.cfg.Lab
-	doc := labDoc{Name: l.Metadata.Name, Title: l.Metadata.Title, Goal: s.md.Render(l.Metadata.Goal), Lang: labLanguage(l), Steps: []stepDoc{}}
+	doc := labDoc{Name: l.Metadata.Name, Title: l.Metadata.Title, Goal: s.md.Render(l.Metadata.Goal), Why: s.md.Render(l.Metadata.Why), Lang: labLanguage(l), Steps: []stepDoc{}}
 	for _, st := range l.Steps {
 		sd := stepDoc{ID: st.ID, Title: st.Title, Instructions: s.md.Render(st.Instructions), Why: s.md.Render(st.Why), Hints: []string{}}
 		for _, h := range st.Hints {

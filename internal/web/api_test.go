@@ -26,14 +26,15 @@ func TestAPILab(t *testing.T) {
 		t.Fatalf("GET /api/lab: %d %s", resp.StatusCode, body)
 	}
 	var doc struct {
-		Name, Title, Goal, Lang string
-		Steps                   []struct {
+		Name, Title, Goal, Why, Lang string
+		Steps                        []struct {
 			ID, Title, Instructions, Why string
 			Hints                        []string
 		}
 	}
 	decodeStrict(t, body, &doc)
-	if doc.Name != "web-test" || doc.Title != "Web test" || doc.Lang != "en" || doc.Goal != "<p>Learn <strong>this</strong>.</p>" {
+	if doc.Name != "web-test" || doc.Title != "Web test" || doc.Lang != "en" || doc.Goal != "<p>Learn <strong>this</strong>.</p>" ||
+		doc.Why != "<p>It <em>matters</em>.</p>" {
 		t.Errorf("lab: %+v", doc)
 	}
 	if len(doc.Steps) != 2 || doc.Steps[0].Instructions != "<p>Make <code>a</code>.</p>" || doc.Steps[0].Why != "<p>Because.</p>" ||

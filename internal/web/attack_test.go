@@ -628,6 +628,7 @@ func TestAttackLearnerText(t *testing.T) {
 		l := c.Lab
 		l.Metadata.Title = evil
 		l.Metadata.Goal = evil + "\n\n[x](javascript:alert(1)) <javascript:alert(1)> ![i](data:text/html,x)"
+		l.Metadata.Why = evil + "\n\n[x](javascript:alert(1))"
 		l.Steps[0].Title = evil
 		l.Steps[0].Instructions = "<iframe src=/api/grade></iframe>\n\n" + evil
 		l.Steps[0].Why = `<a href="javascript:alert(1)">x</a>`
@@ -670,7 +671,7 @@ func TestAttackLearnerText(t *testing.T) {
 	if doc.Title != evil || doc.Steps[0].Title != evil {
 		t.Errorf("the titles are text, JSON-encoded and given back whole: %q", doc.Title)
 	}
-	for name, html := range map[string]string{"goal": doc.Goal, "instructions": doc.Steps[0].Instructions, "why": doc.Steps[0].Why, "hint 1": doc.Steps[0].Hints[0], "hint 2": doc.Steps[0].Hints[1]} {
+	for name, html := range map[string]string{"goal": doc.Goal, "lab why": doc.Why, "instructions": doc.Steps[0].Instructions, "why": doc.Steps[0].Why, "hint 1": doc.Steps[0].Hints[0], "hint 2": doc.Steps[0].Hints[1]} {
 		inert(name, html)
 	}
 

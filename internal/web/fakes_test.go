@@ -20,7 +20,7 @@ import (
 // testLab has two steps; step one has a known mistake.
 func testLab() *lab.Lab {
 	return &lab.Lab{
-		Metadata: lab.Metadata{Name: "web-test", Title: "Web test", Language: "en", Goal: "Learn **this**."},
+		Metadata: lab.Metadata{Name: "web-test", Title: "Web test", Language: "en", Goal: "Learn **this**.", Why: "It *matters*."},
 		Cluster:  lab.Cluster{Namespaces: []string{"shop"}},
 		Steps: []lab.Step{
 			{

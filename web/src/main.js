@@ -411,6 +411,8 @@ async function start() {
   title.lang = page.lab.lang;
   document.title = `${page.lab.title || page.lab.name} · labctl`;
   setHTML($('#lab-goal'), page.lab.goal);
+  $('#lab-why').hidden = !page.lab.why;
+  setHTML($('#lab-why-text'), page.lab.why);
   await poll();
   const ids = rememberedTerminals();
   if (ids.length === 0) addTerminal(false);
