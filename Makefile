@@ -5,9 +5,9 @@ BIN := bin/labctl
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -s -w -X github.com/labctl/labctl/cmd/labctl/app.Version=$(VERSION) -X github.com/labctl/labctl/cmd/labctl/app.Commit=$(COMMIT)
-# GENERATED are the files `make generate` writes; they are committed, and
+# GENERATED are the files `make generate` writes (the lab file's JSON Schema and its Markdown reference); they are committed, and
 # `make lint` fails when one is stale.
-GENERATED := lab/schema.json
+GENERATED := lab/schema.json docs/lab-format.md
 export CGO_ENABLED := 0
 
 .PHONY: help build test test-labs lint generate e2e engine images addons browser up down bench fuzz web

@@ -5,7 +5,7 @@ import (
 	_ "embed" // for schema.json
 )
 
-//go:generate go run schema_gen.go -o schema.json
+//go:generate go run schema_gen.go -o schema.json -md ../docs/lab-format.md
 
 //go:embed schema.json
 var schemaJSON []byte

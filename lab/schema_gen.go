@@ -14,14 +14,15 @@ import (
 
 func main() {
 	out := flag.String("o", "schema.json", "file to write")
+	md := flag.String("md", "", "file to write the Markdown reference to, if any")
 	flag.Parse()
-	if err := run(*out); err != nil {
+	if err := run(*out, *md); err != nil {
 		fmt.Fprintf(os.Stderr, "schema_gen: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string) error {
+func run(out, md string) error {
 	docs, err := schemagen.ReadDocs(".")
 	if err != nil {
 		return err
@@ -30,5 +31,15 @@ func run(out string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(out, data, 0o644)
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		return err
+	}
+	if md == "" {
+		return nil
+	}
+	ref, err := schemagen.Reference(data)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(md, ref, 0o644)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/labctl/labctl/lab"
@@ -30,6 +32,53 @@ func TestSchemaUpToDate(t *testing.T) {
 	if !bytes.Equal(lab.Schema(), onDisk) {
 		t.Fatal("lab.Schema() differs from schema.json; rebuild")
 	}
+	ref, err := schemagen.Reference(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if onDisk, err := os.ReadFile("../docs/lab-format.md"); err != nil || !bytes.Equal(onDisk, ref) {
+		t.Fatalf("docs/lab-format.md is out of date with the lab file's Go types (%v); run: go generate ./lab", err)
+	}
+}
+
+// TestReferenceCoversTheSchema: the generated reference has a section for
+// every object of the schema and a row for every key, so nothing a lab file
+// may hold is missing from it.
+func TestReferenceCoversTheSchema(t *testing.T) {
+	ref, err := schemagen.Reference(lab.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Defs map[string]struct {
+			Properties map[string]any `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(lab.Schema(), &s); err != nil {
+		t.Fatal(err)
+	}
+	text := string(ref)
+	for name, def := range s.Defs {
+		at := strings.Index(text, "\n## "+name+"\n")
+		if at < 0 {
+			t.Errorf("no section for %s", name)
+			continue
+		}
+		section := text[at+1:]
+		if next := strings.Index(section[1:], "\n## "); next >= 0 {
+			section = section[:next+1]
+		}
+		for key := range def.Properties {
+			if !strings.Contains(section, "| `"+key+"` |") {
+				t.Errorf("section %s has no row for %s", name, key)
+			}
+		}
+	}
+	for _, kind := range []string{"reach", "access", "audit"} {
+		if !strings.Contains(text, "`"+kind+"`") {
+			t.Errorf("the reference does not name the check kind %s", kind)
+		}
+	}
 }
 
 func TestSchemaDescribesTheLabFile(t *testing.T) {
@@ -54,8 +103,18 @@ func TestSchemaDescribesTheLabFile(t *testing.T) {
 		t.Errorf("top level requires %v", s.Required)
 	}
 	check := s.Defs["Check"]
-	if len(check.OneOf) != 4 || check.AdditionalProperties == nil || *check.AdditionalProperties {
-		t.Errorf("Check: oneOf %v, additionalProperties %v", check.OneOf, check.AdditionalProperties)
+	// Every kind a check may have is one of the alternatives, so that an
+	// editor accepts a reach or access check as labctl does.
+	var kinds []string
+	for _, alt := range check.OneOf {
+		req, _ := alt.(map[string]any)["required"].([]any)
+		if len(req) == 1 {
+			kinds = append(kinds, req[0].(string))
+		}
+	}
+	if want := []string{"file", "git", "kube", "access", "reach", "command", "audit"}; !slices.Equal(kinds, want) ||
+		check.AdditionalProperties == nil || *check.AdditionalProperties {
+		t.Errorf("Check: oneOf %v (want one each of %v), additionalProperties %v", check.OneOf, want, check.AdditionalProperties)
 	}
 	if d := check.Properties["timeout"]["default"]; d != "10s" {
 		t.Errorf("Check.timeout default = %v", d)
@@ -72,5 +131,10 @@ func TestSchemaDescribesTheLabFile(t *testing.T) {
 	}
 	if enum := s.Defs["MessageAssert"].Properties["which"]["enum"]; len(enum.([]any)) != 4 {
 		t.Errorf("MessageAssert.which enum = %v", enum)
+	}
+	// A list's enum is its items': addons: [networkPolicy] is valid.
+	addons := s.Defs["Cluster"].Properties["addons"]
+	if items, _ := addons["items"].(map[string]any); addons["enum"] != nil || items == nil || len(items["enum"].([]any)) != 4 {
+		t.Errorf("Cluster.addons = %v, want an array whose items take the enum", addons)
 	}
 }

@@ -22,12 +22,22 @@ import (
 const SchemaID = "https://labctl.dev/schemas/lab-v1alpha1.json"
 
 // oneOfRequired lists the properties of type typeName of which exactly one
-// must be set, if any.
+// must be set, if any: for a Check, its kinds, the fields whose type is a
+// pointer to a struct named ...Check.
 func oneOfRequired(typeName string) []string {
-	if typeName == "Check" {
-		return []string{"file", "git", "kube", "command"}
+	if typeName != "Check" {
+		return nil
 	}
-	return nil
+	var kinds []string
+	t := reflect.TypeFor[lab.Check]()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct && strings.HasSuffix(f.Type.Elem().Name(), "Check") {
+			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			kinds = append(kinds, name)
+		}
+	}
+	return kinds
 }
 
 // defaults returns the values lab.(*Lab).Default fills in, keyed
@@ -266,7 +276,17 @@ func (g *generator) fields(t reflect.Type, props map[string]any, required *[]str
 			s["description"] = d
 		}
 		if enum := enumOf(f.Tag.Get("jsonschema")); len(enum) > 0 {
-			s["enum"] = enum
+			if s["type"] == "array" {
+				// A list's enum holds for each of its items.
+				items := map[string]any{}
+				for k, v := range s["items"].(map[string]any) {
+					items[k] = v
+				}
+				items["enum"] = enum
+				s["items"] = items
+			} else {
+				s["enum"] = enum
+			}
 		}
 		if d, ok := g.defaults[key]; ok {
 			s["default"] = d
