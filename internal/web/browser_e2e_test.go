@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -317,5 +318,66 @@ func TestBrowserAuthorsTextReachesNoOne(t *testing.T) {
 	}
 	if links != 2 {
 		t.Errorf("the author's links were followed %d times, want 2: this test shows nothing", links)
+	}
+}
+
+// TestBrowserCodeBlockButtons: a shell's code block in a step has a Copy
+// button, which puts the block on the clipboard, and a Run button, which
+// types it into the terminal on show; a YAML block can only be copied.
+func TestBrowserCodeBlockButtons(t *testing.T) {
+	ts := startServer(t, realPage, func(c *Config) {
+		c.Lab.Steps[0].Instructions = "Look:\n\n```sh\necho from-the-page\nls /root\n```\n\nThen:\n\n```yaml\nkind: ConfigMap\n```\n"
+	})
+	ctx := e2etest.Chromium(t)
+	for _, name := range []string{"clipboard-read", "clipboard-write"} {
+		if _, err := chromedp.CallBrowser(ctx, browser.SetPermission, browser.SetPermissionParams{
+			Permission: &browser.PermissionDescriptor{Name: name}, Setting: browser.PermissionSettingGranted, Origin: ts.base,
+		}); err != nil {
+			t.Fatalf("granting %s: %v", name, err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL())); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "showed the step's code blocks with their buttons", `document.querySelectorAll('#step-instructions .code-actions').length === 2`)
+	buttons, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#step-instructions .code-actions')].map(b => [...b.querySelectorAll('button')].map(x => x.className).join(' '))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(buttons) != 2 || buttons[0] != "code-copy code-run" || buttons[1] != "code-copy" {
+		t.Errorf("buttons of the sh and the yaml block: %q, want copy and run, then copy only", buttons)
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(ts.sandbox.opened()) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the page opened no terminal")
+		}
+	}
+	shell := ts.sandbox.opened()[0]
+	if typed := shell.typedText(); strings.Contains(typed, "from-the-page") {
+		t.Fatalf("the block reached the terminal before any click: %q", typed)
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#step-instructions .code-run`))); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(shell.typedText(), "echo from-the-page\rls /root\r"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Run typed %q into the terminal, want each line of the block ended by Enter", shell.typedText())
+		}
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#step-instructions .code-actions:last-of-type .code-copy`))); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "said the yaml block was copied", `[...document.querySelectorAll('#step-instructions .code-copy')].some(b => b.textContent === 'Copied')`)
+	clip, err := chromedp.Run(ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clip != "kind: ConfigMap" {
+		t.Errorf("the clipboard holds %q, want the yaml block", clip)
+	}
+	if strings.Contains(shell.typedText(), "kind: ConfigMap") {
+		t.Errorf("copying typed the block into the terminal: %q", shell.typedText())
 	}
 }

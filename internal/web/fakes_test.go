@@ -236,3 +236,10 @@ func header(k, v string) func(*http.Request) {
 		}
 	}
 }
+
+// typedText is everything typed into the shell so far.
+func (s *fakeShell) typedText() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.typed.String()
+}

@@ -45,6 +45,49 @@ function setHTML(container, html) {
       a.rel = 'noopener noreferrer';
     }
   }
+  addCodeButtons(container);
+}
+
+// shellBlock: a code block the learner may run, one in a shell's language
+// or in none; a block of YAML, JSON or another language is only copied.
+const shellBlock = (code) => !/\blanguage-/.test(code.className) || /\blanguage-(sh|bash|shell|console|zsh)\b/.test(code.className);
+
+// addCodeButtons gives each code block a Copy button and, for a shell's
+// block, a Run button that types it into the terminal on show, as if the
+// learner had typed it: nothing is typed before the learner's click.
+function addCodeButtons(container) {
+  for (const pre of container.querySelectorAll('pre')) {
+    const code = pre.querySelector('code') || pre;
+    const text = code.textContent.replace(/\n+$/, '');
+    const copy = el('button', { type: 'button', class: 'code-copy', text: t('copy') });
+    copy.addEventListener('click', async () => {
+      try {
+        await navigator.clipboard.writeText(text);
+        copy.textContent = t('copied');
+      } catch {
+        copy.textContent = t('copyRefused');
+      }
+      setTimeout(() => { copy.textContent = t('copy'); }, 2000);
+    });
+    const bar = el('div', { class: 'code-actions' }, copy);
+    if (shellBlock(code)) {
+      const run = el('button', { type: 'button', class: 'code-run', text: t('runInTerminal') });
+      run.addEventListener('click', () => typeInTerminal(text));
+      bar.append(run);
+    }
+    pre.after(bar);
+  }
+}
+
+// typeInTerminal types text into the terminal on show (a new one when
+// none is), each line ended by Enter, and gives it the focus.
+function typeInTerminal(text) {
+  const tab = document.querySelector('#terminal-tabs [role=tab][aria-selected=true]')
+    || document.querySelector('#terminal-tabs [role=tab]');
+  let session = tab && page.terminals.get(tab.dataset.terminal);
+  if (!session) session = addTerminal(true);
+  else selectTab(tab, true);
+  session.send(session.encoder.encode(text.replace(/\r?\n/g, '\r') + '\r'));
 }
 
 function say(text) {
