@@ -162,6 +162,10 @@ type Step struct {
 	Instructions string `yaml:"instructions" json:"instructions"`
 	// Why explains why the step matters (Markdown, optional).
 	Why string `yaml:"why" json:"why,omitempty"`
+	// Solution is the step's answer for the learner, in words and commands
+	// (Markdown, optional). The browser view keeps it closed until the
+	// learner asks; labctl records that they did, and the grade says so.
+	Solution string `yaml:"solution" json:"solution,omitempty"`
 	// Setup is a bash script run in the sandbox, as root, before the step starts.
 	Setup string `yaml:"setup" json:"setup,omitempty"`
 	// Hints are shown one at a time, on request.

@@ -177,7 +177,7 @@ func (s *Grader) Grade(ctx context.Context) (*report.Report, Verdict, error) {
 	if err != nil {
 		return nil, Errored, s.localise(err)
 	}
-	r := report.BuildKept(s.Lab, s.Digest, at, results, kept)
+	r := report.BuildFull(s.Lab, s.Digest, at, results, kept, p.SolutionShown)
 	if err := s.update(ctx, func(p *progress.Progress) error {
 		p.AddGrade(progress.Grade{Time: at, Score: r.Score, MaxScore: r.MaxScore, Passed: r.Passed, Digest: s.Digest})
 		return nil

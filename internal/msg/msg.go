@@ -113,6 +113,9 @@ type Catalog struct {
 	// KeptFrom follows a step's line in a grade whose results are those of
 	// the round in which it passed: the local time it passed.
 	KeptFrom string
+	// SolutionShown follows a step's line in a grade when the learner asked
+	// for the step's solution: the local time they first did.
+	SolutionShown string
 	// GradeNotPassed: failed required checks.
 	GradeNotPassed string
 	// HeaderStep, HeaderCheck, HeaderPoints head the grade table.
@@ -191,6 +194,7 @@ func english() *Catalog {
 		Score:              "Score: %d/%d",
 		GradePassed:        "Every required check passes.",
 		KeptFrom:           " (passed at %s; its results then)",
+		SolutionShown:      " (solution shown at %s)",
 		GradeNotPassed:     "%d required check(s) do not pass.",
 		HeaderStep:         "STEP",
 		HeaderCheck:        "CHECK",
@@ -232,6 +236,7 @@ func japanese() *Catalog {
 		Score:              "得点: %d/%d",
 		GradePassed:        "必須のチェックはすべて合格です。",
 		KeptFrom:           "(%s に合格。そのときの結果)",
+		SolutionShown:      "(%s に解答を表示)",
 		GradeNotPassed:     "必須のチェック %d 件が不合格です。",
 		HeaderStep:         "ステップ",
 		HeaderCheck:        "チェック",

@@ -222,6 +222,18 @@ func (p *Progress) StepStart(id string) time.Time {
 	return p.Begun
 }
 
+// ShowSolution records that the learner asked for step id's solution at
+// now; the first time counts.
+func (p *Progress) ShowSolution(id string, now time.Time) {
+	if _, ok := p.SolutionShown[id]; ok {
+		return
+	}
+	if p.SolutionShown == nil {
+		p.SolutionShown = map[string]time.Time{}
+	}
+	p.SolutionShown[id] = now.UTC()
+}
+
 // AddGrade appends g to the grade history.
 func (p *Progress) AddGrade(g Grade) {
 	g.Time = g.Time.UTC()

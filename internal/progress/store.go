@@ -48,6 +48,9 @@ type Progress struct {
 	Begun time.Time `json:"begun,omitzero"`
 	// Attempts maps a step id to the number of times its checks were run.
 	Attempts map[string]int `json:"attempts,omitempty"`
+	// SolutionShown maps a step id to when the learner first asked for its
+	// solution. A reset keeps it: the learner saw the answer.
+	SolutionShown map[string]time.Time `json:"solutionShown,omitempty"`
 	// Kept maps a step id to the results of its checks in the round in
 	// which it first passed: the grade reports them instead of judging the
 	// step again against the final state (but for the lab's final checks).

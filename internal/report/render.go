@@ -113,6 +113,9 @@ func WriteText(w io.Writer, r *Report, c *msg.Catalog) error {
 		if s.PassedAt != nil {
 			line += fmt.Sprintf(c.KeptFrom, s.PassedAt.Local().Format("2006-01-02 15:04"))
 		}
+		if s.SolutionShownAt != nil {
+			line += fmt.Sprintf(c.SolutionShown, s.SolutionShownAt.Local().Format("2006-01-02 15:04"))
+		}
 		fmt.Fprintf(b, "%s  %s %s\n", pad(points(got, total)), Mark(stepStatus(s)), line)
 		for _, ch := range s.Checks {
 			earned := 0

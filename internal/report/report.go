@@ -91,7 +91,10 @@ type Step struct {
 	// which the step passed, kept by labctl on the host; the grade judged
 	// again only the lab's final checks.
 	PassedAt *time.Time `json:"passedAt,omitempty"`
-	Checks   []Check    `json:"checks"`
+	// SolutionShownAt, when set, is when the learner first asked for the
+	// step's solution.
+	SolutionShownAt *time.Time `json:"solutionShownAt,omitempty"`
+	Checks          []Check    `json:"checks"`
 	// Mistakes are the known mistakes the failing checks look like.
 	Mistakes []Mistake `json:"mistakes"`
 }
@@ -117,6 +120,12 @@ func Build(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]c
 // BuildKept is Build for results of which some steps' are kept from the
 // round in which they passed, at the times kept names.
 func BuildKept(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]checks.Result, kept map[string]time.Time) *Report {
+	return BuildFull(l, digest, gradedAt, results, kept, nil)
+}
+
+// BuildFull is BuildKept that also says, for each step in shown, when the
+// learner first asked for its solution.
+func BuildFull(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]checks.Result, kept, shown map[string]time.Time) *Report {
 	r := &Report{
 		SchemaVersion: SchemaVersion,
 		Lab: Lab{
@@ -139,6 +148,10 @@ func BuildKept(l *lab.Lab, digest string, gradedAt time.Time, results map[string
 		if at, ok := kept[s.ID]; ok {
 			at = at.UTC()
 			st.PassedAt = &at
+		}
+		if at, ok := shown[s.ID]; ok {
+			at = at.UTC()
+			st.SolutionShownAt = &at
 		}
 		if !st.Passed {
 			r.Passed = false

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/grading"
@@ -34,6 +36,9 @@ type stepDoc struct {
 	Instructions string   `json:"instructions"`
 	Why          string   `json:"why"`
 	Hints        []string `json:"hints"`
+	// HasSolution says the step has a solution, which POST /api/solution
+	// gives (and records as asked for); the text is not sent before.
+	HasSolution bool `json:"hasSolution"`
 }
 
 // stateDoc is GET /api/state: where the learner stands.
@@ -87,7 +92,8 @@ func (s *Server) apiLab(w http.ResponseWriter, _ *http.Request) {
 	l := s.cfg.Lab
 	doc := labDoc{Name: l.Metadata.Name, Title: l.Metadata.Title, Goal: s.md.Render(l.Metadata.Goal), Why: s.md.Render(l.Metadata.Why), Lang: labLanguage(l), Steps: []stepDoc{}}
 	for _, st := range l.Steps {
-		sd := stepDoc{ID: st.ID, Title: st.Title, Instructions: s.md.Render(st.Instructions), Why: s.md.Render(st.Why), Hints: []string{}}
+		sd := stepDoc{ID: st.ID, Title: st.Title, Instructions: s.md.Render(st.Instructions), Why: s.md.Render(st.Why), Hints: []string{},
+			HasSolution: strings.TrimSpace(st.Solution) != ""}
 		for _, h := range st.Hints {
 			sd.Hints = append(sd.Hints, s.md.Render(h))
 		}
@@ -139,6 +145,41 @@ func (s *Server) grader(seen func(*lab.Step, []checks.Result)) *grading.Grader {
 
 // maxBody bounds a request's body.
 const maxBody = 64 << 10
+
+// apiSolution is POST /api/solution {"step":"ID"}: it records, on the host,
+// that the learner asked for the step's solution, then answers with the
+// solution rendered: {"step":"ID","html":"..."}.
+func (s *Server) apiSolution(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Step string `json:"step"`
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err != nil {
+		s.apiError(w, http.StatusBadRequest, err)
+		return
+	}
+	if err := json.Unmarshal(body, &req); err != nil || req.Step == "" {
+		s.apiError(w, http.StatusBadRequest, errors.New(`the body must be {"step":"ID"}`))
+		return
+	}
+	step, err := progress.Step(s.cfg.Lab, req.Step)
+	if err != nil {
+		s.apiError(w, http.StatusNotFound, err)
+		return
+	}
+	if strings.TrimSpace(step.Solution) == "" {
+		s.apiError(w, http.StatusNotFound, fmt.Errorf("step %s has no solution", step.ID))
+		return
+	}
+	if err := s.cfg.Store.Update(r.Context(), s.cfg.Lab.Metadata.Name, func(p *progress.Progress) error {
+		p.ShowSolution(step.ID, time.Now())
+		return nil
+	}); err != nil {
+		s.apiError(w, http.StatusInternalServerError, fmt.Errorf("recording that the solution was shown: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"step": step.ID, "html": s.md.Render(step.Solution)})
+}
 
 func (s *Server) apiCheck(w http.ResponseWriter, r *http.Request) {
 	var req struct {

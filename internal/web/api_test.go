@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // decodeStrict parses body into v, refusing fields v does not name.
@@ -30,6 +31,7 @@ func TestAPILab(t *testing.T) {
 		Steps                        []struct {
 			ID, Title, Instructions, Why string
 			Hints                        []string
+			HasSolution                  bool
 		}
 	}
 	decodeStrict(t, body, &doc)
@@ -209,5 +211,56 @@ func TestAPIGradeAndReport(t *testing.T) {
 	p, err := ts.store.Load(ts.lab.Metadata.Name)
 	if err != nil || len(p.Grades) != 1 {
 		t.Errorf("the grade is not in the learner's history (%v)", err)
+	}
+}
+
+// TestAPISolution: a step's solution is not in GET /api/lab, only that it
+// has one; POST /api/solution gives it and records, on the host, when the
+// learner first asked; the grade says so.
+func TestAPISolution(t *testing.T) {
+	ts := startServer(t)
+	_, body := ts.request(t, http.MethodGet, "/api/lab", "")
+	if strings.Contains(body, "touch a") || !strings.Contains(body, `"hasSolution":true`) || !strings.Contains(body, `"hasSolution":false`) {
+		t.Errorf("GET /api/lab must say which steps have a solution, without it:\n%s", body)
+	}
+	for _, c := range []struct {
+		body string
+		code int
+	}{
+		{`{"step":"two"}`, http.StatusNotFound}, {`{"step":"nine"}`, http.StatusNotFound}, {`{}`, http.StatusBadRequest}, {`x`, http.StatusBadRequest},
+	} {
+		if resp, body := ts.request(t, http.MethodPost, "/api/solution", c.body); resp.StatusCode != c.code {
+			t.Errorf("POST /api/solution %s: %d %s, want %d", c.body, resp.StatusCode, body, c.code)
+		}
+	}
+	if p, _ := ts.store.Load(ts.lab.Metadata.Name); len(p.SolutionShown) != 0 {
+		t.Fatalf("refused requests recorded %v", p.SolutionShown)
+	}
+	resp, body := ts.request(t, http.MethodPost, "/api/solution", `{"step":"one"}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"html":"\u003cp\u003eRun \u003ccode\u003etouch a\u003c/code\u003e.\u003c/p\u003e"`) {
+		t.Fatalf("POST /api/solution one: %d %s", resp.StatusCode, body)
+	}
+	p, err := ts.store.Load(ts.lab.Metadata.Name)
+	first, ok := p.SolutionShown["one"]
+	if err != nil || !ok {
+		t.Fatalf("the solution was not recorded as shown: %v %v", p.SolutionShown, err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	ts.request(t, http.MethodPost, "/api/solution", `{"step":"one"}`)
+	if p, _ := ts.store.Load(ts.lab.Metadata.Name); !p.SolutionShown["one"].Equal(first) {
+		t.Errorf("asking again moved the time the solution was first shown: %v, then %v", first, p.SolutionShown["one"])
+	}
+	_, body = ts.request(t, http.MethodPost, "/api/grade", "")
+	var g struct {
+		Steps []struct {
+			ID              string     `json:"id"`
+			SolutionShownAt *time.Time `json:"solutionShownAt"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(body), &g); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Steps) != 2 || g.Steps[0].SolutionShownAt == nil || !g.Steps[0].SolutionShownAt.Equal(first) || g.Steps[1].SolutionShownAt != nil {
+		t.Errorf("the grade's steps: %+v; want step one's solution shown at %v, and not two's", g.Steps, first)
 	}
 }

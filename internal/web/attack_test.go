@@ -208,7 +208,7 @@ func TestAttackDNSRebinding(t *testing.T) {
 
 func TestAttackCrossSiteRequests(t *testing.T) {
 	ts := startServer(t)
-	for _, path := range []string{"/api/check", "/api/grade"} {
+	for _, path := range []string{"/api/check", "/api/grade", "/api/solution"} {
 		for _, c := range []struct {
 			name   string
 			adjust []func(*http.Request)
@@ -237,6 +237,9 @@ func TestAttackCrossSiteRequests(t *testing.T) {
 	st, err := ts.progress().State()
 	if err != nil || len(st.Passed) != 0 {
 		t.Errorf("the refused requests changed the progress: %+v %v", st, err)
+	}
+	if p, err := ts.store.Load(ts.lab.Metadata.Name); err != nil || len(p.SolutionShown) != 0 {
+		t.Errorf("a refused request recorded a solution as shown: %v %v", p.SolutionShown, err)
 	}
 	// The page's own request is served: the refusals are the Origin's doing.
 	if resp, body := ts.request(t, http.MethodPost, "/api/check", `{"step":"one"}`); resp.StatusCode != http.StatusOK {

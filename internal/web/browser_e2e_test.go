@@ -381,3 +381,50 @@ func TestBrowserCodeBlockButtons(t *testing.T) {
 		t.Errorf("copying typed the block into the terminal: %q", shell.typedText())
 	}
 }
+
+// TestBrowserClosedSolution: a step's solution is not on the page until the
+// learner asks and confirms; a learner who cancels sees nothing and nothing
+// is recorded; one who confirms sees it open, and the host has recorded it.
+func TestBrowserClosedSolution(t *testing.T) {
+	ts := startServer(t, realPage)
+	ctx := e2etest.Chromium(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL())); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "offered the solution", `!document.querySelector('#solution').hidden && document.querySelector('#step-solution').hidden`)
+	if text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`)); err != nil || strings.Contains(text, "touch a") {
+		t.Fatalf("the solution is in the page before the learner asked (%v)", err)
+	}
+	shown := func() bool {
+		p, err := ts.store.Load(ts.lab.Metadata.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok := p.SolutionShown["one"]
+		return ok
+	}
+
+	// The learner cancels the confirmation.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.confirm = () => false, true`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("solution"))); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if open, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!document.querySelector('#step-solution').hidden`)); err != nil || open || shown() {
+		t.Fatalf("a cancelled confirmation showed the solution (%v, %v) or recorded it (%v)", open, err, shown())
+	}
+
+	// The learner confirms.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.confirm = () => true, true`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("solution"))); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "showed the solution, open", `document.querySelector('#step-solution').open && !document.querySelector('#step-solution').hidden && document.querySelector('#step-solution-text code')?.textContent === 'touch a' && document.querySelector('#solution').hidden`)
+	if !shown() {
+		t.Error("the page shows the solution, but the host did not record that it was shown")
+	}
+}

@@ -25,6 +25,7 @@ func testLab() *lab.Lab {
 		Steps: []lab.Step{
 			{
 				ID: "one", Title: "Step one", Instructions: "Make `a`.", Why: "Because.", Hints: []string{"Try *a*.", "Really."},
+				Solution: "Run `touch a`.",
 				Checks:   []lab.Check{{Name: "has-a", Description: "a exists"}, {Name: "has-b", Description: "b exists"}},
 				Mistakes: []lab.Mistake{{Name: "only-b", Fails: []string{"has-a"}, Explain: "You made b, not a."}},
 			},

@@ -325,6 +325,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/lab", s.apiLab)
 	mux.HandleFunc("GET /api/state", s.apiState)
 	mux.HandleFunc("POST /api/check", s.apiCheck)
+	mux.HandleFunc("POST /api/solution", s.apiSolution)
 	mux.HandleFunc("POST /api/grade", s.apiGrade)
 	mux.HandleFunc("GET /api/report", s.apiReport)
 	mux.HandleFunc("GET /api/previews", s.apiPreviews)

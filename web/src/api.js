@@ -27,6 +27,7 @@ export const api = {
   lab: () => call('GET', '/api/lab'),
   state: () => call('GET', '/api/state'),
   check: (step) => call('POST', '/api/check', { step }),
+  solution: (step) => call('POST', '/api/solution', { step }),
   grade: () => call('POST', '/api/grade', {}),
   previews: () => call('GET', '/api/previews'),
 };

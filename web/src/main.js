@@ -17,6 +17,7 @@ const page = {
   selected: '',
   follow: true, // the selection follows the current step until the learner picks one
   hintsShown: new Map(), // step id -> hints revealed
+  solutions: new Map(), // step id -> the solution's HTML, once the learner asked
   terminals: new Map(), // id -> TerminalSession
   previews: new Map(), // url -> panel
   nextTerminal: 1,
@@ -141,6 +142,32 @@ function renderStep() {
   why.hidden = !step.why;
   setHTML($('#step-why-text'), step.why);
   renderHints(step);
+  renderSolution(step);
+}
+
+// renderSolution offers a step's solution behind a button; its text comes
+// from the server only when the learner asks, and the server records that
+// they did (the grade says so).
+function renderSolution(step) {
+  const html = page.solutions.get(step.id);
+  $('#solution').hidden = !step.hasSolution || html !== undefined;
+  const box = $('#step-solution');
+  box.hidden = html === undefined;
+  box.open = html !== undefined;
+  setHTML($('#step-solution-text'), html || '');
+}
+
+async function showSolution() {
+  const step = page.lab.steps.find((s) => s.id === page.selected);
+  if (!step?.hasSolution || !window.confirm(t('solutionConfirm'))) return;
+  try {
+    const answer = await api.solution(step.id);
+    page.solutions.set(step.id, answer.html);
+  } catch (err) {
+    say(err.message);
+    return;
+  }
+  if (page.selected === step.id) renderSolution(step);
 }
 
 function renderHints(step) {
@@ -429,6 +456,7 @@ async function refreshPreviews() {
 async function start() {
   setLanguage(pickLanguage('', navigator.languages || [navigator.language]));
   $('#hint').addEventListener('click', showHint);
+  $('#solution').addEventListener('click', showSolution);
   $('#check').addEventListener('click', check);
   $('#grade').addEventListener('click', grade);
   $('#new-terminal').addEventListener('click', () => addTerminal(true));
