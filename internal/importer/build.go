@@ -45,6 +45,7 @@ type draft struct {
 	instructions []string
 	setup        []string
 	hints        []string
+	solution     []string
 	solve        []string
 	solved       bool
 	checks       []check
@@ -198,6 +199,7 @@ func (im *importer) steps(lf *labFile, drafts []*draft) {
 			Instructions: strings.Join(d.instructions, "\n\n"),
 			Setup:        strings.Join(d.setup, "\n"),
 			Hints:        d.hints,
+			Solution:     strings.Join(d.solution, "\n\n"),
 			Checks:       d.checks,
 			Solve:        strings.Join(d.solve, "\n"),
 		}
@@ -234,6 +236,7 @@ func (im *importer) page(p *part, d *draft) string {
 	d.setup = append(d.setup, p.setup...)
 	im.scripts = append(im.scripts, p.setup...)
 	d.hints = append(d.hints, pg.hints...)
+	d.solution = append(d.solution, pg.solutionText...)
 	switch {
 	case strings.TrimSpace(p.solve) != "":
 		d.solve = append(d.solve, strings.TrimSpace(p.solve))

@@ -23,6 +23,10 @@ func TestMapPage(t *testing.T) {
 	if want := []string{"kubectl create namespace flower"}; !reflect.DeepEqual(p.solution, want) {
 		t.Errorf("solution = %q, want %q", p.solution, want)
 	}
+	// The block stays the learner's to read, closed: the step's solution.
+	if len(p.solutionText) != 1 || !strings.Contains(p.solutionText[0], "```plain\nkubectl create namespace flower\n```") || strings.Contains(p.solutionText[0], "{{") {
+		t.Errorf("solutionText = %q", p.solutionText)
+	}
 	if len(p.hints) != 1 || !strings.Contains(p.hints[0], "kubectl create -h") || strings.Contains(p.hints[0], "{{") {
 		t.Errorf("hints = %q", p.hints)
 	}

@@ -14,6 +14,9 @@ type page struct {
 	hints []string
 	// solution is the code of collapsed blocks titled as solutions.
 	solution []string
+	// solutionText is those blocks as the learner was to read them: the
+	// step's solution, which the browser view keeps closed until asked.
+	solutionText []string
 	// execs are the code blocks the learner was to run with a click.
 	execs []string
 	// fences are the code blocks without an action whose language is a
@@ -57,6 +60,9 @@ func mapPage(md string) page {
 		summary, body := strings.TrimSpace(stripTags(m[1])), m[2]
 		switch {
 		case solutionRE.MatchString(summary):
+			if text := strings.TrimSpace(cleanActions(body)); text != "" {
+				p.solutionText = append(p.solutionText, text)
+			}
 			fences := fenceRE.FindAllStringSubmatch(body, -1)
 			for _, f := range fences {
 				if code := strings.TrimSpace(f[1]); code != "" {

@@ -47,6 +47,7 @@ type stepFile struct {
 	Instructions string   `yaml:"instructions"`
 	Setup        string   `yaml:"setup,omitempty"`
 	Hints        []string `yaml:"hints,omitempty"`
+	Solution     string   `yaml:"solution,omitempty"`
 	Checks       []check  `yaml:"checks"`
 	Solve        string   `yaml:"solve"`
 }
