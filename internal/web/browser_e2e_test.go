@@ -10,6 +10,8 @@ import (
 	"image/png"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -426,5 +428,32 @@ func TestBrowserClosedSolution(t *testing.T) {
 	poll(t, ctx, "showed the solution, open", `document.querySelector('#step-solution').open && !document.querySelector('#step-solution').hidden && document.querySelector('#step-solution-text code')?.textContent === 'touch a' && document.querySelector('#solution').hidden`)
 	if !shown() {
 		t.Error("the page shows the solution, but the host did not record that it was shown")
+	}
+}
+
+// TestBrowserLabImage: an image of the lab's fixtures in a step's text
+// loads in the page (the page's policy allows its own images) and is no
+// wider than the step's column.
+func TestBrowserLabImage(t *testing.T) {
+	dir := t.TempDir()
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 3000, 20))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "wide.png"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, realPage, func(c *Config) {
+		c.Fixtures = os.DirFS(dir)
+		c.Lab.Steps[0].Instructions = "The plan:\n\n![the plan](fixtures/wide.png)\n"
+	})
+	ctx := e2etest.Chromium(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL())); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "loaded the lab's image", `(() => { const i = document.querySelector('#step-instructions img'); return !!i && i.complete && i.naturalWidth === 3000; })()`)
+	fits, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const i = document.querySelector('#step-instructions img'); return i.getBoundingClientRect().width <= document.querySelector('#step-instructions').getBoundingClientRect().width + 1; })()`))
+	if err != nil || !fits {
+		t.Errorf("the image is wider than the step's text (%v)", err)
 	}
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"io/fs"
 	"net/url"
 	"strings"
 
@@ -23,11 +24,14 @@ import (
 // https and mailto. Links open in
 // a new tab without a referrer, so that the page and its terminals stay.
 type markdownRenderer struct {
-	md goldmark.Markdown
+	md       goldmark.Markdown
+	labFiles bool
 }
 
-func newMarkdownRenderer() *markdownRenderer {
-	return &markdownRenderer{md: goldmark.New()}
+// newMarkdownRenderer renders the lab's texts; with labFiles, an image
+// written as fixtures/PATH is shown from /lab-files/PATH.
+func newMarkdownRenderer(labFiles bool) *markdownRenderer {
+	return &markdownRenderer{md: goldmark.New(), labFiles: labFiles}
 }
 
 // Render is src as sanitised HTML; "" for an empty text.
@@ -38,7 +42,7 @@ func (m *markdownRenderer) Render(src string) string {
 	}
 	source := []byte(src)
 	doc := m.md.Parser().Parse(text.NewReader(source))
-	sanitise(doc, source)
+	sanitise(doc, source, m.labFiles)
 	var b bytes.Buffer
 	if err := m.md.Renderer().Render(&b, source, doc); err != nil {
 		// goldmark fails only on a failing writer; a bytes.Buffer does not.
@@ -50,7 +54,7 @@ func (m *markdownRenderer) Render(src string) string {
 // sanitise removes the addresses that are not allowed from the document's
 // links and images, turns autolinks to such addresses into text, and makes
 // links open apart from the page.
-func sanitise(doc ast.Node, source []byte) {
+func sanitise(doc ast.Node, source []byte, labFiles bool) {
 	var autolinks []*ast.AutoLink
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
@@ -65,6 +69,8 @@ func sanitise(doc ast.Node, source []byte) {
 		case *ast.Image:
 			if !allowedURL(util.URLEscape(n.Destination, true)) {
 				n.Destination = nil
+			} else if p, ok := labImage(string(n.Destination)); ok && labFiles {
+				n.Destination = []byte("/lab-files/" + p)
 			}
 		case *ast.AutoLink:
 			if n.AutoLinkType == ast.AutoLinkURL && !allowedURL(util.URLEscape(n.URL(source), false)) {
@@ -79,6 +85,16 @@ func sanitise(doc ast.Node, source []byte) {
 		t := ast.NewString(n.Label(source))
 		n.Parent().ReplaceChild(n.Parent(), n, t)
 	}
+}
+
+// labImage reads an image's address as a file of the lab's fixtures:
+// fixtures/PATH (or ./fixtures/PATH), PATH a valid path with no "..".
+func labImage(dest string) (string, bool) {
+	p, ok := strings.CutPrefix(strings.TrimPrefix(dest, "./"), "fixtures/")
+	if !ok || strings.ContainsAny(p, "?#\\") || !fs.ValidPath(p) || p == "." {
+		return "", false
+	}
+	return p, true
 }
 
 // openApart makes a link open in a new tab, with no referrer and no

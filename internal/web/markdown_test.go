@@ -6,7 +6,7 @@ import (
 )
 
 func TestMarkdownComesOutInert(t *testing.T) {
-	md := newMarkdownRenderer()
+	md := newMarkdownRenderer(false)
 	for _, c := range []struct {
 		name, src string
 		// keep is text that must survive (the words, escaped).
@@ -43,7 +43,7 @@ func TestMarkdownComesOutInert(t *testing.T) {
 }
 
 func TestMarkdownKeepsWhatIsSafe(t *testing.T) {
-	md := newMarkdownRenderer()
+	md := newMarkdownRenderer(false)
 	for _, c := range []struct{ src, want string }{
 		{"**bold** and `code` & a < b", "<p><strong>bold</strong> and <code>code</code> &amp; a &lt; b</p>"},
 		{"<more>", "<!-- raw HTML omitted -->"},

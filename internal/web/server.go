@@ -30,6 +30,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -82,6 +83,10 @@ type Config struct {
 	// Assets holds the page: index.html, app.js, app.css at its top
 	// (assets.FS).
 	Assets fs.FS
+	// Fixtures are the lab's files (its fixtures/ directory): the images
+	// its texts show, written as fixtures/PATH, are served from them at
+	// /lab-files/PATH. Nil: the texts show no images of the lab.
+	Fixtures fs.FS
 	// Kube, when set, gives the learner's identity for the previews of the
 	// lab's Services; without it the page has no previews.
 	Kube func(ctx context.Context) (*rest.Config, error)
@@ -144,7 +149,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("drawing the previews' token: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{cfg: cfg, token: token, ptoken: ptoken, md: newMarkdownRenderer(), ctx: ctx, cancel: cancel, serveErr: make(chan error, 1)}
+	s := &Server{cfg: cfg, token: token, ptoken: ptoken, md: newMarkdownRenderer(cfg.Fixtures != nil), ctx: ctx, cancel: cancel, serveErr: make(chan error, 1)}
 	if cfg.Kube != nil {
 		s.kube = &kubeClient{config: cfg.Kube}
 	}
@@ -322,6 +327,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.index)
 	mux.HandleFunc("GET /assets/{file}", s.asset)
+	mux.HandleFunc("GET /lab-files/{path...}", s.labFile)
 	mux.HandleFunc("GET /api/lab", s.apiLab)
 	mux.HandleFunc("GET /api/state", s.apiState)
 	mux.HandleFunc("POST /api/check", s.apiCheck)
@@ -493,6 +499,47 @@ func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request, name string)
 	}
 	w.Header().Set("Cache-Control", "no-cache")
 	http.ServeContent(w, r, name, st.ModTime(), rs)
+}
+
+// maxLabImage bounds an image of the lab the page serves.
+const maxLabImage = 4 << 20
+
+// labImageTypes are the only kinds of file /lab-files serves: raster
+// images, which run nothing in the page (an SVG could carry script).
+var labImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// labFile serves an image of the lab's fixtures for its texts: a regular
+// file reached through no symbolic link, at most maxLabImage, whose bytes
+// are a PNG, JPEG, GIF or WebP image, sent as that type and never sniffed.
+func (s *Server) labFile(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("path")
+	if s.cfg.Fixtures == nil || !fs.ValidPath(name) || name == "." {
+		http.NotFound(w, r)
+		return
+	}
+	for p := name; p != "."; p = path.Dir(p) {
+		st, err := fs.Lstat(s.cfg.Fixtures, p)
+		if err != nil || st.Mode()&fs.ModeSymlink != 0 || (p == name && !st.Mode().IsRegular()) || (p == name && st.Size() > maxLabImage) {
+			http.NotFound(w, r)
+			return
+		}
+	}
+	f, err := s.cfg.Fixtures.Open(name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxLabImage+1))
+	kind := http.DetectContentType(data)
+	if err != nil || len(data) > maxLabImage || !labImageTypes[kind] {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", kind)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-cache")
+	_, _ = w.Write(data)
 }
 
 // logf writes one line to the server's log.

@@ -138,6 +138,7 @@ func runUI(ctx context.Context, g *globals, o uiOptions, fromFlag bool, page fun
 		Catalog:   st.catalog,
 		Situation: st.situation,
 		Assets:    assets.FS,
+		Fixtures:  st.fixtures,
 		Kube:      kube,
 		Log:       g.detailOrDiscard(),
 	})
