@@ -34,7 +34,14 @@ var jaTerms = []struct {
 // page's words and every Japanese lab of the repository (lab.yaml and its
 // fixtures) for the words jaTerms replaces.
 func TestJapaneseTermsAreConsistent(t *testing.T) {
-	root := moduleRoot(t)
+	// The test runs in internal/msg; the module's root is two levels up.
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("no module root at %s: %v", root, err)
+	}
 	var files []string
 	msgs, err := filepath.Glob(filepath.Join(root, "internal", "msg", "*.go"))
 	if err != nil {
@@ -123,23 +130,4 @@ func readLines(t *testing.T, path string) []string {
 		t.Fatalf("reading %s: %v", path, err)
 	}
 	return lines
-}
-
-// moduleRoot is the nearest parent of the working directory with a go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

@@ -150,19 +150,15 @@ const maxBody = 64 << 10
 // that the learner asked for the step's solution, then answers with the
 // solution rendered: {"step":"ID","html":"..."}.
 func (s *Server) apiSolution(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Step string `json:"step"`
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
-	if err != nil {
-		s.apiError(w, http.StatusBadRequest, err)
+	id, ok := s.stepRequest(w, r)
+	if !ok {
 		return
 	}
-	if err := json.Unmarshal(body, &req); err != nil || req.Step == "" {
+	if id == "" {
 		s.apiError(w, http.StatusBadRequest, errors.New(`the body must be {"step":"ID"}`))
 		return
 	}
-	step, err := progress.Step(s.cfg.Lab, req.Step)
+	step, err := progress.Step(s.cfg.Lab, id)
 	if err != nil {
 		s.apiError(w, http.StatusNotFound, err)
 		return
@@ -181,34 +177,44 @@ func (s *Server) apiSolution(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"step": step.ID, "html": s.md.Render(step.Solution)})
 }
 
-func (s *Server) apiCheck(w http.ResponseWriter, r *http.Request) {
+// stepRequest reads a body {"step":"ID"}, or an empty one (""); a body that
+// is neither is answered 400, and ok is false.
+func (s *Server) stepRequest(w http.ResponseWriter, r *http.Request) (id string, ok bool) {
 	var req struct {
 		Step string `json:"step"`
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	if err != nil {
 		s.apiError(w, http.StatusBadRequest, err)
-		return
+		return "", false
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
 		if err := json.Unmarshal(body, &req); err != nil {
 			s.apiError(w, http.StatusBadRequest, errors.New(`the body must be {"step":"ID"}`))
-			return
+			return "", false
 		}
 	}
-	if req.Step != "" {
-		if _, err := progress.Step(s.cfg.Lab, req.Step); err != nil {
+	return req.Step, true
+}
+
+func (s *Server) apiCheck(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.stepRequest(w, r)
+	if !ok {
+		return
+	}
+	if id != "" {
+		if _, err := progress.Step(s.cfg.Lab, id); err != nil {
 			s.apiError(w, http.StatusNotFound, err)
 			return
 		}
 	}
-	doc := checkDoc{Step: req.Step, Checks: []checkResult{}}
+	doc := checkDoc{Step: id, Checks: []checkResult{}}
 	v, err := s.grader(func(step *lab.Step, rs []checks.Result) {
 		doc.Step = step.ID
 		doc.Checks = checkResults(step, rs)
 		sum := checks.Summarize(rs)
 		doc.NotPassed, doc.Required = sum.Failed+sum.Errored, sum.Required
-	}).Check(r.Context(), req.Step)
+	}).Check(r.Context(), id)
 	if err != nil {
 		s.apiError(w, http.StatusBadGateway, err)
 		return
