@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -115,33 +116,26 @@ func (l *Lab) Lint() []Warning {
 				"check what the API server stores instead (specs, status.replicas), or set cluster.workloads: %s", u.what, u.why, WorkloadsDeclare, WorkloadsRun)
 		}
 	}
-	texts := []string{l.Metadata.Goal}
-	for i := range l.Steps {
-		s := &l.Steps[i]
-		sp := joinIndex("steps", i)
-		texts = append(texts, s.Instructions)
-		seen := map[string]bool{}
-		for j := range s.Checks {
-			c := &s.Checks[j]
-			cp := joinIndex(sp+".checks", j)
-			for _, r := range checkReads(c) {
-				if r.value == "" || seen[r.what+" "+r.value] {
-					continue
-				}
-				seen[r.what+" "+r.value] = true
-				mentioned := mentionsName(texts, r.value)
-				if r.isPath {
-					mentioned = mentionsPath(texts, r.value)
-				}
-				if !mentioned {
-					add(cp+"."+r.field, "check %q reads %s %s, which neither the instructions of step %q or an earlier step nor the lab's goal mention; name it there so the learner need not guess",
-						c.Name, r.what, r.value, s.ID)
-				}
-			}
-		}
+	l.unmentioned(func(i, j int, r read) {
+		add(joinIndex(joinIndex("steps", i)+".checks", j)+"."+r.field, "check %q reads %s %s, which neither the instructions of step %q or an earlier step nor the lab's goal mention; name it there so the learner need not guess",
+			l.Steps[i].Checks[j].Name, r.what, r.value, l.Steps[i].ID)
+	})
+	for i, s := range l.Steps {
 		if len(s.Mistakes) == 0 {
-			add(sp+".id", "step %q has no mistakes; add a known wrong solution with the checks that must catch it, so that labctl test proves they do", s.ID)
+			add(joinIndex("steps", i)+".id", "step %q has no mistakes; add a known wrong solution with the checks that must catch it, so that labctl test proves they do", s.ID)
 		}
+	}
+	l.lintTranslations(add)
+	for _, tag := range slices.Sorted(maps.Keys(l.Translations)) {
+		tr := l.In(tag)
+		tr.unmentioned(func(i, j int, r read) {
+			id := l.Steps[i].ID
+			if l.Translations[tag].Steps[id].Instructions == "" {
+				return // warned about as a missing text
+			}
+			add(joinKey(joinKey("translations", tag)+".steps", id)+".instructions", "check %q reads %s %s, which the %s instructions of step %q and earlier steps and the %s goal never mention",
+				l.Steps[i].Checks[j].Name, r.what, r.value, tag, id, tag)
+		})
 	}
 	sort.SliceStable(ws, func(i, j int) bool {
 		a, b := ws[i], ws[j]
@@ -151,6 +145,33 @@ func (l *Lab) Lint() []Warning {
 		return a.Column < b.Column
 	})
 	return ws
+}
+
+// unmentioned calls found for each thing a check reads (steps[i].checks[j])
+// that neither the instructions of its step or an earlier step nor the
+// lab's goal mention.
+func (l *Lab) unmentioned(found func(i, j int, r read)) {
+	texts := []string{l.Metadata.Goal}
+	for i := range l.Steps {
+		s := &l.Steps[i]
+		texts = append(texts, s.Instructions)
+		seen := map[string]bool{}
+		for j := range s.Checks {
+			for _, r := range checkReads(&s.Checks[j]) {
+				if r.value == "" || seen[r.what+" "+r.value] {
+					continue
+				}
+				seen[r.what+" "+r.value] = true
+				mentioned := mentionsName(texts, r.value)
+				if r.isPath {
+					mentioned = mentionsPath(texts, r.value)
+				}
+				if !mentioned {
+					found(i, j, r)
+				}
+			}
+		}
+	}
 }
 
 // read is one thing a check reads that the learner must be told about.

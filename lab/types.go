@@ -18,9 +18,16 @@ type Lab struct {
 	Sandbox    Sandbox  `yaml:"sandbox" json:"sandbox,omitempty"`
 	Access     Access   `yaml:"access" json:"access,omitempty"`
 	Steps      []Step   `yaml:"steps" json:"steps"`
+	// Translations holds the lab's texts in other languages, by BCP 47 tag
+	// (e.g. en): the learner whose labctl speaks one of them (--lang, or
+	// the locale) reads the lab in it; a text a translation leaves out is
+	// shown as written in metadata.language, and lint names it.
+	Translations map[string]Translation `yaml:"translations" json:"translations,omitempty"`
 
 	// src records where each field was written, for a lab that was parsed.
 	src *source
+	// written is the lab as written, for a lab In translated.
+	written *Lab
 }
 
 // Metadata names and describes a lab.
@@ -39,6 +46,29 @@ type Metadata struct {
 	// `lab why` shows it after the step's reason, the shell shows it again
 	// when the last step passes, and the browser view beside the goal.
 	Why string `yaml:"why" json:"why,omitempty"`
+}
+
+// Translation is the learner's texts of a lab in one more language.
+type Translation struct {
+	Title string `yaml:"title" json:"title,omitempty"`
+	Goal  string `yaml:"goal" json:"goal,omitempty"`
+	Why   string `yaml:"why" json:"why,omitempty"`
+	// Steps are the texts of each step, by the step's id.
+	Steps map[string]StepText `yaml:"steps" json:"steps,omitempty"`
+}
+
+// StepText is the learner's texts of one step in a translation.
+type StepText struct {
+	Title        string `yaml:"title" json:"title,omitempty"`
+	Instructions string `yaml:"instructions" json:"instructions,omitempty"`
+	Why          string `yaml:"why" json:"why,omitempty"`
+	Solution     string `yaml:"solution" json:"solution,omitempty"`
+	// Hints are the step's hints in order; there may be fewer, not more.
+	Hints []string `yaml:"hints" json:"hints,omitempty"`
+	// Checks are the checks' descriptions, by check name.
+	Checks map[string]string `yaml:"checks" json:"checks,omitempty"`
+	// Mistakes are the mistakes' explanations (explain), by mistake name.
+	Mistakes map[string]string `yaml:"mistakes" json:"mistakes,omitempty"`
 }
 
 // Cluster describes the Kubernetes cluster the lab runs against.

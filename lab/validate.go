@@ -137,6 +137,7 @@ func (l *Lab) validateIn(labDir string) Errors {
 		}
 		v.step(p, s)
 	}
+	v.translations(l)
 	return v.errs
 }
 

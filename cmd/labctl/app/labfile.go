@@ -13,6 +13,7 @@ import (
 
 	"github.com/labctl/labctl"
 	"github.com/labctl/labctl/internal/labstore"
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -30,7 +31,34 @@ const builtInLab = "built-in lab.yaml"
 // messages (its lab file, or builtInLab), and the lab's directory, which
 // holds the lab file ("" for the built-in lab). Problems in the lab file
 // come back as lab.Errors.
+//
+// The lab's texts are in the learner's language when the lab has a
+// translation in it (see textLanguage); loadLabAsWritten keeps them as
+// the lab file's metadata.language has them.
 func (g *globals) loadLab() (*lab.Lab, fs.FS, string, string, error) {
+	l, fixtures, source, dir, err := g.loadLabAsWritten()
+	if err != nil {
+		return l, fixtures, source, dir, err
+	}
+	return l.In(textLanguage(l, os.Getenv)), fixtures, source, dir, nil
+}
+
+// textLanguage picks which of the lab's languages the learner reads: the
+// first the lab has of labctl's --lang (LABCTL_LANG), the locale's
+// language and the language of labctl's messages, else the lab's own.
+func textLanguage(l *lab.Lab, getenv func(string) string) string {
+	locale := ""
+	for _, k := range []string{"LC_ALL", "LC_MESSAGES", "LANG"} {
+		if v := getenv(k); v != "" {
+			locale = v
+			break
+		}
+	}
+	return l.TextLanguage(getenv(msg.EnvLang), locale, string(msg.Choose(l.Metadata.Language, getenv)))
+}
+
+// loadLabAsWritten is loadLab with the lab's texts as written.
+func (g *globals) loadLabAsWritten() (*lab.Lab, fs.FS, string, string, error) {
 	file, err := g.labFile()
 	if err != nil {
 		return nil, nil, "", "", err

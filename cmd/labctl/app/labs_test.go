@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl"
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/internal/labstore"
@@ -448,3 +449,42 @@ var durations = regexp.MustCompile(`\b[0-9]+\.[0-9]+s\b`)
 // resetParts is the list of a reset's parts `labctl test` prints, in an
 // order that follows their times.
 var resetParts = regexp.MustCompile(`\((?:sandbox|namespaces) Ns, (?:sandbox|namespaces) (Ns)\)`)
+
+// TestLabTextLanguage: the learner reads the lab in the language labctl
+// speaks to them when the lab has a translation in it; lint reads the lab
+// as written.
+func TestLabTextLanguage(t *testing.T) {
+	isolate(t)
+	written, err := lab.Parse(builtInLab, labctl.DefaultLab())
+	if err != nil {
+		t.Fatal(err)
+	}
+	english := written.Translations["en"].Title
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"LANG": "en_US.UTF-8"}, english},
+		{map[string]string{"LANG": "C.UTF-8"}, written.Metadata.Title},
+		{map[string]string{"LANG": "ja_JP.UTF-8"}, written.Metadata.Title},
+		{map[string]string{"LANG": "en_US.UTF-8", "LABCTL_LANG": "ja"}, written.Metadata.Title},
+		{map[string]string{"LANG": "C.UTF-8", "LABCTL_LANG": "en"}, english},
+		{map[string]string{"LANG": "ko_KR.UTF-8"}, english}, // labctl speaks English to them, and so does the lab
+	} {
+		for _, k := range []string{"LANG", "LABCTL_LANG"} {
+			t.Setenv(k, tc.env[k])
+		}
+		g := &globals{cfg: newTestConfig("gitops-drift")}
+		l, _, _, _, err := g.loadLab()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Metadata.Title != tc.want {
+			t.Errorf("%v: title %q, want %q", tc.env, l.Metadata.Title, tc.want)
+		}
+		asWritten, _, _, _, err := g.loadLabAsWritten()
+		if err != nil || asWritten.Metadata.Title != written.Metadata.Title {
+			t.Errorf("%v: the lab as written has title %q (%v)", tc.env, asWritten.Metadata.Title, err)
+		}
+	}
+}

@@ -48,7 +48,7 @@ func runLint(g *globals, file string, strict bool) error {
 	if file != "" {
 		l, err = lab.Load(file)
 	} else {
-		l, _, source, dir, err = g.loadLab()
+		l, _, source, dir, err = g.loadLabAsWritten()
 	}
 	var problems lab.Errors
 	if errors.As(err, &problems) {

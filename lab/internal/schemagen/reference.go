@@ -144,10 +144,10 @@ func typeOf(n *node) string {
 }
 
 // fileOrder is the order in which a lab file's own keys are read.
-var fileOrder = []string{"metadata", "cluster", "access", "sandbox", "steps"}
+var fileOrder = []string{"metadata", "cluster", "access", "sandbox", "steps", "translations"}
 
 // refsOf lists the definitions n refers to, directly or through lists and
-// maps, in the order of its keys (a lab file's in fileOrder).
+// maps (their values' type), in the order of its keys (a lab file's in fileOrder).
 func refsOf(n *node) []string {
 	var out []string
 	var walk func(*node)
@@ -159,6 +159,11 @@ func refsOf(n *node) []string {
 			out = append(out, strings.TrimPrefix(n.Ref, "#/$defs/"))
 		}
 		walk(n.Items)
+		if m, ok := n.AdditionalProperties.(map[string]any); ok {
+			if ref, ok := m["$ref"].(string); ok {
+				walk(&node{Ref: ref})
+			}
+		}
 		keys := make([]string, 0, len(n.Properties))
 		for k := range n.Properties {
 			keys = append(keys, k)
