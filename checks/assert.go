@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 
@@ -41,7 +42,8 @@ func checkFieldAssert(ctx context.Context, env Env, fa *lab.FieldAssert, docs []
 }
 
 // checkAssert applies a to every selected value. Every set comparison must
-// hold for every value; the first that does not is the failure.
+// hold for every value (with a.Any, for one of them); the first that does
+// not is the failure.
 func checkAssert(ctx context.Context, env Env, a *lab.Assert, path string, sel []selected, where any) error {
 	if a.Exists != nil && !*a.Exists {
 		if len(sel) > 0 {
@@ -82,12 +84,25 @@ func checkAssert(ctx context.Context, env Env, a *lab.Assert, path string, sel [
 	default:
 		return fmt.Errorf("unknown type %q: use string, number, integer, boolean, object, array or null", a.Type)
 	}
+	var first error
 	for _, s := range sel {
-		if err := assertOne(a, ops, matches, notMatches, s, where); err != nil {
+		err := assertOne(a, ops, matches, notMatches, s, where)
+		switch {
+		case err == nil && a.Any:
+			return nil
+		case err != nil && !a.Any:
 			return err
+		case err != nil && first == nil:
+			first = err
 		}
 	}
-	return nil
+	if first != nil && len(sel) > 1 {
+		var f *failure
+		if errors.As(first, &f) {
+			return failf(msg.AssertNone, len(sel), path, where, f.text)
+		}
+	}
+	return first
 }
 
 func assertOne(a *lab.Assert, ops map[string]*operand, matches, notMatches *regexp.Regexp, s selected, where any) error {

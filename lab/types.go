@@ -378,6 +378,11 @@ type Assert struct {
 	LTE *Value `yaml:"lte" json:"lte,omitempty"`
 	// SubsetOf requires an object's entries all to appear in the given object.
 	SubsetOf *Value `yaml:"subsetOf" json:"subsetOf,omitempty"`
+	// Any makes the assertions hold for at least one of the values a path
+	// with [*] selects, instead of every one (e.g. data[*] equals a
+	// greeting: some key of the ConfigMap holds it, whatever other keys
+	// there are).
+	Any bool `yaml:"any" json:"any,omitempty"`
 }
 
 // GitCheck reads a repository with go-git. Every set field must hold.

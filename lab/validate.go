@@ -567,6 +567,9 @@ func (v *validator) fieldAssert(p string, f *FieldAssert) {
 			v.add(p+".subsetOf", "expected a mapping of the entries the object must contain")
 		}
 	}
+	if a.Any && a.Exists != nil && !*a.Exists {
+		v.add(p+".any", "any asks one of the values to hold, exists: false that there is none; keep one")
+	}
 }
 
 // value checks a reference's syntax; literals are always valid.

@@ -66,6 +66,7 @@ const (
 	FileNoProbe         Key = "file.noProbe"
 	AssertAbsent        Key = "assert.absent"
 	AssertNotFound      Key = "assert.notFound"
+	AssertNone          Key = "assert.none"
 	AssertType          Key = "assert.type"
 	AssertEquals        Key = "assert.equals"
 	AssertNotEquals     Key = "assert.notEquals"
@@ -211,6 +212,7 @@ var englishKeyed = map[Key]string{
 	FileNoProbe:         "%s must be written by the step's probe, which did not run in this round; `lab check` in the shell, or `labctl check`, runs it",
 	AssertAbsent:        "expected %s to be absent %s, found %s",
 	AssertNotFound:      "%s not found %s",
+	AssertNone:          "none of the %d values of %s %s holds; the first: %s",
 	AssertType:          "expected %s to be of type %s %s, found %s %s",
 	AssertEquals:        "expected %s = %s %s, found %s",
 	AssertNotEquals:     "expected %s != %s %s, found %s",
@@ -349,6 +351,7 @@ var japaneseKeyed = map[Key]string{
 	FileNoProbe:         "%s はこのステップのテスト実行で書かれるはずですが、今回のチェックではテスト実行をしていません。テスト実行は、コマンドのたびの自動のチェックではなく、手動でチェックしたときだけ行います",
 	AssertAbsent:        "%[2]s %[1]s は無いはずですが、%[3]s がありました",
 	AssertNotFound:      "%[2]s %[1]s が見つかりません",
+	AssertNone:          "%[3]s %[2]s の %[1]d 個の値のどれも当てはまりません (最初の値: %[4]s)",
 	AssertType:          "%[3]s %[1]s は%[2]sのはずですが、%[4]sの %[5]s でした",
 	AssertEquals:        "%[3]s %[1]s は %[2]s のはずですが、%[4]s でした",
 	AssertNotEquals:     "%[3]s %[1]s は %[2]s 以外のはずですが、%[4]s でした",
