@@ -121,6 +121,36 @@ func TestLabFunctionOutsideLabctlShell(t *testing.T) {
 	b.wait(t, "unknown command", 1)
 }
 
+// TestLabFunctionSpeaksTheLearnersLanguage: labctl shell sets LABCTL_LANG
+// to the language of its messages; the lab function's help and errors are
+// in it, and in English otherwise.
+func TestLabFunctionSpeaksTheLearnersLanguage(t *testing.T) {
+	for _, tc := range []struct {
+		env        []string
+		help, errs []string
+	}{
+		{[]string{"LABCTL_LANG=ja", "LANG=en_US.UTF-8"}, []string{"使い方: lab check", "今のステップの次のヒント"}, []string{"というコマンドはありません", "`labctl shell` の中でだけ使えます"}},
+		{[]string{"LANG=ja_JP.UTF-8"}, []string{"使い方: lab check"}, []string{"というコマンドはありません", "の中でだけ使えます"}},
+		{[]string{"LABCTL_LANG=en", "LANG=ja_JP.UTF-8"}, []string{"usage: lab check", "show the next hint"}, []string{"unknown command", "works only inside `labctl shell`"}},
+	} {
+		b := startBash(t, tc.env...)
+		b.send(t, "lab help; echo rc=$?\r")
+		out := b.wait(t, "rc=0", 1)
+		b.send(t, "lab frobnicate; lab check; echo rc=$?\r")
+		out2 := b.wait(t, "rc=2", 1)
+		for _, w := range tc.help {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: lab help does not say %q:\n%s", tc.env, w, out)
+			}
+		}
+		for _, w := range tc.errs {
+			if !strings.Contains(out2, w) {
+				t.Errorf("%v: lab's errors do not say %q:\n%s", tc.env, w, out2)
+			}
+		}
+	}
+}
+
 func TestLabFunctionRequestAndAcknowledgement(t *testing.T) {
 	b := startBash(t, "LABCTL_SHELL=1")
 	request := regexp.MustCompile("\x1b\\]7707;labctl;hint;(lab[0-9]+)\a")

@@ -41,6 +41,70 @@ for _labctl_map in emacs vi-insert vi-command; do
 done
 unset _labctl_map
 
+# _labctl_text KEY prints the lab function's words in the learner's
+# language: Japanese when LABCTL_LANG (which labctl shell sets to the
+# language of its own messages), else the locale, names it; else English.
+_labctl_text() {
+	local ja=
+	case ${LABCTL_LANG:-${LC_ALL:-${LC_MESSAGES:-${LANG:-}}}} in ja*) ja=1 ;; esac
+	case $1 in
+	usage)
+		if [ -n "$ja" ]; then
+			printf '使い方: lab check|hint|step|why|next|status\n'
+			printf '  check   今のステップのチェックをすぐに実行する\n'
+			printf '  hint    今のステップの次のヒントを表示する\n'
+			printf '  step    今のステップをもう一度表示する\n'
+			printf '  why     今のステップが大切な理由を表示する\n'
+			printf '  next    今のステップが終わっていれば次のステップへ進む\n'
+			printf '  status  ラボの進み具合を表示する\n'
+		else
+			printf 'usage: lab check|hint|step|why|next|status\n'
+			printf '  check   run the checks of the current step now\n'
+			printf '  hint    show the next hint of the current step\n'
+			printf '  step    show the current step again\n'
+			printf '  why     say why the current step matters\n'
+			printf '  next    move on when the current step is done\n'
+			printf '  status  show your progress in the lab\n'
+		fi
+		;;
+	unknown)
+		if [ -n "$ja" ]; then
+			printf 'lab: %q というコマンドはありません。lab check|hint|step|why|next|status のどれかを使ってください\n' "$2"
+		else
+			printf 'lab: unknown command %q; try: lab check|hint|step|why|next|status\n' "$2"
+		fi
+		;;
+	outside)
+		if [ -n "$ja" ]; then
+			printf 'lab: `labctl shell` の中でだけ使えます。自分のマシンで `labctl shell` を実行してください\n'
+		else
+			printf 'lab: works only inside `labctl shell`; run `labctl shell` on your machine\n'
+		fi
+		;;
+	no-tty)
+		if [ -n "$ja" ]; then
+			printf 'lab: `labctl shell` の端末が必要です\n'
+		else
+			printf 'lab: needs the terminal of `labctl shell`\n'
+		fi
+		;;
+	timeout)
+		if [ -n "$ja" ]; then
+			printf 'lab: 15 秒待っても labctl から応答がありません。もう一度試してください\n'
+		else
+			printf 'lab: no answer from labctl within 15 s; try again\n'
+		fi
+		;;
+	no-answer)
+		if [ -n "$ja" ]; then
+			printf 'lab: labctl から応答がありません\n'
+		else
+			printf 'lab: no answer from labctl\n'
+		fi
+		;;
+	esac
+}
+
 # lab check|hint|step|why|next|status: ask labctl, which answers on the
 # terminal and then acknowledges in-band; wait for that (at most 15 s) with
 # echo off so the acknowledgement never shows.
@@ -49,26 +113,20 @@ lab() {
 	case $verb in
 	check | hint | step | why | next | status) ;;
 	-h | --help | help)
-		printf 'usage: lab check|hint|step|why|next|status\n'
-		printf '  check   run the checks of the current step now\n'
-		printf '  hint    show the next hint of the current step\n'
-		printf '  step    show the current step again\n'
-		printf '  why     say why the current step matters\n'
-		printf '  next    move on when the current step is done\n'
-		printf '  status  show your progress in the lab\n'
+		_labctl_text usage
 		return 0
 		;;
 	*)
-		printf 'lab: unknown command %q; try: lab check|hint|step|why|next|status\n' "$verb" >&2
+		_labctl_text unknown "$verb" >&2
 		return 2
 		;;
 	esac
 	if [ "${LABCTL_SHELL:-}" != 1 ]; then
-		printf 'lab: works only inside `labctl shell`; run `labctl shell` on your machine\n' >&2
+		_labctl_text outside >&2
 		return 2
 	fi
 	if ! { : </dev/tty; } 2>/dev/null; then
-		printf 'lab: needs the terminal of `labctl shell`\n' >&2
+		_labctl_text no-tty >&2
 		return 2
 	fi
 	local nonce="lab$RANDOM$RANDOM" reply= saved rc=0 oldtrap
@@ -85,9 +143,9 @@ lab() {
 	*"$nonce") return 0 ;;
 	esac
 	if [ "$rc" -gt 128 ]; then
-		printf 'lab: no answer from labctl within 15 s; try again\n' >&2
+		_labctl_text timeout >&2
 	else
-		printf 'lab: no answer from labctl\n' >&2
+		_labctl_text no-answer >&2
 	fi
 	return 1
 }

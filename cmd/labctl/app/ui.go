@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/internal/web"
 	"github.com/labctl/labctl/internal/web/assets"
@@ -239,10 +240,11 @@ func (u uiSandbox) OpenShell(ctx context.Context, term string, rows, cols uint) 
 }
 
 // shellOptions are the learner's login shell as `labctl shell` and the
-// page's terminals start it.
+// page's terminals start it. LABCTL_LANG tells the in-sandbox lab function
+// the language labctl speaks to the learner.
 func shellOptions(l *lab.Lab, term string, rows, cols uint) docker.ShellOptions {
 	return docker.ShellOptions{
-		Env:     []string{"LABCTL_SHELL=1", "TERM=" + term, "HOME=/root"},
+		Env:     []string{"LABCTL_SHELL=1", "TERM=" + term, "HOME=/root", msg.EnvLang + "=" + string(labCatalog(l).Lang)},
 		WorkDir: l.Sandbox.WorkDir,
 		Rows:    rows,
 		Cols:    cols,
