@@ -155,7 +155,7 @@ func newRoot(s Streams, env environment) (*cobra.Command, *globals) {
 	fl.BoolP("verbose", "v", false, "print more detail")
 	fl.BoolP("quiet", "q", false, "print only results and errors")
 	fl.Bool("no-color", false, "never use colour (NO_COLOR is honoured too)")
-	fl.String("lang", "", "the `LANGUAGE` of labctl's messages, ja or en, whatever the locale (LABCTL_LANG)")
+	fl.String("lang", "", "the `LANGUAGE` of labctl's messages and of the lab's texts when it has them in it, ja or en, whatever the locale (LABCTL_LANG)")
 
 	cmd.AddCommand(
 		newVersionCommand(g),
