@@ -100,7 +100,7 @@ func checkAudit(ctx context.Context, env Env, ac *lab.AuditCheck) error {
 		if env.Audit.lost(since) {
 			// Enough writes rotate the log: what they pushed out cannot
 			// be shown absent.
-			return fmt.Errorf("the API server's audit log was rotated after the step started (its oldest request kept is from %s), so no %s cannot be shown: the requests before it are gone", clock(env.Audit.oldest), desc)
+			return fmt.Errorf("the API server's audit log was rotated after the step started (its oldest request kept is from %s), so no %s cannot be shown: the requests before it are gone", env.Audit.oldest.UTC().Format("15:04:05 UTC"), desc)
 		}
 		return nil
 	}
@@ -167,4 +167,4 @@ func checkRequestBody(ctx context.Context, env Env, ra *lab.RequestAssert, r *au
 }
 
 // clock shows a time of the log.
-func clock(t time.Time) string { return t.UTC().Format("15:04:05 UTC") }
+func clock(t time.Time) msg.Clock { return msg.TimeOfDay(t) }

@@ -432,3 +432,31 @@ func TestAuditDryRunSelector(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditTimesOnTheLearnersClock: the times a message shows are in the
+// zone the host sent with the request, with its name; UTC without one.
+func TestAuditTimesOnTheLearnersClock(t *testing.T) {
+	ac := &lab.AuditCheck{AuditSelector: scaleSel}
+	dir := auditDir(t, nil)
+	for _, tc := range []struct {
+		zone *Zone
+		want string
+	}{
+		{&Zone{Name: "JST", Offset: 9 * 3600}, "19:00:00 JST"},
+		{&Zone{Name: "", Offset: -5 * 3600}, "05:00:00 -0500"},
+		{&Zone{Name: "\x1b[31m", Offset: 3600}, "11:00:00 +0100"}, // a name that is not a zone's is dropped
+		{&Zone{Name: "BAD", Offset: 90000}, "10:00:00 UTC"},       // no zone is a day away
+		{nil, "10:00:00 UTC"},
+	} {
+		req := Request{Zone: tc.zone}
+		env, err := req.env()
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Audit = &AuditSource{Dir: dir, Since: map[*lab.AuditCheck]time.Time{ac: t0}}
+		r := runOne(context.Background(), env, lab.Check{Name: "scaled", Audit: ac})
+		if r.Status != Fail || !strings.Contains(r.Message, tc.want) {
+			t.Errorf("zone %+v: %s %q, want the time %s", tc.zone, r.Status, r.Message, tc.want)
+		}
+	}
+}

@@ -65,6 +65,9 @@ type Env struct {
 	Audit *AuditSource
 	// Lang is the language of the results' messages; "" means English.
 	Lang msg.Lang
+	// Zone is the learner's time zone, for the times messages show; nil
+	// is UTC.
+	Zone *time.Location
 	// ProbeStart is when the step's probe started; zero when no probe ran.
 	ProbeStart time.Time
 	// ReachImage is the image reach checks start their Pods from, present
@@ -134,6 +137,7 @@ func checkTimeout(c lab.Check) time.Duration {
 func runOne(ctx context.Context, env Env, c lab.Check) Result {
 	timeout := checkTimeout(c)
 	cat := msg.New(env.Lang)
+	cat.Zone = env.Zone
 	start := env.now()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

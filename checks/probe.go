@@ -20,9 +20,9 @@ func checkWrittenDuringProbe(env Env, shown string, fi fs.FileInfo) error {
 	// No run writes a file in the future: a modification time set ahead by
 	// hand (touch -d) would otherwise pass as written by every probe.
 	if now := env.now(); fi.ModTime().After(now.Add(time.Second)) {
-		return failf(msg.FileModifiedLater, shown, fi.ModTime().UTC().Format(time.DateTime+" MST"), now.UTC().Format(time.DateTime+" MST"))
+		return failf(msg.FileModifiedLater, shown, msg.DateTime(fi.ModTime()), msg.DateTime(now))
 	}
 	return nil
 }
 
-func stamp(t time.Time) string { return t.UTC().Format("15:04:05.000 MST") }
+func stamp(t time.Time) msg.Clock { return msg.TimeOfDayMilli(t) }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -32,6 +33,10 @@ type Request struct {
 	// Lang is the language of the results' messages (en or ja, as
 	// msg.Choose picks it on the host); empty means English.
 	Lang msg.Lang `json:"lang,omitempty"`
+	// Zone is the host's time zone when it asked (its name and offset
+	// east of UTC in seconds): messages show times on the learner's clock.
+	// Nil is UTC.
+	Zone *Zone `json:"zone,omitempty"`
 	// ProbeStart, when set, is when the step's probe started (the host's
 	// clock, which the sandbox's files share): writtenDuringProbe file
 	// checks compare modification times with it.
@@ -45,6 +50,30 @@ type Request struct {
 	// only the requests after it; a missing or zero time is the whole log.
 	Since  []time.Time `json:"since,omitempty"`
 	Checks []lab.Check `json:"checks"`
+}
+
+// Zone is a time zone as the host names it at one moment.
+type Zone struct {
+	Name   string `json:"name"`
+	Offset int    `json:"offset"`
+}
+
+// LocalZone is the host's zone now.
+func LocalZone() *Zone {
+	name, offset := time.Now().Zone()
+	return &Zone{Name: name, Offset: offset}
+}
+
+// location is z as a fixed zone; nil for nil, or an offset beyond a day.
+func (z *Zone) location() *time.Location {
+	if z == nil || z.Offset <= -86400 || z.Offset >= 86400 {
+		return nil
+	}
+	name := z.Name
+	if len(name) > 16 || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r > '~' }) {
+		name = ""
+	}
+	return time.FixedZone(name, z.Offset)
 }
 
 // KubeCredentials are the grader's: the API server, a bearer token and the
@@ -116,7 +145,7 @@ func (r Request) env() (Env, error) {
 			return Env{}, fmt.Errorf("check request: area %q is not an absolute path", a)
 		}
 	}
-	env := Env{Root: root, Now: time.Now, Areas: r.Areas, Lang: r.Lang}
+	env := Env{Root: root, Now: time.Now, Areas: r.Areas, Lang: r.Lang, Zone: r.Zone.location()}
 	if r.ProbeStart != nil {
 		env.ProbeStart = *r.ProbeStart
 	}

@@ -16,7 +16,10 @@
 // shown as written; this catalogue only covers labctl's own words.
 package msg
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Lang is a language this catalogue has texts in.
 type Lang string
@@ -89,6 +92,9 @@ func isJapanese(tag string) bool {
 // language.
 type Catalog struct {
 	Lang Lang
+	// Zone is where the learner's clock is: the times a message shows
+	// (Clock) are in it; nil is UTC.
+	Zone *time.Location
 
 	// Checking: step number, step count, step title.
 	Checking string

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Key names one keyed text of the catalogue: a message of the checks, put
@@ -29,6 +30,22 @@ func (t Text) String() string { return New(English).Render(t) }
 // they are, quoted in every language but English so the reader sees where
 // labctl's words stop and the tool's begin.
 type Detail string
+
+// Clock is a moment a message shows on the learner's clock: in the
+// catalogue's Zone, with the zone's name, in Layout.
+type Clock struct {
+	T      time.Time
+	Layout string
+}
+
+// TimeOfDay shows t as 15:04:05 and the zone.
+func TimeOfDay(t time.Time) Clock { return Clock{t, "15:04:05 MST"} }
+
+// TimeOfDayMilli shows t to the millisecond.
+func TimeOfDayMilli(t time.Time) Clock { return Clock{t, "15:04:05.000 MST"} }
+
+// DateTime shows t with its date.
+func DateTime(t time.Time) Clock { return Clock{t, time.DateTime + " MST"} }
 
 // Script is the name of a Unicode script (Latin, Hangul, …) as a lab
 // writes it; it is shown in the reader's language when the catalogue knows
@@ -69,6 +86,12 @@ func (c *Catalog) renderArg(a any) any {
 			return string(v)
 		}
 		return strconv.Quote(string(v))
+	case Clock:
+		zone := c.Zone
+		if zone == nil {
+			zone = time.UTC
+		}
+		return v.T.In(zone).Format(v.Layout)
 	case Script:
 		if name, ok := scriptNames[c.Lang][string(v)]; ok {
 			return name
