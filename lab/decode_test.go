@@ -64,7 +64,7 @@ func TestDecodeErrors(t *testing.T) {
 		name: "boolean written as yes",
 		src: header + `      - name: c1
         file:
-          path: /x
+          path: /root/x
           exists: "yes"
 `,
 		want: []string{`t.yaml:14:19: steps[0].checks[0].file.exists: expected a boolean, found "yes"`},
@@ -72,7 +72,7 @@ func TestDecodeErrors(t *testing.T) {
 		name: "unknown field with a close name",
 		src: header + `      - name: c1
         file:
-          path: /x
+          path: /root/x
           exist: true
 `,
 		want: []string{`t.yaml:14:11: steps[0].checks[0].file.exist: unknown field; did you mean "exists"?`},
@@ -84,7 +84,7 @@ metadata:
   name: t
   colour: red
 ` + header[len("apiVersion: labctl.dev/v1alpha1\nkind: Lab\nmetadata:\n  name: t\n"):] + `      - name: c1
-        file: {path: /x}
+        file: {path: /root/x}
 `,
 		want: []string{`t.yaml:5:3: metadata.colour: unknown field; metadata takes name, title, language, version, goal, why`},
 	}, {
@@ -94,7 +94,7 @@ metadata:
         points: two
         optional: 1
         file:
-          path: /x
+          path: /root/x
           lines: {min: 1.5}
           contains: foo
           equals: {ref: 3}
@@ -113,7 +113,7 @@ metadata:
 		name: "bad duration",
 		src: header + `      - name: c1
         timeout: ten seconds
-        file: {path: /x}
+        file: {path: /root/x}
 `,
 		want: []string{`t.yaml:12:18: steps[0].checks[0].timeout: expected a duration such as "10s" or "1m30s", found "ten seconds"`},
 	}, {
@@ -137,9 +137,9 @@ metadata:
 	}, {
 		name: "duplicate key",
 		src: header + `      - name: c1
-        git: {repo: /r, clean: true, clean: false}
+        git: {repo: /root/r, clean: true, clean: false}
 `,
-		want: []string{`t.yaml:12:38: steps[0].checks[0].git.clean: "clean" is set twice (first at line 12); remove one`},
+		want: []string{`t.yaml:12:43: steps[0].checks[0].git.clean: "clean" is set twice (first at line 12); remove one`},
 	}, {
 		name: "too large for an int",
 		src: header + `      - name: c1
@@ -149,15 +149,15 @@ metadata:
 	}, {
 		name: "non-finite number",
 		src: header + `      - name: c1
-        file: {path: /x, script: {name: Han, min: .nan}}
+        file: {path: /root/x, script: {name: Han, min: .nan}}
 `,
-		want: []string{`t.yaml:12:51: steps[0].checks[0].file.script.min: expected a finite number, found the number .nan`},
+		want: []string{`t.yaml:12:56: steps[0].checks[0].file.script.min: expected a finite number, found the number .nan`},
 	}, {
 		name: "non-finite number in a value",
 		src: header + `      - name: c1
-        file: {path: /x, field: {path: a, equals: [1, .inf]}}
+        file: {path: /root/x, field: {path: a, equals: [1, .inf]}}
 `,
-		want: []string{`t.yaml:12:55: steps[0].checks[0].file.field.equals[1]: expected a finite number, found the number .inf`},
+		want: []string{`t.yaml:12:60: steps[0].checks[0].file.field.equals[1]: expected a finite number, found the number .inf`},
 	}, {
 		name: "custom tag",
 		src: header + `      - name: c1
@@ -190,14 +190,14 @@ metadata:
 	}, {
 		name: "several documents",
 		src: header + `      - name: c1
-        file: {path: /x}
+        file: {path: /root/x}
 ---
 apiVersion: labctl.dev/v1alpha1
 `,
 		want: []string{`t.yaml:13:1: a lab file holds one document; remove this --- and what follows, or move it to another file`},
 	}, {
 		name: "several documents after an empty one",
-		src:  "---\n" + header + "      - name: c1\n        file: {path: /x}\n---\n---\nkind: Lab\n",
+		src:  "---\n" + header + "      - name: c1\n        file: {path: /root/x}\n---\n---\nkind: Lab\n",
 		want: []string{`t.yaml:15:1: a lab file holds one document; remove this --- and what follows, or move it to another file`},
 	}, {
 		name: "YAML syntax error",
@@ -219,7 +219,7 @@ apiVersion: labctl.dev/v1alpha1
 		name: "merge of a scalar",
 		src: header + `      - name: c1
         <<: 3
-        file: {path: /x}
+        file: {path: /root/x}
 `,
 		want: []string{`t.yaml:12:13: steps[0].checks[0]: a merge (<<) takes a mapping or a list of mappings, found the number 3`},
 	}, {
@@ -255,7 +255,7 @@ func TestDecodeAcceptsYAMLFeatures(t *testing.T) {
         timeout: 1m30s
         points: 3
         file:
-          path: /x
+          path: /root/x
           field:
             path: a
             equals: {replicas: 3, ratio: 0.5, on: true, names: [a, b], none: null}
@@ -280,7 +280,7 @@ func TestDecodeAcceptsYAMLFeatures(t *testing.T) {
 	if c1.Timeout.Seconds() != 90 || c1.Points != 3 {
 		t.Errorf("c1 timeout %v points %d, want 1m30s and 3", c1.Timeout, c1.Points)
 	}
-	if c2.Name != "c2" || c2.Points != 3 || c2.File == nil || c2.File.Path != "/x" {
+	if c2.Name != "c2" || c2.Points != 3 || c2.File == nil || c2.File.Path != "/root/x" {
 		t.Errorf("merge key: c2 = %+v, want c1's fields under the name c2", c2)
 	}
 	eq, ok := c1.File.Field.Equals.Literal.(map[string]any)
@@ -310,13 +310,13 @@ func TestDecodeValueRefOrLiteral(t *testing.T) {
 		wantRef string
 		wantLit any
 	}{
-		{`{ref: "file:/a#b"}`, "file:/a#b", nil},
+		{`{ref: "file:/root/a#b"}`, "file:/root/a#b", nil},
 		{`"ref"`, "", "ref"},
 		{`{ref: x, other: y}`, "", map[string]any{"ref": "x", "other": "y"}},
 		{`3`, "", 3},
 	}
 	for _, tt := range tests {
-		src := header + "      - name: c1\n        file: {path: /x, field: {path: a, equals: " + tt.yaml + "}}\n"
+		src := header + "      - name: c1\n        file: {path: /root/x, field: {path: a, equals: " + tt.yaml + "}}\n"
 		l, err := Parse("t.yaml", []byte(src))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.yaml, err)
@@ -338,7 +338,7 @@ func TestDecodeValueRefOrLiteral(t *testing.T) {
 
 func TestAliasExpansionIsBounded(t *testing.T) {
 	var b strings.Builder
-	b.WriteString(header + "      - name: c1\n        file:\n          path: /x\n          field:\n            path: a\n            equals:\n              l0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	b.WriteString(header + "      - name: c1\n        file:\n          path: /root/x\n          field:\n            path: a\n            equals:\n              l0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
 	for i := 1; i < 9; i++ {
 		prev := "*a" + string(rune('0'+i-1))
 		b.WriteString("              l" + string(rune('0'+i)) + ": &a" + string(rune('0'+i)) + " [" + strings.Repeat(prev+", ", 9) + prev + "]\n")
@@ -352,11 +352,11 @@ func TestAliasExpansionIsBounded(t *testing.T) {
 func TestValueReachedThroughAliasesReportedOnce(t *testing.T) {
 	src := header + `      - name: c1
         file:
-          path: /x
+          path: /root/x
           contains: &bad [[1]]
       - name: c2
         file:
-          path: /y
+          path: /root/y
           contains: *bad
 `
 	assertProblems(t, src,
@@ -377,7 +377,7 @@ func TestAliasBombOfBadValuesIsBounded(t *testing.T) {
 }
 
 func TestTrailingDocumentSeparatorIsAccepted(t *testing.T) {
-	src := "---\n" + header + "      - name: c1\n        file: {path: /x}\n---\n"
+	src := "---\n" + header + "      - name: c1\n        file: {path: /root/x}\n---\n"
 	if _, err := Parse("t.yaml", []byte(src)); err != nil {
 		t.Fatalf("a trailing --- is reported: %v", err)
 	}

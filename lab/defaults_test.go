@@ -7,9 +7,9 @@ import (
 
 func TestDefaults(t *testing.T) {
 	src := header + `      - name: f
-        file: {path: /x, field: {path: a}}
+        file: {path: /root/x, field: {path: a}}
       - name: g
-        git: {repo: /r, message: {matches: x}, field: {file: a.yaml, path: a}}
+        git: {repo: /root/r, message: {matches: x}, field: {file: a.yaml, path: a}}
       - name: k
         kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a}}
       - name: c
@@ -72,9 +72,9 @@ steps:
       - name: f
         timeout: 2s
         points: 5
-        file: {path: /x, exists: false}
+        file: {path: /root/x, exists: false}
       - name: g
-        git: {repo: /r, exists: false, message: {which: all}}
+        git: {repo: /root/r, exists: false, message: {which: all}}
       - name: k
         kube: {apiVersion: v1, kind: Pod, name: p, exists: false}
       - name: c

@@ -21,7 +21,7 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(data)
 	}
-	f.Add([]byte(header + "      - {name: c, file: {path: /x, field: {path: 'a[*].b', equals: {ref: 'kube:v1/Pod/ns/p#a'}}}}\n"))
+	f.Add([]byte(header + "      - {name: c, file: {path: /root/x, field: {path: 'a[*].b', equals: {ref: 'kube:v1/Pod/ns/p#a'}}}}\n"))
 	f.Add([]byte("a: &x [*x]\n"))
 	f.Add([]byte("<<: {apiVersion: x}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

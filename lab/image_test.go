@@ -10,7 +10,7 @@ import (
 
 // imagesLab is a valid lab with one placeholder, %s, for the items of
 // cluster.images.
-const imagesLab = header + "      - {name: c, file: {path: /x}}\ncluster:\n  images:\n%s"
+const imagesLab = header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  images:\n%s"
 
 func TestImageNameRules(t *testing.T) {
 	good := []string{

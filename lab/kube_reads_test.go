@@ -54,7 +54,7 @@ func TestKubeReads(t *testing.T) {
 }
 
 func TestKubeReadsNone(t *testing.T) {
-	l, err := Parse("t.yaml", []byte(header+"      - {name: c, file: {path: /x, equals: {ref: 'file:/y'}}}\n"))
+	l, err := Parse("t.yaml", []byte(header+"      - {name: c, file: {path: /root/x, equals: {ref: 'file:/root/y'}}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 // learner would be their admin and reset would empty them.
 func TestSystemNamespacesAreNoLabs(t *testing.T) {
 	for _, ns := range []string{"kube-system", "kube-public", "kube-node-lease", "default", "labctl-system", "labctl-probe", "local-path-storage", "kube-anything", "labctl-x"} {
-		src := header + "      - {name: c, file: {path: /x}}\ncluster: {namespaces: [work, " + ns + "]}\n"
+		src := header + "      - {name: c, file: {path: /root/x}}\ncluster: {namespaces: [work, " + ns + "]}\n"
 		got := problems(t, src)
 		want := `cluster.namespaces[1]: "` + ns + `" is `
 		if len(got) != 1 || !strings.Contains(got[0], want) || !strings.Contains(got[0], "give the lab a namespace of its own, such as lab") {
@@ -17,7 +17,7 @@ func TestSystemNamespacesAreNoLabs(t *testing.T) {
 		}
 	}
 	for _, ns := range []string{"work", "kubex", "system", "labctl"} {
-		src := header + "      - {name: c, file: {path: /x}}\ncluster: {namespaces: [" + ns + "]}\n"
+		src := header + "      - {name: c, file: {path: /root/x}}\ncluster: {namespaces: [" + ns + "]}\n"
 		if _, err := Parse("lab.yaml", []byte(src)); err != nil {
 			t.Errorf("namespace %s refused: %v", ns, err)
 		}
@@ -53,7 +53,7 @@ func TestRisks(t *testing.T) {
 			[]string{"access.rules[0]: update namespaces (core)"}},
 	}
 	for _, tt := range tests {
-		l, err := Parse("lab.yaml", []byte(header+"      - {name: c, file: {path: /x}}\n"+tt.yaml))
+		l, err := Parse("lab.yaml", []byte(header+"      - {name: c, file: {path: /root/x}}\n"+tt.yaml))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -85,7 +85,7 @@ func TestBuiltInLabsHaveNoRisks(t *testing.T) {
 
 // Lint warns about every risk, each at its field.
 func TestLintWarnsAboutRisks(t *testing.T) {
-	src := header + "      - {name: c, file: {path: /x}}\n" +
+	src := header + "      - {name: c, file: {path: /root/x}}\n" +
 		"cluster: {nodeImage: 'evil/node:1'}\n" +
 		"sandbox: {image: 'evil/sandbox:1'}\n" +
 		"access: {clusterRules: [{apiGroups: [''], resources: [pods], verbs: [create]}]}\n"
@@ -112,12 +112,12 @@ func TestOwnImagesAreReferences(t *testing.T) {
 		{"cluster: {nodeImage: 'Node:1'}\n", `cluster.nodeImage: "Node:1" is not an image reference`},
 		{"cluster: {nodeImage: 'kindest/node:v1@sha256:xyz'}\n", `the digest "sha256:xyz" is not`},
 	} {
-		got := problems(t, header+"      - {name: c, file: {path: /x}}\n"+tt.yaml)
+		got := problems(t, header+"      - {name: c, file: {path: /root/x}}\n"+tt.yaml)
 		if len(got) != 1 || !strings.Contains(got[0], tt.want) {
 			t.Errorf("%s: problems %q, want %q", tt.yaml, got, tt.want)
 		}
 	}
-	src := header + "      - {name: c, file: {path: /x}}\ncluster: {nodeImage: 'kindest/node:v1.37.0@sha256:" + strings.Repeat("a", 64) + "'}\nsandbox: {image: 'localhost:5000/sb:2'}\n"
+	src := header + "      - {name: c, file: {path: /root/x}}\ncluster: {nodeImage: 'kindest/node:v1.37.0@sha256:" + strings.Repeat("a", 64) + "'}\nsandbox: {image: 'localhost:5000/sb:2'}\n"
 	if _, err := Parse("lab.yaml", []byte(src)); err != nil {
 		t.Error(err)
 	}
@@ -126,7 +126,7 @@ func TestOwnImagesAreReferences(t *testing.T) {
 // A lab's probe scripts are listed as what they are: the lab's, in a
 // container of their own, admin of the lab's namespaces and no more.
 func TestPowersListProbeScripts(t *testing.T) {
-	src := header + "      - {name: c, file: {path: /x}}\n    probe: {setup: kubectl scale, run: /root/s.sh, restore: kubectl scale}\ncluster: {namespaces: [work]}\n"
+	src := header + "      - {name: c, file: {path: /root/x}}\n    probe: {setup: kubectl scale, run: /root/s.sh, restore: kubectl scale}\ncluster: {namespaces: [work]}\n"
 	l, err := Parse("lab.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)

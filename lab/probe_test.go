@@ -40,10 +40,10 @@ func TestProbeValidation(t *testing.T) {
 		{"run missing", probeLab(probeChecks, "    probe: {setup: x}\n"), "steps[0].probe.run: missing"},
 		{"negative timeout", probeLab(probeChecks, "    probe: {run: x, timeout: -1s}\n"), "steps[0].probe.timeout: -1s must be positive"},
 		{"unknown need", probeLab(probeChecks, "    probe: {run: x, needs: [nope]}\n"), `steps[0].probe.needs[0]: step "s1" has no check "nope"`},
-		{"check named probe", probeLab(probeChecks+"      - {name: probe, file: {path: /x}}\n", "    probe: {run: x}\n"), `reports the probe's run as "probe"`},
+		{"check named probe", probeLab(probeChecks+"      - {name: probe, file: {path: /root/x}}\n", "    probe: {run: x}\n"), `reports the probe's run as "probe"`},
 		{"writtenDuringProbe without a probe", probeLab(probeChecks, ""), "steps[0].checks[1].file.writtenDuringProbe: step \"s1\" has no probe"},
 		{"duringProbe without a probe", probeLab("      - {name: a, audit: {resource: deployments, duringProbe: true}}\n", ""), "steps[0].checks[0].audit.duringProbe: step \"s1\" has no probe"},
-		{"mistake names probe without one", probeLab("      - {name: c, file: {path: /x}}\n", "    mistakes:\n      - {name: m, script: x, fails: [probe]}\n"), `step "s1" has no check "probe"`},
+		{"mistake names probe without one", probeLab("      - {name: c, file: {path: /root/x}}\n", "    mistakes:\n      - {name: m, script: x, fails: [probe]}\n"), `step "s1" has no check "probe"`},
 		{"alternative without script", probeLab(probeChecks, "    probe: {run: x}\n    alternatives:\n      - {name: a}\n"), "steps[0].alternatives[0].script: missing"},
 		{"alternatives with one name", probeLab(probeChecks, "    probe: {run: x}\n    alternatives:\n      - {name: a, script: x}\n      - {name: a, script: y}\n"), `alternative name "a" is used twice`},
 	}

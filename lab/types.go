@@ -306,7 +306,9 @@ type Check struct {
 // FileCheck asserts things about one path in the sandbox. Every set field
 // must hold.
 type FileCheck struct {
-	// Path is absolute.
+	// Path is absolute, in the learner's home (/root) or the lab's
+	// fixtures: the grader sees nothing else of the sandbox (a file
+	// elsewhere needs a command check, which the learner can tamper with).
 	Path string `yaml:"path" json:"path"`
 	// Exists: true (default) requires the path, false requires its absence.
 	Exists *bool `yaml:"exists" json:"exists,omitempty"`
@@ -387,7 +389,8 @@ type Assert struct {
 
 // GitCheck reads a repository with go-git. Every set field must hold.
 type GitCheck struct {
-	// Repo is the absolute path of the work tree.
+	// Repo is the absolute path of the work tree, in the learner's home
+	// (/root) or the lab's fixtures.
 	Repo string `yaml:"repo" json:"repo"`
 	// Exists: true (default) requires a repository at Repo, false its absence.
 	Exists *bool `yaml:"exists" json:"exists,omitempty"`

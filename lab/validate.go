@@ -48,6 +48,8 @@ type validator struct {
 	labDir string
 	// labCluster is the lab's, which some checks must fit.
 	labCluster *Cluster
+	// lab is the lab being validated.
+	lab *Lab
 }
 
 func (v *validator) add(p, format string, args ...any) {
@@ -89,7 +91,7 @@ func (l *Lab) validate() Errors { return l.validateIn("") }
 // validateIn is validate for a lab whose file is in labDir; "" is a lab
 // that is not on disk, whose images' build directories are not looked for.
 func (l *Lab) validateIn(labDir string) Errors {
-	v := &validator{src: l.src, labDir: labDir, labCluster: &l.Cluster}
+	v := &validator{src: l.src, labDir: labDir, labCluster: &l.Cluster, lab: l}
 	switch l.APIVersion {
 	case APIVersion:
 	case "":
@@ -267,6 +269,13 @@ func (v *validator) step(p string, s *Step) {
 		c := &s.Checks[i]
 		v.uniqueName(cp+".name", "check", c.Name, checks)
 		v.check(cp, c)
+		for _, at := range slices.Sorted(maps.Keys(sandboxReads(cp, c))) {
+			if read := sandboxReads(cp, c)[at]; strings.HasPrefix(read, "/") && !v.lab.graderSees(read) {
+				v.add(at, "%s is neither in the learner's home (%s) nor in the lab's fixtures (%s): the grader reads only those of the sandbox, "+
+					"so a check there would read something else; keep the learner's work under %s (or use a command check, which the learner can tamper with)",
+					read, HomeDir, v.lab.Sandbox.Fixtures, HomeDir)
+			}
+		}
 	}
 	mistakes := map[string]string{}
 	for i, m := range s.Mistakes {

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -18,157 +19,157 @@ func TestValidateRules(t *testing.T) {
 		name, bad, good, want string
 	}{{
 		name: "apiVersion",
-		bad:  strings.Replace(header, "labctl.dev/v1alpha1", "labctl.dev/v1 #!", 1) + "      - {name: c, file: {path: /x}}\n",
-		good: header + "      - {name: c, file: {path: /x}}\n",
+		bad:  strings.Replace(header, "labctl.dev/v1alpha1", "labctl.dev/v1 #!", 1) + "      - {name: c, file: {path: /root/x}}\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\n",
 		want: `apiVersion: "labctl.dev/v1" is not supported`,
 	}, {
 		name: "apiVersion missing",
-		bad:  strings.Replace(header, "apiVersion: labctl.dev/v1alpha1\nkind: Lab\n", "kind: Lab #!\n", 1) + "      - {name: c, file: {path: /x}}\n",
-		good: header + "      - {name: c, file: {path: /x}}\n",
+		bad:  strings.Replace(header, "apiVersion: labctl.dev/v1alpha1\nkind: Lab\n", "kind: Lab #!\n", 1) + "      - {name: c, file: {path: /root/x}}\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\n",
 		want: `apiVersion: missing; a lab file starts with apiVersion: labctl.dev/v1alpha1`,
 	}, {
 		name: "kind",
-		bad:  strings.Replace(header, "kind: Lab", "kind: Cluster #!", 1) + "      - {name: c, file: {path: /x}}\n",
-		good: header + "      - {name: c, file: {path: /x}}\n",
+		bad:  strings.Replace(header, "kind: Lab", "kind: Cluster #!", 1) + "      - {name: c, file: {path: /root/x}}\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\n",
 		want: `kind: "Cluster" is not a lab`,
 	}, {
 		name: "metadata.name too long",
-		bad:  strings.Replace(header, "name: t\n", "name: "+strings.Repeat("a", 41)+" #!\n", 1) + "      - {name: c, file: {path: /x}}\n",
-		good: strings.Replace(header, "name: t\n", "name: "+strings.Repeat("a", 40)+"\n", 1) + "      - {name: c, file: {path: /x}}\n",
+		bad:  strings.Replace(header, "name: t\n", "name: "+strings.Repeat("a", 41)+" #!\n", 1) + "      - {name: c, file: {path: /root/x}}\n",
+		good: strings.Replace(header, "name: t\n", "name: "+strings.Repeat("a", 40)+"\n", 1) + "      - {name: c, file: {path: /root/x}}\n",
 		want: `metadata.name: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" is 41 characters; use at most 40`,
 	}, {
 		name: "metadata.name not a DNS label",
-		bad:  strings.Replace(header, "name: t\n", "name: -lab #!\n", 1) + "      - {name: c, file: {path: /x}}\n",
-		good: strings.Replace(header, "name: t\n", "name: lab-1\n", 1) + "      - {name: c, file: {path: /x}}\n",
+		bad:  strings.Replace(header, "name: t\n", "name: -lab #!\n", 1) + "      - {name: c, file: {path: /root/x}}\n",
+		good: strings.Replace(header, "name: t\n", "name: lab-1\n", 1) + "      - {name: c, file: {path: /root/x}}\n",
 		want: `metadata.name: "-lab" is not a DNS label`,
 	}, {
 		name: "metadata.language",
-		bad:  strings.Replace(header, "name: t\n", "name: t\n  language: english language #!\n", 1) + "      - {name: c, file: {path: /x}}\n",
-		good: strings.Replace(header, "name: t\n", "name: t\n  language: pt-BR\n", 1) + "      - {name: c, file: {path: /x}}\n",
+		bad:  strings.Replace(header, "name: t\n", "name: t\n  language: english language #!\n", 1) + "      - {name: c, file: {path: /root/x}}\n",
+		good: strings.Replace(header, "name: t\n", "name: t\n  language: pt-BR\n", 1) + "      - {name: c, file: {path: /root/x}}\n",
 		want: `metadata.language: "english language" is not a BCP 47 language tag`,
 	}, {
 		name: "cluster.provider",
-		bad:  header + "      - {name: c, file: {path: /x}}\ncluster: {provider: k3d} #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\ncluster: {provider: kind}\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster: {provider: k3d} #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster: {provider: kind}\n",
 		want: `cluster.provider: "k3d" is not supported; the only provider is "kind"`,
 	}, {
 		name: "cluster.podSecurity",
-		bad:  header + "      - {name: c, file: {path: /x}}\ncluster: {podSecurity: none} #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\ncluster: {podSecurity: restricted}\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster: {podSecurity: none} #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster: {podSecurity: restricted}\n",
 		want: `cluster.podSecurity: "none" is not a Pod Security Standard; use baseline (the default), restricted or privileged`,
 	}, {
 		name: "cluster.workloads",
-		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  workloads: Run #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  workloads: declare\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  workloads: Run #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  workloads: declare\n",
 		want: `cluster.workloads: "Run" is not a workloads mode; use run (the default: the lab's Pods must run) or declare`,
 	}, {
 		name: "too many workers",
-		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers: [{}, {}, {}, {}, {}] #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers: [{}, {}, {}, {}]\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  workers: [{}, {}, {}, {}, {}] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  workers: [{}, {}, {}, {}]\n",
 		want: `cluster.workers: 5 workers is more than 4`,
 	}, {
 		name: "worker label key",
-		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers:\n  - labels: {\"zone a\": x} #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers:\n  - labels: {zone: a, example.com/disk: ssd}\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  workers:\n  - labels: {\"zone a\": x} #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  workers:\n  - labels: {zone: a, example.com/disk: ssd}\n",
 		want: `cluster.workers[0].labels: "zone a" is not a label key`,
 	}, {
 		name: "worker label the cluster sets",
-		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers:\n  - labels: {node-role.kubernetes.io/db: \"\"} #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers:\n  - labels: {role: db}\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  workers:\n  - labels: {node-role.kubernetes.io/db: \"\"} #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  workers:\n  - labels: {role: db}\n",
 		want: `cluster.workers[0].labels: "node-role.kubernetes.io/db" is a label the cluster sets itself`,
 	}, {
 		name: "worker taint effect",
-		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers:\n  - taints: [dedicated=db:NoScheduled] #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  workers:\n  - taints: [dedicated=db:NoSchedule, gpu:NoExecute]\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  workers:\n  - taints: [dedicated=db:NoScheduled] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  workers:\n  - taints: [dedicated=db:NoSchedule, gpu:NoExecute]\n",
 		want: `cluster.workers[0].taints[0]: taint "dedicated=db:NoScheduled": "NoScheduled" is not an effect`,
 	}, {
 		name: "addon unknown",
-		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  addons: [calico] #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  addons: [networkPolicy, storage]\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  addons: [calico] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  addons: [networkPolicy, storage]\n",
 		want: `cluster.addons[0]: "calico" is not an add-on; use one of networkPolicy, storage, ingress, metrics`,
 	}, {
 		name: "namespace not a DNS label",
-		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  namespaces:\n  - ok\n  - Not_OK #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  namespaces:\n  - ok\n  - ok-too\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  namespaces:\n  - ok\n  - Not_OK #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  namespaces:\n  - ok\n  - ok-too\n",
 		want: `cluster.namespaces[1]: "Not_OK" is not a DNS label`,
 	}, {
 		name: "namespace listed twice",
-		bad:  header + "      - {name: c, file: {path: /x}}\ncluster:\n  namespaces:\n  - web\n  - web #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\ncluster:\n  namespaces:\n  - web\n  - db\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  namespaces:\n  - web\n  - web #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  namespaces:\n  - web\n  - db\n",
 		want: `cluster.namespaces[1]: namespace "web" is listed twice (first at line 14)`,
 	}, {
 		name: "sandbox.workDir relative",
-		bad:  header + "      - {name: c, file: {path: /x}}\nsandbox: {workDir: root} #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\nsandbox: {workDir: /root}\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\nsandbox: {workDir: root} #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\nsandbox: {workDir: /root}\n",
 		want: `sandbox.workDir: "root" must be an absolute path`,
 	}, {
 		name: "sandbox.fixtures relative",
-		bad:  header + "      - {name: c, file: {path: /x}}\nsandbox: {fixtures: ./fixtures} #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\nsandbox: {fixtures: /fixtures}\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\nsandbox: {fixtures: ./fixtures} #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\nsandbox: {fixtures: /fixtures}\n",
 		want: `sandbox.fixtures: "./fixtures" must be an absolute path`,
 	}, {
 		name: "access rule without verbs",
-		bad:  header + "      - {name: c, file: {path: /x}}\naccess:\n  rules:\n  - resources: [pods] #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\naccess:\n  rules:\n  - {resources: [pods], verbs: [get]}\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\naccess:\n  rules:\n  - resources: [pods] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\naccess:\n  rules:\n  - {resources: [pods], verbs: [get]}\n",
 		want: `access.rules[0].verbs: a rule needs at least one verb`,
 	}, {
 		name: "no steps",
 		bad:  "apiVersion: labctl.dev/v1alpha1\nkind: Lab\nmetadata: {name: t}\nsteps: [] #!\n",
-		good: header + "      - {name: c, file: {path: /x}}\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\n",
 		want: `steps: a lab needs at least one step`,
 	}, {
 		name: "step id twice",
-		bad:  header + "      - {name: c, file: {path: /x}}\n  - id: s1 #!\n    title: T\n    instructions: I\n    solve: S\n    checks: [{name: c, file: {path: /x}}]\n",
-		good: header + "      - {name: c, file: {path: /x}}\n  - id: s2\n    title: T\n    instructions: I\n    solve: S\n    checks: [{name: c, file: {path: /x}}]\n",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\n  - id: s1 #!\n    title: T\n    instructions: I\n    solve: S\n    checks: [{name: c, file: {path: /root/x}}]\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\n  - id: s2\n    title: T\n    instructions: I\n    solve: S\n    checks: [{name: c, file: {path: /root/x}}]\n",
 		want: `steps[1].id: step id "s1" is used twice (first at line 6)`,
 	}, {
 		name: "step id characters",
-		bad:  strings.Replace(header, "id: s1", "id: Step_1 #!", 1) + "      - {name: c, file: {path: /x}}\n",
-		good: strings.Replace(header, "id: s1", "id: step-1", 1) + "      - {name: c, file: {path: /x}}\n",
+		bad:  strings.Replace(header, "id: s1", "id: Step_1 #!", 1) + "      - {name: c, file: {path: /root/x}}\n",
+		good: strings.Replace(header, "id: s1", "id: step-1", 1) + "      - {name: c, file: {path: /root/x}}\n",
 		want: `steps[0].id: step "Step_1" may hold only lower-case letters, digits and '-'`,
 	}, {
 		name: "step id missing",
-		bad:  strings.Replace(header, "  - id: s1\n    title: T", "  - title: T #!", 1) + "      - {name: c, file: {path: /x}}\n",
-		good: header + "      - {name: c, file: {path: /x}}\n",
+		bad:  strings.Replace(header, "  - id: s1\n    title: T", "  - title: T #!", 1) + "      - {name: c, file: {path: /root/x}}\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\n",
 		want: `steps[0].id: missing; give the step a name`,
 	}, {
 		name: "step title missing",
-		bad:  strings.Replace(header, "  - id: s1\n    title: T\n", "  - id: s1 #!\n", 1) + "      - {name: c, file: {path: /x}}\n",
-		good: header + "      - {name: c, file: {path: /x}}\n",
+		bad:  strings.Replace(header, "  - id: s1\n    title: T\n", "  - id: s1 #!\n", 1) + "      - {name: c, file: {path: /root/x}}\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\n",
 		want: `steps[0].title: missing; give the step a title`,
 	}, {
 		name: "step instructions empty",
-		bad:  strings.Replace(header, "instructions: I", `instructions: "  " #!`, 1) + "      - {name: c, file: {path: /x}}\n",
-		good: header + "      - {name: c, file: {path: /x}}\n",
+		bad:  strings.Replace(header, "instructions: I", `instructions: "  " #!`, 1) + "      - {name: c, file: {path: /root/x}}\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\n",
 		want: `steps[0].instructions: missing; tell the learner what to do`,
 	}, {
 		name: "empty solve",
-		bad:  strings.Replace(header, "solve: S", `solve: "" #!`, 1) + "      - {name: c, file: {path: /x}}\n",
-		good: header + "      - {name: c, file: {path: /x}}\n",
+		bad:  strings.Replace(header, "solve: S", `solve: "" #!`, 1) + "      - {name: c, file: {path: /root/x}}\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\n",
 		want: `steps[0].solve: missing; write the bash script a correct learner would run`,
 	}, {
 		name: "step without checks",
 		bad:  strings.Replace(header, "    checks:\n", "    checks: [] #!\n", 1),
-		good: header + "      - {name: c, file: {path: /x}}\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\n",
 		want: `steps[0].checks: a step needs at least one check`,
 	}, {
 		name: "check name twice",
-		bad:  check("      - {name: c, file: {path: /x}}\n      - {name: c, file: {path: /y}} #!\n"),
-		good: check("      - {name: c, file: {path: /x}}\n      - {name: d, file: {path: /y}}\n"),
+		bad:  check("      - {name: c, file: {path: /root/x}}\n      - {name: c, file: {path: /root/y}} #!\n"),
+		good: check("      - {name: c, file: {path: /root/x}}\n      - {name: d, file: {path: /root/y}}\n"),
 		want: `steps[0].checks[1].name: check name "c" is used twice in this step (first at line 11)`,
 	}, {
 		name: "check name missing",
-		bad:  check("      - file: {path: /x} #!\n"),
-		good: check("      - name: c\n        file: {path: /x}\n"),
+		bad:  check("      - file: {path: /root/x} #!\n"),
+		good: check("      - name: c\n        file: {path: /root/x}\n"),
 		want: `steps[0].checks[0].name: missing; give the check a name`,
 	}, {
 		name: "check without a kind",
 		bad:  check("      - name: c #!\n        description: nothing to check\n"),
-		good: check("      - name: c\n        file: {path: /x}\n"),
+		good: check("      - name: c\n        file: {path: /root/x}\n"),
 		want: `steps[0].checks[0]: a check needs exactly one of file, git, kube, access, reach, command or audit`,
 	}, {
 		name: "check of two kinds",
-		bad:  check("      - name: c #!\n        file: {path: /x}\n        command: {run: [ls]}\n"),
+		bad:  check("      - name: c #!\n        file: {path: /root/x}\n        command: {run: [ls]}\n"),
 		good: check("      - name: c\n        command: {run: [ls]}\n"),
 		want: `steps[0].checks[0]: a check has exactly one of file, git, kube, access, reach, command or audit, found file and command`,
 	}, {
@@ -258,8 +259,8 @@ func TestValidateRules(t *testing.T) {
 		want: `steps[0].checks[0].reach.allowed: missing; say what the check requires`,
 	}, {
 		name: "sandbox namespace",
-		bad:  strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop, tools]\nsandbox:\n  namespace: other #!\n", 1) + "      - {name: c, file: {path: /x}}\n",
-		good: strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop, tools]\nsandbox:\n  namespace: tools\n", 1) + "      - {name: c, file: {path: /x}}\n",
+		bad:  strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop, tools]\nsandbox:\n  namespace: other #!\n", 1) + "      - {name: c, file: {path: /root/x}}\n",
+		good: strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop, tools]\nsandbox:\n  namespace: tools\n", 1) + "      - {name: c, file: {path: /root/x}}\n",
 		want: `sandbox.namespace: "other" is not one of the lab's namespaces`,
 	}, {
 		name: "audit as",
@@ -293,13 +294,13 @@ func TestValidateRules(t *testing.T) {
 		want: `steps[0].checks[0].audit.request.path`,
 	}, {
 		name: "negative timeout",
-		bad:  check("      - name: c\n        timeout: -1s #!\n        file: {path: /x}\n"),
-		good: check("      - name: c\n        timeout: 1s\n        file: {path: /x}\n"),
+		bad:  check("      - name: c\n        timeout: -1s #!\n        file: {path: /root/x}\n"),
+		good: check("      - name: c\n        timeout: 1s\n        file: {path: /root/x}\n"),
 		want: `steps[0].checks[0].timeout: -1s must be positive`,
 	}, {
 		name: "negative points",
-		bad:  check("      - name: c\n        points: -2 #!\n        file: {path: /x}\n"),
-		good: check("      - name: c\n        points: 2\n        file: {path: /x}\n"),
+		bad:  check("      - name: c\n        points: -2 #!\n        file: {path: /root/x}\n"),
+		good: check("      - name: c\n        points: 2\n        file: {path: /root/x}\n"),
 		want: `steps[0].checks[0].points: -2 is negative`,
 	}, {
 		name: "file.path relative",
@@ -308,93 +309,93 @@ func TestValidateRules(t *testing.T) {
 		want: `steps[0].checks[0].file.path: "notes.txt" must be an absolute path (starting with /)`,
 	}, {
 		name: "file.notInside relative",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          notInside: opt #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          notInside: /opt\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          notInside: opt #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          notInside: /opt\n"),
 		want: `steps[0].checks[0].file.notInside: "opt" must be an absolute path`,
 	}, {
 		name: "file.type enum",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          type: folder #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          type: dir\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          type: folder #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          type: dir\n"),
 		want: `steps[0].checks[0].file.type: "folder" is not one of file, dir`,
 	}, {
 		name: "file.matches regex",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          matches:\n          - ok\n          - \"(unclosed\" #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          matches:\n          - ok\n          - \"(closed)\"\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          matches:\n          - ok\n          - \"(unclosed\" #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          matches:\n          - ok\n          - \"(closed)\"\n"),
 		want: `steps[0].checks[0].file.matches[1]: not a valid regular expression (RE2 syntax)`,
 	}, {
 		name: "file.notMatches is RE2, without look-ahead",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          notMatches: [\"a(?=b)\"] #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          notMatches: [\"ab\"]\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          notMatches: [\"a(?=b)\"] #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          notMatches: [\"ab\"]\n"),
 		want: `steps[0].checks[0].file.notMatches[0]: not a valid regular expression (RE2 syntax)`,
 	}, {
 		name: "range min above max",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          lines: {min: 5, max: 2} #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          lines: {min: 2, max: 2}\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          lines: {min: 5, max: 2} #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          lines: {min: 2, max: 2}\n"),
 		want: `steps[0].checks[0].file.lines: min 5 is greater than max 2`,
 	}, {
 		name: "range negative",
-		bad:  check("      - name: c\n        git:\n          repo: /r\n          commits: {min: -1} #!\n"),
-		good: check("      - name: c\n        git:\n          repo: /r\n          commits: {min: 0}\n"),
+		bad:  check("      - name: c\n        git:\n          repo: /root/r\n          commits: {min: -1} #!\n"),
+		good: check("      - name: c\n        git:\n          repo: /root/r\n          commits: {min: 0}\n"),
 		want: `steps[0].checks[0].git.commits.min: -1 is negative`,
 	}, {
 		name: "range empty",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          lines: {} #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          lines: {max: 3}\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          lines: {} #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          lines: {max: 3}\n"),
 		want: `steps[0].checks[0].file.lines: set min, max or both`,
 	}, {
 		name: "script name",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          script: {name: hangul, min: 0.5} #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          script: {name: Hangul, min: 0.5}\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          script: {name: hangul, min: 0.5} #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          script: {name: Hangul, min: 0.5}\n"),
 		want: `steps[0].checks[0].file.script.name: "hangul" is not a Unicode script name; did you mean "Hangul"?`,
 	}, {
 		name: "script share zero",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          script: {name: Han, min: 0} #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          script: {name: Han, min: 1}\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          script: {name: Han, min: 0} #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          script: {name: Han, min: 1}\n"),
 		want: `steps[0].checks[0].file.script.min: 0 must be a share in (0, 1]`,
 	}, {
 		name: "script share above one",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          script: {name: Han, min: 1.5} #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          script: {name: Han, min: 0.01}\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          script: {name: Han, min: 1.5} #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          script: {name: Han, min: 0.01}\n"),
 		want: `steps[0].checks[0].file.script.min: 1.5 must be a share in (0, 1]`,
 	}, {
 		name: "field path syntax",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          field: {path: \"spec..replicas\", equals: 3} #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          field: {path: \"spec.replicas\", equals: 3}\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          field: {path: \"spec..replicas\", equals: 3} #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          field: {path: \"spec.replicas\", equals: 3}\n"),
 		want: `steps[0].checks[0].file.field.path: field path "spec..replicas" at offset 5: expected a key after the dot`,
 	}, {
 		name: "field path missing",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          field: {equals: 3} #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          field: {path: a, equals: 3}\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          field: {equals: 3} #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          field: {path: a, equals: 3}\n"),
 		want: `steps[0].checks[0].file.field.path: missing`,
 	}, {
 		name: "field format enum",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          field: {path: a, format: toml} #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          field: {path: a, format: yaml}\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          field: {path: a, format: toml} #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          field: {path: a, format: yaml}\n"),
 		want: `steps[0].checks[0].file.field.format: "toml" is not one of json, yaml`,
 	}, {
 		name: "assert type enum",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          field: {path: a, type: int} #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          field: {path: a, type: integer}\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          field: {path: a, type: int} #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          field: {path: a, type: integer}\n"),
 		want: `steps[0].checks[0].file.field.type: "int" is not one of string, number, integer, boolean, object, array, null`,
 	}, {
 		name: "assert regex",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          field: {path: a, notMatches: \"[\"} #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          field: {path: a, notMatches: \"\\\\[\"}\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          field: {path: a, notMatches: \"[\"} #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          field: {path: a, notMatches: \"\\\\[\"}\n"),
 		want: `steps[0].checks[0].file.field.notMatches: not a valid regular expression`,
 	}, {
 		name: "gte is a number",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          field: {path: a, gte: three} #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          field: {path: a, gte: 3}\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          field: {path: a, gte: three} #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          field: {path: a, gte: 3}\n"),
 		want: `steps[0].checks[0].file.field.gte: gte compares numbers; found three`,
 	}, {
 		name: "subsetOf is a mapping",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          field: {path: a, subsetOf: [a]} #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          field: {path: a, subsetOf: {a: b}}\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          field: {path: a, subsetOf: [a]} #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          field: {path: a, subsetOf: {a: b}}\n"),
 		want: `steps[0].checks[0].file.field.subsetOf: expected a mapping`,
 	}, {
 		name: "reference syntax",
-		bad:  check("      - name: c\n        file:\n          path: /x\n          equals:\n            ref: \"git:/repo\" #!\n"),
-		good: check("      - name: c\n        file:\n          path: /x\n          equals:\n            ref: \"git:/repo@HEAD\"\n"),
+		bad:  check("      - name: c\n        file:\n          path: /root/x\n          equals:\n            ref: \"git:/repo\" #!\n"),
+		good: check("      - name: c\n        file:\n          path: /root/x\n          equals:\n            ref: \"git:/root/repo@HEAD\"\n"),
 		want: `steps[0].checks[0].file.equals.ref: reference "git:/repo": expected git:/path/to/repo@REV`,
 	}, {
 		name: "reference in a kube field",
@@ -408,38 +409,38 @@ func TestValidateRules(t *testing.T) {
 		want: `steps[0].checks[0].git.repo: "gitops/repo" must be an absolute path`,
 	}, {
 		name: "git.config key",
-		bad:  check("      - name: c\n        git:\n          repo: /r\n          config: [username] #!\n"),
-		good: check("      - name: c\n        git:\n          repo: /r\n          config: [user.name]\n"),
+		bad:  check("      - name: c\n        git:\n          repo: /root/r\n          config: [username] #!\n"),
+		good: check("      - name: c\n        git:\n          repo: /root/r\n          config: [user.name]\n"),
 		want: `steps[0].checks[0].git.config[0]: "username" is not a git config key such as user.name`,
 	}, {
 		name: "git.tracked relative to the repository",
-		bad:  check("      - name: c\n        git:\n          repo: /r\n          tracked: [/r/a.yaml] #!\n"),
-		good: check("      - name: c\n        git:\n          repo: /r\n          tracked: [a.yaml]\n"),
+		bad:  check("      - name: c\n        git:\n          repo: /root/r\n          tracked: [/r/a.yaml] #!\n"),
+		good: check("      - name: c\n        git:\n          repo: /root/r\n          tracked: [a.yaml]\n"),
 		want: `steps[0].checks[0].git.tracked[0]: file "/r/a.yaml" must be relative to the repository root`,
 	}, {
 		name: "message.which enum",
-		bad:  check("      - name: c\n        git:\n          repo: /r\n          message: {which: every} #!\n"),
-		good: check("      - name: c\n        git:\n          repo: /r\n          message: {which: all}\n"),
+		bad:  check("      - name: c\n        git:\n          repo: /root/r\n          message: {which: every} #!\n"),
+		good: check("      - name: c\n        git:\n          repo: /root/r\n          message: {which: all}\n"),
 		want: `steps[0].checks[0].git.message.which: "every" is not one of last, first, any, all`,
 	}, {
 		name: "message.matches regex",
-		bad:  check("      - name: c\n        git:\n          repo: /r\n          message: {matches: \"*feat\"} #!\n"),
-		good: check("      - name: c\n        git:\n          repo: /r\n          message: {matches: \"feat\"}\n"),
+		bad:  check("      - name: c\n        git:\n          repo: /root/r\n          message: {matches: \"*feat\"} #!\n"),
+		good: check("      - name: c\n        git:\n          repo: /root/r\n          message: {matches: \"feat\"}\n"),
 		want: `steps[0].checks[0].git.message.matches: not a valid regular expression`,
 	}, {
 		name: "message.minLength",
-		bad:  check("      - name: c\n        git:\n          repo: /r\n          message: {minLength: -1} #!\n"),
-		good: check("      - name: c\n        git:\n          repo: /r\n          message: {minLength: 1}\n"),
+		bad:  check("      - name: c\n        git:\n          repo: /root/r\n          message: {minLength: -1} #!\n"),
+		good: check("      - name: c\n        git:\n          repo: /root/r\n          message: {minLength: 1}\n"),
 		want: `steps[0].checks[0].git.message.minLength: -1 is negative`,
 	}, {
 		name: "git.field.file missing",
-		bad:  check("      - name: c\n        git:\n          repo: /r\n          field: {path: a} #!\n"),
-		good: check("      - name: c\n        git:\n          repo: /r\n          field: {file: a.yaml, path: a}\n"),
+		bad:  check("      - name: c\n        git:\n          repo: /root/r\n          field: {path: a} #!\n"),
+		good: check("      - name: c\n        git:\n          repo: /root/r\n          field: {file: a.yaml, path: a}\n"),
 		want: `steps[0].checks[0].git.field.file: missing`,
 	}, {
 		name: "git.field.file escapes the repository",
-		bad:  check("      - name: c\n        git:\n          repo: /r\n          field: {file: ../a.yaml, path: a} #!\n"),
-		good: check("      - name: c\n        git:\n          repo: /r\n          field: {file: b/../a.yaml, path: a}\n"),
+		bad:  check("      - name: c\n        git:\n          repo: /root/r\n          field: {file: ../a.yaml, path: a} #!\n"),
+		good: check("      - name: c\n        git:\n          repo: /root/r\n          field: {file: b/../a.yaml, path: a}\n"),
 		want: `steps[0].checks[0].git.field.file: file "../a.yaml" must name a file inside the repository`,
 	}, {
 		name: "kube needs apiVersion, kind and name",
@@ -473,23 +474,23 @@ func TestValidateRules(t *testing.T) {
 		want: `steps[0].checks[0].command.stdout: not a valid regular expression`,
 	}, {
 		name: "mistake names a check that does not exist",
-		bad:  check("      - {name: c, file: {path: /x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c, d] #!\n"),
-		good: check("      - {name: c, file: {path: /x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n"),
+		bad:  check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c, d] #!\n"),
+		good: check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n"),
 		want: `steps[0].mistakes[0].fails[1]: step "s1" has no check "d"; it has "c"`,
 	}, {
 		name: "mistake with empty fails",
-		bad:  check("      - {name: c, file: {path: /x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [] #!\n"),
-		good: check("      - {name: c, file: {path: /x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n"),
+		bad:  check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [] #!\n"),
+		good: check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n"),
 		want: `steps[0].mistakes[0].fails: name at least one check`,
 	}, {
 		name: "mistake without a script",
-		bad:  check("      - {name: c, file: {path: /x}}\n    mistakes:\n    - name: m #!\n      fails: [c]\n"),
-		good: check("      - {name: c, file: {path: /x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n"),
+		bad:  check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m #!\n      fails: [c]\n"),
+		good: check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n"),
 		want: `steps[0].mistakes[0].script: missing`,
 	}, {
 		name: "mistake names twice",
-		bad:  check("      - {name: c, file: {path: /x}}\n    mistakes:\n    - {name: m, script: a, fails: [c]}\n    - {name: m, script: b, fails: [c]} #!\n"),
-		good: check("      - {name: c, file: {path: /x}}\n    mistakes:\n    - {name: m, script: a, fails: [c]}\n    - {name: n, script: b, fails: [c]}\n"),
+		bad:  check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - {name: m, script: a, fails: [c]}\n    - {name: m, script: b, fails: [c]} #!\n"),
+		good: check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - {name: m, script: a, fails: [c]}\n    - {name: n, script: b, fails: [c]}\n"),
 		want: `steps[0].mistakes[1].name: mistake name "m" is used twice in this step (first at line 13)`,
 	}}
 	for _, tt := range tests {
@@ -532,11 +533,44 @@ func TestValidateWithoutPositions(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("Validate() = %v, want %s", err, want)
 	}
-	l.Steps[0].Checks[0].File.Path = "/abs"
+	l.Steps[0].Checks[0].File.Path = "/root/abs"
 	if err := l.Validate(); err != nil {
 		t.Fatalf("Validate() = %v, want nil", err)
 	}
 	if _, _, _, ok := l.Position("steps[0]"); ok {
 		t.Error("Position reported a position for a lab built in Go")
+	}
+}
+
+// TestChecksReadWhatTheGraderSees: the grader mounts only the learner's
+// home and the lab's fixtures, so a check reading the sandbox elsewhere
+// (it would read the grader's own image) is refused at load.
+func TestChecksReadWhatTheGraderSees(t *testing.T) {
+	for _, tc := range []struct {
+		check string
+		bad   string // the field refused, "" when the check is fine
+	}{
+		{"{name: c, file: {path: /root/notes.txt}}", ""},
+		{"{name: c, file: {path: /opt/lab/fixtures/app.yaml}}", ""},
+		{"{name: c, file: {path: /root}}", ""},
+		{"{name: c, file: {path: /etc/motd}}", "steps[0].checks[0].file.path"},
+		{"{name: c, file: {path: /rootkit/x}}", "steps[0].checks[0].file.path"},
+		{"{name: c, file: {path: /root/../etc/shadow}}", "steps[0].checks[0].file.path"},
+		{"{name: c, file: {path: /var/dont-need-this.png, exists: false}}", "steps[0].checks[0].file.path"},
+		{"{name: c, git: {repo: /srv/repo}}", "steps[0].checks[0].git.repo"},
+		{"{name: c, file: {path: /root/a, equals: {ref: 'file:/etc/hostname'}}}", "steps[0].checks[0].file.equals.ref"},
+		{"{name: c, kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a, equals: {ref: 'git:/tmp/repo@HEAD:x.yaml#a'}}}}", "steps[0].checks[0].kube.field.equals.ref"},
+		{"{name: c, kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a, equals: {ref: 'git:/root/repo@HEAD:x.yaml#a'}}}}", ""},
+		{"{name: c, command: {run: [test, -f, /etc/motd]}}", ""},
+	} {
+		src := "apiVersion: labctl.dev/v1alpha1\nkind: Lab\nmetadata: {name: t}\nsteps:\n  - id: s\n    title: S\n    instructions: I\n    solve: \"true\"\n    checks:\n      - " + tc.check + "\n"
+		_, err := Parse("t.yaml", []byte(src))
+		var errs Errors
+		switch {
+		case tc.bad == "" && err != nil:
+			t.Errorf("%s: %v", tc.check, err)
+		case tc.bad != "" && (!errors.As(err, &errs) || len(errs) != 1 || errs[0].Path != tc.bad || !strings.Contains(errs[0].Msg, "the grader reads only those")):
+			t.Errorf("%s: %v, want one error at %s", tc.check, err, tc.bad)
+		}
 	}
 }

@@ -2,9 +2,12 @@ package importer
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/labctl/labctl/lab"
 )
 
 // check is one check of the imported lab, as lab.yaml writes it.
@@ -194,6 +197,9 @@ func mapLine(l, labNS string) (check, string, bool) {
 		if file == "" {
 			file, flags, pattern = m[4], m[5], m[6]
 		}
+		if !graderSees(file) {
+			return check{}, "", false
+		}
 		re := unquote(pattern)
 		if strings.Contains(flags, "i") {
 			re = "(?i)" + re
@@ -230,7 +236,7 @@ func mapLine(l, labNS string) (check, string, bool) {
 	}
 	if m := fileRE.FindStringSubmatch(l); m != nil {
 		p := unquote(m[2])
-		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "*?[~") {
+		if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "*?[~") || !graderSees(p) {
 			return check{}, "", false
 		}
 		fc := &fileCheck{Path: p}
@@ -243,6 +249,14 @@ func mapLine(l, labNS string) (check, string, bool) {
 		return check{Name: slug("file-"+p, 50), Description: p + " exists", File: fc}, "", true
 	}
 	return check{}, "", false
+}
+
+// graderSees reports whether a typed file check can read p: the grader
+// sees the learner's home, not the rest of the sandbox (a file the scenario
+// checks in /etc stays in a command check, which runs in the sandbox).
+func graderSees(p string) bool {
+	p = path.Clean(p)
+	return p == lab.HomeDir || strings.HasPrefix(p, lab.HomeDir+"/")
 }
 
 func fieldNamed(k *kubeCheck) check {
