@@ -307,8 +307,7 @@ type Check struct {
 // must hold.
 type FileCheck struct {
 	// Path is absolute, in the learner's home (/root) or the lab's
-	// fixtures: the grader sees nothing else of the sandbox (a file
-	// elsewhere needs a command check, which the learner can tamper with).
+	// fixtures: the grader sees nothing else of the sandbox.
 	Path string `yaml:"path" json:"path"`
 	// Exists: true (default) requires the path, false requires its absence.
 	Exists *bool `yaml:"exists" json:"exists,omitempty"`
@@ -510,9 +509,11 @@ type ReachFrom struct {
 	Labels map[string]string `yaml:"labels" json:"labels,omitempty"`
 }
 
-// CommandCheck runs a program in the sandbox with a cleared environment. It
-// is the escape hatch for what no other kind covers: the learner can tamper
-// with programs in the sandbox, so prefer the other kinds.
+// CommandCheck runs a program in the grader with a cleared environment: the
+// sandbox's image, which sees of the sandbox only the learner's home and
+// the fixtures, read-only. It is the escape hatch for what no other kind
+// covers: a program or script it runs from /root is the learner's to
+// change, so prefer the other kinds.
 type CommandCheck struct {
 	// Run is the program and its arguments (no shell unless you name one).
 	Run []string `yaml:"run" json:"run"`

@@ -272,7 +272,7 @@ func (v *validator) step(p string, s *Step) {
 		for _, at := range slices.Sorted(maps.Keys(sandboxReads(cp, c))) {
 			if read := sandboxReads(cp, c)[at]; strings.HasPrefix(read, "/") && !v.lab.graderSees(read) {
 				v.add(at, "%s is neither in the learner's home (%s) nor in the lab's fixtures (%s): the grader reads only those of the sandbox, "+
-					"so a check there would read something else; keep the learner's work under %s (or use a command check, which the learner can tamper with)",
+					"so a check there would read something else (the grader's own image); keep the learner's work under %s",
 					read, HomeDir, v.lab.Sandbox.Fixtures, HomeDir)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -507,5 +508,14 @@ func TestImportIntoAnEmptyDirectory(t *testing.T) {
 	}
 	if _, err := lab.Load(filepath.Join(out, "lab.yaml")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPathsOutsideHome: TODO.md names the files a verify script reads that
+// the grader cannot see, and not the programs it runs.
+func TestPathsOutsideHome(t *testing.T) {
+	got := pathsOutsideHome("#!/bin/bash\ncat /etc/my-second-file | grep amazing\n[ -f /root/ok ] && stat /var/x.png >/dev/null\n/usr/bin/test -d /tmp/step1\n")
+	if want := []string{"/etc/my-second-file", "/var/x.png", "/tmp/step1"}; !slices.Equal(got, want) {
+		t.Errorf("pathsOutsideHome = %q, want %q", got, want)
 	}
 }

@@ -251,9 +251,30 @@ func mapLine(l, labNS string) (check, string, bool) {
 	return check{}, "", false
 }
 
+// absPathRE finds absolute paths in a script.
+var absPathRE = regexp.MustCompile(`(?:^|[\s'"=<>])(/[A-Za-z0-9._/-]+)`)
+
+// pathsOutsideHome lists the absolute paths a script names that the
+// grader cannot see (not the system's own directories of programs and
+// devices, which the grader's image has as well).
+func pathsOutsideHome(script string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range absPathRE.FindAllStringSubmatch(script, -1) {
+		p := m[1]
+		if graderSees(p) || seen[p] || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/bin/") || strings.HasPrefix(p, "/usr/") || strings.HasPrefix(p, "/proc/") {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	return out
+}
+
 // graderSees reports whether a typed file check can read p: the grader
 // sees the learner's home, not the rest of the sandbox (a file the scenario
-// checks in /etc stays in a command check, which runs in the sandbox).
+// checks in /etc stays in a command check, and TODO.md says no check can
+// read it).
 func graderSees(p string) bool {
 	p = path.Clean(p)
 	return p == lab.HomeDir || strings.HasPrefix(p, lab.HomeDir+"/")
