@@ -52,6 +52,9 @@ type Options struct {
 	// the solves of the steps before it; the grade and final reset are then
 	// skipped.
 	Step string
+	// Only, with Step, tests only the mistake or alternative of that name
+	// (after the step's checks fail at its start); the solve is skipped.
+	Only string
 	// Pause is how long after the solve its checks run again; zero means
 	// DefaultPause.
 	Pause time.Duration
@@ -82,6 +85,9 @@ func Run(ctx context.Context, env Environment, o Options) (*Report, error) {
 			return nil, err
 		}
 		last = first + 1
+	}
+	if err := CheckOnly(o.Lab, o.Step, o.Only); err != nil {
+		return nil, err
 	}
 	if o.Pause == 0 {
 		o.Pause = DefaultPause
@@ -130,15 +136,19 @@ func (r *runner) run(ctx context.Context, first, last int) {
 			if r.stopped {
 				break
 			}
-			r.mistake(ctx, s, &s.Mistakes[j])
+			if r.o.Only == "" || r.o.Only == s.Mistakes[j].Name {
+				r.mistake(ctx, s, &s.Mistakes[j])
+			}
 		}
 		for j := range s.Alternatives {
 			if r.stopped {
 				break
 			}
-			r.alternative(ctx, s, &s.Alternatives[j])
+			if r.o.Only == "" || r.o.Only == s.Alternatives[j].Name {
+				r.alternative(ctx, s, &s.Alternatives[j])
+			}
 		}
-		if !r.stopped {
+		if !r.stopped && r.o.Only == "" {
 			r.solve(ctx, s)
 		}
 	}
@@ -151,6 +161,38 @@ func (r *runner) run(ctx context.Context, first, last int) {
 	if !r.stopped {
 		r.finalReset(ctx)
 	}
+}
+
+// CheckOnly says whether only names a mistake or an alternative of step:
+// nil when only is empty or does, an error listing the names otherwise.
+func CheckOnly(l *lab.Lab, step, only string) error {
+	if only == "" {
+		return nil
+	}
+	if step == "" {
+		return fmt.Errorf("--only %s needs --step: mistakes and alternatives are named within a step", only)
+	}
+	s, err := progress.Step(l, step)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, m := range s.Mistakes {
+		if m.Name == only {
+			return nil
+		}
+		names = append(names, m.Name)
+	}
+	for _, a := range s.Alternatives {
+		if a.Name == only {
+			return nil
+		}
+		names = append(names, a.Name)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("step %s has no mistakes or alternatives, so there is no %s to test alone; drop --only", step, only)
+	}
+	return fmt.Errorf("step %s has no mistake or alternative named %s; its names are %s", step, only, strings.Join(names, ", "))
 }
 
 // phase runs fn as one phase with its status line and records it.

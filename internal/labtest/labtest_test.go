@@ -324,6 +324,49 @@ func TestOneStepFastForwards(t *testing.T) {
 	}
 }
 
+func TestOnlyOneMistake(t *testing.T) {
+	env := newFakeEnv()
+	rep, err := Run(context.Background(), env, Options{Lab: goodLab(), Store: progress.NewStore(t.TempDir()),
+		Step: "files", Only: "nothing", Pause: time.Millisecond})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !rep.Passed {
+		t.Fatalf("testing one mistake failed: %v", rep.Failures())
+	}
+	want := []string{"files/before", "files/mistake nothing", "files/reset"}
+	if got := kinds(rep); !slices.Equal(got, want) {
+		t.Errorf("phases:\n got %q\nwant %q", got, want)
+	}
+	if slices.Contains(env.log, "script touch /root/x") {
+		t.Errorf("the other mistake or the solve ran: %q", env.log)
+	}
+}
+
+func TestOnlyUnknownName(t *testing.T) {
+	for _, c := range []struct{ step, only, want string }{
+		{"files", "nope", "only-x, nothing"},
+		{"", "only-x", "needs --step"},
+		{"nope", "only-x", "nope"},
+	} {
+		err := CheckOnly(goodLab(), c.step, c.only)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("CheckOnly(%q, %q) = %v, want an error with %q", c.step, c.only, err, c.want)
+		}
+		if _, err := Run(context.Background(), newFakeEnv(), Options{Lab: goodLab(), Store: progress.NewStore(t.TempDir()), Step: c.step, Only: c.only}); err == nil {
+			t.Errorf("Run with step %q only %q gave no error", c.step, c.only)
+		}
+	}
+	if err := CheckOnly(goodLab(), "cluster", "wrong-name"); err != nil {
+		t.Errorf("a mistake of the step: %v", err)
+	}
+	l := goodLab()
+	l.Steps[1].Mistakes = nil
+	if err := CheckOnly(l, "cluster", "x"); err == nil || !strings.Contains(err.Error(), "no mistakes or alternatives") {
+		t.Errorf("a step without mistakes: %v", err)
+	}
+}
+
 func TestBrokenFastForwardStops(t *testing.T) {
 	l := goodLab()
 	l.Steps[0].Solve = "exit 1"

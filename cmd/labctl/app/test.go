@@ -20,6 +20,7 @@ import (
 
 type testOptions struct {
 	step    string
+	only    string
 	keep    bool
 	format  string
 	output  string
@@ -47,6 +48,7 @@ func newTestCommand(g *globals) *cobra.Command {
 			"removed at the end unless --keep.\n" +
 			"Exit status: 0 when the lab proves itself, 1 when it does not, 2 when it could not be tested.",
 		Example: "  labctl test\n  labctl --lab ./my-lab/lab.yaml test --step deploy-app --keep\n" +
+			"  labctl --lab ./my-lab/lab.yaml test --step deploy-app --only wrong-port\n" +
 			"  labctl test -o junit --output-file lab-test.xml",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -57,6 +59,7 @@ func newTestCommand(g *globals) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&o.step, "step", "", "test only this step (the earlier steps are solved first)")
 	_ = cmd.RegisterFlagCompletionFunc("step", completeStep(g))
+	fl.StringVar(&o.only, "only", "", "with --step, test only the mistake or alternative of this name (the solve is skipped)")
 	fl.BoolVar(&o.keep, "keep", false, "keep the test environment at the end, for debugging")
 	addReportFlags(cmd, &o.format, &o.output)
 	fl.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
@@ -80,6 +83,9 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 		if _, err := progress.Step(l, o.step); err != nil {
 			return &ExitError{Code: exitError, Err: err}
 		}
+	}
+	if err := labtest.CheckOnly(l, o.step, o.only); err != nil {
+		return &ExitError{Code: exitError, Err: err}
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
@@ -115,7 +121,7 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	}
 	defer env.Close()
 
-	rep, err := labtest.Run(ctx, env, labtest.Options{Lab: tl, Store: store, Step: o.step, Status: sl, ScriptOutput: g.detail()})
+	rep, err := labtest.Run(ctx, env, labtest.Options{Lab: tl, Store: store, Step: o.step, Only: o.only, Status: sl, ScriptOutput: g.detail()})
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
