@@ -147,7 +147,7 @@ func (im *importer) build(lf *labFile, setup []string, intro *part, steps []part
 			im.namespace(ns, lf)
 		}
 		if !vm.typed {
-			im.todo("%s (%q): its verify script runs as a command check in the sandbox, where the learner can fake it; rewrite it as kube, file or audit checks", p.what, title)
+			im.todo("%s (%q): its verify script stays one command check: the grader runs it, but with the learner's files and kubeconfig (/root), which the learner can change to fake it; rewrite it as kube, file or audit checks", p.what, title)
 			if outside := pathsOutsideHome(p.verify); len(outside) > 0 {
 				im.todo("%s (%q): its verify script reads %s, outside the learner's home: the grader sees only /root (and the fixtures) of the sandbox, so no check can read it; have the learner work under /root", p.what, title, strings.Join(outside, ", "))
 			}

@@ -278,7 +278,7 @@ func TestKillercoda(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`step 3 ("Write a file"): its verify script runs as a command check`, "image nginx:1.27", "setup scripts run in the sandbox"} {
+	for _, want := range []string{`step 3 ("Write a file"): its verify script stays one command check`, "image nginx:1.27", "setup scripts run in the sandbox"} {
 		if !strings.Contains(string(todo), want) {
 			t.Errorf("TODO.md lacks %q:\n%s", want, todo)
 		}
@@ -406,7 +406,7 @@ func TestInstruqt(t *testing.T) {
 		t.Fatalf("step 2's check = %+v", s2.Checks[0])
 	}
 	todo := strings.Join(r.Todo, "\n")
-	for _, want := range []string{"cleanup script cleanup-k8s was not imported", "the source creates namespace shop", `challenge 2 (02-expose) ("Expose web"): its verify script runs as a command check`,
+	for _, want := range []string{"cleanup script cleanup-k8s was not imported", "the source creates namespace shop", `challenge 2 (02-expose) ("Expose web"): its verify script stays one command check`,
 		"challenge 1 (01-deploy): its solve is the text's shell code blocks"} {
 		if !strings.Contains(todo, want) {
 			t.Errorf("the to-do list does not say %q:\n%s", want, todo)

@@ -126,7 +126,8 @@ var (
 // mapVerify turns a verify script into checks: each line that asserts what
 // a typed check can read (an object that exists or not, one field of it,
 // a file) becomes that check; a script with any other line becomes one
-// command check running it in the sandbox, which the learner can fake.
+// command check, which the grader runs with the learner's files and
+// kubeconfig, both the learner's to change.
 func mapVerify(script, labNS string) verifyMapping {
 	var lines []string
 	for l := range strings.SplitSeq(script, "\n") {
