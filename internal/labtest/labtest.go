@@ -55,6 +55,10 @@ type Options struct {
 	// Only, with Step, tests only the mistake or alternative of that name
 	// (after the step's checks fail at its start); the solve is skipped.
 	Only string
+	// Mistakes and Alternatives, with Step, test only the step's mistakes,
+	// its alternatives, or both (after the step's checks fail at its
+	// start); the solve is skipped.
+	Mistakes, Alternatives bool
 	// Pause is how long after the solve its checks run again; zero means
 	// DefaultPause.
 	Pause time.Duration
@@ -88,6 +92,9 @@ func Run(ctx context.Context, env Environment, o Options) (*Report, error) {
 	}
 	if err := CheckOnly(o.Lab, o.Step, o.Only); err != nil {
 		return nil, err
+	}
+	if (o.Mistakes || o.Alternatives) && o.Step == "" {
+		return nil, fmt.Errorf("testing only mistakes or alternatives needs a step: the steps before it are solved to reach it")
 	}
 	if o.Pause == 0 {
 		o.Pause = DefaultPause
@@ -136,7 +143,7 @@ func (r *runner) run(ctx context.Context, first, last int) {
 			if r.stopped {
 				break
 			}
-			if r.o.Only == "" || r.o.Only == s.Mistakes[j].Name {
+			if r.o.selects(s.Mistakes[j].Name, r.o.Mistakes) {
 				r.mistake(ctx, s, &s.Mistakes[j])
 			}
 		}
@@ -144,11 +151,11 @@ func (r *runner) run(ctx context.Context, first, last int) {
 			if r.stopped {
 				break
 			}
-			if r.o.Only == "" || r.o.Only == s.Alternatives[j].Name {
+			if r.o.selects(s.Alternatives[j].Name, r.o.Alternatives) {
 				r.alternative(ctx, s, &s.Alternatives[j])
 			}
 		}
-		if !r.stopped && r.o.Only == "" {
+		if !r.stopped && !r.o.partial() {
 			r.solve(ctx, s)
 		}
 	}
@@ -161,6 +168,18 @@ func (r *runner) run(ctx context.Context, first, last int) {
 	if !r.stopped {
 		r.finalReset(ctx)
 	}
+}
+
+// partial is true when the options test only some of a step's answers.
+func (o *Options) partial() bool { return o.Only != "" || o.Mistakes || o.Alternatives }
+
+// selects says whether the answer name, a mistake or an alternative (kind:
+// whether its kind was asked for), is tested.
+func (o *Options) selects(name string, kind bool) bool {
+	if !o.partial() {
+		return true
+	}
+	return name == o.Only || kind
 }
 
 // CheckOnly says whether only names a mistake or an alternative of step:

@@ -343,6 +343,31 @@ func TestOnlyOneMistake(t *testing.T) {
 	}
 }
 
+func TestOnlyAlternativesOrMistakes(t *testing.T) {
+	l := goodLab()
+	l.Steps[0].Alternatives = []lab.Alternative{{Name: "y-then-x", Script: "touch /root/y\ntouch /root/x"}}
+	for _, c := range []struct {
+		mistakes, alternatives bool
+		want                   []string
+	}{
+		{true, false, []string{"files/before", "files/mistake only-x", "files/reset", "files/mistake nothing", "files/reset"}},
+		{false, true, []string{"files/before", "files/alternative", "files/reset"}},
+		{true, true, []string{"files/before", "files/mistake only-x", "files/reset", "files/mistake nothing", "files/reset", "files/alternative", "files/reset"}},
+	} {
+		rep, err := Run(context.Background(), newFakeEnv(), Options{Lab: l, Store: progress.NewStore(t.TempDir()),
+			Step: "files", Mistakes: c.mistakes, Alternatives: c.alternatives, Pause: time.Millisecond})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if got := kinds(rep); !rep.Passed || !slices.Equal(got, c.want) {
+			t.Errorf("mistakes %v alternatives %v: passed %v, phases\n got %q\nwant %q", c.mistakes, c.alternatives, rep.Passed, got, c.want)
+		}
+	}
+	if _, err := Run(context.Background(), newFakeEnv(), Options{Lab: l, Store: progress.NewStore(t.TempDir()), Mistakes: true}); err == nil {
+		t.Error("mistakes without a step gave no error")
+	}
+}
+
 func TestOnlyUnknownName(t *testing.T) {
 	for _, c := range []struct{ step, only, want string }{
 		{"files", "nope", "only-x, nothing"},

@@ -19,12 +19,14 @@ import (
 )
 
 type testOptions struct {
-	step    string
-	only    string
-	keep    bool
-	format  string
-	output  string
-	timeout time.Duration
+	step string
+	only string
+	// mistakes and alternatives test only those answers of the step.
+	mistakes, alternatives bool
+	keep                   bool
+	format                 string
+	output                 string
+	timeout                time.Duration
 	// allowHostAccess consents to a lab that reaches the host.
 	allowHostAccess bool
 }
@@ -60,6 +62,8 @@ func newTestCommand(g *globals) *cobra.Command {
 	fl.StringVar(&o.step, "step", "", "test only this step (the earlier steps are solved first)")
 	_ = cmd.RegisterFlagCompletionFunc("step", completeStep(g))
 	fl.StringVar(&o.only, "only", "", "with --step, test only the mistake or alternative of this name (the solve is skipped)")
+	fl.BoolVar(&o.mistakes, "mistakes", false, "with --step, test only the step's mistakes (the solve is skipped)")
+	fl.BoolVar(&o.alternatives, "alternatives", false, "with --step, test only the step's alternatives (the solve is skipped)")
 	fl.BoolVar(&o.keep, "keep", false, "keep the test environment at the end, for debugging")
 	addReportFlags(cmd, &o.format, &o.output)
 	fl.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
@@ -86,6 +90,9 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	}
 	if err := labtest.CheckOnly(l, o.step, o.only); err != nil {
 		return &ExitError{Code: exitError, Err: err}
+	}
+	if (o.mistakes || o.alternatives) && o.step == "" {
+		return &ExitError{Code: exitError, Err: fmt.Errorf("--mistakes and --alternatives need --step: the steps before it are solved to reach it")}
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
@@ -121,7 +128,8 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	}
 	defer env.Close()
 
-	rep, err := labtest.Run(ctx, env, labtest.Options{Lab: tl, Store: store, Step: o.step, Only: o.only, Status: sl, ScriptOutput: g.detail()})
+	rep, err := labtest.Run(ctx, env, labtest.Options{Lab: tl, Store: store, Step: o.step, Only: o.only,
+		Mistakes: o.mistakes, Alternatives: o.alternatives, Status: sl, ScriptOutput: g.detail()})
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
