@@ -166,7 +166,7 @@ func clusterFree(c lab.Check) bool {
 }
 
 func refersToCluster(a lab.Assert) bool {
-	for _, v := range []*lab.Value{a.Equals, a.NotEquals, a.GTE, a.LTE, a.SubsetOf} {
+	for _, v := range a.Operands() {
 		if v != nil && strings.HasPrefix(v.Ref, lab.RefKube+":") {
 			return true
 		}

@@ -57,6 +57,7 @@ func checkAssert(ctx context.Context, env Env, a *lab.Assert, path string, sel [
 	ops := map[string]*operand{}
 	for name, v := range map[string]*lab.Value{
 		"equals": a.Equals, "notEquals": a.NotEquals, "gte": a.GTE, "lte": a.LTE, "subsetOf": a.SubsetOf,
+		"storedAs": a.StoredAs,
 	} {
 		if v == nil {
 			continue
@@ -112,6 +113,11 @@ func assertOne(a *lab.Assert, ops map[string]*operand, matches, notMatches *rege
 	}
 	if op := ops["equals"]; op != nil && !equal(op.value, s.value) {
 		return failf(msg.AssertEquals, s.path, op.shown, where, got)
+	}
+	if op := ops["storedAs"]; op != nil {
+		if at, ok := storedAs(s.value, op.value, s.path); !ok {
+			return failf(msg.AssertStoredAs, s.path, op.shown, where, got, at)
+		}
 	}
 	if op := ops["notEquals"]; op != nil && equal(op.value, s.value) {
 		return failf(msg.AssertNotEquals, s.path, op.shown, where, got)

@@ -123,6 +123,17 @@ func TestFileCheck(t *testing.T) {
 		{"field gte fails", f(lab.FileCheck{Path: "/root/app.yaml", Field: field("spec.replicas", lab.Assert{GTE: lit(4)})}), Fail, "expected spec.replicas >= 4 in /root/app.yaml, found 3"},
 		{"field lte fails", f(lab.FileCheck{Path: "/root/app.yaml", Field: field("spec.ratio", lab.Assert{LTE: lit(0.25)})}), Fail, "expected spec.ratio <= 0.25 in /root/app.yaml, found 0.5"},
 		{"field gte on string", f(lab.FileCheck{Path: "/root/app.yaml", Field: field("spec.name", lab.Assert{GTE: lit(1)})}), Fail, `expected spec.name >= 1 in /root/app.yaml, found string "web"`},
+		{"field storedAs: the server's defaults beside", f(lab.FileCheck{Path: "/root/app.yaml", Field: field("spec.containers", lab.Assert{StoredAs: lit([]any{
+			map[string]any{"image": "nginx:1.27", "imagePullPolicy": "IfNotPresent"}, map[string]any{"image": "busybox:1.36", "terminationMessagePath": "/dev/termination-log"}})})}), Pass, ""},
+		{"field storedAs: a value differs", f(lab.FileCheck{Path: "/root/app.yaml", Field: field("spec.containers", lab.Assert{StoredAs: lit([]any{
+			map[string]any{"image": "nginx:1.27"}, map[string]any{"image": "busybox:1.37"}})})}), Fail,
+			`expected spec.containers, as stored, to be [{"image":"nginx:1.27"},{"image":"busybox:1.37"}] in /root/app.yaml, found [{"image":"nginx:1.27"},{"image":"busybox:1.36"}] (they differ at spec.containers[1].image)`},
+		{"field storedAs: one more item stored", f(lab.FileCheck{Path: "/root/app.yaml", Field: field("spec.containers", lab.Assert{StoredAs: lit([]any{
+			map[string]any{"image": "nginx:1.27"}, map[string]any{"image": "busybox:1.36"}, map[string]any{"image": "redis:7.4"}})})}), Fail,
+			`expected spec.containers, as stored, to be [{"image":"nginx:1.27"},{"image":"busybox:1.36"},{"image":"redis:7.4"}] in /root/app.yaml, found [{"image":"nginx:1.27"},{"image":"busybox:1.36"}] (they differ at spec.containers)`},
+		{"field storedAs: a key given is not stored", f(lab.FileCheck{Path: "/root/app.yaml", Field: field("metadata.labels", lab.Assert{StoredAs: lit(map[string]any{"tier": "front"})})}), Fail,
+			`expected metadata.labels, as stored, to be {"tier":"front"} in /root/app.yaml, found {"app.kubernetes.io/name":"web","tier":"front"} (they differ at metadata.labels["app.kubernetes.io/name"])`},
+		{"field storedAs: a scalar", f(lab.FileCheck{Path: "/root/app.yaml", Field: field("spec.replicas", lab.Assert{StoredAs: lit(3)})}), Pass, ""},
 		{"field subsetOf", f(lab.FileCheck{Path: "/root/app.yaml", Field: field("metadata.labels", lab.Assert{SubsetOf: lit(map[string]any{"tier": "front", "app.kubernetes.io/name": "web", "extra": "x"})})}), Pass, ""},
 		{"field subsetOf fails", f(lab.FileCheck{Path: "/root/app.yaml", Field: field("metadata.labels", lab.Assert{SubsetOf: lit(map[string]any{"app.kubernetes.io/name": "web"})})}), Fail, `expected every entry of metadata.labels to appear in {"app.kubernetes.io/name":"web"} in /root/app.yaml, found tier: "front"`},
 		{"field whole list", f(lab.FileCheck{Path: "/root/report.json", Field: field("list", lab.Assert{Equals: lit([]any{1.0, 2})})}), Pass, ""},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 
@@ -217,6 +218,62 @@ func stringify(v any) string {
 
 // isSubset reports whether every key of sub appears in super with an equal
 // value; both are normalized mappings.
+// storedAs says whether given, applied, is what stored holds: every key of
+// an object given is in stored with a value storedAs it (stored may have
+// more keys: the API server's defaults), lists have the same length and
+// match item by item, and anything else is equal. When not, it returns
+// the path (at is the compared value's) where they part.
+func storedAs(given, stored any, at string) (string, bool) {
+	switch g := given.(type) {
+	case map[string]any:
+		s, ok := stored.(map[string]any)
+		if !ok {
+			return at, false
+		}
+		keys := make([]string, 0, len(g))
+		for k := range g {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			sv, ok := s[k]
+			if !ok {
+				return keyPath(at, k), false
+			}
+			if where, ok := storedAs(g[k], sv, keyPath(at, k)); !ok {
+				return where, false
+			}
+		}
+		return "", true
+	case []any:
+		s, ok := stored.([]any)
+		if !ok || len(g) != len(s) {
+			return at, false
+		}
+		for i := range g {
+			if where, ok := storedAs(g[i], s[i], fmt.Sprintf("%s[%d]", at, i)); !ok {
+				return where, false
+			}
+		}
+		return "", true
+	}
+	if !equal(given, stored) {
+		return at, false
+	}
+	return "", true
+}
+
+// keyPath is the path of key k of the object at path at, in the syntax of
+// a check's path: a.b, or a["b.c"] for a key that is not a plain name.
+func keyPath(at, k string) string {
+	if plainKeyRE.MatchString(k) {
+		return at + "." + k
+	}
+	return fmt.Sprintf("%s[%q]", at, k)
+}
+
+var plainKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
 func isSubset(sub, super map[string]any) (string, bool) {
 	keys := make([]string, 0, len(sub))
 	for k := range sub {

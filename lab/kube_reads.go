@@ -123,7 +123,7 @@ func (c *Check) values() []*Value {
 			continue
 		}
 		a := &f.Assert
-		out = append(out, a.Equals, a.NotEquals, a.GTE, a.LTE, a.SubsetOf)
+		out = append(out, a.Operands()...)
 	}
 	return out
 }

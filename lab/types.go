@@ -379,11 +379,23 @@ type Assert struct {
 	LTE *Value `yaml:"lte" json:"lte,omitempty"`
 	// SubsetOf requires an object's entries all to appear in the given object.
 	SubsetOf *Value `yaml:"subsetOf" json:"subsetOf,omitempty"`
+	// StoredAs compares like Equals, as the API server stores what is
+	// applied: every key the value sets must hold the same in the given
+	// value, which may have more (the server's defaults, such as a
+	// fieldRef's apiVersion); lists match item by item and have the same
+	// length. E.g. a manifest's env in the repository, storedAs the
+	// Deployment's env in the cluster.
+	StoredAs *Value `yaml:"storedAs" json:"storedAs,omitempty"`
 	// Any makes the assertions hold for at least one of the values a path
 	// with [*] selects, instead of every one (e.g. data[*] equals a
 	// greeting: some key of the ConfigMap holds it, whatever other keys
 	// there are).
 	Any bool `yaml:"any" json:"any,omitempty"`
+}
+
+// Operands are the values the assertion compares with, set or not.
+func (a *Assert) Operands() []*Value {
+	return []*Value{a.Equals, a.NotEquals, a.GTE, a.LTE, a.SubsetOf, a.StoredAs}
 }
 
 // GitCheck reads a repository with go-git. Every set field must hold.

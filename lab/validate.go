@@ -555,6 +555,7 @@ func (v *validator) fieldAssert(p string, f *FieldAssert) {
 	v.value(p+".gte", a.GTE)
 	v.value(p+".lte", a.LTE)
 	v.value(p+".subsetOf", a.SubsetOf)
+	v.value(p+".storedAs", a.StoredAs)
 	v.regex(p+".matches", a.Matches)
 	v.regex(p+".notMatches", a.NotMatches)
 	v.enum(p+".type", a.Type, "string", "number", "integer", "boolean", "object", "array", "null")

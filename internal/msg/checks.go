@@ -80,6 +80,7 @@ const (
 	AssertSubsetObject  Key = "assert.subsetObject"
 	AssertSubsetType    Key = "assert.subsetType"
 	AssertSubset        Key = "assert.subset"
+	AssertStoredAs      Key = "assert.storedAs"
 
 	// Git checks.
 	GitExpectRepo      Key = "git.expectRepo"
@@ -226,6 +227,7 @@ var englishKeyed = map[Key]string{
 	AssertSubsetObject:  "expected an object for subsetOf, found %s",
 	AssertSubsetType:    "expected %s to be an object within %s %s, found %s %s",
 	AssertSubset:        "expected every entry of %s to appear in %s %s, found %s: %s",
+	AssertStoredAs:      "expected %s, as stored, to be %s %s, found %s (they differ at %s)",
 
 	GitExpectRepo:      "expected a git repository at %s, found none",
 	GitExpectNoRepo:    "expected no git repository at %s, found one",
@@ -365,6 +367,7 @@ var japaneseKeyed = map[Key]string{
 	AssertSubsetObject:  "subsetOf にはオブジェクトが必要ですが、%s でした",
 	AssertSubsetType:    "%[3]s %[1]s は %[2]s に含まれるオブジェクトのはずですが、%[4]sの %[5]s でした",
 	AssertSubset:        "%[3]s %[1]s の項目はすべて %[2]s にあるはずですが、%[4]s: %[5]s がありません",
+	AssertStoredAs:      "%[3]s %[1]s は保存されると %[2]s になるはずですが、%[4]s でした (%[5]s が違います)",
 
 	GitExpectRepo:      "%s に git リポジトリがあるはずですが、ありません",
 	GitExpectNoRepo:    "%s に git リポジトリは無いはずですが、あります",
