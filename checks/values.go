@@ -3,9 +3,11 @@ package checks
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -230,12 +232,7 @@ func storedAs(given, stored any, at string) (string, bool) {
 		if !ok {
 			return at, false
 		}
-		keys := make([]string, 0, len(g))
-		for k := range g {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(g)) {
 			sv, ok := s[k]
 			if !ok {
 				return keyPath(at, k), false
