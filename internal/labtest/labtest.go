@@ -105,7 +105,7 @@ func Run(ctx context.Context, env Environment, o Options) (*Report, error) {
 	if o.Status == nil {
 		o.Status = silent{}
 	}
-	r := &runner{env: env, o: o, rep: &Report{Lab: o.Lab.Metadata.Name, Step: o.Step}}
+	r := &runner{env: env, o: o, rep: &Report{Lab: o.Lab.Metadata.Name, Step: o.Step, Only: o.part()}}
 	began := o.Now()
 	r.run(ctx, first, last)
 	r.rep.Duration = o.Now().Sub(began)
@@ -172,6 +172,21 @@ func (r *runner) run(ctx context.Context, first, last int) {
 
 // partial is true when the options test only some of a step's answers.
 func (o *Options) partial() bool { return o.Only != "" || o.Mistakes || o.Alternatives }
+
+// part names what of the step is tested, for the report: "" for all of it.
+func (o *Options) part() string {
+	switch {
+	case o.Only != "":
+		return o.Only
+	case o.Mistakes && o.Alternatives:
+		return "mistakes and alternatives"
+	case o.Mistakes:
+		return "mistakes"
+	case o.Alternatives:
+		return "alternatives"
+	}
+	return ""
+}
 
 // selects says whether the answer name, a mistake or an alternative (kind:
 // whether its kind was asked for), is tested.

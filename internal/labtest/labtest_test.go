@@ -341,6 +341,10 @@ func TestOnlyOneMistake(t *testing.T) {
 	if slices.Contains(env.log, "script touch /root/x") {
 		t.Errorf("the other mistake or the solve ran: %q", env.log)
 	}
+	var out strings.Builder
+	if err := WriteText(&out, rep); err != nil || !strings.Contains(out.String(), "PASS: lab demo step files (only nothing) proves itself") {
+		t.Errorf("the report does not say only one mistake was tested (%v):\n%s", err, out.String())
+	}
 }
 
 func TestOnlyAlternativesOrMistakes(t *testing.T) {

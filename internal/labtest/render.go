@@ -67,6 +67,9 @@ func WriteText(w io.Writer, r *Report) error {
 	if r.Step != "" {
 		what += " step " + r.Step
 	}
+	if r.Only != "" {
+		what += " (only " + r.Only + ")"
+	}
 	if r.Passed {
 		fmt.Fprintf(&b, "PASS: %s proves itself\n", what)
 	} else {

@@ -105,7 +105,10 @@ type Report struct {
 	// Lab is the name of the lab as tested.
 	Lab string `json:"lab"`
 	// Step is the one step tested, or empty for the whole lab.
-	Step   string  `json:"step,omitempty"`
+	Step string `json:"step,omitempty"`
+	// Only names the part of the step tested when not all of it was: a
+	// mistake's or an alternative's name, "mistakes" or "alternatives".
+	Only   string  `json:"only,omitempty"`
 	Passed bool    `json:"passed"`
 	Phases []Phase `json:"phases"`
 	// Graded is set when the full grade ran; Score and MaxScore are its points.
