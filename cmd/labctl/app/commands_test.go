@@ -428,6 +428,14 @@ func TestTestCommand(t *testing.T) {
 	want{code: 1, out: []string{"every check passes before the solve"}, errOut: []string{"lab two-steps does not prove itself"}}.
 		check(t, env, nil, code, out, errOut)
 
+	for _, args := range [][]string{{"--step", "hello", "--only", "nope"}, {"--only", "nope"}, {"--mistakes"}} {
+		env = &fakeEnv{}
+		code, out, errOut = runFake(t, env, append([]string{"--lab", twoSteps, "test"}, args...)...)
+		if code != 2 || !strings.Contains(errOut, "step") || len(env.calls) != 0 {
+			t.Errorf("test %q: exit %d, calls %q, stderr %q; want 2, nothing asked of the environment, and a word on the step", args, code, env.calls, errOut)
+		}
+	}
+
 	env = &fakeEnv{upErr: errors.New("no Docker")}
 	code, out, errOut = runFake(t, env, "--lab", twoSteps, "test", "--step", "goodbye")
 	want{code: 2, noOut: true, errOut: []string{"bringing up the test environment: no Docker"}}.check(t, env, nil, code, out, errOut)
@@ -435,6 +443,24 @@ func TestTestCommand(t *testing.T) {
 
 func TestCompletion(t *testing.T) {
 	isolate(t)
+	answers := filepath.Join(t.TempDir(), "lab.yaml")
+	if err := os.WriteFile(answers, []byte(`apiVersion: labctl.dev/v1alpha1
+kind: Lab
+metadata: {name: answers, language: en}
+steps:
+  - id: hello
+    title: Say hello
+    instructions: Write "hello" to /root/hello.txt.
+    checks:
+      - {name: hello-file, file: {path: /root/hello.txt, equals: hello}}
+    solve: echo hello > /root/hello.txt
+    mistakes:
+      - {name: hello-upper, description: wrote Hello, script: echo Hello > /root/hello.txt, fails: [hello-file]}
+    alternatives:
+      - {name: hello-printf, description: printf instead of echo, script: printf 'hello\\n' > /root/hello.txt}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, sh := range []string{"bash", "zsh", "fish"} {
 		code, out, _ := runFake(t, &fakeEnv{}, "completion", sh)
 		if code != 0 || !strings.Contains(out, "labctl") {
@@ -449,6 +475,9 @@ func TestCompletion(t *testing.T) {
 		{[]string{"--lab", twoSteps, "test", "--step", "go"}, []string{"goodbye\tSay goodbye"}},
 		{[]string{"--lab", twoSteps, "check", ""}, []string{"hello\tSay hello", "goodbye\tSay goodbye"}},
 		{[]string{"grade", "-o", ""}, []string{"text", "json", "junit"}},
+		{[]string{"--lab", answers, "test", "--step", "hello", "--only", ""}, []string{"hello-upper\tmistake: wrote Hello", "hello-printf\talternative: printf instead of echo"}},
+		{[]string{"--lab", answers, "test", "--step", "hello", "--only", "hello-p"}, []string{"hello-printf\talternative: printf instead of echo"}},
+		{[]string{"--lab", answers, "test", "--only", ""}, nil},
 		{[]string{"status", "--output", ""}, []string{"text", "json"}},
 	} {
 		code, out, errOut := runFake(t, &fakeEnv{}, append([]string{"__complete"}, tc.args...)...)

@@ -39,6 +39,38 @@ func completeStep(g *globals) cobra.CompletionFunc {
 	}
 }
 
+// completeAnswer completes --only: the names of the mistakes and
+// alternatives of the step that --step names.
+func completeAnswer(g *globals) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		step, _ := cmd.Flags().GetString("step")
+		if step == "" || loadConfig(g.cfg, cmd) != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		l, _, _, _, err := g.loadLab()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []cobra.Completion
+		for _, s := range l.Steps {
+			if s.ID != step {
+				continue
+			}
+			for _, m := range s.Mistakes {
+				if strings.HasPrefix(m.Name, prefix) {
+					names = append(names, cobra.CompletionWithDesc(m.Name, textsafe.EscapeLine("mistake: "+m.Description)))
+				}
+			}
+			for _, a := range s.Alternatives {
+				if strings.HasPrefix(a.Name, prefix) {
+					names = append(names, cobra.CompletionWithDesc(a.Name, textsafe.EscapeLine("alternative: "+a.Description)))
+				}
+			}
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
 // completeStepArg completes a command's one STEP argument.
 func completeStepArg(g *globals) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {

@@ -62,6 +62,7 @@ func newTestCommand(g *globals) *cobra.Command {
 	fl.StringVar(&o.step, "step", "", "test only this step (the earlier steps are solved first)")
 	_ = cmd.RegisterFlagCompletionFunc("step", completeStep(g))
 	fl.StringVar(&o.only, "only", "", "with --step, test only the mistake or alternative of this name (the solve is skipped)")
+	_ = cmd.RegisterFlagCompletionFunc("only", completeAnswer(g))
 	fl.BoolVar(&o.mistakes, "mistakes", false, "with --step, test only the step's mistakes (the solve is skipped)")
 	fl.BoolVar(&o.alternatives, "alternatives", false, "with --step, test only the step's alternatives (the solve is skipped)")
 	fl.BoolVar(&o.keep, "keep", false, "keep the test environment at the end, for debugging")
