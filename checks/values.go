@@ -218,8 +218,6 @@ func stringify(v any) string {
 	return string(b)
 }
 
-// isSubset reports whether every key of sub appears in super with an equal
-// value; both are normalized mappings.
 // storedAs says whether given, applied, is what stored holds: every key of
 // an object given is in stored with a value storedAs it (stored may have
 // more keys: the API server's defaults), lists have the same length and
@@ -271,6 +269,8 @@ func keyPath(at, k string) string {
 
 var plainKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
+// isSubset reports whether every key of sub appears in super with an equal
+// value; both are normalized mappings.
 func isSubset(sub, super map[string]any) (string, bool) {
 	keys := make([]string, 0, len(sub))
 	for k := range sub {
