@@ -90,11 +90,8 @@ func Run(ctx context.Context, env Environment, o Options) (*Report, error) {
 		}
 		last = first + 1
 	}
-	if err := CheckOnly(o.Lab, o.Step, o.Only); err != nil {
+	if err := CheckPart(o.Lab, o.Step, o.Only, o.Mistakes, o.Alternatives); err != nil {
 		return nil, err
-	}
-	if (o.Mistakes || o.Alternatives) && o.Step == "" {
-		return nil, fmt.Errorf("testing only mistakes or alternatives needs a step: the steps before it are solved to reach it")
 	}
 	if o.Pause == 0 {
 		o.Pause = DefaultPause
@@ -195,6 +192,19 @@ func (o *Options) selects(name string, kind bool) bool {
 		return true
 	}
 	return name == o.Only || kind
+}
+
+// CheckPart says whether the part of a step asked for can be tested: only
+// names one of its answers (CheckOnly), and mistakes or alternatives come
+// with a step.
+func CheckPart(l *lab.Lab, step, only string, mistakes, alternatives bool) error {
+	if err := CheckOnly(l, step, only); err != nil {
+		return err
+	}
+	if (mistakes || alternatives) && step == "" {
+		return fmt.Errorf("--mistakes and --alternatives need --step: the steps before it are solved to reach it")
+	}
+	return nil
 }
 
 // CheckOnly says whether only names a mistake or an alternative of step:

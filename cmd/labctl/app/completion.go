@@ -5,17 +5,29 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/textsafe"
+	"github.com/labctl/labctl/lab"
 )
 
-// stepIDs lists the step ids of the lab the command line names, with their
-// titles, for shell completion; nothing when the lab does not load.
-func (g *globals) stepIDs(cmd *cobra.Command, prefix string) []cobra.Completion {
+// completionLab is the lab the command line names, or nil when it does
+// not load (a completion says nothing then).
+func (g *globals) completionLab(cmd *cobra.Command) *lab.Lab {
 	if err := loadConfig(g.cfg, cmd); err != nil {
 		return nil
 	}
 	l, _, _, _, err := g.loadLab()
 	if err != nil {
+		return nil
+	}
+	return l
+}
+
+// stepIDs lists the step ids of the lab the command line names, with their
+// titles, for shell completion; nothing when the lab does not load.
+func (g *globals) stepIDs(cmd *cobra.Command, prefix string) []cobra.Completion {
+	l := g.completionLab(cmd)
+	if l == nil {
 		return nil
 	}
 	var ids []cobra.Completion
@@ -44,27 +56,23 @@ func completeStep(g *globals) cobra.CompletionFunc {
 func completeAnswer(g *globals) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, _ []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		step, _ := cmd.Flags().GetString("step")
-		if step == "" || loadConfig(g.cfg, cmd) != nil {
+		l := g.completionLab(cmd)
+		if step == "" || l == nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		l, _, _, _, err := g.loadLab()
+		s, err := progress.Step(l, step)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var names []cobra.Completion
-		for _, s := range l.Steps {
-			if s.ID != step {
-				continue
+		for _, m := range s.Mistakes {
+			if strings.HasPrefix(m.Name, prefix) {
+				names = append(names, cobra.CompletionWithDesc(m.Name, textsafe.EscapeLine("mistake: "+m.Description)))
 			}
-			for _, m := range s.Mistakes {
-				if strings.HasPrefix(m.Name, prefix) {
-					names = append(names, cobra.CompletionWithDesc(m.Name, textsafe.EscapeLine("mistake: "+m.Description)))
-				}
-			}
-			for _, a := range s.Alternatives {
-				if strings.HasPrefix(a.Name, prefix) {
-					names = append(names, cobra.CompletionWithDesc(a.Name, textsafe.EscapeLine("alternative: "+a.Description)))
-				}
+		}
+		for _, a := range s.Alternatives {
+			if strings.HasPrefix(a.Name, prefix) {
+				names = append(names, cobra.CompletionWithDesc(a.Name, textsafe.EscapeLine("alternative: "+a.Description)))
 			}
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp

@@ -89,11 +89,8 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 			return &ExitError{Code: exitError, Err: err}
 		}
 	}
-	if err := labtest.CheckOnly(l, o.step, o.only); err != nil {
+	if err := labtest.CheckPart(l, o.step, o.only, o.mistakes, o.alternatives); err != nil {
 		return &ExitError{Code: exitError, Err: err}
-	}
-	if (o.mistakes || o.alternatives) && o.step == "" {
-		return &ExitError{Code: exitError, Err: fmt.Errorf("--mistakes and --alternatives need --step: the steps before it are solved to reach it")}
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
