@@ -92,6 +92,8 @@ func isJapanese(tag string) bool {
 // language.
 type Catalog struct {
 	Lang Lang
+	// invited: the words are an invited learner's (ForInvited).
+	invited bool
 	// Zone is where the learner's clock is: the times a message shows
 	// (Clock) are in it; nil is UTC.
 	Zone *time.Location
@@ -175,7 +177,19 @@ type Catalog struct {
 func (c *Catalog) ForInvited() *Catalog {
 	out := *c
 	out.AllDone, out.CouldNotRun, out.RoundFailed = c.InvitedAllDone, c.InvitedCouldNotRun, c.InvitedRoundFailed
+	out.invited = true
 	return &out
+}
+
+// In returns the catalogue c is, in lang: for the same learner (invited or
+// not) and clock.
+func (c *Catalog) In(lang Lang) *Catalog {
+	out := New(lang)
+	out.Zone = c.Zone
+	if c.invited {
+		out = out.ForInvited()
+	}
+	return out
 }
 
 // New returns the catalogue in lang; an unknown language gives English.

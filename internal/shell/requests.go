@@ -49,7 +49,7 @@ func (s *Session) abandonRequest() {
 
 // reply computes the answer to verb.
 func (s *Session) reply(ctx context.Context, verb string) string {
-	st, err := s.cfg.Progress.State()
+	st, err := s.state()
 	if err != nil {
 		return s.couldNotRunText(err)
 	}
@@ -58,10 +58,10 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 		return s.statusText(st)
 	case VerbCheck, VerbNext, VerbHint, VerbStep, VerbWhy:
 	default:
-		return fmt.Sprintf(s.cat.UnknownRequest, verb) + "\n"
+		return fmt.Sprintf(s.catalog().UnknownRequest, verb) + "\n"
 	}
 	if st.Current == nil {
-		done := fmt.Sprintf(s.cat.AllDone, len(s.cfg.Lab.Steps)) + "\n"
+		done := fmt.Sprintf(s.catalog().AllDone, len(s.lab().Steps)) + "\n"
 		if why := s.labWhyText(); verb == VerbWhy && why != "" {
 			done += "\n" + why
 		}
@@ -70,7 +70,7 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 	step := *st.Current
 	switch verb {
 	case VerbStep:
-		heading := fmt.Sprintf(s.cat.ShellStep, s.stepNumber(step.ID), len(s.cfg.Lab.Steps), shown(step.Title))
+		heading := fmt.Sprintf(s.catalog().ShellStep, s.stepNumber(step.ID), len(s.lab().Steps), shown(step.Title))
 		return s.stepText(heading, step)
 	case VerbWhy:
 		if why := s.labWhyText(); why != "" {
@@ -79,18 +79,18 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 		return s.whyText(step)
 	case VerbHint:
 		if len(step.Hints) == 0 {
-			return s.cat.NoHints + "\n"
+			return s.catalog().NoHints + "\n"
 		}
 		i := s.hints[step.ID]
 		if i >= len(step.Hints) {
-			return s.cat.NoMoreHints + "\n"
+			return s.catalog().NoMoreHints + "\n"
 		}
 		s.hints[step.ID] = i + 1
 		hint := s.md.Render(step.Hints[i])
 		if strings.Contains(hint, "\n") {
 			hint = "\n" + indent(hint)
 		}
-		return fmt.Sprintf(s.cat.Hint, i+1, len(step.Hints), hint) + "\n"
+		return fmt.Sprintf(s.catalog().Hint, i+1, len(step.Hints), hint) + "\n"
 	}
 	// check and next run the checks now, once: an explicit request is
 	// answered at once, as `labctl check` is.
@@ -100,7 +100,7 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 	}
 	text := ""
 	if verb == VerbCheck || !checks.StepPassed(results) {
-		text = fmt.Sprintf(s.cat.Checking, s.stepNumber(step.ID), len(s.cfg.Lab.Steps), shown(step.Title)) + "\n" +
+		text = fmt.Sprintf(s.catalog().Checking, s.stepNumber(step.ID), len(s.lab().Steps), shown(step.Title)) + "\n" +
 			s.resultsText(step, results)
 	}
 	if !checks.StepPassed(results) {

@@ -60,7 +60,7 @@ func (s *Session) settle(ctx context.Context) bool {
 // could not run. The progress is read once: both rounds and the completion
 // take what they need from that reading.
 func (s *Session) autoRound(ctx context.Context) (string, bool) {
-	st, err := s.cfg.Progress.State()
+	st, err := s.state()
 	if err != nil {
 		return s.couldNotRunText(err), true
 	}
@@ -105,7 +105,7 @@ func (s *Session) round(ctx context.Context, st State) ([]checks.Result, error) 
 // askedRound runs the checks of st's current step when the learner asks:
 // through the step's probe when it has one (grading.RunStep).
 func (s *Session) askedRound(ctx context.Context, st State) ([]checks.Result, error) {
-	return grading.RunStep(ctx, s.cfg.Check, s.cfg.Probe, st.Current, st.Since, s.cat, nil)
+	return grading.RunStep(ctx, s.cfg.Check, s.cfg.Probe, st.Current, st.Since, s.catalog(), nil)
 }
 
 // complete records that st's current step passed and returns the banner
@@ -117,6 +117,7 @@ func (s *Session) complete(ctx context.Context, st State, results []checks.Resul
 	defer s.stepMu.Unlock()
 	step := *st.Current
 	after, moved, err := s.cfg.Progress.Record(ctx, step.ID, results)
+	after = s.inText(after)
 	var setupErr *grading.ScriptError
 	if errors.As(err, &setupErr) {
 		return s.passedBanner(step, after) + s.couldNotRunText(err), nil

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labctl/labctl/checks"
@@ -111,9 +113,9 @@ const (
 
 // Session runs one `labctl shell`.
 type Session struct {
-	cfg Config
-	cat *msg.Catalog
-	md  *Markdown
+	cfg   Config
+	texts atomic.Pointer[texts] // the lab's texts and labctl's words, in one language
+	md    *Markdown
 
 	trigger chan struct{} // a command ended: please check (buffered, 1)
 	notices chan string   // text for the terminal from the background rounds
@@ -148,14 +150,62 @@ func New(cfg Config) (*Session, error) {
 	if cat == nil {
 		cat = msg.New(msg.English)
 	}
-	return &Session{
+	s := &Session{
 		cfg:     cfg,
-		cat:     cat,
 		md:      NewMarkdown(cfg.Color),
 		trigger: make(chan struct{}, 1),
 		notices: make(chan string, 8),
 		hints:   map[string]int{},
-	}, nil
+	}
+	s.texts.Store(&texts{lab: cfg.Lab, cat: cat})
+	return s, nil
+}
+
+// texts are what a session says: the lab in one language and labctl's
+// words.
+type texts struct {
+	lab *lab.Lab
+	cat *msg.Catalog
+}
+
+// SetLanguage makes the session speak from now on with l's texts (the
+// same lab in another language, lab.In) and cat's words. A lab whose steps
+// are not the session's (other ids, in another order) is refused.
+func (s *Session) SetLanguage(l *lab.Lab, cat *msg.Catalog) error {
+	cur := s.lab()
+	if l == nil || !slices.EqualFunc(l.Steps, cur.Steps, func(a, b lab.Step) bool { return a.ID == b.ID }) {
+		return errors.New("session: the lab in another language must have the same steps")
+	}
+	if cat == nil {
+		cat = msg.New(msg.English)
+	}
+	s.texts.Store(&texts{lab: l, cat: cat})
+	return nil
+}
+
+func (s *Session) lab() *lab.Lab         { return s.texts.Load().lab }
+func (s *Session) catalog() *msg.Catalog { return s.texts.Load().cat }
+
+// state reads the progress, its current step in the session's language.
+func (s *Session) state() (State, error) {
+	st, err := s.cfg.Progress.State()
+	return s.inText(st), err
+}
+
+// inText is st with its current step as the session's lab words it: the
+// progress may read the lab in another language.
+func (s *Session) inText(st State) State {
+	if st.Current == nil {
+		return st
+	}
+	l := s.lab()
+	for i, step := range l.Steps {
+		if step.ID == st.Current.ID {
+			st.Current = &l.Steps[i]
+			break
+		}
+	}
+	return st
 }
 
 func setDefault(d *time.Duration, v time.Duration) {
@@ -171,7 +221,7 @@ func (s *Session) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	st, err := s.cfg.Progress.State()
+	st, err := s.state()
 	if err != nil {
 		return fmt.Errorf("reading progress: %w", err)
 	}

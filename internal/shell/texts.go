@@ -30,7 +30,7 @@ func (s *Session) paint(sgr, text string) string {
 
 // stepNumber is step's 1-based position in the lab.
 func (s *Session) stepNumber(id string) int {
-	for i, st := range s.cfg.Lab.Steps {
+	for i, st := range s.lab().Steps {
 		if st.ID == id {
 			return i + 1
 		}
@@ -51,30 +51,30 @@ func (s *Session) stepText(heading string, step lab.Step) string {
 // goalText is the lab's title and goal, shown when the shell starts and in
 // lab status; "" when the lab states no goal.
 func (s *Session) goalText() string {
-	goal := s.md.Render(s.cfg.Lab.Metadata.Goal)
+	goal := s.md.Render(s.lab().Metadata.Goal)
 	if goal == "" {
 		return ""
 	}
-	return s.paint("1", s.cat.Goal) + "\n" + indent(goal) + "\n"
+	return s.paint("1", s.catalog().Goal) + "\n" + indent(goal) + "\n"
 }
 
 // whyText says why step matters, as the lab explains it.
 func (s *Session) whyText(step lab.Step) string {
 	why := s.md.Render(step.Why)
 	if why == "" {
-		return fmt.Sprintf(s.cat.NoWhy, shown(step.Title)) + "\n"
+		return fmt.Sprintf(s.catalog().NoWhy, shown(step.Title)) + "\n"
 	}
-	return s.paint("1", fmt.Sprintf(s.cat.Why, shown(step.Title))) + "\n" + indent(why) + "\n"
+	return s.paint("1", fmt.Sprintf(s.catalog().Why, shown(step.Title))) + "\n" + indent(why) + "\n"
 }
 
 // labWhyText says why the lab matters, as its metadata.why explains; ""
 // when it does not.
 func (s *Session) labWhyText() string {
-	why := s.md.Render(s.cfg.Lab.Metadata.Why)
+	why := s.md.Render(s.lab().Metadata.Why)
 	if why == "" {
 		return ""
 	}
-	return s.paint("1", s.cat.LabWhy) + "\n" + indent(why) + "\n"
+	return s.paint("1", s.catalog().LabWhy) + "\n" + indent(why) + "\n"
 }
 
 func indent(text string) string {
@@ -89,34 +89,34 @@ func indent(text string) string {
 
 // welcome is shown when the shell starts.
 func (s *Session) welcome(st State) string {
-	n := len(s.cfg.Lab.Steps)
+	n := len(s.lab().Steps)
 	if st.Current == nil {
-		return fmt.Sprintf(s.cat.AllDone, n) + "\n"
+		return fmt.Sprintf(s.catalog().AllDone, n) + "\n"
 	}
-	heading := fmt.Sprintf(s.cat.ShellStep, s.stepNumber(st.Current.ID), n, shown(st.Current.Title))
+	heading := fmt.Sprintf(s.catalog().ShellStep, s.stepNumber(st.Current.ID), n, shown(st.Current.Title))
 	goal := s.goalText()
 	if goal != "" {
 		goal += "\n"
 	}
-	return goal + s.stepText(heading, *st.Current) + "\n" + s.cat.ShellHelp + "\n\n"
+	return goal + s.stepText(heading, *st.Current) + "\n" + s.catalog().ShellHelp + "\n\n"
 }
 
 // passedBanner says step passed and what comes next.
 func (s *Session) passedBanner(step lab.Step, after State) string {
 	var b strings.Builder
-	b.WriteString(s.paint("1;32", "✓ "+fmt.Sprintf(s.cat.StepPassed, shown(step.Title))) + "\n")
+	b.WriteString(s.paint("1;32", "✓ "+fmt.Sprintf(s.catalog().StepPassed, shown(step.Title))) + "\n")
 	if strings.TrimSpace(step.Why) != "" {
 		b.WriteString("\n" + s.whyText(step))
 	}
-	n := len(s.cfg.Lab.Steps)
+	n := len(s.lab().Steps)
 	if after.Current == nil {
-		b.WriteString("\n" + fmt.Sprintf(s.cat.AllDone, n) + "\n")
+		b.WriteString("\n" + fmt.Sprintf(s.catalog().AllDone, n) + "\n")
 		if why := s.labWhyText(); why != "" {
 			b.WriteString("\n" + why)
 		}
 		return b.String()
 	}
-	heading := fmt.Sprintf(s.cat.NextStep, s.stepNumber(after.Current.ID), n, shown(after.Current.Title))
+	heading := fmt.Sprintf(s.catalog().NextStep, s.stepNumber(after.Current.ID), n, shown(after.Current.Title))
 	b.WriteString("\n" + s.stepText(heading, *after.Current))
 	return b.String()
 }
@@ -124,27 +124,27 @@ func (s *Session) passedBanner(step lab.Step, after State) string {
 // resultsText lists each check with its mark and sums up the step, as
 // `labctl check` does (report.StepResults).
 func (s *Session) resultsText(step lab.Step, results []checks.Result) string {
-	return report.StepResults(&step, results, s.cat, s.cfg.Color)
+	return report.StepResults(&step, results, s.catalog(), s.cfg.Color)
 }
 
 // couldNotRunText reports checks that could not run at all.
 func (s *Session) couldNotRunText(err error) string {
 	l := report.StatusLook(checks.Error)
-	return s.paint(l.SGR, l.Mark+" "+fmt.Sprintf(s.cat.CouldNotRun, 1)) + "\n  (" + textsafe.Escape(err.Error()) + ")\n"
+	return s.paint(l.SGR, l.Mark+" "+fmt.Sprintf(s.catalog().CouldNotRun, 1)) + "\n  (" + textsafe.Escape(err.Error()) + ")\n"
 }
 
 // statusText lists the steps, marking those passed and the current one.
 func (s *Session) statusText(st State) string {
 	var b strings.Builder
-	title := shown(s.cfg.Lab.Metadata.Title)
+	title := shown(s.lab().Metadata.Title)
 	if title == "" {
-		title = s.cfg.Lab.Metadata.Name
+		title = s.lab().Metadata.Name
 	}
-	b.WriteString(fmt.Sprintf(s.cat.Progress, title, len(st.Passed), len(s.cfg.Lab.Steps)) + "\n")
-	if goal := s.md.Render(s.cfg.Lab.Metadata.Goal); goal != "" {
+	b.WriteString(fmt.Sprintf(s.catalog().Progress, title, len(st.Passed), len(s.lab().Steps)) + "\n")
+	if goal := s.md.Render(s.lab().Metadata.Goal); goal != "" {
 		b.WriteString(indent(goal) + "\n")
 	}
-	for i, step := range s.cfg.Lab.Steps {
+	for i, step := range s.lab().Steps {
 		mark := " "
 		switch {
 		case st.Passed[step.ID]:

@@ -22,12 +22,42 @@ import (
 // labDoc is GET /api/lab: the lab's texts, Markdown rendered as sanitised
 // HTML.
 type labDoc struct {
-	Name  string    `json:"name"`
-	Title string    `json:"title"`
-	Goal  string    `json:"goal"`
-	Why   string    `json:"why"`
-	Lang  string    `json:"lang"`
-	Steps []stepDoc `json:"steps"`
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	Goal  string `json:"goal"`
+	Why   string `json:"why"`
+	Lang  string `json:"lang"`
+	// Text is the language the texts are in (a tag of Languages).
+	Text string `json:"text"`
+	// Languages are those the lab can be read in, to choose from.
+	Languages []languageDoc `json:"languages"`
+	Steps     []stepDoc     `json:"steps"`
+}
+
+// languageDoc is a language the lab can be read in: its tag, and its name
+// in itself.
+type languageDoc struct {
+	Tag  string `json:"tag"`
+	Name string `json:"name"`
+}
+
+// autonyms name languages in themselves, for the page's chooser; another
+// language shows its tag.
+var autonyms = map[string]string{
+	"de": "Deutsch", "en": "English", "es": "Español", "fr": "Français", "id": "Bahasa Indonesia",
+	"it": "Italiano", "ja": "日本語", "ko": "한국어", "pt": "Português", "ru": "Русский",
+	"th": "ไทย", "uk": "Українська", "vi": "Tiếng Việt", "zh": "中文",
+}
+
+func autonym(tag string) string {
+	primary, _, _ := strings.Cut(strings.ToLower(tag), "-")
+	if n, ok := autonyms[primary]; ok {
+		if primary != strings.ToLower(tag) {
+			return n + " (" + tag + ")"
+		}
+		return n
+	}
+	return tag
 }
 
 type stepDoc struct {
@@ -88,9 +118,14 @@ func labLanguage(l *lab.Lab) string {
 	return "en"
 }
 
-func (s *Server) apiLab(w http.ResponseWriter, _ *http.Request) {
-	l := s.cfg.Lab
-	doc := labDoc{Name: l.Metadata.Name, Title: l.Metadata.Title, Goal: s.md.Render(l.Metadata.Goal), Why: s.md.Render(l.Metadata.Why), Lang: labLanguage(l), Steps: []stepDoc{}}
+func (s *Server) apiLab(w http.ResponseWriter, r *http.Request) {
+	v := s.text(r)
+	l := v.lab
+	doc := labDoc{Name: l.Metadata.Name, Title: l.Metadata.Title, Goal: s.md.Render(l.Metadata.Goal), Why: s.md.Render(l.Metadata.Why), Lang: labLanguage(l),
+		Text: v.tag, Steps: []stepDoc{}}
+	for _, o := range s.langs {
+		doc.Languages = append(doc.Languages, languageDoc{Tag: o.tag, Name: autonym(o.tag)})
+	}
 	for _, st := range l.Steps {
 		sd := stepDoc{ID: st.ID, Title: st.Title, Instructions: s.md.Render(st.Instructions), Why: s.md.Render(st.Why), Hints: []string{},
 			HasSolution: strings.TrimSpace(st.Solution) != ""}
@@ -127,16 +162,16 @@ func (s *Server) apiState(w http.ResponseWriter, _ *http.Request) {
 
 // grader is `labctl check` and `labctl grade` for one request: its printed
 // words go nowhere, the page shows the results.
-func (s *Server) grader(seen func(*lab.Step, []checks.Result)) *grading.Grader {
+func (s *Server) grader(v variant, seen func(*lab.Step, []checks.Result)) *grading.Grader {
 	return &grading.Grader{
-		Lab:       s.cfg.Lab,
+		Lab:       v.lab,
 		Digest:    s.cfg.Digest,
 		Store:     s.cfg.Store,
 		Checker:   s.cfg.Sandbox,
 		Scripts:   s.cfg.Sandbox,
 		Situation: s.cfg.Situation,
 		Prober:    s.cfg.Sandbox,
-		Catalog:   s.cfg.Catalog,
+		Catalog:   v.cat,
 		Out:       io.Discard,
 		Err:       io.Discard,
 		OnResults: seen,
@@ -158,7 +193,7 @@ func (s *Server) apiSolution(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, http.StatusBadRequest, errors.New(`the body must be {"step":"ID"}`))
 		return
 	}
-	step, err := progress.Step(s.cfg.Lab, id)
+	step, err := progress.Step(s.text(r).lab, id)
 	if err != nil {
 		s.apiError(w, http.StatusNotFound, err)
 		return
@@ -209,7 +244,7 @@ func (s *Server) apiCheck(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	doc := checkDoc{Step: id, Checks: []checkResult{}}
-	v, err := s.grader(func(step *lab.Step, rs []checks.Result) {
+	v, err := s.grader(s.text(r), func(step *lab.Step, rs []checks.Result) {
 		doc.Step = step.ID
 		doc.Checks = checkResults(step, rs)
 		sum := checks.Summarize(rs)
@@ -247,7 +282,7 @@ func checkResults(step *lab.Step, rs []checks.Result) []checkResult {
 func (s *Server) apiGrade(w http.ResponseWriter, r *http.Request) {
 	s.gradeMu.Lock()
 	defer s.gradeMu.Unlock()
-	rep, _, err := s.grader(nil).Grade(r.Context())
+	rep, _, err := s.grader(s.text(r), nil).Grade(r.Context())
 	if err != nil {
 		s.apiError(w, http.StatusBadGateway, err)
 		return

@@ -27,8 +27,9 @@ func TestAPILab(t *testing.T) {
 		t.Fatalf("GET /api/lab: %d %s", resp.StatusCode, body)
 	}
 	var doc struct {
-		Name, Title, Goal, Why, Lang string
-		Steps                        []struct {
+		Name, Title, Goal, Why, Lang, Text string
+		Languages                          []struct{ Tag, Name string }
+		Steps                              []struct {
 			ID, Title, Instructions, Why string
 			Hints                        []string
 			HasSolution                  bool
@@ -36,7 +37,7 @@ func TestAPILab(t *testing.T) {
 	}
 	decodeStrict(t, body, &doc)
 	if doc.Name != "web-test" || doc.Title != "Web test" || doc.Lang != "en" || doc.Goal != "<p>Learn <strong>this</strong>.</p>" ||
-		doc.Why != "<p>It <em>matters</em>.</p>" {
+		doc.Why != "<p>It <em>matters</em>.</p>" || doc.Text != "en" || len(doc.Languages) != 1 || doc.Languages[0].Name != "English" {
 		t.Errorf("lab: %+v", doc)
 	}
 	if len(doc.Steps) != 2 || doc.Steps[0].Instructions != "<p>Make <code>a</code>.</p>" || doc.Steps[0].Why != "<p>Because.</p>" ||

@@ -457,3 +457,49 @@ func TestBrowserLabImage(t *testing.T) {
 		t.Errorf("the image is wider than the step's text (%v)", err)
 	}
 }
+
+// TestBrowserChoosesTheLabsLanguage: a lab with a translation offers its
+// languages; choosing Japanese shows the lab's texts, the page's words and
+// the check results in it, keeps the terminal (re-attached, not a new
+// shell; TestTerminalInTheChosenLanguage shows it speaks Japanese then) and
+// is remembered on the next load. A lab in one language
+// offers no choice.
+func TestBrowserChoosesTheLabsLanguage(t *testing.T) {
+	ts := startServer(t, realPage, withJapanese)
+	ctx := e2etest.Chromium(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL())); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "offered English and Japanese, English chosen",
+		`!document.querySelector('#lab-language').hidden && [...document.querySelectorAll('#lab-language-select option')].map(o => o.value + ':' + o.textContent).join(',') === 'en:English,ja:日本語' && document.querySelector('#lab-language-select').value === 'en' && document.querySelector('#step-title')?.textContent.includes('Step one')`)
+	for deadline := time.Now().Add(20 * time.Second); len(ts.sandbox.opened()) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the page opened no terminal")
+		}
+	}
+
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector('#lab-language-select'); s.value = 'ja'; s.dispatchEvent(new Event('change')); return true; })()`)); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "showed the lab, its step and the page's words in Japanese",
+		`document.querySelector('#lab-title').textContent === 'ウェブのテスト' && document.querySelector('#lab-title').lang === 'ja' && document.querySelector('#step-title')?.textContent.includes('一つ目') && document.querySelector('#steps-heading').textContent !== 'Steps' && document.documentElement.lang === 'ja' && document.querySelector('#lab-language-select').value === 'ja'`)
+	ts.sandbox.pass("has-b")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("check"))); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "showed the check's description and the mistake in Japanese",
+		`document.body.innerText.includes('a がある') && document.body.innerText.includes('a ではなく b を作った。')`)
+	if n := len(ts.sandbox.opened()); n != 1 {
+		t.Errorf("choosing a language opened %d shells, want the one terminal re-attached", n)
+	}
+	if err := chromedp.Do(ctx, chromedp.Reload()); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "kept Japanese on the next load", `document.querySelector('#lab-title').textContent === 'ウェブのテスト'`)
+
+	one := startServer(t, realPage)
+	if err := chromedp.Do(ctx, chromedp.Navigate(one.URL())); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "showed a lab in one language with no choice", `document.querySelector('#lab-title').textContent === 'Web test' && document.querySelector('#lab-language').hidden`)
+}

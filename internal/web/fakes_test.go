@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
 )
@@ -72,10 +73,11 @@ func (f *fakeSandbox) RunScript(_ context.Context, script string, _, _ io.Writer
 
 func (f *fakeSandbox) RunAdminScript(context.Context, string, io.Writer) (int, error) { return 0, nil }
 
-func (f *fakeSandbox) OpenShell(_ context.Context, term string, rows, cols uint) (Shell, error) {
+func (f *fakeSandbox) OpenShell(_ context.Context, term string, lang msg.Lang, rows, cols uint) (Shell, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	sh := newFakeShell(term, rows, cols)
+	sh.lang = lang
 	f.shells = append(f.shells, sh)
 	return sh, nil
 }
@@ -100,6 +102,7 @@ func (f *fakeSandbox) opened() []*fakeShell {
 // fakeShell echoes what is typed; typing "exit" ends it with code 3.
 type fakeShell struct {
 	term string
+	lang msg.Lang
 	pr   *io.PipeReader
 	pw   *io.PipeWriter
 

@@ -53,8 +53,9 @@ type Sandbox interface {
 	grading.Prober
 	grading.ScriptRunner
 	// OpenShell starts the learner's login shell in the sandbox on a PTY
-	// of rows×cols, as `labctl shell` starts it (TERM is term).
-	OpenShell(ctx context.Context, term string, rows, cols uint) (Shell, error)
+	// of rows×cols, as `labctl shell` starts it (TERM is term, and lang
+	// the language of labctl's words in it: LABCTL_LANG).
+	OpenShell(ctx context.Context, term string, lang msg.Lang, rows, cols uint) (Shell, error)
 }
 
 // Shell is a learner's login shell attached through a PTY.
@@ -74,7 +75,9 @@ type Config struct {
 	Store   *progress.Store
 	Sandbox Sandbox
 	// Catalog holds labctl's own words in the learner's language; nil
-	// means English.
+	// means English. Lab and Catalog are what the page shows unless the
+	// learner chooses another of the lab's languages (lab.Languages) on
+	// the page: then the lab's texts and labctl's words are in that one.
 	Catalog *msg.Catalog
 	// Situation is whose lab it is (the learner's own, or an invited
 	// learner's in a class), which words the retry of a step's setup that
@@ -105,6 +108,7 @@ type Server struct {
 	ptoken string // the previews' token, in their paths
 	md     *markdownRenderer
 	kube   *kubeClient
+	langs  []variant // the lab in each of its languages, cfg's own first
 
 	ctx    context.Context // ends with Close: the shells' lifetime
 	cancel context.CancelFunc
@@ -153,8 +157,46 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Kube != nil {
 		s.kube = &kubeClient{config: cfg.Kube}
 	}
+	s.langs = variants(cfg.Lab, cfg.Catalog)
 	s.terms = newTerminals(s)
 	return s, nil
+}
+
+// variant is the lab in one of its languages, with labctl's words in the
+// same language when labctl has them (else English), for the same learner.
+type variant struct {
+	tag string
+	lab *lab.Lab
+	cat *msg.Catalog
+}
+
+// variants are l in each of its languages: l and cat first, as configured.
+func variants(l *lab.Lab, cat *msg.Catalog) []variant {
+	out := []variant{{tag: l.Metadata.Language, lab: l, cat: cat}}
+	for _, tag := range l.Languages() {
+		if tag == l.Metadata.Language {
+			continue
+		}
+		words, ok := msg.Parse(tag)
+		if !ok {
+			words = msg.English
+		}
+		out = append(out, variant{tag: tag, lab: l.In(tag), cat: cat.In(words)})
+	}
+	return out
+}
+
+// text is the variant a request asks for with ?lang=TAG (one of the lab's
+// languages), else the configured one.
+func (s *Server) text(r *http.Request) variant {
+	if want := r.URL.Query().Get("lang"); want != "" {
+		for _, v := range s.langs {
+			if strings.EqualFold(v.tag, want) {
+				return v
+			}
+		}
+	}
+	return s.langs[0]
 }
 
 // randomToken is 32 random bytes in hex.

@@ -49,7 +49,7 @@ func (s *Server) terminal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rows, cols := sizeParam(r, "rows", 24), sizeParam(r, "cols", 80)
-	t, err := s.terms.get(id, rows, cols)
+	t, err := s.terms.get(id, s.text(r), rows, cols)
 	if err != nil {
 		code := http.StatusBadGateway
 		if errors.Is(err, errTooMany) {
@@ -82,11 +82,16 @@ func saneSize(n uint) bool { return n > 0 && n < 1000 }
 
 var errTooMany = errors.New("too many terminals: close one first")
 
-// get returns the terminal id, starting its shell if it has none.
-func (ts *terminals) get(id string, rows, cols uint) (*pageTerminal, error) {
+// get returns the terminal id, starting its shell if it has none. The
+// terminal speaks v's language from now on; a shell started before keeps
+// the LABCTL_LANG it was started with.
+func (ts *terminals) get(id string, v variant, rows, cols uint) (*pageTerminal, error) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if t, ok := ts.m[id]; ok {
+		if err := t.sess.SetLanguage(v.lab, v.cat); err != nil {
+			return nil, err
+		}
 		return t, nil
 	}
 	if ts.s.ctx.Err() != nil {
@@ -95,7 +100,7 @@ func (ts *terminals) get(id string, rows, cols uint) (*pageTerminal, error) {
 	if len(ts.m) >= maxTerminals {
 		return nil, errTooMany
 	}
-	t, err := ts.start(id, rows, cols)
+	t, err := ts.start(id, v, rows, cols)
 	if err != nil {
 		return nil, err
 	}
@@ -105,27 +110,28 @@ func (ts *terminals) get(id string, rows, cols uint) (*pageTerminal, error) {
 
 // start opens a shell and runs its session until the shell ends or the
 // server closes; then the id is free again.
-func (ts *terminals) start(id string, rows, cols uint) (*pageTerminal, error) {
+func (ts *terminals) start(id string, v variant, rows, cols uint) (*pageTerminal, error) {
 	s := ts.s
-	sh, err := s.cfg.Sandbox.OpenShell(s.ctx, TermName, rows, cols)
+	sh, err := s.cfg.Sandbox.OpenShell(s.ctx, TermName, v.cat.Lang, rows, cols)
 	if err != nil {
 		return nil, err
 	}
 	t := newPageTerminal(rows, cols)
 	sess, err := shell.New(shell.Config{
-		Lab:      s.cfg.Lab,
+		Lab:      v.lab,
 		Shell:    sh,
 		Terminal: t,
 		Check:    s.cfg.Sandbox.RunChecks,
 		Probe:    s.cfg.Sandbox,
 		Progress: s.progress(),
-		Catalog:  s.cfg.Catalog,
+		Catalog:  v.cat,
 		Color:    true,
 	})
 	if err != nil {
 		sh.Close()
 		return nil, err
 	}
+	t.sess = sess
 	s.logf("labctl ui: terminal %s opened", id)
 	s.wg.Add(1)
 	go func() {
@@ -174,6 +180,8 @@ func (ts *terminals) closeAll() {
 // attaches gets the ring first, so its screen is whole again. It is a
 // shell.Terminal.
 type pageTerminal struct {
+	sess *shell.Session // set once, before the terminal is shared
+
 	mu    sync.Mutex
 	ring  ring
 	peer  *peer

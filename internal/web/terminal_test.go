@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -15,15 +14,7 @@ import (
 // dialTerminal opens the page's WebSocket to terminal id.
 func dialTerminal(t *testing.T, ts *testServer, id string) *websocket.Conn {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws://"+ts.host+"/ws/terminal?id="+id, &websocket.DialOptions{
-		HTTPHeader: http.Header{"Cookie": {cookieName + "=" + ts.Token()}, "Origin": {ts.base}},
-	})
-	if err != nil {
-		t.Fatalf("opening terminal %s: %v", id, err)
-	}
-	return c
+	return dialTerminalQuery(t, ts, "id="+id)
 }
 
 // screen collects what a socket receives.

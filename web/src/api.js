@@ -3,6 +3,20 @@
 
 import { t } from './i18n.js';
 
+// The language the learner chose for the lab's texts (one of the lab's
+// languages), sent with every request as ?lang=; '' leaves labctl ui's own.
+let textLanguage = '';
+
+export function setTextLanguage(tag) {
+  textLanguage = tag || '';
+}
+
+// withLanguage adds the chosen language to a path of labctl ui.
+export function withLanguage(path) {
+  if (!textLanguage) return path;
+  return `${path}${path.includes('?') ? '&' : '?'}lang=${encodeURIComponent(textLanguage)}`;
+}
+
 async function call(method, path, body) {
   const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
   if (body !== undefined) {
@@ -11,7 +25,7 @@ async function call(method, path, body) {
   }
   let res;
   try {
-    res = await fetch(path, init);
+    res = await fetch(withLanguage(path), init);
   } catch {
     throw new Error(t('serverGone'));
   }

@@ -55,6 +55,7 @@ const words = {
     serverGone: 'labctl ui does not answer. Is it still running?',
     forbidden: 'Open the URL that labctl ui printed.',
     previewOf: 'Preview of {0}',
+    language: 'Language',
   },
   ja: {
     skipToTerminal: 'ターミナルへ移動',
@@ -108,6 +109,7 @@ const words = {
     serverGone: 'labctl ui が応答しません。まだ動いていますか?',
     forbidden: 'labctl ui が表示した URL を開いてください。',
     previewOf: '{0} のプレビュー',
+    language: '言語',
   },
 };
 

@@ -4,7 +4,7 @@
 // server or the learner's lab is set with textContent.
 
 import './app.css';
-import { api } from './api.js';
+import { api, setTextLanguage } from './api.js';
 import { pickLanguage, setLanguage, t } from './i18n.js';
 import { TerminalSession } from './terminal.js';
 
@@ -39,7 +39,7 @@ function el(tag, props = {}, ...children) {
 // a container, in the lab's language.
 function setHTML(container, html) {
   container.innerHTML = html || '';
-  container.lang = page.lab?.lang || '';
+  container.lang = page.lab?.text || '';
   for (const a of container.querySelectorAll('a[href]')) {
     if (!a.getAttribute('href').startsWith('#')) {
       a.target = '_blank';
@@ -117,7 +117,7 @@ function renderSteps() {
       'aria-current': s.id === page.selected ? 'step' : 'false',
     },
     el('span', { class: 'mark', 'aria-hidden': 'true', text: marks[state] }),
-    el('span', { class: 'step-name', text: `${i + 1}. ${s.title}`, lang: page.lab.lang }), ' ',
+    el('span', { class: 'step-name', text: `${i + 1}. ${s.title}`, lang: page.lab.text }), ' ',
     el('span', { class: 'state-word', text: t(state) }));
     button.addEventListener('click', () => select(s.id, true));
     return el('li', { 'data-step': s.id, 'data-state': state }, button);
@@ -133,7 +133,7 @@ function renderStep() {
   const i = stepIndex(step.id);
   const title = $('#step-title');
   title.textContent = `${t('stepN', i + 1)}: ${step.title}`;
-  title.lang = page.lab.lang;
+  title.lang = page.lab.text;
   const state = stepState(step.id);
   $('#step-state').textContent = `${marks[state]} ${t(state)}`;
   $('#step-state').dataset.state = state;
@@ -213,10 +213,10 @@ function checkItem(c) {
   const li = el('li', { 'data-check': c.name, 'data-status': status },
     el('span', { class: 'mark', 'aria-hidden': 'true', text: c.mark || '!' }), ' ',
     el('span', { class: 'state-word', text: t(status) }), ' ',
-    el('span', { class: 'check-name', text: c.description || c.name, lang: page.lab.lang }));
+    el('span', { class: 'check-name', text: c.description || c.name, lang: page.lab.text }));
   if (c.message) li.append(el('p', { class: 'message', text: c.message }));
   if (c.mistake) {
-    li.append(el('div', { class: 'mistake', lang: page.lab.lang },
+    li.append(el('div', { class: 'mistake', lang: page.lab.text },
       el('p', { class: 'mistake-name', text: t('likelyMistake', c.mistake.name) }),
       el('p', { class: 'mistake-explain', text: c.mistake.explain || '' })));
   }
@@ -453,8 +453,41 @@ async function refreshPreviews() {
   setTabStops();
 }
 
+// The learner's choice among the lab's languages is kept in the browser,
+// for this address of labctl ui.
+const languageKey = 'labctl.language';
+
+function storedLanguage() {
+  try {
+    return localStorage.getItem(languageKey) || '';
+  } catch {
+    return '';
+  }
+}
+
+// showLanguages offers the lab's languages when it has more than one; a
+// choice reloads the page in it (the terminals re-attach and speak it).
+function showLanguages() {
+  const langs = page.lab.languages || [];
+  const box = $('#lab-language');
+  box.hidden = langs.length < 2;
+  if (box.hidden) return;
+  const select = $('#lab-language-select');
+  select.replaceChildren(...langs.map((l) => el('option', { value: l.tag, text: l.name, lang: l.tag, selected: l.tag === page.lab.text })));
+  select.addEventListener('change', () => {
+    try {
+      localStorage.setItem(languageKey, select.value);
+    } catch {
+      // without storage the choice lasts for this page only
+    }
+    setTextLanguage(select.value);
+    location.reload();
+  });
+}
+
 async function start() {
   setLanguage(pickLanguage('', navigator.languages || [navigator.language]));
+  setTextLanguage(storedLanguage());
   $('#hint').addEventListener('click', showHint);
   $('#solution').addEventListener('click', showSolution);
   $('#check').addEventListener('click', check);
@@ -476,10 +509,12 @@ async function start() {
     return;
   }
   page.lab.steps = page.lab.steps || [];
-  setLanguage(pickLanguage(page.lab.lang, navigator.languages || [navigator.language]));
+  const chosen = storedLanguage() && page.lab.text === storedLanguage();
+  setLanguage(pickLanguage(page.lab.lang, chosen ? [page.lab.text] : navigator.languages || [navigator.language]));
+  showLanguages();
   const title = $('#lab-title');
   title.textContent = page.lab.title || page.lab.name;
-  title.lang = page.lab.lang;
+  title.lang = page.lab.text;
   document.title = `${page.lab.title || page.lab.name} · labctl`;
   setHTML($('#lab-goal'), page.lab.goal);
   $('#lab-why').hidden = !page.lab.why;

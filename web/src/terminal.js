@@ -7,6 +7,7 @@
 import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import { WebLinksAddon } from '@xterm/addon-web-links';
+import { withLanguage } from './api.js';
 import { t } from './i18n.js';
 
 // The terminal's colours. Every colour but black passes WCAG AA (4.5:1) as
@@ -126,7 +127,7 @@ export class TerminalSession {
 
   url() {
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    return `${scheme}//${location.host}/ws/terminal?id=${encodeURIComponent(this.id)}`;
+    return `${scheme}//${location.host}${withLanguage(`/ws/terminal?id=${encodeURIComponent(this.id)}`)}`;
   }
 
   connect() {

@@ -80,7 +80,7 @@ func shellOn(ctx context.Context, g *globals, st *labState, env liveLab, probe g
 	}
 	defer term.Restore()
 	rows, cols, _ := term.Size()
-	attached, err := env.AttachShell(ctx, shellOptions(st.lab, termName(), rows, cols))
+	attached, err := env.AttachShell(ctx, shellOptions(st.lab, termName(), st.catalog.Lang, rows, cols))
 	if err != nil {
 		return err
 	}

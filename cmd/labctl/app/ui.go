@@ -231,8 +231,8 @@ type uiSandbox struct {
 	lab *lab.Lab
 }
 
-func (u uiSandbox) OpenShell(ctx context.Context, term string, rows, cols uint) (web.Shell, error) {
-	sh, err := u.AttachShell(ctx, shellOptions(u.lab, term, rows, cols))
+func (u uiSandbox) OpenShell(ctx context.Context, term string, lang msg.Lang, rows, cols uint) (web.Shell, error) {
+	sh, err := u.AttachShell(ctx, shellOptions(u.lab, term, lang, rows, cols))
 	if err != nil {
 		return nil, err
 	}
@@ -241,10 +241,10 @@ func (u uiSandbox) OpenShell(ctx context.Context, term string, rows, cols uint) 
 
 // shellOptions are the learner's login shell as `labctl shell` and the
 // page's terminals start it. LABCTL_LANG tells the in-sandbox lab function
-// the language labctl speaks to the learner.
-func shellOptions(l *lab.Lab, term string, rows, cols uint) docker.ShellOptions {
+// the language labctl speaks to the learner, lang.
+func shellOptions(l *lab.Lab, term string, lang msg.Lang, rows, cols uint) docker.ShellOptions {
 	return docker.ShellOptions{
-		Env:     []string{"LABCTL_SHELL=1", "TERM=" + term, "HOME=/root", msg.EnvLang + "=" + string(labCatalog(l).Lang)},
+		Env:     []string{"LABCTL_SHELL=1", "TERM=" + term, "HOME=/root", msg.EnvLang + "=" + string(lang)},
 		WorkDir: l.Sandbox.WorkDir,
 		Rows:    rows,
 		Cols:    cols,
