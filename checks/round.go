@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -94,6 +95,10 @@ type Round struct {
 	// Checks (progress's AuditWindows): nil, or a zero time, is the whole
 	// log (Request.Since).
 	Since []time.Time
+	// Lang, when set, is the language of the results' messages: the one
+	// the learner reads the lab in (Request.Lang). "" leaves it to the
+	// runner.
+	Lang msg.Lang
 }
 
 // RunRound runs the round r through run, the one way every caller runs a

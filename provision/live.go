@@ -245,7 +245,10 @@ func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, 
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	req := checks.Request{Root: "/", Areas: e.areas(), Lang: msg.Choose(e.Lab.Metadata.Language, os.Getenv), Zone: checks.LocalZone()}
+	req := checks.Request{Root: "/", Areas: e.areas(), Lang: r.Lang, Zone: checks.LocalZone()}
+	if req.Lang == "" {
+		req.Lang = msg.Choose(e.Lab.Metadata.Language, os.Getenv)
+	}
 	if !r.ProbeStart.IsZero() {
 		start := r.ProbeStart
 		req.ProbeStart = &start

@@ -59,6 +59,15 @@ func (e *EnvironmentError) Unwrap() error { return e.Err }
 
 // runRound runs r in one checker round (checks.RunRound: its deadline, its
 // answer verified).
+// catalogLang is the language of cat's words, "" for none: the round's
+// messages then speak the runner's.
+func catalogLang(cat *msg.Catalog) msg.Lang {
+	if cat == nil {
+		return ""
+	}
+	return cat.Lang
+}
+
 func runRound(ctx context.Context, c Checker, r checks.Round) ([]checks.Result, error) {
 	rs, err := checks.RunRound(ctx, r, c.RunChecks)
 	if err != nil {
@@ -80,7 +89,7 @@ func RunAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress.P
 			all = append(all, s.Checks...)
 		}
 	}
-	rs, err := runRound(ctx, c, checks.Round{Checks: all, Since: pr.AuditWindows(l, all)})
+	rs, err := runRound(ctx, c, checks.Round{Checks: all, Since: pr.AuditWindows(l, all), Lang: catalogLang(cat)})
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +147,7 @@ func GradeAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress
 	var rs []checks.Result
 	if len(all) > 0 {
 		var err error
-		if rs, err = runRound(ctx, c, checks.Round{Checks: all, Since: pr.AuditWindows(l, all)}); err != nil {
+		if rs, err = runRound(ctx, c, checks.Round{Checks: all, Since: pr.AuditWindows(l, all), Lang: catalogLang(cat)}); err != nil {
 			return nil, nil, err
 		}
 	}

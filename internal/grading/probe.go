@@ -60,7 +60,7 @@ const (
 // work), error when the setup or the restore fails (the lab's). cat words
 // the probe's result; nil means English. now is time.Now outside tests.
 func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, since []time.Time, cat *msg.Catalog, now func() time.Time) ([]checks.Result, error) {
-	round := checks.Round{Checks: step.Checks, Since: since}
+	round := checks.Round{Checks: step.Checks, Since: since, Lang: catalogLang(cat)}
 	pr := step.Probe
 	if pr == nil {
 		return runRound(ctx, c, round)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
 )
@@ -34,7 +35,7 @@ func TestRoundsCarryTheAuditWindowsOfTheProgressRead(t *testing.T) {
 		t.Fatalf("Check = %v, %v", v, err)
 	}
 	// Step two (a, extra, scaled) became current at t0.
-	want := checks.Round{Checks: s.Lab.Steps[1].Checks, Since: []time.Time{{}, {}, t0}}
+	want := checks.Round{Checks: s.Lab.Steps[1].Checks, Since: []time.Time{{}, {}, t0}, Lang: msg.English}
 	if got := fc.asked[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("labctl check asked %+v, want %+v", got, want)
 	}
@@ -48,7 +49,7 @@ func TestRoundsCarryTheAuditWindowsOfTheProgressRead(t *testing.T) {
 	// which keeps the step's window (now the lab is done, a check is found
 	// in its step by content).
 	all := append(append([]lab.Check(nil), s.Lab.Steps[0].Checks...), scaled)
-	want = checks.Round{Checks: all, Since: []time.Time{{}, {}, t0}}
+	want = checks.Round{Checks: all, Since: []time.Time{{}, {}, t0}, Lang: msg.English}
 	if len(fc.asked) != 1 || !reflect.DeepEqual(fc.asked[0], want) {
 		t.Errorf("labctl grade asked %+v, want %+v", fc.asked, want)
 	}

@@ -99,7 +99,7 @@ func (s *Session) autoRound(ctx context.Context) (string, bool) {
 // round runs the checks of st's current step once (checks.RunRound: its
 // deadline, its answer verified), with the audit windows st gives them.
 func (s *Session) round(ctx context.Context, st State) ([]checks.Result, error) {
-	return checks.RunRound(ctx, checks.Round{Checks: st.Current.Checks, Since: st.Since}, s.cfg.Check)
+	return checks.RunRound(ctx, checks.Round{Checks: st.Current.Checks, Since: st.Since, Lang: s.catalog().Lang}, s.cfg.Check)
 }
 
 // askedRound runs the checks of st's current step when the learner asks:

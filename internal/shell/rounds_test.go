@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
 )
@@ -46,7 +47,7 @@ func TestAutoRoundReadsProgressOnce(t *testing.T) {
 		t.Fatalf("%d rounds, want 2 (a confirming round)", len(asked))
 	}
 	for i, r := range asked {
-		want := checks.Round{Checks: p.lab.Steps[0].Checks, Since: since}
+		want := checks.Round{Checks: p.lab.Steps[0].Checks, Since: since, Lang: msg.English}
 		if !reflect.DeepEqual(r, want) {
 			t.Errorf("round %d asked %+v, want %+v", i+1, r, want)
 		}
@@ -90,7 +91,7 @@ func TestRequestedRoundCarriesTheAuditWindows(t *testing.T) {
 	if n := p.stateReads(); n != 1 {
 		t.Errorf("the request read the progress %d times, want once", n)
 	}
-	want := []checks.Round{{Checks: p.lab.Steps[0].Checks, Since: since}}
+	want := []checks.Round{{Checks: p.lab.Steps[0].Checks, Since: since, Lang: msg.English}}
 	if got := c.asked(); !reflect.DeepEqual(got, want) {
 		t.Errorf("asked %+v, want %+v", got, want)
 	}

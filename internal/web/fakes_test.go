@@ -42,14 +42,16 @@ type fakeSandbox struct {
 	passing map[string]bool // check name -> passes
 	shells  []*fakeShell
 	scripts []string
-	message string // when set, every failing check's message
-	code    int    // every script's exit status
+	message string     // when set, every failing check's message
+	code    int        // every script's exit status
+	langs   []msg.Lang // the language each round asked for
 }
 
 func (f *fakeSandbox) RunChecks(_ context.Context, round checks.Round) ([]checks.Result, error) {
 	cs := round.Checks
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.langs = append(f.langs, round.Lang)
 	var rs []checks.Result
 	for _, c := range cs {
 		r := checks.Result{Name: c.Name, Description: c.Description, Status: checks.Fail, Message: "expected " + c.Name + ", found <b>nothing</b>", Points: 1}

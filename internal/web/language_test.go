@@ -59,6 +59,9 @@ func TestAPIInTheChosenLanguage(t *testing.T) {
 		ans.Checks[0].Mistake.Explain != "a ではなく b を作った。" {
 		t.Errorf("POST /api/check?lang=ja: %s", body)
 	}
+	if langs := ts.sandbox.roundLangs(); len(langs) != 1 || langs[0] != msg.Japanese {
+		t.Errorf("the check's rounds asked for messages in %q, want ja", langs)
+	}
 	_, body = ts.request(t, http.MethodPost, "/api/solution?lang=ja", `{"step":"one"}`)
 	if !strings.Contains(body, "実行する") {
 		t.Errorf("POST /api/solution?lang=ja: %s", body)
@@ -107,4 +110,10 @@ func dialTerminalQuery(t *testing.T, ts *testServer, q string) *websocket.Conn {
 		t.Fatalf("opening terminal %s: %v", q, err)
 	}
 	return c
+}
+
+func (f *fakeSandbox) roundLangs() []msg.Lang {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]msg.Lang(nil), f.langs...)
 }
