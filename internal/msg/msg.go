@@ -163,6 +163,10 @@ type Catalog struct {
 	Why string
 	// NoWhy: step title.
 	NoWhy string
+	// LabReloaded: the lab file's name, its step count (--watch).
+	LabReloaded string
+	// LabNotReloaded: the lab file's name, what is wrong (--watch).
+	LabNotReloaded string
 	// Invited: the learner's name, before the shell of `labctl shell
 	// --invite`.
 	Invited string
@@ -235,6 +239,8 @@ func english() *Catalog {
 		Why:                "Why this step matters: %s",
 		LabWhy:             "Why this lab matters",
 		NoWhy:              "The lab says nothing more about why %s matters.",
+		LabReloaded:        "%s was edited: reloaded, %d steps.",
+		LabNotReloaded:     "%s was edited, but the lab stays as it was: %s",
 		Invited:            "Connected to your sandbox as %s. Checks here are feedback; your instructor's `labctl class grade` is your grade.",
 		InvitedAllDone:     "All %d steps pass here. Your instructor's `labctl class grade` gives your grade.",
 		InvitedCouldNotRun: "%d check(s) could not run. This is not your fault: ask your instructor to repair your lab (`labctl class up`), then check again.",
@@ -277,6 +283,8 @@ func japanese() *Catalog {
 		Why:                "このステップの意味: %s",
 		LabWhy:             "なぜ重要なのか",
 		NoWhy:              "%s について、ラボに説明はありません。",
+		LabReloaded:        "%s が編集されたので読み込み直しました(ステップは %d 個)。",
+		LabNotReloaded:     "%s が編集されましたが、ラボは前のままです: %s",
 		Invited:            "%s としてあなたのサンドボックスに接続しました。ここでのチェックは練習用のフィードバックです。成績は講師の `labctl class grade` で決まります。",
 		InvitedAllDone:     "ここでは全 %d ステップが通っています。成績は講師の `labctl class grade` で決まります。",
 		InvitedCouldNotRun: "%d 件のチェックを実行できませんでした。あなたの作業の問題ではありません。講師にラボの修復(`labctl class up`)を頼んでから、もう一度確認してください。",

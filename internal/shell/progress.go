@@ -39,6 +39,19 @@ type StoreProgress struct {
 	Situation grading.Situation
 }
 
+// CurrentProgress is a Progress that asks the function for the progress
+// to use at every call: the progress of a lab that may be reloaded while the
+// session runs.
+type CurrentProgress func() Progress
+
+// State reads where the learner stands, from the current progress.
+func (c CurrentProgress) State() (State, error) { return c().State() }
+
+// Record records a round in the current progress.
+func (c CurrentProgress) Record(ctx context.Context, step string, results []checks.Result) (State, bool, error) {
+	return c().Record(ctx, step, results)
+}
+
 // State reads where the learner stands.
 func (p *StoreProgress) State() (State, error) {
 	pr, err := p.Store.Load(p.Lab.Metadata.Name)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -168,19 +167,29 @@ type texts struct {
 	cat *msg.Catalog
 }
 
-// SetLanguage makes the session speak from now on with l's texts (the
-// same lab in another language, lab.In) and cat's words. A lab whose steps
-// are not the session's (other ids, in another order) is refused.
-func (s *Session) SetLanguage(l *lab.Lab, cat *msg.Catalog) error {
-	cur := s.lab()
-	if l == nil || !slices.EqualFunc(l.Steps, cur.Steps, func(a, b lab.Step) bool { return a.ID == b.ID }) {
-		return errors.New("session: the lab in another language must have the same steps")
+// SetLab makes the session speak from now on with l's texts and cat's
+// words: the same lab in another language (lab.In), or the lab's file
+// reloaded (labctl shell --watch). The progress says which step is current;
+// the session shows that step as l words it.
+func (s *Session) SetLab(l *lab.Lab, cat *msg.Catalog) error {
+	if l == nil || len(l.Steps) == 0 {
+		return errors.New("session: the new lab has no steps")
 	}
 	if cat == nil {
 		cat = msg.New(msg.English)
 	}
 	s.texts.Store(&texts{lab: l, cat: cat})
 	return nil
+}
+
+// Notify shows text on the terminal at the next safe place (before the next
+// prompt), as the banners of the background rounds are shown. It does not
+// wait: when too many notices wait already, text is dropped.
+func (s *Session) Notify(text string) {
+	select {
+	case s.notices <- text:
+	default:
+	}
 }
 
 func (s *Session) lab() *lab.Lab         { return s.texts.Load().lab }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/report"
 	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
@@ -155,4 +156,26 @@ func (s *Session) statusText(st State) string {
 		b.WriteString(fmt.Sprintf("  %s %d. %s\n", mark, i+1, shown(step.Title)))
 	}
 	return b.String()
+}
+
+// Reloaded makes the session speak l (the lab's file, named file, was
+// edited and reloaded: labctl shell --watch) with cat's words, and says so
+// on the terminal with the edited lab's lint warnings.
+func (s *Session) Reloaded(l *lab.Lab, cat *msg.Catalog, file string, warnings []string) error {
+	if err := s.SetLab(l, cat); err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(s.paint("1", fmt.Sprintf(s.catalog().LabReloaded, textsafe.Escape(file), len(l.Steps))) + "\n")
+	for _, w := range warnings {
+		b.WriteString("  " + s.paint("33", textsafe.Escape(w)) + "\n")
+	}
+	s.Notify(b.String())
+	return nil
+}
+
+// NotReloaded says on the terminal that an edit of the lab's file was not
+// taken, and why; the session keeps the lab it speaks.
+func (s *Session) NotReloaded(file, problem string) {
+	s.Notify(s.paint("1;31", fmt.Sprintf(s.catalog().LabNotReloaded, textsafe.Escape(file), textsafe.Escape(problem))) + "\n")
 }

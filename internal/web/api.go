@@ -71,11 +71,16 @@ type stepDoc struct {
 	HasSolution bool `json:"hasSolution"`
 }
 
-// stateDoc is GET /api/state: where the learner stands.
+// stateDoc is GET /api/state: where the learner stands, and which version
+// of the lab the page should show (LabVersion counts the reloads of
+// labctl ui --watch; LabProblem is what is wrong with the last edit, or the
+// edited lab's warnings).
 type stateDoc struct {
-	Current string   `json:"current"`
-	Passed  []string `json:"passed"`
-	Done    bool     `json:"done"`
+	Current    string   `json:"current"`
+	Passed     []string `json:"passed"`
+	Done       bool     `json:"done"`
+	LabVersion int      `json:"labVersion"`
+	LabProblem string   `json:"labProblem,omitempty"`
 }
 
 // checkDoc is POST /api/check's answer. NotPassed counts the required
@@ -139,20 +144,24 @@ func (s *Server) apiLab(w http.ResponseWriter, r *http.Request) {
 
 // progress is the learner's progress as the shell reads it.
 func (s *Server) progress() *shell.StoreProgress {
-	return &shell.StoreProgress{Store: s.cfg.Store, Lab: s.cfg.Lab, Digest: s.cfg.Digest, Scripts: s.cfg.Sandbox, Situation: s.cfg.Situation}
+	l, digest := s.labNow()
+	return &shell.StoreProgress{Store: s.cfg.Store, Lab: l, Digest: digest, Scripts: s.cfg.Sandbox, Situation: s.cfg.Situation}
 }
 
 func (s *Server) apiState(w http.ResponseWriter, _ *http.Request) {
+	s.labMu.RLock()
+	l, version, problem := s.langs[0].lab, s.labVersion, s.labProblem
+	s.labMu.RUnlock()
 	st, err := s.progress().State()
 	if err != nil {
 		s.apiError(w, http.StatusInternalServerError, err)
 		return
 	}
-	doc := stateDoc{Passed: []string{}, Done: st.Current == nil}
+	doc := stateDoc{Passed: []string{}, Done: st.Current == nil, LabVersion: version, LabProblem: problem}
 	if st.Current != nil {
 		doc.Current = st.Current.ID
 	}
-	for _, step := range s.cfg.Lab.Steps {
+	for _, step := range l.Steps {
 		if st.Passed[step.ID] {
 			doc.Passed = append(doc.Passed, step.ID)
 		}
@@ -163,9 +172,10 @@ func (s *Server) apiState(w http.ResponseWriter, _ *http.Request) {
 // grader is `labctl check` and `labctl grade` for one request: its printed
 // words go nowhere, the page shows the results.
 func (s *Server) grader(v variant, seen func(*lab.Step, []checks.Result)) *grading.Grader {
+	_, digest := s.labNow()
 	return &grading.Grader{
 		Lab:       v.lab,
-		Digest:    s.cfg.Digest,
+		Digest:    digest,
 		Store:     s.cfg.Store,
 		Checker:   s.cfg.Sandbox,
 		Scripts:   s.cfg.Sandbox,
@@ -238,7 +248,7 @@ func (s *Server) apiCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if id != "" {
-		if _, err := progress.Step(s.cfg.Lab, id); err != nil {
+		if _, err := progress.Step(s.text(r).lab, id); err != nil {
 			s.apiError(w, http.StatusNotFound, err)
 			return
 		}

@@ -70,9 +70,11 @@ type checkAnswer struct {
 }
 
 type stateAnswer struct {
-	Current string   `json:"current"`
-	Passed  []string `json:"passed"`
-	Done    bool     `json:"done"`
+	Current    string   `json:"current"`
+	Passed     []string `json:"passed"`
+	Done       bool     `json:"done"`
+	LabVersion int      `json:"labVersion"`
+	LabProblem string   `json:"labProblem"`
 }
 
 func TestAPICheckAndState(t *testing.T) {

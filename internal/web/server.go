@@ -108,7 +108,12 @@ type Server struct {
 	ptoken string // the previews' token, in their paths
 	md     *markdownRenderer
 	kube   *kubeClient
-	langs  []variant // the lab in each of its languages, cfg's own first
+
+	labMu      sync.RWMutex
+	langs      []variant // the lab in each of its languages, cfg's own first
+	digest     string    // the lab's digest
+	labVersion int       // counts the reloads of the lab (SetLab)
+	labProblem string    // what is wrong with the last edit of the lab, or its lint warnings
 
 	ctx    context.Context // ends with Close: the shells' lifetime
 	cancel context.CancelFunc
@@ -157,7 +162,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Kube != nil {
 		s.kube = &kubeClient{config: cfg.Kube}
 	}
-	s.langs = variants(cfg.Lab, cfg.Catalog)
+	s.langs, s.digest = variants(cfg.Lab, cfg.Catalog), cfg.Digest
 	s.terms = newTerminals(s)
 	return s, nil
 }
@@ -189,14 +194,60 @@ func variants(l *lab.Lab, cat *msg.Catalog) []variant {
 // text is the variant a request asks for with ?lang=TAG (one of the lab's
 // languages), else the configured one.
 func (s *Server) text(r *http.Request) variant {
-	if want := r.URL.Query().Get("lang"); want != "" {
+	return s.variant(r.URL.Query().Get("lang"))
+}
+
+// variant is the lab in language tag, else in the configured language.
+func (s *Server) variant(tag string) variant {
+	s.labMu.RLock()
+	defer s.labMu.RUnlock()
+	if tag != "" {
 		for _, v := range s.langs {
-			if strings.EqualFold(v.tag, want) {
+			if strings.EqualFold(v.tag, tag) {
 				return v
 			}
 		}
 	}
 	return s.langs[0]
+}
+
+// labNow is the lab as configured (or last reloaded) and its digest.
+func (s *Server) labNow() (*lab.Lab, string) {
+	s.labMu.RLock()
+	defer s.labMu.RUnlock()
+	return s.langs[0].lab, s.digest
+}
+
+// SetLab replaces the lab the page and its terminals show with l, whose
+// digest is digest: its file, named file, was edited (labctl ui --watch).
+// l must be a lab the environment runs as it is (labwatch.NeedsUp says
+// nothing), in the configured language. The page shows warnings (the
+// edited lab's lint warnings) and the terminals say it was reloaded; the
+// learner's progress is kept by step id.
+func (s *Server) SetLab(file string, l *lab.Lab, digest string, warnings []string) {
+	s.labMu.Lock()
+	s.langs, s.digest = variants(l, s.langs[0].cat), digest
+	s.labVersion++
+	s.labProblem = strings.Join(warnings, "\n")
+	s.labMu.Unlock()
+	for t, tag := range s.terms.tags() {
+		v := s.variant(tag)
+		if err := t.sess.Reloaded(v.lab, v.cat, file, warnings); err != nil {
+			s.logf("labctl ui: reloading the lab: %v", err)
+		}
+	}
+}
+
+// SetLabProblem says on the page and in the terminals what is wrong with
+// the last edit of the lab's file, named file, which was not taken: the
+// page and its terminals keep the lab they show.
+func (s *Server) SetLabProblem(file, problem string) {
+	s.labMu.Lock()
+	s.labProblem = problem
+	s.labMu.Unlock()
+	for _, t := range s.terms.all() {
+		t.sess.NotReloaded(file, problem)
+	}
 }
 
 // randomToken is 32 random bytes in hex.

@@ -89,9 +89,10 @@ func (ts *terminals) get(id string, v variant, rows, cols uint) (*pageTerminal, 
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if t, ok := ts.m[id]; ok {
-		if err := t.sess.SetLanguage(v.lab, v.cat); err != nil {
+		if err := t.sess.SetLab(v.lab, v.cat); err != nil {
 			return nil, err
 		}
+		t.tag = v.tag
 		return t, nil
 	}
 	if ts.s.ctx.Err() != nil {
@@ -123,7 +124,7 @@ func (ts *terminals) start(id string, v variant, rows, cols uint) (*pageTerminal
 		Terminal: t,
 		Check:    s.cfg.Sandbox.RunChecks,
 		Probe:    s.cfg.Sandbox,
-		Progress: s.progress(),
+		Progress: shell.CurrentProgress(func() shell.Progress { return s.progress() }),
 		Catalog:  v.cat,
 		Color:    true,
 	})
@@ -131,7 +132,7 @@ func (ts *terminals) start(id string, v variant, rows, cols uint) (*pageTerminal
 		sh.Close()
 		return nil, err
 	}
-	t.sess = sess
+	t.sess, t.tag = sess, v.tag
 	s.logf("labctl ui: terminal %s opened", id)
 	s.wg.Add(1)
 	go func() {
@@ -159,16 +160,32 @@ func (ts *terminals) start(id string, v variant, rows, cols uint) (*pageTerminal
 	return t, nil
 }
 
+// all are the open terminals.
+func (ts *terminals) all() []*pageTerminal {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	out := make([]*pageTerminal, 0, len(ts.m))
+	for _, t := range ts.m {
+		out = append(out, t)
+	}
+	return out
+}
+
+// tags are the open terminals with the language each speaks.
+func (ts *terminals) tags() map[*pageTerminal]string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	out := make(map[*pageTerminal]string, len(ts.m))
+	for _, t := range ts.m {
+		out[t] = t.tag
+	}
+	return out
+}
+
 // closeAll ends every terminal's socket; the sessions end with the
 // server's context.
 func (ts *terminals) closeAll() {
-	ts.mu.Lock()
-	all := make([]*pageTerminal, 0, len(ts.m))
-	for _, t := range ts.m {
-		all = append(all, t)
-	}
-	ts.mu.Unlock()
-	for _, t := range all {
+	for _, t := range ts.all() {
 		t.exit(-1)
 	}
 }
@@ -181,6 +198,7 @@ func (ts *terminals) closeAll() {
 // shell.Terminal.
 type pageTerminal struct {
 	sess *shell.Session // set once, before the terminal is shared
+	tag  string         // the language it speaks; under terminals.mu
 
 	mu    sync.Mutex
 	ring  ring

@@ -21,6 +21,8 @@ const page = {
   terminals: new Map(), // id -> TerminalSession
   previews: new Map(), // url -> panel
   nextTerminal: 1,
+  labVersion: undefined, // of the lab shown (labctl ui --watch counts its reloads)
+  labProblem: '', // what is wrong with the last edit of the lab, shown in the banner
 };
 
 function el(tag, props = {}, ...children) {
@@ -298,8 +300,12 @@ async function poll() {
   if (polling) return;
   polling = true;
   try {
-    applyState(await api.state());
-    if (page.pollError) say('');
+    const st = await api.state();
+    if (page.labVersion !== undefined && st.labVersion !== page.labVersion) await reloadLab();
+    page.labVersion = st.labVersion;
+    applyState(st);
+    if (page.pollError || (st.labProblem || '') !== page.labProblem) say(st.labProblem || '');
+    page.labProblem = st.labProblem || '';
     page.pollError = false;
   } catch (err) {
     say(err.message);
@@ -472,17 +478,46 @@ function showLanguages() {
   const box = $('#lab-language');
   box.hidden = langs.length < 2;
   if (box.hidden) return;
-  const select = $('#lab-language-select');
-  select.replaceChildren(...langs.map((l) => el('option', { value: l.tag, text: l.name, lang: l.tag, selected: l.tag === page.lab.text })));
-  select.addEventListener('change', () => {
-    try {
-      localStorage.setItem(languageKey, select.value);
-    } catch {
-      // without storage the choice lasts for this page only
-    }
-    setTextLanguage(select.value);
-    location.reload();
-  });
+  $('#lab-language-select').replaceChildren(...langs.map((l) => el('option', { value: l.tag, text: l.name, lang: l.tag, selected: l.tag === page.lab.text })));
+}
+
+function chooseLanguage() {
+  const tag = $('#lab-language-select').value;
+  try {
+    localStorage.setItem(languageKey, tag);
+  } catch {
+    // without storage the choice lasts for this page only
+  }
+  setTextLanguage(tag);
+  location.reload();
+}
+
+// showLab shows the lab's own texts: its title, goal and why, and its
+// languages.
+function showLab() {
+  page.lab.steps = page.lab.steps || [];
+  const title = $('#lab-title');
+  title.textContent = page.lab.title || page.lab.name;
+  title.lang = page.lab.text;
+  document.title = `${page.lab.title || page.lab.name} · labctl`;
+  setHTML($('#lab-goal'), page.lab.goal);
+  $('#lab-why').hidden = !page.lab.why;
+  setHTML($('#lab-why-text'), page.lab.why);
+  showLanguages();
+}
+
+// reloadLab shows the lab again after its file was edited (labctl ui
+// --watch): its texts, steps and solutions as they are now; the learner's
+// place is kept.
+async function reloadLab() {
+  page.lab = await api.lab();
+  page.solutions = new Map();
+  showLab();
+  if (!page.lab.steps.some((s) => s.id === page.selected)) page.selected = '';
+  if (page.selected) {
+    renderSteps();
+    renderStep();
+  }
 }
 
 async function start() {
@@ -502,23 +537,16 @@ async function start() {
     }
   });
   $('.tabbar').addEventListener('keydown', tabKeys);
+  $('#lab-language-select').addEventListener('change', chooseLanguage);
   try {
     page.lab = await api.lab();
   } catch (err) {
     say(err.message);
     return;
   }
-  page.lab.steps = page.lab.steps || [];
   const chosen = storedLanguage() && page.lab.text === storedLanguage();
   setLanguage(pickLanguage(page.lab.lang, chosen ? [page.lab.text] : navigator.languages || [navigator.language]));
-  showLanguages();
-  const title = $('#lab-title');
-  title.textContent = page.lab.title || page.lab.name;
-  title.lang = page.lab.text;
-  document.title = `${page.lab.title || page.lab.name} · labctl`;
-  setHTML($('#lab-goal'), page.lab.goal);
-  $('#lab-why').hidden = !page.lab.why;
-  setHTML($('#lab-why-text'), page.lab.why);
+  showLab();
   await poll();
   const ids = rememberedTerminals();
   if (ids.length === 0) addTerminal(false);
@@ -526,7 +554,7 @@ async function start() {
   const first = document.querySelector('#terminal-tabs [role=tab]');
   if (first) selectTab(first, false);
   refreshPreviews();
-  setInterval(poll, 1000);
+  setInterval(poll, 500);
   setInterval(refreshPreviews, 10000);
 }
 

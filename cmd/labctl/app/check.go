@@ -79,6 +79,8 @@ type labState struct {
 	// situation is whose lab it is (the learner's own, a class's learner's
 	// or an invited learner's): it words the retry of a failed script.
 	situation grading.Situation
+	// watch: labctl shell --watch reloads the lab's file when it is edited.
+	watch bool
 }
 
 // loadLabState loads the lab, its digest, the learner's progress store and

@@ -3,17 +3,21 @@ package app
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
 	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/labwatch"
 	"github.com/labctl/labctl/internal/shell"
 	"github.com/labctl/labctl/internal/terminal"
 )
 
 func newShellCommand(g *globals) *cobra.Command {
 	var invite string
+	var watch bool
 	cmd := &cobra.Command{
 		Use:   "shell",
 		Short: "Open a shell in the sandbox; your work is checked after every command",
@@ -26,17 +30,26 @@ func newShellCommand(g *globals) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if invite != "" {
+				if watch {
+					return &ExitError{Code: exitError, Err: errWatchBuiltIn}
+				}
 				return runInvitedShell(cmd.Context(), g, invite)
 			}
-			return runShell(cmd.Context(), g)
+			return runShell(cmd.Context(), g, watch)
 		},
 	}
 	cmd.Flags().StringVar(&invite, "invite", "", "open your sandbox in a class with the invite `FILE` your instructor gave you")
 	_ = cmd.MarkFlagFilename("invite")
+	cmd.Flags().BoolVar(&watch, "watch", false, "reload the lab's file into the shell when you edit it (a lab you write, with --lab)")
 	return cmd
 }
 
-func runShell(ctx context.Context, g *globals) error {
+func runShell(ctx context.Context, g *globals, watch bool) error {
+	if watch {
+		if file, err := g.labFile(); err != nil || file == "" {
+			return &ExitError{Code: exitError, Err: errWatchBuiltIn}
+		}
+	}
 	in, out, err := g.terminal()
 	if err != nil {
 		return err
@@ -45,6 +58,7 @@ func runShell(ctx context.Context, g *globals) error {
 	if err != nil {
 		return err
 	}
+	st.watch = watch
 	env, err := g.connectLab(ctx, st)
 	if err != nil {
 		return err
@@ -85,18 +99,33 @@ func shellOn(ctx context.Context, g *globals, st *labState, env liveLab, probe g
 		return err
 	}
 	defer attached.Close()
+	var progress atomic.Pointer[shell.StoreProgress]
+	progress.Store(&shell.StoreProgress{Store: st.store, Lab: st.lab, Digest: st.digest, Scripts: env, Situation: st.situation})
 	s, err := shell.New(shell.Config{
 		Lab:      st.lab,
 		Shell:    attached,
 		Terminal: term,
 		Check:    env.RunChecks,
 		Probe:    probe,
-		Progress: &shell.StoreProgress{Store: st.store, Lab: st.lab, Digest: st.digest, Scripts: env, Situation: st.situation},
+		Progress: shell.CurrentProgress(func() shell.Progress { return progress.Load() }),
 		Catalog:  st.catalog,
 		Color:    !g.noColor() && os.Getenv("TERM") != "dumb",
 	})
 	if err != nil {
 		return err
+	}
+	if st.watch {
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		err := g.watchLab(wctx, st.lab, io.Discard, func(name string, c labwatch.Change) {
+			next := *progress.Load()
+			next.Lab, next.Digest = c.Lab, c.Digest
+			progress.Store(&next)
+			_ = s.Reloaded(c.Lab, st.catalog, name, warningLines(c.Warnings))
+		}, s.NotReloaded)
+		if err != nil {
+			return err
+		}
 	}
 	err = s.Run(term.Context())
 	term.Restore()

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/labwatch"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/internal/web"
@@ -25,6 +26,8 @@ import (
 type uiOptions struct {
 	addr      string
 	noBrowser bool
+	// watch reloads the lab's file into the page when it is edited.
+	watch bool
 	// invite is the invite file of `labctl ui --invite`.
 	invite string
 }
@@ -56,6 +59,7 @@ func newUICommand(g *globals) *cobra.Command {
 func addUIFlags(cmd *cobra.Command, o *uiOptions) {
 	cmd.Flags().StringVar(&o.addr, "addr", "", "listen on `HOST:PORT` (default 127.0.0.1 and a free port; anything but loopback prints a warning)")
 	cmd.Flags().BoolVar(&o.noBrowser, "no-browser", false, "print the URL and open no browser")
+	cmd.Flags().BoolVar(&o.watch, "watch", false, "reload the lab's file into the page and its terminals when you edit it (a lab you write, with --lab)")
 }
 
 // listenAddr is the address labctl ui listens on: addr, or loopback with
@@ -126,6 +130,14 @@ func runUI(ctx context.Context, g *globals, o uiOptions, fromFlag bool, page fun
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
+	if o.watch && o.invite != "" {
+		return &ExitError{Code: exitError, Err: errWatchBuiltIn}
+	}
+	if o.watch {
+		if file, err := g.labFile(); err != nil || file == "" {
+			return &ExitError{Code: exitError, Err: errWatchBuiltIn}
+		}
+	}
 	st, env, kube, err := g.uiLab(ctx, o)
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
@@ -180,6 +192,17 @@ func runUI(ctx context.Context, g *globals, o uiOptions, fromFlag bool, page fun
 		} else if !g.quiet() {
 			fmt.Fprintf(g.streams.Err, "Opened your browser with %s, which only you can read; it is removed when this stops.\n", opener.Path)
 		}
+	}
+	if o.watch {
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		err := g.watchLab(wctx, st.lab, g.streams.Err, func(name string, c labwatch.Change) {
+			srv.SetLab(name, c.Lab, c.Digest, warningLines(c.Warnings))
+		}, srv.SetLabProblem)
+		if err != nil {
+			return &ExitError{Code: exitError, Err: err}
+		}
+		fmt.Fprintln(g.streams.Err, "Watching the lab's file: an edit shows in the page and its terminals.")
 	}
 	fmt.Fprintln(g.streams.Err, "Serving the lab's page; press Ctrl-C to stop (your work in the sandbox stays).")
 	select {
