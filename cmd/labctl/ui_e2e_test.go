@@ -56,7 +56,7 @@ func TestE2EUI(t *testing.T) {
 	defer cancel()
 	r.UpFresh(upCtx)
 
-	srv := startUI(t, bin, labFile, r.Env, "--no-browser")
+	srv := startUI(t, bin, labFile, r.Env, "--no-browser", "--watch")
 	if srv.Base.Hostname() != "127.0.0.1" {
 		t.Errorf("labctl ui printed %s: want a URL on 127.0.0.1", srv.URL)
 	}
@@ -155,6 +155,56 @@ func TestE2EUI(t *testing.T) {
 		saveShot(t, ctx, "ui.png", chromedp.CaptureScreenshot()), saveShot(t, ctx, "ui-full.png", chromedp.FullScreenshot(100)))
 
 	t.Run("preview", func(t *testing.T) { testUIPreview(t, r.With(t), srv, ctx, l.Cluster.Namespaces[0]) })
+	t.Run("watch", func(t *testing.T) { testUIWatch(t, ctx, labFile, second.Title) })
+}
+
+// testUIWatch edits the lab's file under the running `labctl ui --watch`,
+// as an author does: a new title for step 2 shows in the page and the
+// terminal says the lab was reloaded; a broken edit and one that changes
+// the cluster keep the edited lab on the page, which says what is wrong.
+// The file is as it was afterwards.
+func testUIWatch(t *testing.T, ctx context.Context, labFile, title string) {
+	orig, err := os.ReadFile(labFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.WriteFile(labFile, orig, 0o644)
+	write := func(b []byte) {
+		t.Helper()
+		tmp := labFile + ".swp"
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, labFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edited := title + " (edited)"
+	quoted, _ := json.Marshal(edited)
+	if !strings.Contains(string(orig), "title: "+title+"\n") {
+		t.Fatalf("step 2's title %q is not written as a plain scalar in %s", title, labFile)
+	}
+	saved := time.Now()
+	write([]byte(strings.Replace(string(orig), "title: "+title+"\n", "title: "+string(quoted)+"\n", 1)))
+	waitPage(t, ctx, "step 2's edited title", fmt.Sprintf(`[...document.querySelectorAll("#steps .step-name")].some(e => e.textContent.endsWith(%q))`, edited), 30*time.Second)
+	t.Logf("from saving the edit to the page showing it: %v", time.Since(saved))
+	typeLine(t, ctx, "true")
+	// The lab is Japanese and the locale C: labctl's words in the terminal are Japanese.
+	waitPage(t, ctx, "the terminal saying the lab was reloaded", `(`+terminalTextJS+`).includes("lab.yaml が編集されたので読み込み直しました")`, 30*time.Second)
+
+	write(append(append([]byte(nil), orig...), []byte("\nsteps: [oops\n")...))
+	waitPage(t, ctx, "the banner naming the broken edit", `document.querySelector("#banner").textContent.includes("lab.yaml")`, 30*time.Second)
+	typeLine(t, ctx, "true")
+	waitPage(t, ctx, "the terminal saying the lab stays", `(`+terminalTextJS+`).includes("ラボは前のままです")`, 30*time.Second)
+	if still := evalText(ctx, `[...document.querySelectorAll("#steps .step-name")].map(e => e.textContent).join("|")`); !strings.Contains(still, edited) {
+		t.Errorf("after a broken edit the page shows the steps %q; want the last good lab's, with %q", still, edited)
+	}
+
+	if !strings.Contains(string(orig), "namespaces: [") {
+		t.Fatalf("%s writes no `namespaces: [` list", labFile)
+	}
+	write([]byte(strings.Replace(string(orig), "namespaces: [", "namespaces: [watch-extra, ", 1)))
+	waitPage(t, ctx, "the banner asking for labctl up", `document.querySelector("#banner").textContent.includes("labctl up")`, 30*time.Second)
 }
 
 // previewService is the Service testUIPreview makes: etcd, whose image is
