@@ -58,7 +58,7 @@ func TestE2ELabctlShell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--lab", labFile, "shell")
+	cmd := exec.Command(bin, "--lab", labFile, "shell", "--watch")
 	cmd.Env = append(os.Environ(), "LABCTL_STATE_DIR="+state, "LANG=C.UTF-8", "LC_ALL=", "LC_MESSAGES=",
 		"TERM=xterm-256color", "NO_COLOR=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
@@ -117,6 +117,53 @@ func TestE2ELabctlShell(t *testing.T) {
 	}
 	if strings.Contains(got, "7707") {
 		t.Fatalf("a private request reached the terminal")
+	}
+
+	// --watch: an edit of the lab's file reaches the shell; a broken one
+	// keeps the lab and says why.
+	orig, err := os.ReadFile(labFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := second.Title + " (edited)"
+	if !strings.Contains(string(orig), "title: "+second.Title+"\n") {
+		t.Fatalf("step 2's title %q is not written as a plain scalar in %s", second.Title, labFile)
+	}
+	if err := os.WriteFile(labFile, []byte(strings.Replace(string(orig), "title: "+second.Title+"\n", "title: "+edited+"\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	saved := time.Now()
+	reloaded := fmt.Sprintf(cat.LabReloaded, "lab.yaml", n)
+	for !strings.Contains(scr.String(), reloaded) {
+		if time.Since(saved) > time.Minute {
+			t.Fatalf("the shell never said %q:\n%s", reloaded, scr.String())
+		}
+		typeKeys("true\r")
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("from saving the edit to the shell saying so: %v", time.Since(saved))
+	prompts = strings.Count(scr.String(), "\x1b]133;A\a")
+	typeKeys("lab step\r")
+	scr.WaitFor(t, fmt.Sprintf(cat.ShellStep, 2, n, edited), 1)
+	scr.WaitFor(t, "\x1b]133;A\a", prompts+1)
+	if err := os.WriteFile(labFile, append(append([]byte(nil), orig...), "\nsteps: [oops\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stays := strings.SplitN(cat.LabNotReloaded, "%s", 3)[1]
+	for saved = time.Now(); !strings.Contains(scr.String(), stays); time.Sleep(200 * time.Millisecond) {
+		if time.Since(saved) > time.Minute {
+			t.Fatalf("the shell never said %q:\n%s", stays, scr.String())
+		}
+		typeKeys("true\r")
+	}
+	prompts = strings.Count(scr.String(), "\x1b]133;A\a")
+	typeKeys("lab step\r")
+	scr.WaitFor(t, "\x1b]133;A\a", prompts+1)
+	if !strings.Contains(scr.String()[strings.LastIndex(scr.String(), fmt.Sprintf(cat.ShellStep, 2, n, "")):], edited) {
+		t.Errorf("after a broken edit lab step does not show the last good lab's title %q", edited)
+	}
+	if err := os.WriteFile(labFile, orig, 0o644); err != nil {
+		t.Fatal(err)
 	}
 
 	// Resizing the terminal reaches the shell (SIGWINCH to labctl).

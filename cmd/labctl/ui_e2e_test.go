@@ -184,6 +184,10 @@ func testUIWatch(t *testing.T, ctx context.Context, labFile, title string) {
 	if !strings.Contains(string(orig), "title: "+title+"\n") {
 		t.Fatalf("step 2's title %q is not written as a plain scalar in %s", title, labFile)
 	}
+	// The preview's tab is on show: the terminal's first.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#terminal-tabs [role=tab]`))); err != nil {
+		t.Fatalf("selecting the terminal's tab: %v", err)
+	}
 	saved := time.Now()
 	write([]byte(strings.Replace(string(orig), "title: "+title+"\n", "title: "+string(quoted)+"\n", 1)))
 	waitPage(t, ctx, "step 2's edited title", fmt.Sprintf(`[...document.querySelectorAll("#steps .step-name")].some(e => e.textContent.endsWith(%q))`, edited), 30*time.Second)

@@ -503,3 +503,23 @@ func TestBrowserChoosesTheLabsLanguage(t *testing.T) {
 	}
 	poll(t, ctx, "showed a lab in one language with no choice", `document.querySelector('#lab-title').textContent === 'Web test' && document.querySelector('#lab-language').hidden`)
 }
+
+// TestBrowserReloadsTheLab: after SetLab (labctl ui --watch saw an edit)
+// the open page shows the edited steps and the edit's warnings without a
+// reload by the learner, on the step it was on; after SetLabProblem it
+// keeps them and shows the problem.
+func TestBrowserReloadsTheLab(t *testing.T) {
+	ts := startServer(t, realPage)
+	ctx := e2etest.Chromium(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL())); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "showed step one", `document.querySelector('#step-title')?.textContent.includes('Step one')`)
+	edited := testLab()
+	edited.Steps[0].Title = "Step one, edited"
+	edited.Steps[0].Instructions = "Make `a` **now**."
+	ts.SetLab("lab.yaml", edited, "sha256:edited", []string{"steps[0]: a warning"})
+	poll(t, ctx, "showed the edited step and the warning", `document.querySelector('#step-title').textContent.includes('Step one, edited') && document.querySelector('#step-instructions strong')?.textContent === 'now' && document.querySelector('#steps .step-name').textContent.endsWith('Step one, edited') && document.querySelector('#banner').textContent.includes('a warning')`)
+	ts.SetLabProblem("lab.yaml", "lab.yaml:3:1: did not find expected key")
+	poll(t, ctx, "showed the problem and kept the edited lab", `document.querySelector('#banner').textContent.includes('did not find expected key') && document.querySelector('#step-title').textContent.includes('Step one, edited')`)
+}

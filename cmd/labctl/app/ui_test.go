@@ -393,3 +393,22 @@ mv "$d/argv.tmp" "$d/argv"
 		t.Errorf("the browser's file's directory is still there after labctl ui stopped (%v)", err)
 	}
 }
+
+// TestWatchNeedsALabFile: --watch reloads a lab file, so without one (the
+// built-in lab, an invite's lab) shell and ui exit 2 before anything
+// starts, saying how to name the file.
+func TestWatchNeedsALabFile(t *testing.T) {
+	isolate(t)
+	noBrowser(t)
+	t.Chdir(t.TempDir())
+	for _, args := range [][]string{
+		{"ui", "--watch"},
+		{"shell", "--watch"},
+		{"shell", "--watch", "--invite", "alice.kubeconfig"},
+		{"ui", "--watch", "--invite", "alice.kubeconfig"},
+	} {
+		env := &fakeEnv{}
+		code, out, errOut := runFake(t, env, args...)
+		want{code: 2, noOut: true, noCalls: true, errOut: []string{"--watch reloads a lab you edit", "--lab ./my-lab"}}.check(t, env, args, code, out, errOut)
+	}
+}
