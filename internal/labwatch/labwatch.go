@@ -7,9 +7,11 @@
 // texts, checks, setup, probes, mistakes) and the translations: their
 // scripts run where they always do, in the sandbox or the probe's container
 // with the identities `labctl up` made. An edit of the cluster, the sandbox
-// or the learner's access needs `labctl up`, which asks again for what it
-// must (the lab's risks); the fixtures are copied into the sandbox at up,
-// so an edit of them needs it too.
+// or the learner's access, or one whose checks read more than the grader was
+// granted at up (another object, an access or reach check, a first probe),
+// needs `labctl up`, which asks again for what it must (the lab's risks);
+// the fixtures are copied into the sandbox at up, so an edit of them needs
+// it too.
 package labwatch
 
 import (
@@ -120,7 +122,25 @@ func NeedsUp(running, next *lab.Lab) []string {
 	if !slices.Equal(riskKeys(running), riskKeys(next)) {
 		why = append(why, "what it may do to this machine (its risks)")
 	}
+	// The grader's and the probe's identities were granted at up for what
+	// the running lab's checks and probes needed: more needs an up.
+	if reads := running.KubeReads(); slices.ContainsFunc(next.KubeReads(), func(r lab.KubeRead) bool { return !slices.Contains(reads, r) }) {
+		why = append(why, "the objects its checks read")
+	}
+	if next.AsksAccess() && !running.AsksAccess() {
+		why = append(why, "an access check (the grader's right to ask the API server)")
+	}
+	if ns := running.ReachNamespaces(); slices.ContainsFunc(next.ReachNamespaces(), func(n string) bool { return !slices.Contains(ns, n) }) {
+		why = append(why, "the namespaces its reach checks start Pods in")
+	}
+	if hasProbe(next) && !hasProbe(running) {
+		why = append(why, "a probe (the probe's identity)")
+	}
 	return why
+}
+
+func hasProbe(l *lab.Lab) bool {
+	return slices.ContainsFunc(l.Steps, func(s lab.Step) bool { return s.Probe != nil })
 }
 
 func sameJSON(a, b any) bool {

@@ -99,3 +99,42 @@ func TestWatcher(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// TestNeedsUp: steps and texts change freely; a check that reads an object
+// the grader was not granted, or a first probe, needs labctl up, and
+// reading less does not.
+func TestNeedsUp(t *testing.T) {
+	parse := func(extra string) *lab.Lab {
+		t.Helper()
+		l, err := lab.Parse("lab.yaml", []byte(strings.Replace(minimal, "TITLE", "Say hello", 1)+extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	kube := func(name string) string {
+		return `  - id: ` + name + `
+    title: Look
+    instructions: Look at shop/` + name + `.
+    checks:
+      - name: cm
+        kube: {apiVersion: v1, kind: ConfigMap, namespace: shop, name: ` + name + `}
+    solve: kubectl -n shop create configmap ` + name + `
+`
+	}
+	running := parse(kube("a"))
+	for _, tc := range []struct {
+		name, extra string
+		want        string
+	}{
+		{"the same", kube("a"), ""},
+		{"reading less", "", ""},
+		{"another object", kube("b"), "the objects its checks read"},
+		{"a first probe", kube("a") + "    probe: {run: 'true'}\n", "a probe"},
+	} {
+		got := strings.Join(NeedsUp(running, parse(tc.extra)), "; ")
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: NeedsUp says %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

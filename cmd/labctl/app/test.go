@@ -24,6 +24,7 @@ type testOptions struct {
 	// mistakes and alternatives test only those answers of the step.
 	mistakes, alternatives bool
 	keep                   bool
+	reuse                  bool
 	format                 string
 	output                 string
 	timeout                time.Duration
@@ -66,6 +67,7 @@ func newTestCommand(g *globals) *cobra.Command {
 	fl.BoolVar(&o.mistakes, "mistakes", false, "with --step, test only the step's mistakes (the solve is skipped)")
 	fl.BoolVar(&o.alternatives, "alternatives", false, "with --step, test only the step's alternatives (the solve is skipped)")
 	fl.BoolVar(&o.keep, "keep", false, "keep the test environment at the end, for debugging")
+	fl.BoolVar(&o.reuse, "reuse", false, "run on the test environment an earlier --keep or --reuse kept, reset to the lab's start, when the edits since allow it (the cluster, sandbox, access, fixtures and image directories unchanged); keep it at the end")
 	addReportFlags(cmd, &o.format, &o.output)
 	fl.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	addAllowHostAccessFlag(fl, &o.allowHostAccess)
@@ -77,7 +79,7 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
-	l, fixtures, _, labDir, err := g.loadLab()
+	l, fixtures, source, labDir, err := g.loadLab()
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
@@ -103,14 +105,26 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	store := progress.NewStore(dir)
 	sl := g.statusLogger()
 
-	if err := removeTestEnvironment(ctx, g, tl, store, "Removing the previous test environment", true); err != nil {
-		return &ExitError{Code: exitError, Err: err}
-	}
 	up := kind.Options{Lab: tl, Fixtures: fixtures, LabDir: labDir, Status: sl, Log: g.detail(),
 		CheckerBinary: g.cfg.GetString("checker-binary")}
+	keep := o.keep || o.reuse
+	var env liveLab
+	if o.reuse {
+		var why string
+		if env, why = reuseTestEnvironment(ctx, g, source, tl, store, up); env == nil {
+			fmt.Fprintf(g.statusOut(), "Not reusing the test environment: %s. Bringing up a fresh one.\n", why)
+		} else {
+			fmt.Fprintln(g.statusOut(), "Reusing the kept test environment, reset to the lab's start.")
+		}
+	}
+	if env == nil {
+		if err := removeTestEnvironment(ctx, g, tl, store, "Removing the previous test environment", true); err != nil {
+			return &ExitError{Code: exitError, Err: err}
+		}
+	}
 	defer func() {
-		if o.keep {
-			fmt.Fprintf(g.statusOut(), "Kept the test environment: cluster %s, sandbox %s (`docker exec -it %s bash`); the next `labctl test` replaces it.\n",
+		if keep {
+			fmt.Fprintf(g.statusOut(), "Kept the test environment: cluster %s, sandbox %s (`docker exec -it %s bash`); `labctl test --reuse` runs on it, any other `labctl test` replaces it.\n",
 				provision.ClusterName(name), sandbox.ContainerName(name), sandbox.ContainerName(name))
 			return
 		}
@@ -120,9 +134,14 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 			err = &ExitError{Code: exitError, Err: rmErr}
 		}
 	}()
-	env, err := g.env.Up(ctx, up)
-	if err != nil {
-		return &ExitError{Code: exitError, Err: fmt.Errorf("bringing up the test environment: %w", err)}
+	if env == nil {
+		if env, err = g.env.Up(ctx, up); err != nil {
+			return &ExitError{Code: exitError, Err: fmt.Errorf("bringing up the test environment: %w", err)}
+		}
+		if err := recordBuiltFrom(store.Dir(), source, tl, fixtures, labDir); err != nil {
+			env.Close()
+			return &ExitError{Code: exitError, Err: fmt.Errorf("recording what the test environment was built from: %w", err)}
+		}
 	}
 	defer env.Close()
 

@@ -1,6 +1,9 @@
 package app
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -21,5 +24,50 @@ func TestTestCommandRejectsBadInput(t *testing.T) {
 			t.Errorf("labctl %s: exit %d, stdout %q, stderr %q; want 2, nothing, and a message naming %q",
 				strings.Join(tc.args, " "), code, out, errOut, tc.want)
 		}
+	}
+}
+
+// TestTestReuse: --reuse runs on the environment an earlier --keep kept,
+// reset to the lab's start, after an edit of the steps; an edit of the
+// cluster brings up a fresh one and says why.
+func TestTestReuse(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	raw, err := os.ReadFile(twoSteps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "lab.yaml")
+	write := func(b string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(string(raw))
+	env := &fakeEnv{}
+	run := func(args ...string) (string, []string) {
+		t.Helper()
+		env.calls = nil
+		_, _, errOut := runFake(t, env, append([]string{"--lab", file, "test"}, args...)...)
+		return errOut, env.calls
+	}
+	if errOut, calls := run("--keep"); !slices.Contains(calls, "up two-steps-test") || !strings.Contains(errOut, "labctl test --reuse") {
+		t.Fatalf("test --keep: calls %q, stderr:\n%s", calls, errOut)
+	}
+
+	write(strings.Replace(string(raw), "title: Say goodbye", "title: Say goodbye, edited", 1))
+	errOut, calls := run("--reuse")
+	if slices.Contains(calls, "up two-steps-test") || !slices.Contains(calls, "connect two-steps-test") || !strings.Contains(errOut, "Reusing the kept test environment") {
+		t.Errorf("test --reuse after a new title: calls %q, stderr:\n%s", calls, errOut)
+	}
+	if slices.ContainsFunc(calls, func(c string) bool { return strings.HasPrefix(c, "down") }) {
+		t.Errorf("test --reuse removed the environment it reused: %q", calls)
+	}
+
+	write(strings.Replace(string(raw), "  language: en\n", "  language: en\ncluster:\n  namespaces: [other]\n", 1))
+	errOut, calls = run("--reuse")
+	if !slices.Contains(calls, "up two-steps-test") || !strings.Contains(errOut, "Not reusing the test environment: the lab's cluster") {
+		t.Errorf("test --reuse after a cluster edit: calls %q, stderr:\n%s", calls, errOut)
 	}
 }
