@@ -298,6 +298,21 @@ else
 	fi
 fi
 
+# The author's loop: one step of the GitOps lab tested on a fresh test
+# environment that is kept (--keep), then, after an edit of the lab's
+# title, on that environment again (--reuse: reset to the lab's start, not
+# brought up). The row is the ratio of the two wall times.
+if [ "${BENCH_SKIP_TEST:-}" = 1 ]; then
+	row "labctl test --step commit: --reuse / fresh" "not run" "-" "-"
+else
+	note "bench: labctl test --step commit, fresh and kept, then --reuse"
+	tf=$(timed "$labctl" test --step commit --keep) || note "bench: labctl test --step commit --keep failed (see $work/log)"
+	sed -i -E '0,/^  title: /s/^(  title: .*)$/\1 (edited)/' lab.yaml
+	tr=$(timed "$labctl" test --step commit --reuse) || note "bench: labctl test --step commit --reuse failed (see $work/log)"
+	"$labctl" -q test --clean >>"$work/log" 2>&1
+	row "labctl test --step commit: --reuse / fresh" "$(ratio "$tr" "$tf") (${tr} s / ${tf} s)" "-" "-"
+fi
+
 # A class of three learners on a kind cluster made from the node image,
 # measured by BenchmarkE2EClass (an e2e benchmark of provision/class): bringing
 # the three up at once, one class grade (all three at once, probes

@@ -25,6 +25,7 @@ type testOptions struct {
 	mistakes, alternatives bool
 	keep                   bool
 	reuse                  bool
+	clean                  bool
 	format                 string
 	output                 string
 	timeout                time.Duration
@@ -67,6 +68,7 @@ func newTestCommand(g *globals) *cobra.Command {
 	fl.BoolVar(&o.mistakes, "mistakes", false, "with --step, test only the step's mistakes (the solve is skipped)")
 	fl.BoolVar(&o.alternatives, "alternatives", false, "with --step, test only the step's alternatives (the solve is skipped)")
 	fl.BoolVar(&o.keep, "keep", false, "keep the test environment at the end, for debugging")
+	fl.BoolVar(&o.clean, "clean", false, "remove the test environment an earlier --keep or --reuse kept, and test nothing")
 	fl.BoolVar(&o.reuse, "reuse", false, "run on the test environment an earlier --keep or --reuse kept, reset to the lab's start, when the edits since allow it (the cluster, sandbox, access, fixtures and image directories unchanged); keep it at the end")
 	addReportFlags(cmd, &o.format, &o.output)
 	fl.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
@@ -104,6 +106,15 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	}
 	store := progress.NewStore(dir)
 	sl := g.statusLogger()
+	if o.clean {
+		if o.keep || o.reuse || o.step != "" {
+			return &ExitError{Code: exitError, Err: fmt.Errorf("--clean tests nothing: it takes no --keep, --reuse or --step")}
+		}
+		if err := removeTestEnvironment(ctx, g, tl, store, "Removing the kept test environment", true); err != nil {
+			return &ExitError{Code: exitError, Err: err}
+		}
+		return nil
+	}
 
 	up := kind.Options{Lab: tl, Fixtures: fixtures, LabDir: labDir, Status: sl, Log: g.detail(),
 		CheckerBinary: g.cfg.GetString("checker-binary")}
@@ -124,7 +135,7 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	}
 	defer func() {
 		if keep {
-			fmt.Fprintf(g.statusOut(), "Kept the test environment: cluster %s, sandbox %s (`docker exec -it %s bash`); `labctl test --reuse` runs on it, any other `labctl test` replaces it.\n",
+			fmt.Fprintf(g.statusOut(), "Kept the test environment: cluster %s, sandbox %s (`docker exec -it %s bash`); `labctl test --reuse` runs on it, `labctl test --clean` removes it, any other `labctl test` replaces it.\n",
 				provision.ClusterName(name), sandbox.ContainerName(name), sandbox.ContainerName(name))
 			return
 		}

@@ -70,4 +70,11 @@ func TestTestReuse(t *testing.T) {
 	if !slices.Contains(calls, "up two-steps-test") || !strings.Contains(errOut, "Not reusing the test environment: the lab's cluster") {
 		t.Errorf("test --reuse after a cluster edit: calls %q, stderr:\n%s", calls, errOut)
 	}
+
+	if _, calls = run("--clean"); !slices.Contains(calls, "down two-steps-test") || slices.Contains(calls, "up two-steps-test") {
+		t.Errorf("test --clean: calls %q, want the kept environment down and nothing up", calls)
+	}
+	if code, _, errOut := runFake(t, env, "--lab", file, "test", "--clean", "--reuse"); code != 2 || !strings.Contains(errOut, "--clean tests nothing") {
+		t.Errorf("test --clean --reuse: exit %d, stderr %q", code, errOut)
+	}
 }
