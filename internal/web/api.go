@@ -128,9 +128,11 @@ func (s *Server) apiLab(w http.ResponseWriter, r *http.Request) {
 	l := v.lab
 	doc := labDoc{Name: l.Metadata.Name, Title: l.Metadata.Title, Goal: s.md.Render(l.Metadata.Goal), Why: s.md.Render(l.Metadata.Why), Lang: labLanguage(l),
 		Text: v.tag, Steps: []stepDoc{}}
+	s.labMu.RLock()
 	for _, o := range s.langs {
 		doc.Languages = append(doc.Languages, languageDoc{Tag: o.tag, Name: autonym(o.tag)})
 	}
+	s.labMu.RUnlock()
 	for _, st := range l.Steps {
 		sd := stepDoc{ID: st.ID, Title: st.Title, Instructions: s.md.Render(st.Instructions), Why: s.md.Render(st.Why), Hints: []string{},
 			HasSolution: strings.TrimSpace(st.Solution) != ""}

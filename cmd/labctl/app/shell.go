@@ -46,7 +46,9 @@ func newShellCommand(g *globals) *cobra.Command {
 
 func runShell(ctx context.Context, g *globals, watch bool) error {
 	if watch {
-		if file, err := g.labFile(); err != nil || file == "" {
+		if file, err := g.labFile(); err != nil {
+			return &ExitError{Code: exitError, Err: err}
+		} else if file == "" {
 			return &ExitError{Code: exitError, Err: errWatchBuiltIn}
 		}
 	}

@@ -134,7 +134,9 @@ func runUI(ctx context.Context, g *globals, o uiOptions, fromFlag bool, page fun
 		return &ExitError{Code: exitError, Err: errWatchBuiltIn}
 	}
 	if o.watch {
-		if file, err := g.labFile(); err != nil || file == "" {
+		if file, err := g.labFile(); err != nil {
+			return &ExitError{Code: exitError, Err: err}
+		} else if file == "" {
 			return &ExitError{Code: exitError, Err: errWatchBuiltIn}
 		}
 	}
