@@ -46,6 +46,7 @@ var layers = map[string][]string{
 	"internal/bundle":          {"internal/countio"},
 	"internal/labstore":        {"lab", "internal/bundle", "internal/flock"},
 	"internal/importer":        {"lab"},
+	"internal/labwatch":        {"lab"},
 	"internal/web/assets":      {},
 	"internal/preflight":       {"internal/msg"},
 	"checks":                   {"lab", "internal/msg"},

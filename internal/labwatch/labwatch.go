@@ -52,7 +52,14 @@ type Watcher struct {
 	Load     func() (*lab.Lab, string, error)
 	Running  *lab.Lab
 	Interval time.Duration
+	// Loaded is the sum (Sum) of the bytes Running was loaded from: an edit
+	// made after that and before Run is seen too. Zero reads the file when
+	// Run starts.
+	Loaded [sha256.Size]byte
 }
+
+// Sum is the sum a Watcher compares the lab file's bytes by.
+func Sum(b []byte) [sha256.Size]byte { return sha256.Sum256(b) }
 
 // Run calls apply with each change until ctx ends: each time the file's
 // bytes differ from the last read (the same bytes saved again are no
@@ -62,7 +69,10 @@ func (w *Watcher) Run(ctx context.Context, apply func(Change)) {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	last := w.sum()
+	last := w.Loaded
+	if last == ([sha256.Size]byte{}) {
+		last = w.sum()
+	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
@@ -86,7 +96,7 @@ func (w *Watcher) sum() [sha256.Size]byte {
 	if err != nil {
 		return [sha256.Size]byte{}
 	}
-	return sha256.Sum256(b)
+	return Sum(b)
 }
 
 func (w *Watcher) change() Change {

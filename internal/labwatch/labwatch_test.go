@@ -49,7 +49,11 @@ func TestWatcher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &Watcher{File: file, Running: running, Interval: 5 * time.Millisecond, Load: func() (*lab.Lab, string, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Watcher{File: file, Running: running, Loaded: Sum(raw), Interval: 5 * time.Millisecond, Load: func() (*lab.Lab, string, error) {
 		l, err := lab.Load(file)
 		if err != nil {
 			return nil, "", err

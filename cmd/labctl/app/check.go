@@ -12,6 +12,7 @@ import (
 
 	"github.com/labctl/labctl"
 	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/labwatch"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/statedir"
@@ -81,6 +82,9 @@ type labState struct {
 	situation grading.Situation
 	// watch: labctl shell --watch reloads the lab's file when it is edited.
 	watch bool
+	// fileSum is the sum of the lab file's bytes the lab was loaded from
+	// (labwatch.Sum): --watch reloads it when they change.
+	fileSum [32]byte
 }
 
 // loadLabState loads the lab, its digest, the learner's progress store and
@@ -109,6 +113,7 @@ func (g *globals) loadLabState() (*labState, error) {
 		fixtures: fixtures,
 		labDir:   labDir,
 		digest:   digest,
+		fileSum:  labwatch.Sum(raw),
 		store:    progress.NewStore(dir),
 		catalog:  msg.New(msg.Choose(l.Metadata.Language, os.Getenv)),
 	}, nil

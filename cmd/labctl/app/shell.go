@@ -119,7 +119,7 @@ func shellOn(ctx context.Context, g *globals, st *labState, env liveLab, probe g
 	if st.watch {
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
-		err := g.watchLab(wctx, st.lab, io.Discard, func(name string, c labwatch.Change) {
+		err := g.watchLab(wctx, st, io.Discard, func(name string, c labwatch.Change) {
 			next := *progress.Load()
 			next.Lab, next.Digest = c.Lab, c.Digest
 			progress.Store(&next)

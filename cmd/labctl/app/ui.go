@@ -198,7 +198,7 @@ func runUI(ctx context.Context, g *globals, o uiOptions, fromFlag bool, page fun
 	if o.watch {
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
-		err := g.watchLab(wctx, st.lab, g.streams.Err, func(name string, c labwatch.Change) {
+		err := g.watchLab(wctx, st, g.streams.Err, func(name string, c labwatch.Change) {
 			srv.SetLab(name, c.Lab, c.Digest, warningLines(c.Warnings))
 		}, srv.SetLabProblem)
 		if err != nil {

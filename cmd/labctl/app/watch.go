@@ -16,10 +16,10 @@ var errWatchBuiltIn = errors.New("--watch reloads a lab you edit: pass its direc
 
 // watchLab runs until ctx ends, calling taken with each edit of the lab's
 // file that the running environment can take and refused with each that it
-// cannot (labctl shell --watch, labctl ui --watch). running is the lab as
-// the environment runs it. Each edit is also said on log (the author's
-// terminal, when it is not the shell's).
-func (g *globals) watchLab(ctx context.Context, running *lab.Lab, log io.Writer, taken func(name string, c labwatch.Change), refused func(name, problem string)) error {
+// cannot (labctl shell --watch, labctl ui --watch). st is the lab as the
+// environment runs it: an edit made since it was loaded counts. Each edit
+// is also said on log (the author's terminal, when it is not the shell's).
+func (g *globals) watchLab(ctx context.Context, st *labState, log io.Writer, taken func(name string, c labwatch.Change), refused func(name, problem string)) error {
 	file, err := g.labFile()
 	if err != nil {
 		return err
@@ -28,7 +28,7 @@ func (g *globals) watchLab(ctx context.Context, running *lab.Lab, log io.Writer,
 		return errWatchBuiltIn
 	}
 	name := filepath.Base(file)
-	w := &labwatch.Watcher{File: file, Running: running, Load: func() (*lab.Lab, string, error) {
+	w := &labwatch.Watcher{File: file, Running: st.lab, Loaded: st.fileSum, Load: func() (*lab.Lab, string, error) {
 		st, err := g.loadLabState()
 		if err != nil {
 			return nil, "", err
