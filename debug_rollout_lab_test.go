@@ -45,8 +45,8 @@ func TestRolloutLabLoads(t *testing.T) {
 	if !slices.Equal(l.Cluster.Images, want) {
 		t.Errorf("cluster.images = %+v, want %+v", l.Cluster.Images, want)
 	}
-	if len(l.Steps) < 6 {
-		t.Errorf("%d steps, want at least 6", len(l.Steps))
+	if len(l.Steps) < 5 {
+		t.Errorf("%d steps, want at least 5", len(l.Steps))
 	}
 	for _, s := range l.Steps {
 		if strings.TrimSpace(s.Solve) == "" || len(s.Mistakes) == 0 {

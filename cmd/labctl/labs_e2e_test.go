@@ -107,8 +107,8 @@ func TestE2EBundle(t *testing.T) {
 			t.Fatal("labs does not list debug-rollout")
 		}
 	}
-	if row[3] != "0/6" || row[4] != "yes" || row[5] != bundleFile {
-		t.Errorf("labs while the lab is up: %q, want progress 0/6, up yes, source %s", row, bundleFile)
+	if row[3] != "0/5" || row[4] != "yes" || row[5] != bundleFile {
+		t.Errorf("labs while the lab is up: %q, want progress 0/5, up yes, source %s", row, bundleFile)
 	}
 	lab.Must(10*time.Minute, "down", "--purge", "--no-backup")
 
