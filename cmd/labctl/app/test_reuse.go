@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	labctl "github.com/labctl/labctl"
@@ -127,6 +128,7 @@ func reusable(dir, source string, tl *lab.Lab, fixtures fs.FS, labDir string) st
 		}
 	}
 	if len(changed) > 0 {
+		slices.Sort(changed)
 		return "the lab's " + strings.Join(changed, ", ") + " changed since"
 	}
 	return ""
