@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/labctl/labctl"
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/labwatch"
 	"github.com/labctl/labctl/internal/msg"
@@ -94,11 +93,9 @@ func (g *globals) loadLabState() (*labState, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw := labctl.DefaultLab()
-	if source != builtInLab {
-		if raw, err = os.ReadFile(source); err != nil {
-			return nil, fmt.Errorf("reading %s: %w", source, err)
-		}
+	raw, err := labBytes(source)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", source, err)
 	}
 	digest, err := lab.Digest(raw, fixtures)
 	if err != nil {

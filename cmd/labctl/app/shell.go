@@ -46,10 +46,8 @@ func newShellCommand(g *globals) *cobra.Command {
 
 func runShell(ctx context.Context, g *globals, watch bool) error {
 	if watch {
-		if file, err := g.labFile(); err != nil {
+		if _, err := g.watchedFile(); err != nil {
 			return &ExitError{Code: exitError, Err: err}
-		} else if file == "" {
-			return &ExitError{Code: exitError, Err: errWatchBuiltIn}
 		}
 	}
 	in, out, err := g.terminal()

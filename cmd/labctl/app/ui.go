@@ -134,10 +134,8 @@ func runUI(ctx context.Context, g *globals, o uiOptions, fromFlag bool, page fun
 		return &ExitError{Code: exitError, Err: errWatchBuiltIn}
 	}
 	if o.watch {
-		if file, err := g.labFile(); err != nil {
+		if _, err := g.watchedFile(); err != nil {
 			return &ExitError{Code: exitError, Err: err}
-		} else if file == "" {
-			return &ExitError{Code: exitError, Err: errWatchBuiltIn}
 		}
 	}
 	st, env, kube, err := g.uiLab(ctx, o)
