@@ -114,7 +114,7 @@ func (k *kubeReader) Reach(ctx context.Context, r *lab.ReachCheck, image string)
 	if err != nil {
 		return false, "", err
 	}
-	made, err := pods.Create(ctx, reachPod(ns, podLabels, owner, image, host, port), metav1.CreateOptions{})
+	made, err := pods.Create(ctx, reachPod(ns, podLabels, owner, image, host, port, podDeadline(ctx)), metav1.CreateOptions{})
 	if err != nil {
 		return false, "", fmt.Errorf("starting the Pod that tries %s from %s: %w", r.To, ns, err)
 	}
@@ -186,6 +186,18 @@ func (k *kubeReader) standInLabels(ctx context.Context, from lab.ReachFrom) (map
 	return out, nil
 }
 
+// podDeadline is the check's Pod's activeDeadlineSeconds: the check's own
+// time left and a minute more, so that the kubelet stops a Pod that labctl
+// could not delete (it died first) without ever stopping one the check still
+// waits for.
+func podDeadline(ctx context.Context) int64 {
+	left := lab.DefaultReachTimeout
+	if d, ok := ctx.Deadline(); ok {
+		left = time.Until(d)
+	}
+	return int64(max(left, 0)/time.Second) + 60
+}
+
 // reachPodPrefix starts the names of reach checks' Pods.
 const reachPodPrefix = "labctl-reach-"
 
@@ -194,7 +206,7 @@ const reachPodPrefix = "labctl-reach-"
 // level. A readiness gate nobody sets keeps it out of every Service's
 // endpoints, and the namespace as its controller keeps every ReplicaSet
 // from adopting it.
-func reachPod(ns string, podLabels map[string]any, owner *unstructured.Unstructured, image, host string, port int) *unstructured.Unstructured {
+func reachPod(ns string, podLabels map[string]any, owner *unstructured.Unstructured, image, host string, port int, deadline int64) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Pod",
@@ -212,7 +224,7 @@ func reachPod(ns string, podLabels map[string]any, owner *unstructured.Unstructu
 			"automountServiceAccountToken":  false,
 			"enableServiceLinks":            false,
 			"terminationGracePeriodSeconds": int64(0),
-			"activeDeadlineSeconds":         int64(60),
+			"activeDeadlineSeconds":         deadline,
 			"readinessGates":                []any{map[string]any{"conditionType": "labctl.dev/never-ready"}},
 			"securityContext": map[string]any{
 				"runAsNonRoot": true, "runAsUser": int64(65534), "runAsGroup": int64(65534),

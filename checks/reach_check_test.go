@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +174,18 @@ func TestReachDefaultTimeout(t *testing.T) {
 	file := lab.Check{File: &lab.FileCheck{Path: "/x"}}
 	if RoundTimeout([]lab.Check{file, reach}) <= RoundTimeout([]lab.Check{file, file}) {
 		t.Error("a round with a reach check is bounded as one without")
+	}
+}
+
+// TestReachPodDeadline: the kubelet stops a check's Pod only after the
+// check has stopped waiting for it, however long the check may wait.
+func TestReachPodDeadline(t *testing.T) {
+	for _, timeout := range []time.Duration{5 * time.Second, lab.DefaultReachTimeout, 10 * time.Minute} {
+		ctx, cancel := context.WithTimeout(t.Context(), timeout)
+		got := time.Duration(podDeadline(ctx)) * time.Second
+		cancel()
+		if got <= timeout || got > timeout+2*time.Minute {
+			t.Errorf("a check with %s gives its Pod an active deadline of %s, want a little more than %s", timeout, got, timeout)
+		}
 	}
 }

@@ -9,7 +9,7 @@ const (
 	DefaultFixturesDir  = "/opt/lab/fixtures"
 	DefaultLanguage     = "en"
 	DefaultCheckTimeout = 10 * time.Second
-	DefaultReachTimeout = 30 * time.Second
+	DefaultReachTimeout = 90 * time.Second
 	DefaultProbeTimeout = 60 * time.Second
 	DefaultPoints       = 1
 	DefaultMessageWhich = "last"
