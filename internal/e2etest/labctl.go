@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -46,7 +47,12 @@ func (r *Labctl) Run(ctx context.Context, args ...string) (code int, stdout, std
 	}
 	cmd := exec.CommandContext(ctx, r.Bin, all...)
 	cmd.Env = r.Env
-	cmd.WaitDelay = time.Minute
+	// At its time limit labctl is asked to stop as a user's Ctrl-C does, so
+	// that it removes what it made (`labctl test` its environment, within
+	// five minutes): a killed one leaves a cluster that slows every test
+	// after it. It is killed only if it has not ended a while later.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 6 * time.Minute
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
