@@ -45,17 +45,18 @@ func (r *Labctl) Run(ctx context.Context, args ...string) (code int, stdout, std
 	if r.Lab != "" {
 		all = append([]string{"--lab", r.Lab}, args...)
 	}
-	cmd := exec.CommandContext(ctx, r.Bin, all...)
+	cmd := exec.Command(r.Bin, all...)
 	cmd.Env = r.Env
-	// At its time limit labctl is asked to stop as a user's Ctrl-C does, so
-	// that it removes what it made (`labctl test` its environment, within
-	// five minutes): a killed one leaves a cluster that slows every test
-	// after it. It is killed only if it has not ended a while later.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 6 * time.Minute
+	cmd.WaitDelay = time.Minute
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		ended := make(chan struct{})
+		go stopAtLimit(ctx, cmd.Process, ended)
+		err = cmd.Wait()
+		close(ended)
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -66,6 +67,28 @@ func (r *Labctl) Run(ctx context.Context, args ...string) (code int, stdout, std
 	}
 	r.T.Logf("labctl %s → %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
 	return code, out.String(), errOut.String()
+}
+
+// stopKill is how long labctl has to end after it was asked to stop: `labctl
+// test` removes its environment within five minutes.
+const stopKill = 6 * time.Minute
+
+// stopAtLimit asks p to stop, as a user's Ctrl-C does, when ctx ends before
+// ended is closed, so that it removes what it made (a killed `labctl test`
+// leaves a cluster that slows every test after it), and kills it only if
+// it has not ended stopKill later.
+func stopAtLimit(ctx context.Context, p *os.Process, ended <-chan struct{}) {
+	select {
+	case <-ended:
+		return
+	case <-ctx.Done():
+	}
+	_ = p.Signal(syscall.SIGTERM)
+	select {
+	case <-ended:
+	case <-time.After(stopKill):
+		_ = p.Kill()
+	}
 }
 
 // Must runs labctl with args, bounded by timeout, and fails the test unless
