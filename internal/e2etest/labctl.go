@@ -36,8 +36,9 @@ func (r *Labctl) With(t *testing.T) *Labctl {
 	return &c
 }
 
-// Run runs labctl with args until it ends or ctx does, logs what it printed
-// and returns its exit code and both streams. A labctl that cannot be
+// Run runs labctl with args until it ends (when ctx ends first, it is asked
+// to stop: stopAtLimit), logs what it printed and returns its exit code and
+// both streams. A labctl that cannot be
 // started fails the test.
 func (r *Labctl) Run(ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	r.T.Helper()
