@@ -38,8 +38,7 @@ func (r *Labctl) With(t *testing.T) *Labctl {
 
 // Run runs labctl with args until it ends (when ctx ends first, it is asked
 // to stop: stopAtLimit), logs what it printed and returns its exit code and
-// both streams. A labctl that cannot be
-// started fails the test.
+// both streams. A labctl that cannot be started fails the test.
 func (r *Labctl) Run(ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	r.T.Helper()
 	all := args
