@@ -64,6 +64,16 @@ func TestGitOpsLabStepsWithoutCluster(t *testing.T) {
 					if !slices.Equal(got, want) {
 						t.Fatalf("after mistake %s, failing checks = %v, want exactly %v\n%s", m.Name, got, want, describe(res))
 					}
+					// The learner is told this mistake, and no other that
+					// fails the same checks: its evidence holds, theirs not.
+					held := func(o *lab.Mistake) bool { return len(failed(runChecks(t, o.Evidence))) == 0 }
+					var named []string
+					for _, o := range step.LikelyMistakes(got, false, held) {
+						named = append(named, o.Name)
+					}
+					if !slices.Equal(named, []string{m.Name}) {
+						t.Fatalf("after mistake %s, the learner is told %v, want exactly [%s]\nits evidence:\n%s", m.Name, named, m.Name, describe(runChecks(t, m.Evidence)))
+					}
 				})
 			}
 			for _, a := range step.Alternatives {

@@ -50,9 +50,7 @@ func (l *Lab) Default() {
 	}
 	setString(&l.Metadata.Language, DefaultLanguage)
 	for i := range l.Steps {
-		for j := range l.Steps[i].Checks {
-			l.Steps[i].Checks[j].Default()
-		}
+		l.Steps[i].EveryCheck((*Check).Default)
 		if p := l.Steps[i].Probe; p != nil && p.Timeout.Duration == 0 {
 			p.Timeout.Duration = DefaultProbeTimeout
 		}

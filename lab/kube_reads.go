@@ -37,14 +37,11 @@ func (r KubeRead) String() string {
 // AsksAccess reports whether a check of the lab asks the API server about
 // an identity's access (an access check), which the grader may then do.
 func (l *Lab) AsksAccess() bool {
+	asks := false
 	for i := range l.Steps {
-		for j := range l.Steps[i].Checks {
-			if l.Steps[i].Checks[j].Access != nil {
-				return true
-			}
-		}
+		l.Steps[i].EveryCheck(func(c *Check) { asks = asks || c.Access != nil })
 	}
-	return false
+	return asks
 }
 
 // ReachNamespaces returns the namespaces the lab's reach checks start
@@ -52,11 +49,11 @@ func (l *Lab) AsksAccess() bool {
 func (l *Lab) ReachNamespaces() []string {
 	var out []string
 	for i := range l.Steps {
-		for j := range l.Steps[i].Checks {
-			if r := l.Steps[i].Checks[j].Reach; r != nil && !slices.Contains(out, r.From.Namespace) {
+		l.Steps[i].EveryCheck(func(c *Check) {
+			if r := c.Reach; r != nil && !slices.Contains(out, r.From.Namespace) {
 				out = append(out, r.From.Namespace)
 			}
-		}
+		})
 	}
 	slices.Sort(out)
 	return out
@@ -77,8 +74,7 @@ func (l *Lab) KubeReads() []KubeRead {
 		out = append(out, r)
 	}
 	for i := range l.Steps {
-		for j := range l.Steps[i].Checks {
-			c := &l.Steps[i].Checks[j]
+		l.Steps[i].EveryCheck(func(c *Check) {
 			if k := c.Kube; k != nil {
 				add(KubeRead{APIVersion: k.APIVersion, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, List: k.Selector != nil})
 			}
@@ -92,7 +88,7 @@ func (l *Lab) KubeReads() []KubeRead {
 				}
 				add(KubeRead{APIVersion: ref.APIVersion, Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name})
 			}
-		}
+		})
 	}
 	slices.SortFunc(out, func(a, b KubeRead) int {
 		return cmp.Or(cmp.Compare(a.APIVersion, b.APIVersion), cmp.Compare(a.Kind, b.Kind),

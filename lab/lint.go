@@ -124,6 +124,18 @@ func (l *Lab) Lint() []Warning {
 		if len(s.Mistakes) == 0 {
 			add(joinIndex("steps", i)+".id", "step %q has no mistakes; add a known wrong solution with the checks that must catch it, so that labctl test proves they do", s.ID)
 		}
+		for j, m := range s.Mistakes {
+			if len(m.Evidence) > 0 {
+				continue
+			}
+			for _, o := range s.Suspects(m.Fails, false) {
+				if o.Name != m.Name {
+					add(joinIndex(joinIndex("steps", i)+".mistakes", j)+".fails", "mistakes %q and %q fail the same checks, so a learner who makes one is told both; "+
+						"give %q evidence that holds only after it (labctl test requires it)", m.Name, o.Name, m.Name)
+					break
+				}
+			}
+		}
 	}
 	l.lintTranslations(add)
 	for _, tag := range slices.Sorted(maps.Keys(l.Translations)) {

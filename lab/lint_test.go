@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -103,6 +104,36 @@ func TestLintStepWithoutMistakes(t *testing.T) {
 	ws := l.Lint()
 	if len(ws) != 1 || ws[0].Path != "steps[1].id" || !strings.Contains(ws[0].Msg, `step "second" has no mistakes`) {
 		t.Errorf("warnings %v, want one about step second's mistakes", ws)
+	}
+}
+
+// Two mistakes that fail the same checks, neither with evidence: the
+// learner who makes either is told both, and lint says so for each.
+func TestLintMistakesThatLookAlike(t *testing.T) {
+	src := strings.Replace(lintLab, "%s", "Write /root/repo/apps/web/deployment.yaml; Deployment web, team-a.", 1)
+	src += `      - name: other
+        script: "false"
+        fails: [manifest]
+      - name: told-by-evidence
+        script: "false"
+        fails: [manifest]
+        evidence:
+          - name: e
+            file: {path: /root/repo/apps/web/deployment.yaml, exists: false}
+`
+	l, err := Parse("lab.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range l.Lint() {
+		got = append(got, w.Path)
+		if !strings.Contains(w.Msg, "fail the same checks") {
+			t.Errorf("warning %v, want one about mistakes that look alike", w)
+		}
+	}
+	if want := []string{"steps[1].mistakes[0].fails", "steps[1].mistakes[1].fails"}; !slices.Equal(got, want) {
+		t.Errorf("warnings at %v, want %v (the mistake with evidence is told apart)", got, want)
 	}
 }
 

@@ -268,8 +268,14 @@ type Mistake struct {
 	Fails []string `yaml:"fails" json:"fails"`
 	// Explain tells the learner, in the lab's language, what this mistake
 	// is and how to put it right. It is shown when a step's failing checks
-	// are exactly Fails (see Step.LikelyMistakes).
+	// are exactly Fails and Evidence holds (see Step.LikelyMistakes).
 	Explain string `yaml:"explain" json:"explain,omitempty"`
+	// Evidence are checks that hold when the learner made this mistake and
+	// not when they made another that fails the same checks: the mistake
+	// is named only when every one passes. They run only to name it, after
+	// a round whose failures are exactly Fails; they are never shown or
+	// scored. `labctl test` proves they pass after Script.
+	Evidence []Check `yaml:"evidence" json:"evidence,omitempty"`
 	// Recover, when set, is the way back Explain describes, as a script
 	// run after Script: `labctl test` then requires every check of the
 	// step to pass, proving the learner who made this mistake can still

@@ -268,14 +268,7 @@ func (v *validator) step(p string, s *Step) {
 		cp := joinIndex(p+".checks", i)
 		c := &s.Checks[i]
 		v.uniqueName(cp+".name", "check", c.Name, checks)
-		v.check(cp, c)
-		for _, at := range slices.Sorted(maps.Keys(sandboxReads(cp, c))) {
-			if read := sandboxReads(cp, c)[at]; strings.HasPrefix(read, "/") && !v.lab.graderSees(read) {
-				v.add(at, "%s is neither in the learner's home (%s) nor in the lab's fixtures (%s): the grader reads only those of the sandbox, "+
-					"so a check there would read something else (the grader's own image); keep the learner's work under %s",
-					read, HomeDir, v.lab.Sandbox.Fixtures, HomeDir)
-			}
-		}
+		v.sandboxCheck(cp, c)
 	}
 	mistakes := map[string]string{}
 	for i, m := range s.Mistakes {
@@ -299,9 +292,32 @@ func (v *validator) step(p string, s *Step) {
 			}
 			named[name] = true
 		}
+		evidence := map[string]string{}
+		for j := range m.Evidence {
+			ep := joinIndex(mp+".evidence", j)
+			v.uniqueName(ep+".name", "check", m.Evidence[j].Name, evidence)
+			v.sandboxCheck(ep, &m.Evidence[j])
+			if c := &m.Evidence[j]; (c.File != nil && c.File.WrittenDuringProbe) || (c.Audit != nil && c.Audit.DuringProbe) {
+				v.add(ep, "evidence names a mistake after a round of the step's checks, without the probe; judge the probe's run in the step's checks")
+			}
+		}
 	}
 	v.alternatives(p, s)
 	v.probe(p, s, checks)
+}
+
+// sandboxCheck validates c, at p, and that what it reads in the sandbox
+// is where the grader sees it.
+func (v *validator) sandboxCheck(p string, c *Check) {
+	v.check(p, c)
+	reads := sandboxReads(p, c)
+	for _, at := range slices.Sorted(maps.Keys(reads)) {
+		if read := reads[at]; strings.HasPrefix(read, "/") && !v.lab.graderSees(read) {
+			v.add(at, "%s is neither in the learner's home (%s) nor in the lab's fixtures (%s): the grader reads only those of the sandbox, "+
+				"so a check there would read something else (the grader's own image); keep the learner's work under %s",
+				read, HomeDir, v.lab.Sandbox.Fixtures, HomeDir)
+		}
+	}
 }
 
 // listNames quotes the keys of m, sorted, for messages.

@@ -492,6 +492,16 @@ func TestValidateRules(t *testing.T) {
 		bad:  check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - {name: m, script: a, fails: [c]}\n    - {name: m, script: b, fails: [c]} #!\n"),
 		good: check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - {name: m, script: a, fails: [c]}\n    - {name: n, script: b, fails: [c]}\n"),
 		want: `steps[0].mistakes[1].name: mistake name "m" is used twice in this step (first at line 13)`,
+	}, {
+		name: "mistake evidence is a check",
+		bad:  check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n      evidence:\n      - {name: e, file: {path: /root/x, lines: {min: 3, max: 1}}} #!\n"),
+		good: check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n      evidence:\n      - {name: e, file: {path: /root/x, lines: {min: 1, max: 3}}}\n"),
+		want: `steps[0].mistakes[0].evidence[0].file.lines`,
+	}, {
+		name: "mistake evidence reads where the grader sees",
+		bad:  check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n      evidence:\n      - {name: e, file: {path: /etc/passwd}} #!\n"),
+		good: check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n      evidence:\n      - {name: e, file: {path: /root/passwd}}\n"),
+		want: `steps[0].mistakes[0].evidence[0].file.path: /etc/passwd is neither in the learner's home`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -46,7 +46,7 @@ type Grader struct {
 	// OnResults, when set, receives the step and the results of each round
 	// Check runs, before they are recorded (for callers that show them
 	// themselves, as the browser page does).
-	OnResults func(step *lab.Step, rs []checks.Result)
+	OnResults func(step *lab.Step, rs []checks.Result, ev report.Evidence)
 }
 
 // prober is the Prober of the session's probes, or nil.
@@ -125,10 +125,11 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 	if err != nil {
 		return Errored, s.localise(err)
 	}
+	ev := Evidence(ctx, s.Checker, step, rs, windowsOf(s.Lab, p), c)
 	if s.OnResults != nil {
-		s.OnResults(step, rs)
+		s.OnResults(step, rs, ev)
 	}
-	if _, err := io.WriteString(s.Out, report.StepResults(step, rs, c, s.Color)); err != nil {
+	if _, err := io.WriteString(s.Out, report.StepResults(step, rs, ev, c, s.Color)); err != nil {
 		return Errored, err
 	}
 	v := checks.Summarize(rs).Verdict()
@@ -177,7 +178,8 @@ func (s *Grader) Grade(ctx context.Context) (*report.Report, Verdict, error) {
 	if err != nil {
 		return nil, Errored, s.localise(err)
 	}
-	r := report.BuildFull(s.Lab, s.Digest, at, results, kept, p.SolutionShown)
+	ev := evidenceFor(ctx, s.Checker, s.Lab, results, p, s.Catalog)
+	r := report.BuildFull(s.Lab, s.Digest, at, results, kept, p.SolutionShown, ev)
 	if err := s.update(ctx, func(p *progress.Progress) error {
 		p.AddGrade(progress.Grade{Time: at, Score: r.Score, MaxScore: r.MaxScore, Passed: r.Passed, Digest: s.Digest})
 		return nil

@@ -36,3 +36,45 @@ func TestCheckNamesTheLikelyMistake(t *testing.T) {
 		t.Errorf("a and b failing match no mistake exactly, yet:\n%s", out)
 	}
 }
+
+// TestCheckNamesMistakesByEvidence: of two mistakes that fail the same
+// checks, `labctl check` names the one whose evidence held, after one more
+// round of only the suspects' evidence; a round without a suspect with
+// evidence asks for none, and evidence that cannot be judged names neither.
+func TestCheckNamesMistakesByEvidence(t *testing.T) {
+	fc := &fakeChecker{status: map[string]checks.Status{"b": checks.Fail, "is-stable": checks.Fail}}
+	s, out := newGrader(t, fc)
+	s.Lab.Steps[0].Mistakes = []lab.Mistake{
+		{Name: "latest", Description: "kept latest", Fails: []string{"b"}, Evidence: []lab.Check{{Name: "is-latest"}}},
+		{Name: "stable", Description: "chose stable", Fails: []string{"b"}, Evidence: []lab.Check{{Name: "is-stable"}}},
+		{Name: "only-a", Description: "forgot a", Fails: []string{"a"}, Evidence: []lab.Check{{Name: "never-asked"}}},
+	}
+	if _, err := s.Check(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "known mistake: kept latest") || strings.Contains(out.String(), "chose stable") {
+		t.Errorf("want only the mistake whose evidence held:\n%s", out)
+	}
+	if got := fc.rounds[len(fc.rounds)-1]; strings.Join(got, " ") != "is-latest is-stable" {
+		t.Errorf("evidence round asked %v, want the two suspects' evidence only", got)
+	}
+
+	fc.status = map[string]checks.Status{"b": checks.Fail, "is-latest": checks.Error}
+	out.Reset()
+	if _, err := s.Check(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "known mistake: chose stable") || strings.Contains(out.String(), "kept latest") {
+		t.Errorf("evidence that could not run names no mistake:\n%s", out)
+	}
+
+	fc.status = map[string]checks.Status{}
+	fc.rounds = nil
+	out.Reset()
+	if _, err := s.Check(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(fc.rounds) != 1 {
+		t.Errorf("a passing round asked %d rounds, want 1 (no evidence)", len(fc.rounds))
+	}
+}

@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/internal/report"
 	"github.com/labctl/labctl/internal/reset"
 	"github.com/labctl/labctl/lab"
 )
@@ -324,6 +326,9 @@ func (r *runner) mistake(ctx context.Context, s *lab.Step, m *lab.Mistake) {
 			return
 		}
 		p.Failures = append(p.Failures, compareMistake(s.ID, script, m.Fails, rs)...)
+		if len(p.Failures) == 0 {
+			p.Failures = append(p.Failures, r.named(ctx, s, m, script, rs)...)
+		}
 		if strings.TrimSpace(m.Recover) == "" || len(p.Failures) > 0 {
 			return
 		}
@@ -356,6 +361,37 @@ func (r *runner) alternative(ctx context.Context, s *lab.Step, a *lab.Alternativ
 	if !r.stopped {
 		r.resetTo(ctx, s, "after "+script)
 	}
+}
+
+// named lists where the learner who made mistake m, with the results rs,
+// would not be told exactly m: m's evidence does not hold (each check that
+// does not pass), or another mistake that fails the same checks is named
+// too, for want of evidence that tells them apart.
+func (r *runner) named(ctx context.Context, s *lab.Step, m *lab.Mistake, script string, rs []checks.Result) []Failure {
+	var out []Failure
+	if len(m.Evidence) > 0 {
+		ers, err := checks.RunRound(ctx, checks.Round{Checks: m.Evidence, Since: r.progress().AuditWindows(r.o.Lab, m.Evidence)}, r.env.RunChecks)
+		if err != nil {
+			return []Failure{{Step: s.ID, Script: script, Message: "its evidence could not be judged: " + err.Error()}}
+		}
+		for _, e := range ers {
+			if e.Status != checks.Pass {
+				out = append(out, Failure{Step: s.ID, Script: script, Check: e.Name,
+					Message: fmt.Sprintf("evidence of mistake %s did not hold after it, so the learner who makes it is not told it: %s", m.Name, e.Message)})
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	ev := grading.Evidence(ctx, r.env, s, rs, func(cs []lab.Check) []time.Time { return r.progress().AuditWindows(r.o.Lab, cs) }, nil)
+	for _, o := range report.LikelyMistakes(s, rs, ev) {
+		if o.Name != m.Name {
+			out = append(out, Failure{Step: s.ID, Script: script,
+				Message: fmt.Sprintf("the learner who makes this mistake is also told mistake %s, which fails the same checks; give %s (or %s) evidence that holds only after it", o.Name, o.Name, m.Name)})
+		}
+	}
+	return out
 }
 
 // compareMistake lists where the results differ from "exactly the named

@@ -191,6 +191,36 @@ func TestMistakeWayBack(t *testing.T) {
 	}
 }
 
+// Two mistakes that fail the same checks: without evidence the learner
+// who makes either is told both, which fails the lab; evidence that holds
+// only after its own mistake tells them apart; evidence that does not hold
+// after its mistake fails the lab, named.
+func TestMistakesToldApartByEvidence(t *testing.T) {
+	l := goodLab()
+	l.Steps[0].Mistakes = append(l.Steps[0].Mistakes, lab.Mistake{Name: "x-and-w", Script: "touch /root/x\ntouch /root/w", Fails: []string{"has-y"}})
+	rep, _ := run(t, l, newFakeEnv(), "")
+	if rep.Passed || !hasFailure(rep, "files", "mistake only-x", "", "also told mistake x-and-w") ||
+		!hasFailure(rep, "files", "mistake x-and-w", "", "also told mistake only-x") {
+		t.Fatalf("mistakes that look alike: passed %v, %v", rep.Passed, rep.Failures())
+	}
+
+	no := false
+	w := fileCheck("w-written", "/root/w")
+	noW := fileCheck("no-w", "/root/w")
+	noW.File.Exists = &no
+	l.Steps[0].Mistakes[0].Evidence = []lab.Check{noW}
+	l.Steps[0].Mistakes[2].Evidence = []lab.Check{w}
+	if rep, _ = run(t, l, newFakeEnv(), ""); !rep.Passed {
+		t.Fatalf("mistakes told apart by evidence: %v", rep.Failures())
+	}
+
+	l.Steps[0].Mistakes[2].Evidence = []lab.Check{fileCheck("v-written", "/root/v")}
+	rep, _ = run(t, l, newFakeEnv(), "")
+	if rep.Passed || !hasFailure(rep, "files", "mistake x-and-w", "v-written", "evidence of mistake x-and-w did not hold") {
+		t.Errorf("evidence that does not hold: passed %v, %v", rep.Passed, rep.Failures())
+	}
+}
+
 func TestMistakeFailingAnUnnamedCheckFails(t *testing.T) {
 	l := goodLab()
 	l.Steps[0].Mistakes[1].Fails = []string{"has-y"} // has-x fails too

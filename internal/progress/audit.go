@@ -9,7 +9,7 @@ import (
 
 // AuditWindows gives each audit check of cs the start of its step's
 // window (StepStart), by position in cs; other checks get the zero time. A
-// check is found in l by its content; one that several steps share takes
+// check (a step's, or its mistakes' evidence) is found in l by its content; one that several steps share takes
 // the current step's window when that is one of them, else the first's.
 // It is nil when no check has a window, and for nil progress (none read):
 // audit checks then judge the whole log.
@@ -26,14 +26,14 @@ func (p *Progress) AuditWindows(l *lab.Lab, cs []lab.Check) []time.Time {
 		}
 		step := ""
 		for _, s := range l.Steps {
-			for _, c := range s.Checks {
-				if c.Name != cs[i].Name || !reflect.DeepEqual(c, cs[i]) {
-					continue
+			s.EveryCheck(func(c *lab.Check) {
+				if c.Name != cs[i].Name || !reflect.DeepEqual(*c, cs[i]) {
+					return
 				}
 				if step == "" || (cur != nil && s.ID == cur.ID) {
 					step = s.ID
 				}
-			}
+			})
 		}
 		if step != "" {
 			out[i] = p.StepStart(step)

@@ -18,22 +18,18 @@ type Mistake struct {
 	Explain     string `json:"explain"`
 }
 
+// Evidence names the mistakes of one step whose evidence held in the
+// round after its checks' (grading.Evidence judges it). Nil judged none: a
+// mistake that needs evidence is then not named.
+type Evidence map[string]bool
+
 // LikelyMistakes are the mistakes of step whose fails are exactly the
-// checks that failed in rs (lab.Step.LikelyMistakes); none when a check
-// could not run.
-func LikelyMistakes(step *lab.Step, rs []checks.Result) []Mistake {
-	var failing []string
-	errored := false
-	for _, r := range rs {
-		switch r.Status {
-		case checks.Fail:
-			failing = append(failing, r.Name)
-		case checks.Error:
-			errored = true
-		}
-	}
+// checks that failed in rs and whose evidence held by ev
+// (lab.Step.LikelyMistakes); none when a check could not run.
+func LikelyMistakes(step *lab.Step, rs []checks.Result, ev Evidence) []Mistake {
+	failing, errored := Failing(rs)
 	out := []Mistake{}
-	for _, m := range step.LikelyMistakes(failing, errored) {
+	for _, m := range step.LikelyMistakes(failing, errored, func(m *lab.Mistake) bool { return ev[m.Name] }) {
 		out = append(out, Mistake{Name: m.Name, Description: m.Description, Explain: strings.TrimSpace(m.Explain)})
 	}
 	return out
@@ -58,4 +54,18 @@ func MistakeText(ms []Mistake, c *msg.Catalog, indent string) string {
 		}
 	}
 	return b.String()
+}
+
+// Failing are the names of the checks that failed in rs, and whether one
+// could not run.
+func Failing(rs []checks.Result) (failing []string, errored bool) {
+	for _, r := range rs {
+		switch r.Status {
+		case checks.Fail:
+			failing = append(failing, r.Name)
+		case checks.Error:
+			errored = true
+		}
+	}
+	return failing, errored
 }

@@ -120,12 +120,13 @@ func Build(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]c
 // BuildKept is Build for results of which some steps' are kept from the
 // round in which they passed, at the times kept names.
 func BuildKept(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]checks.Result, kept map[string]time.Time) *Report {
-	return BuildFull(l, digest, gradedAt, results, kept, nil)
+	return BuildFull(l, digest, gradedAt, results, kept, nil, nil)
 }
 
 // BuildFull is BuildKept that also says, for each step in shown, when the
-// learner first asked for its solution.
-func BuildFull(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]checks.Result, kept, shown map[string]time.Time) *Report {
+// learner first asked for its solution, and names the known mistakes of
+// each step by the evidence judged for it in evidence (by step id).
+func BuildFull(l *lab.Lab, digest string, gradedAt time.Time, results map[string][]checks.Result, kept, shown map[string]time.Time, evidence map[string]Evidence) *Report {
 	r := &Report{
 		SchemaVersion: SchemaVersion,
 		Lab: Lab{
@@ -144,7 +145,7 @@ func BuildFull(l *lab.Lab, digest string, gradedAt time.Time, results map[string
 		r.Score += sum.Score
 		r.MaxScore += sum.MaxScore
 		st := Step{ID: s.ID, Title: s.Title, Passed: sum.Passed(), Checks: make([]Check, 0, len(rs)),
-			Mistakes: LikelyMistakes(&s, rs)}
+			Mistakes: LikelyMistakes(&s, rs, evidence[s.ID])}
 		if at, ok := kept[s.ID]; ok {
 			at = at.UTC()
 			st.PassedAt = &at

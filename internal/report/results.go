@@ -72,15 +72,16 @@ func ResultMessage(r checks.Result, indent string) string {
 // shell's `lab check` show it: a line per result with its message under
 // it, the known mistake the failures look like, and, when the step did not
 // pass, how many checks could not run and how many required checks do not
-// pass (a check that could not run is one: the step is not passed). The
+// pass (a check that could not run is one: the step is not passed). ev is
+// the evidence judged for the step's mistakes (grading.Evidence). The
 // step's passing is the caller's to say, with what comes next.
-func StepResults(step *lab.Step, rs []checks.Result, c *msg.Catalog, color bool) string {
+func StepResults(step *lab.Step, rs []checks.Result, ev Evidence, c *msg.Catalog, color bool) string {
 	var b strings.Builder
 	for _, r := range rs {
 		b.WriteString("  " + ResultLine(r, c, color) + "\n")
 		b.WriteString(ResultMessage(r, "      "))
 	}
-	b.WriteString(MistakeText(LikelyMistakes(step, rs), c, "  "))
+	b.WriteString(MistakeText(LikelyMistakes(step, rs, ev), c, "  "))
 	sum := checks.Summarize(rs)
 	if sum.Errored > 0 {
 		fmt.Fprintf(&b, c.CouldNotRun+"\n", sum.Errored)

@@ -56,14 +56,14 @@ func TestStepResultsCountsChecksThatCouldNotRun(t *testing.T) {
 		{Name: "b", Status: checks.Fail, Message: "expected b"},
 		{Name: "c", Status: checks.Pass},
 		{Name: "d", Status: checks.Fail, Optional: true},
-	}, c, false)
+	}, nil, c, false)
 	want := "  ! a\n      no API server\n  ✗ b\n      expected b\n  ✓ c\n  ✗ d (optional)\n" +
 		"1 check(s) could not run. This is not your fault: the lab environment has a problem. Run `labctl status`, repair it with `labctl up`, then check again.\n" +
 		"Step not done yet: First (2 of 3 required checks do not pass)\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if got := StepResults(step, []checks.Result{{Name: "c", Status: checks.Pass}}, c, false); got != "  ✓ c\n" {
+	if got := StepResults(step, []checks.Result{{Name: "c", Status: checks.Pass}}, nil, c, false); got != "  ✓ c\n" {
 		t.Errorf("a passed step: %q", got)
 	}
 }

@@ -21,7 +21,7 @@ func TestResultsEscapeLearnerText(t *testing.T) {
 	out := s.resultsText(step, []checks.Result{
 		{Name: "file", Status: checks.Fail, Points: 1, Message: "expected /root/a\x1b[1Ab to exist, found nothing there"},
 		{Name: "message", Status: checks.Fail, Points: 1, Message: "found x\x1b]0;pwned\x07\rALL PASSED"},
-	})
+	}, nil)
 	for _, raw := range []string{"\x1b[1A", "\x1b]", "\x07", "\r"} {
 		if strings.Contains(out, raw) {
 			t.Errorf("the shell shows the raw sequence %q:\n%q", raw, out)
@@ -51,7 +51,7 @@ func TestLabTextIsEscaped(t *testing.T) {
 	}
 	step := l.Steps[0]
 	out := s.stepText("heading", step) + s.statusText(State{Current: &step}) +
-		s.resultsText(step, []checks.Result{{Name: "c", Description: "desc" + osc52, Status: checks.Fail, Points: 1}})
+		s.resultsText(step, []checks.Result{{Name: "c", Description: "desc" + osc52, Status: checks.Fail, Points: 1}}, nil)
 	const shown = `\x1b]52;c;cHduZWQ=\x07`
 	if strings.Contains(out, "\x1b]") || strings.Contains(out, "\x07") {
 		t.Errorf("the shell shows a raw OSC sequence:\n%q", out)

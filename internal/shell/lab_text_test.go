@@ -126,11 +126,11 @@ func TestShellNamesTheLikelyMistake(t *testing.T) {
 	}
 	step := s.cfg.Lab.Steps[0]
 	step.Mistakes = []lab.Mistake{{Name: "no-file", Description: "ファイルを作っていない", Fails: []string{"one-file"}, Explain: "touch で作りましょう。"}}
-	got := s.resultsText(step, []checks.Result{{Name: "one-file", Status: checks.Fail, Message: "x"}})
+	got := s.resultsText(step, []checks.Result{{Name: "one-file", Status: checks.Fail, Message: "x"}}, nil)
 	if !strings.Contains(got, "よくある間違いのようです: ファイルを作っていない\n    touch で作りましょう。") {
 		t.Errorf("results lack the mistake:\n%s", got)
 	}
-	got = s.resultsText(step, []checks.Result{{Name: "one-file", Status: checks.Error, Message: "x"}})
+	got = s.resultsText(step, []checks.Result{{Name: "one-file", Status: checks.Error, Message: "x"}}, nil)
 	if strings.Contains(got, "よくある間違い") {
 		t.Errorf("a check that could not run must not suggest a mistake:\n%s", got)
 	}

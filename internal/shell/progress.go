@@ -107,6 +107,7 @@ func (p *StoreProgress) state(pr *progress.Progress) State {
 	st.Current, _ = pr.CurrentStep(p.Lab)
 	if st.Current != nil {
 		st.Since = pr.AuditWindows(p.Lab, st.Current.Checks)
+		st.Windows = func(cs []lab.Check) []time.Time { return pr.AuditWindows(p.Lab, cs) }
 	}
 	for _, s := range p.Lab.Steps {
 		if pr.IsPassed(s.ID) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/grading"
 )
 
 // answer handles one request of the lab function: it writes the answer on
@@ -101,7 +102,7 @@ func (s *Session) reply(ctx context.Context, verb string) string {
 	text := ""
 	if verb == VerbCheck || !checks.StepPassed(results) {
 		text = fmt.Sprintf(s.catalog().Checking, s.stepNumber(step.ID), len(s.lab().Steps), shown(step.Title)) + "\n" +
-			s.resultsText(step, results)
+			s.resultsText(step, results, grading.Evidence(ctx, s.cfg.Check, &step, results, st.Windows, s.catalog()))
 	}
 	if !checks.StepPassed(results) {
 		if _, _, err := s.cfg.Progress.Record(ctx, step.ID, results); err != nil {

@@ -59,6 +59,9 @@ type State struct {
 	// Since gives the checks of Current their audit windows, by position
 	// (progress's AuditWindows); nil is the whole log.
 	Since []time.Time
+	// Windows gives other checks of the lab (a mistake's evidence) their
+	// audit windows in the same way; nil gives none.
+	Windows func([]lab.Check) []time.Time
 }
 
 // Progress is the learner's recorded progress.

@@ -124,8 +124,8 @@ func (s *Session) passedBanner(step lab.Step, after State) string {
 
 // resultsText lists each check with its mark and sums up the step, as
 // `labctl check` does (report.StepResults).
-func (s *Session) resultsText(step lab.Step, results []checks.Result) string {
-	return report.StepResults(&step, results, s.catalog(), s.cfg.Color)
+func (s *Session) resultsText(step lab.Step, results []checks.Result, ev report.Evidence) string {
+	return report.StepResults(&step, results, ev, s.catalog(), s.cfg.Color)
 }
 
 // couldNotRunText reports checks that could not run at all.

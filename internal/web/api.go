@@ -173,7 +173,7 @@ func (s *Server) apiState(w http.ResponseWriter, _ *http.Request) {
 
 // grader is `labctl check` and `labctl grade` for one request: its printed
 // words go nowhere, the page shows the results.
-func (s *Server) grader(v variant, seen func(*lab.Step, []checks.Result)) *grading.Grader {
+func (s *Server) grader(v variant, seen func(*lab.Step, []checks.Result, report.Evidence)) *grading.Grader {
 	_, digest := s.labNow()
 	return &grading.Grader{
 		Lab:       v.lab,
@@ -256,9 +256,9 @@ func (s *Server) apiCheck(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	doc := checkDoc{Step: id, Checks: []checkResult{}}
-	v, err := s.grader(s.text(r), func(step *lab.Step, rs []checks.Result) {
+	v, err := s.grader(s.text(r), func(step *lab.Step, rs []checks.Result, ev report.Evidence) {
 		doc.Step = step.ID
-		doc.Checks = checkResults(step, rs)
+		doc.Checks = checkResults(step, rs, ev)
 		sum := checks.Summarize(rs)
 		doc.NotPassed, doc.Required = sum.Failed+sum.Errored, sum.Required
 	}).Check(r.Context(), id)
@@ -272,8 +272,8 @@ func (s *Server) apiCheck(w http.ResponseWriter, r *http.Request) {
 
 // checkResults are rs as the page shows them: each failing check with the
 // known mistake of the step that its failures look like, if any.
-func checkResults(step *lab.Step, rs []checks.Result) []checkResult {
-	mistakes := report.LikelyMistakes(step, rs)
+func checkResults(step *lab.Step, rs []checks.Result, ev report.Evidence) []checkResult {
+	mistakes := report.LikelyMistakes(step, rs, ev)
 	out := make([]checkResult, 0, len(rs))
 	for _, r := range rs {
 		look := report.StatusLook(r.Status)

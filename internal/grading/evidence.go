@@ -1,0 +1,72 @@
+package grading
+
+import (
+	"context"
+	"time"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/internal/report"
+	"github.com/labctl/labctl/lab"
+)
+
+// Evidence judges the evidence of the mistakes of step that the failures
+// in rs look like (lab.Step.Suspects), in one checker round of their
+// evidence checks with the audit windows that windows gives them (nil: the
+// whole log). It says of each such mistake whether every evidence check
+// passed. Without a suspect that has evidence, no round runs. A round that
+// cannot run names none of them: a learner is never told a mistake the
+// host could not see.
+func Evidence(ctx context.Context, c Checker, step *lab.Step, rs []checks.Result, windows func([]lab.Check) []time.Time, cat *msg.Catalog) report.Evidence {
+	failing, errored := report.Failing(rs)
+	var all []lab.Check
+	var suspects []*lab.Mistake
+	for _, m := range step.Suspects(failing, errored) {
+		if len(m.Evidence) > 0 {
+			suspects = append(suspects, m)
+			all = append(all, m.Evidence...)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	var since []time.Time
+	if windows != nil {
+		since = windows(all)
+	}
+	out, err := runRound(ctx, c, checks.Round{Checks: all, Since: since, Lang: catalogLang(cat)})
+	if err != nil {
+		return report.Evidence{}
+	}
+	ev := report.Evidence{}
+	for _, m := range suspects {
+		held := true
+		for _, r := range out[:len(m.Evidence)] {
+			held = held && r.Status == checks.Pass
+		}
+		out = out[len(m.Evidence):]
+		ev[m.Name] = held
+	}
+	return ev
+}
+
+// evidenceFor is Evidence for every step of results that did not pass.
+func evidenceFor(ctx context.Context, c Checker, l *lab.Lab, results map[string][]checks.Result, pr *progress.Progress, cat *msg.Catalog) map[string]report.Evidence {
+	out := map[string]report.Evidence{}
+	for i := range l.Steps {
+		s := &l.Steps[i]
+		if rs := results[s.ID]; !checks.StepPassed(rs) {
+			if ev := Evidence(ctx, c, s, rs, windowsOf(l, pr), cat); ev != nil {
+				out[s.ID] = ev
+			}
+		}
+	}
+	return out
+}
+
+// windowsOf gives checks of l their audit windows from pr (progress's
+// AuditWindows).
+func windowsOf(l *lab.Lab, pr *progress.Progress) func([]lab.Check) []time.Time {
+	return func(cs []lab.Check) []time.Time { return pr.AuditWindows(l, cs) }
+}
