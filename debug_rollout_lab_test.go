@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -201,8 +202,10 @@ func TestRolloutLabRepositoryStory(t *testing.T) {
 		}
 	}
 	// start brings a fresh sandbox to the start of step i: the setups and
-	// solves of the steps before it, then its setup.
-	start := func(t *testing.T, i int) {
+	// solves of the steps before it, then its setup. It returns where the
+	// step's repositories are then, for its since: step checks, as the
+	// host notes them (grading.NoteStart).
+	start := func(t *testing.T, i int) map[*lab.GitCheck]string {
 		t.Helper()
 		fresh(t)
 		for _, s := range l.Steps[:i] {
@@ -210,6 +213,24 @@ func TestRolloutLabRepositoryStory(t *testing.T) {
 			runScript(t, "solve of "+s.ID, s.Solve)
 		}
 		runScript(t, "setup of "+l.Steps[i].ID, l.Steps[i].Setup)
+		heads := map[*lab.GitCheck]string{}
+		for _, c := range l.Steps[i].Checks {
+			if g := c.Git; g != nil && g.Since == lab.SinceStep {
+				r := runChecks(t, []lab.Check{checks.ReportHead(g.Repo)})[0]
+				if r.Status != checks.Pass {
+					t.Fatalf("noting where %s is: %s", g.Repo, r.Message)
+				}
+				heads[g] = r.Message
+			}
+		}
+		return heads
+	}
+	// judge runs the checks cs with the step-start commits heads.
+	judge := func(t *testing.T, cs []lab.Check, heads map[*lab.GitCheck]string) []checks.Result {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return checks.Run(ctx, checks.Env{Root: "/", Now: time.Now, Heads: heads}, cs)
 	}
 	for i, step := range l.Steps[:replayed] {
 		var free []lab.Check
@@ -230,17 +251,17 @@ func TestRolloutLabRepositoryStory(t *testing.T) {
 		}(free)
 		t.Run(step.ID, func(t *testing.T) {
 			t.Run("fails before solve", func(t *testing.T) {
-				start(t, i)
-				if len(failed(runChecks(t, free))) == 0 {
+				heads := start(t, i)
+				if len(failed(judge(t, free, heads))) == 0 {
 					t.Fatal("every check that needs no cluster passes before the solve")
 				}
 			})
 			for _, m := range step.Mistakes {
 				t.Run("mistake "+m.Name, func(t *testing.T) {
-					start(t, i)
+					heads := start(t, i)
 					runScript(t, m.Name, m.Script)
 					manifestsParse(t)
-					res := runChecks(t, free)
+					res := judge(t, free, heads)
 					var want []string
 					for _, n := range m.Fails {
 						if names[n] {
@@ -255,19 +276,19 @@ func TestRolloutLabRepositoryStory(t *testing.T) {
 			}
 			for _, a := range step.Alternatives {
 				t.Run("alternative "+a.Name, func(t *testing.T) {
-					start(t, i)
+					heads := start(t, i)
 					runScript(t, a.Name, a.Script)
 					manifestsParse(t)
-					if res := runChecks(t, free); len(failed(res)) > 0 {
+					if res := judge(t, free, heads); len(failed(res)) > 0 {
 						t.Fatalf("after alternative %s:\n%s", a.Name, describe(res))
 					}
 				})
 			}
 			t.Run("passes after solve", func(t *testing.T) {
-				start(t, i)
+				heads := start(t, i)
 				runScript(t, "solve of "+step.ID, step.Solve)
 				manifestsParse(t)
-				if res := runChecks(t, free); len(failed(res)) > 0 {
+				if res := judge(t, free, heads); len(failed(res)) > 0 {
 					t.Fatalf("after the solve:\n%s", describe(res))
 				}
 			})

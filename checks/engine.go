@@ -70,6 +70,10 @@ type Env struct {
 	Zone *time.Location
 	// ProbeStart is when the step's probe started; zero when no probe ran.
 	ProbeStart time.Time
+	// Heads gives git checks with since: step the commit their repository
+	// was at when their step began (Request.Heads); a check missing here
+	// was not seen to begin.
+	Heads map[*lab.GitCheck]string
 	// ReachImage is the image reach checks start their Pods from, present
 	// on the cluster's nodes; empty makes every reach check an error.
 	ReachImage string

@@ -34,6 +34,9 @@ func checkGit(ctx context.Context, env Env, gc *lab.GitCheck) error {
 	guarded, err := openRepo(env, gc.Repo)
 	var none *errNoRepo
 	if errors.As(err, &none) {
+		if gc.ReportHead {
+			return &reported{HeadNone}
+		}
 		if !want {
 			return nil
 		}
@@ -50,10 +53,17 @@ func checkGit(ctx context.Context, env Env, gc *lab.GitCheck) error {
 
 // checkGitRepo checks an opened repository; see checkGit.
 func checkGitRepo(ctx context.Context, env Env, repo *git.Repository, gc *lab.GitCheck) error {
+	if gc.ReportHead {
+		return reportHead(repo)
+	}
 	if err := checkGitConfig(repo, gc); err != nil {
 		return err
 	}
-	if gc.Commits != nil {
+	if gc.Commits != nil && gc.Since == lab.SinceStep {
+		if err := checkCommitsSince(ctx, repo, gc, env.Heads[gc]); err != nil {
+			return err
+		}
+	} else if gc.Commits != nil {
 		n, err := countCommits(ctx, repo)
 		if err != nil {
 			return err

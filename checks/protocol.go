@@ -48,7 +48,12 @@ type Request struct {
 	// Since gives the start of each check's window, by position in
 	// Checks: when the check's step became current. Audit checks judge
 	// only the requests after it; a missing or zero time is the whole log.
-	Since  []time.Time `json:"since,omitempty"`
+	Since []time.Time `json:"since,omitempty"`
+	// Heads gives each git check that counts commits since its step began
+	// (since: step) the commit its repository was at then, by position in
+	// Checks, as the host noted it: a commit hash, HeadNone for none, ""
+	// when the host did not see the step begin.
+	Heads  []string    `json:"heads,omitempty"`
 	Checks []lab.Check `json:"checks"`
 }
 
@@ -150,6 +155,12 @@ func (r Request) env() (Env, error) {
 		env.ProbeStart = *r.ProbeStart
 	}
 	env.Audit = r.auditSource()
+	env.Heads = map[*lab.GitCheck]string{}
+	for i, c := range r.Checks {
+		if c.Git != nil && i < len(r.Heads) {
+			env.Heads[c.Git] = r.Heads[i]
+		}
+	}
 	if r.Kube == nil {
 		return env, nil
 	}

@@ -95,10 +95,22 @@ type Round struct {
 	// Checks (progress's AuditWindows): nil, or a zero time, is the whole
 	// log (Request.Since).
 	Since []time.Time
+	// Heads gives each git check that counts commits since its step began
+	// the commit its repository was at then, by position in Checks
+	// (progress's StepHeads; Request.Heads).
+	Heads []string
 	// Lang, when set, is the language of the results' messages: the one
 	// the learner reads the lab in (Request.Lang). "" leaves it to the
 	// runner.
 	Lang msg.Lang
+}
+
+// Windows is what the host knows of when the checks of a round began, by
+// position in its checks: their audit windows (Round.Since) and the
+// commits their repositories were at (Round.Heads).
+type Windows struct {
+	Since []time.Time
+	Heads []string
 }
 
 // RunRound runs the round r through run, the one way every caller runs a

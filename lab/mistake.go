@@ -1,5 +1,7 @@
 package lab
 
+import "slices"
+
 // LikelyMistakes are the declared mistakes of s whose fails are exactly
 // the checks failing and whose evidence held, in lab order: the same rule
 // `labctl test` proves for every mistake, so a learner is only told "this
@@ -62,4 +64,20 @@ func (s *Step) EveryCheck(f func(*Check)) {
 			f(&s.Mistakes[i].Evidence[j])
 		}
 	}
+}
+
+// SinceStep is GitCheck.Since that counts from the step's start.
+const SinceStep = "step"
+
+// HeadRepos are the repositories whose commit at the step's start the
+// checks of s count from (GitCheck.Since), each once, in check order: the
+// host notes where each is when the step begins.
+func (s *Step) HeadRepos() []string {
+	var out []string
+	s.EveryCheck(func(c *Check) {
+		if g := c.Git; g != nil && g.Since == SinceStep && !slices.Contains(out, g.Repo) {
+			out = append(out, g.Repo)
+		}
+	})
+	return out
 }

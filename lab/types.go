@@ -416,6 +416,15 @@ type GitCheck struct {
 	Config []string `yaml:"config" json:"config,omitempty"`
 	// Commits bounds the number of commits reachable from HEAD.
 	Commits *Range `yaml:"commits" json:"commits,omitempty"`
+	// Since "step" counts Commits from the commit the repository was at
+	// when the step began, as labctl saw it then (never the commits'
+	// dates, which the learner sets): the commits reachable from HEAD and
+	// not from that one. A step-start commit that is no longer in HEAD's
+	// history (amended, rebased or reset away) fails the check.
+	Since string `yaml:"since" json:"since,omitempty" jsonschema:"enum=step"`
+	// ReportHead is labctl's own, never a lab's: the check passes and says
+	// which commit HEAD is (checks.ReportHead).
+	ReportHead bool `yaml:"-" json:"reportHead,omitempty"`
 	// Clean requires (true) or forbids (false) an empty `git status --porcelain`.
 	Clean *bool `yaml:"clean" json:"clean,omitempty"`
 	// Tracked paths must be in HEAD's tree.

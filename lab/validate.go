@@ -423,6 +423,12 @@ func (v *validator) gitCheck(p string, g *GitCheck) {
 		}
 	}
 	v.rangeOf(p+".commits", g.Commits)
+	if g.Since != "" {
+		v.enum(p+".since", g.Since, SinceStep)
+		if g.Commits == nil {
+			v.add(p+".since", "since counts commits: add commits (e.g. {min: 1}) or remove since")
+		}
+	}
 	for i, t := range g.Tracked {
 		if err := checkRepoFile(t); err != nil {
 			v.add(joinIndex(p+".tracked", i), "%v", err)

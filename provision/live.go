@@ -259,7 +259,7 @@ func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, 
 		if err != nil {
 			return nil, err
 		}
-		req.Kube, req.Checks = kube, cs
+		req.Kube, req.Checks, req.Heads = kube, cs, r.Heads
 		if dir := e.rt.AuditDir(); dir != "" {
 			req.AuditDir, req.Since = dir, r.Since
 		}

@@ -208,7 +208,8 @@ func TestLiveRunChecksAsksTheGraderWithItsCredentials(t *testing.T) {
 }
 
 // The round the caller built reaches the checker as it is: the probe's
-// start and the audit windows the caller took from the progress it read.
+// start, the audit windows and the step-start commits the caller took
+// from the progress it read.
 // The live lab reads no progress of its own.
 func TestLiveRunChecksSendsTheRoundsProbeStartAndAuditWindows(t *testing.T) {
 	issuing(t, "never")
@@ -218,10 +219,14 @@ func TestLiveRunChecksSendsTheRoundsProbeStartAndAuditWindows(t *testing.T) {
 	file := lab.Check{Name: "report", File: &lab.FileCheck{Path: "/root/report.json", WrittenDuringProbe: true}}
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	since := []time.Time{start.Add(-time.Hour), {}}
-	if _, err := e.RunChecks(context.Background(), checks.Round{Checks: []lab.Check{audit, file}, ProbeStart: start, Since: since}); err != nil {
+	heads := []string{"", "c0ffee"}
+	if _, err := e.RunChecks(context.Background(), checks.Round{Checks: []lab.Check{audit, file}, ProbeStart: start, Since: since, Heads: heads}); err != nil {
 		t.Fatal(err)
 	}
 	req := rt.requests[0]
+	if !slices.Equal(req.Heads, heads) {
+		t.Errorf("step-start commits %q, want %q", req.Heads, heads)
+	}
 	if req.ProbeStart == nil || !req.ProbeStart.Equal(start) {
 		t.Errorf("probe start %v, want %v", req.ProbeStart, start)
 	}

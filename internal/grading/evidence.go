@@ -2,7 +2,6 @@ package grading
 
 import (
 	"context"
-	"time"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/msg"
@@ -18,7 +17,7 @@ import (
 // passed. Without a suspect that has evidence, no round runs. A round that
 // cannot run names none of them: a learner is never told a mistake the
 // host could not see.
-func Evidence(ctx context.Context, c Checker, step *lab.Step, rs []checks.Result, windows func([]lab.Check) []time.Time, cat *msg.Catalog) report.Evidence {
+func Evidence(ctx context.Context, c Checker, step *lab.Step, rs []checks.Result, windows func([]lab.Check) checks.Windows, cat *msg.Catalog) report.Evidence {
 	failing, errored := report.Failing(rs)
 	var all []lab.Check
 	var suspects []*lab.Mistake
@@ -31,11 +30,11 @@ func Evidence(ctx context.Context, c Checker, step *lab.Step, rs []checks.Result
 	if len(all) == 0 {
 		return nil
 	}
-	var since []time.Time
+	var w checks.Windows
 	if windows != nil {
-		since = windows(all)
+		w = windows(all)
 	}
-	out, err := runRound(ctx, c, checks.Round{Checks: all, Since: since, Lang: catalogLang(cat)})
+	out, err := runRound(ctx, c, checks.Round{Checks: all, Since: w.Since, Heads: w.Heads, Lang: catalogLang(cat)})
 	if err != nil {
 		return report.Evidence{}
 	}
@@ -65,8 +64,15 @@ func evidenceFor(ctx context.Context, c Checker, l *lab.Lab, results map[string]
 	return out
 }
 
-// windowsOf gives checks of l their audit windows from pr (progress's
-// AuditWindows).
-func windowsOf(l *lab.Lab, pr *progress.Progress) func([]lab.Check) []time.Time {
-	return func(cs []lab.Check) []time.Time { return pr.AuditWindows(l, cs) }
+// windowsOf gives checks of l their Windows from pr.
+func windowsOf(l *lab.Lab, pr *progress.Progress) func([]lab.Check) checks.Windows {
+	return func(cs []lab.Check) checks.Windows { return Windows(l, pr, cs) }
+}
+
+// Windows gives the checks cs of l what pr knows of when their steps
+// began: their audit windows (progress's AuditWindows) and the commits
+// their repositories were at (progress's StepHeads). Nil progress knows
+// nothing.
+func Windows(l *lab.Lab, pr *progress.Progress, cs []lab.Check) checks.Windows {
+	return checks.Windows{Since: pr.AuditWindows(l, cs), Heads: pr.StepHeads(l, cs)}
 }

@@ -120,8 +120,18 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 		return Errored, err
 	}
 	fmt.Fprintf(s.Err, c.Checking+"\n", progress.Index(s.Lab, step.ID)+1, n, title(step))
+	if cur, _ := p.CurrentStep(s.Lab); cur != nil && cur.ID == step.ID {
+		// A step begun before labctl noted where its repositories were
+		// counts its commits from now on; one that cannot be noted now
+		// fails those checks, saying so.
+		if noted, err := EnsureStart(ctx, s.Checker, s.Store, s.Lab, p, step); noted && err == nil {
+			if p, err = s.load(); err != nil {
+				return Errored, err
+			}
+		}
+	}
 
-	rs, err := RunStep(ctx, s.Checker, s.prober(), step, p.AuditWindows(s.Lab, step.Checks), c, s.now)
+	rs, err := RunStep(ctx, s.Checker, s.prober(), step, Windows(s.Lab, p, step.Checks), c, s.now)
 	if err != nil {
 		return Errored, s.localise(err)
 	}
@@ -158,6 +168,9 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 		if err := RunStepSetup(ctx, s.Scripts, out.Next, nil); err != nil {
 			return Errored, Retrying(err, Retry{Situation: s.Situation})
 		}
+		// Where the next step begins; if this fails, its first check
+		// notes it (EnsureStart).
+		_ = NoteStart(ctx, s.Checker, s.Store, s.Lab, out.Next)
 	}
 	return v, nil
 }

@@ -89,7 +89,8 @@ func RunAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress.P
 			all = append(all, s.Checks...)
 		}
 	}
-	rs, err := runRound(ctx, c, checks.Round{Checks: all, Since: pr.AuditWindows(l, all), Lang: catalogLang(cat)})
+	w := Windows(l, pr, all)
+	rs, err := runRound(ctx, c, checks.Round{Checks: all, Since: w.Since, Heads: w.Heads, Lang: catalogLang(cat)})
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func RunAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress.P
 		if s.Probe == nil {
 			continue
 		}
-		if out[s.ID], err = RunStep(ctx, c, p, s, pr.AuditWindows(l, s.Checks), cat, nil); err != nil {
+		if out[s.ID], err = RunStep(ctx, c, p, s, Windows(l, pr, s.Checks), cat, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -147,7 +148,8 @@ func GradeAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress
 	var rs []checks.Result
 	if len(all) > 0 {
 		var err error
-		if rs, err = runRound(ctx, c, checks.Round{Checks: all, Since: pr.AuditWindows(l, all), Lang: catalogLang(cat)}); err != nil {
+		w := Windows(l, pr, all)
+		if rs, err = runRound(ctx, c, checks.Round{Checks: all, Since: w.Since, Heads: w.Heads, Lang: catalogLang(cat)}); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -159,7 +161,7 @@ func GradeAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress
 		if s.Probe == nil {
 			fresh, rs = rs[:len(idx):len(idx)], rs[len(idx):]
 		} else if len(idx) > 0 {
-			all, err := RunStep(ctx, c, p, s, pr.AuditWindows(l, s.Checks), cat, nil)
+			all, err := RunStep(ctx, c, p, s, Windows(l, pr, s.Checks), cat, nil)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -52,15 +52,15 @@ const (
 // probe is skipped and those results are returned), the probe's setup with
 // the probe's identity, its run in the sandbox within its deadline, the step's
 // checks in one round that knows when the probe started, and the probe's
-// restore, always, even when the run fails or ctx ends. since gives the
-// step's checks their audit windows, by position (progress's AuditWindows
-// of the progress the caller read; nil for none). The probe's own
+// restore, always, even when the run fails or ctx ends. w gives the
+// step's checks their audit windows and step-start commits, by position
+// (Windows of the progress the caller read; zero for none). The probe's own
 // result, named lab.ProbeResult, follows the checks' results: pass, fail
 // when the run exits non-zero, times out or is skipped (the learner's
 // work), error when the setup or the restore fails (the lab's). cat words
 // the probe's result; nil means English. now is time.Now outside tests.
-func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, since []time.Time, cat *msg.Catalog, now func() time.Time) ([]checks.Result, error) {
-	round := checks.Round{Checks: step.Checks, Since: since, Lang: catalogLang(cat)}
+func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, w checks.Windows, cat *msg.Catalog, now func() time.Time) ([]checks.Result, error) {
+	round := checks.Round{Checks: step.Checks, Since: w.Since, Heads: w.Heads, Lang: catalogLang(cat)}
 	pr := step.Probe
 	if pr == nil {
 		return runRound(ctx, c, round)

@@ -79,7 +79,7 @@ func runProbe(t *testing.T, w *probeWorld, s *lab.Step) []checks.Result {
 	t.Helper()
 	clock := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
 	now := func() time.Time { clock = clock.Add(time.Second); return clock }
-	rs, err := RunStep(context.Background(), w, w, s, nil, msg.New(msg.English), now)
+	rs, err := RunStep(context.Background(), w, w, s, checks.Windows{}, msg.New(msg.English), now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestProbeInterruptedStillRestores(t *testing.T) {
 	w := &probeWorld{runHangs: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
-	_, err := RunStep(ctx, w, w, probeStep(), nil, nil, nil)
+	_, err := RunStep(ctx, w, w, probeStep(), checks.Windows{}, nil, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err %v, want context.Canceled", err)
 	}
@@ -215,7 +215,7 @@ func TestProbeInterruptedStillRestores(t *testing.T) {
 
 func TestProbeWithoutProber(t *testing.T) {
 	w := &probeWorld{}
-	rs, err := RunStep(context.Background(), w, nil, probeStep(), nil, nil, nil)
+	rs, err := RunStep(context.Background(), w, nil, probeStep(), checks.Windows{}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestProbeEndsAfterRestore(t *testing.T) {
 			}
 			clock := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
 			now := func() time.Time { clock = clock.Add(time.Second); return clock }
-			if _, err := RunStep(context.Background(), tc.w, tc.w, s, nil, msg.New(msg.English), now); err != nil {
+			if _, err := RunStep(context.Background(), tc.w, tc.w, s, checks.Windows{}, msg.New(msg.English), now); err != nil {
 				t.Fatal(err)
 			}
 			if got := strings.Join(tc.w.log, " "); got != tc.want {
@@ -305,7 +305,7 @@ func TestProbeEndsAfterRestore(t *testing.T) {
 	w := &endingWorld{probeWorld{runHangs: true}}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	if _, err := RunStep(ctx, w, w, probeStep(), nil, nil, nil); !errors.Is(err, context.Canceled) {
+	if _, err := RunStep(ctx, w, w, probeStep(), checks.Windows{}, nil, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
 	if got, want := strings.Join(w.log, " "), "admin:setup run:/root/sync.sh admin:restore end"; got != want {

@@ -77,7 +77,7 @@ func TestProbeRoundCarriesTheProbeStartAndTheWindows(t *testing.T) {
 	since := []time.Time{{}, time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)}
 	clock := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
 	rec := &roundRecorder{Checker: w}
-	if _, err := RunStep(context.Background(), rec, w, s, since, nil, func() time.Time { return clock }); err != nil {
+	if _, err := RunStep(context.Background(), rec, w, s, checks.Windows{Since: since}, nil, func() time.Time { return clock }); err != nil {
 		t.Fatal(err)
 	}
 	want := []checks.Round{

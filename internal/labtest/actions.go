@@ -79,7 +79,7 @@ func tail(out string) string {
 // answers for other checks than asked, stops the test: nothing after it
 // can be trusted.
 func (r *runner) checks(ctx context.Context, p *Phase, s *lab.Step) ([]checks.Result, bool) {
-	rs, err := runStep(ctx, r.env, s, r.progress().AuditWindows(r.o.Lab, s.Checks), r.o.Now)
+	rs, err := runStep(ctx, r.env, s, grading.Windows(r.o.Lab, r.progress(), s.Checks), r.o.Now)
 	if err != nil {
 		p.fail(s.ID, p.Script, "", err.Error())
 		r.stopped = true
@@ -102,8 +102,8 @@ func (r *runner) progress() *progress.Progress {
 
 // runStep runs the step's checks as labctl check does: through its probe
 // when it has one (grading.RunStep), with the audit windows since.
-func runStep(ctx context.Context, env Environment, s *lab.Step, since []time.Time, now func() time.Time) ([]checks.Result, error) {
-	rs, err := grading.RunStep(ctx, env, prober(env), s, since, nil, now)
+func runStep(ctx context.Context, env Environment, s *lab.Step, w checks.Windows, now func() time.Time) ([]checks.Result, error) {
+	rs, err := grading.RunStep(ctx, env, prober(env), s, w, nil, now)
 	if err != nil {
 		return nil, fmt.Errorf("running the checks: %w", err)
 	}

@@ -370,7 +370,8 @@ func (r *runner) alternative(ctx context.Context, s *lab.Step, a *lab.Alternativ
 func (r *runner) named(ctx context.Context, s *lab.Step, m *lab.Mistake, script string, rs []checks.Result) []Failure {
 	var out []Failure
 	if len(m.Evidence) > 0 {
-		ers, err := checks.RunRound(ctx, checks.Round{Checks: m.Evidence, Since: r.progress().AuditWindows(r.o.Lab, m.Evidence)}, r.env.RunChecks)
+		w := grading.Windows(r.o.Lab, r.progress(), m.Evidence)
+		ers, err := checks.RunRound(ctx, checks.Round{Checks: m.Evidence, Since: w.Since, Heads: w.Heads}, r.env.RunChecks)
 		if err != nil {
 			return []Failure{{Step: s.ID, Script: script, Message: "its evidence could not be judged: " + err.Error()}}
 		}
@@ -384,7 +385,7 @@ func (r *runner) named(ctx context.Context, s *lab.Step, m *lab.Mistake, script 
 			return out
 		}
 	}
-	ev := grading.Evidence(ctx, r.env, s, rs, func(cs []lab.Check) []time.Time { return r.progress().AuditWindows(r.o.Lab, cs) }, nil)
+	ev := grading.Evidence(ctx, r.env, s, rs, func(cs []lab.Check) checks.Windows { return grading.Windows(r.o.Lab, r.progress(), cs) }, nil)
 	for _, o := range report.LikelyMistakes(s, rs, ev) {
 		if o.Name != m.Name {
 			out = append(out, Failure{Step: s.ID, Script: script,

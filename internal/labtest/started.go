@@ -3,6 +3,7 @@ package labtest
 import (
 	"context"
 
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
 )
@@ -16,6 +17,9 @@ func (r *runner) stepStarted(ctx context.Context, s *lab.Step) {
 		p.MarkStarted(s.ID, r.o.Now())
 		return nil
 	})
+	if err == nil {
+		err = grading.NoteStart(ctx, r.env, r.o.Store, r.o.Lab, s)
+	}
 	if err != nil {
 		r.phase(Phase{Step: s.ID, Kind: Before}, r.stepTitle(s)+": noting that it starts", func(p *Phase) {
 			p.fail(s.ID, "", "", "recording the step's start in the progress: "+err.Error())

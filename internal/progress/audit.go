@@ -19,29 +19,61 @@ func (p *Progress) AuditWindows(l *lab.Lab, cs []lab.Check) []time.Time {
 	}
 	out := make([]time.Time, len(cs))
 	set := false
-	cur, _ := p.CurrentStep(l)
 	for i := range cs {
 		if cs[i].Audit == nil {
 			continue
 		}
-		step := ""
-		for _, s := range l.Steps {
-			s.EveryCheck(func(c *lab.Check) {
-				if c.Name != cs[i].Name || !reflect.DeepEqual(*c, cs[i]) {
-					return
-				}
-				if step == "" || (cur != nil && s.ID == cur.ID) {
-					step = s.ID
-				}
-			})
-		}
-		if step != "" {
+		if step := p.stepOf(l, &cs[i]); step != "" {
 			out[i] = p.StepStart(step)
 			set = set || !out[i].IsZero()
 		}
 	}
 	if !set {
 		return nil
+	}
+	return out
+}
+
+// stepOf is the step of l that c belongs to (one of its checks, or of its
+// mistakes' evidence), found by content: of several, the current step
+// when it is one of them, else the first; "" for none.
+func (p *Progress) stepOf(l *lab.Lab, c *lab.Check) string {
+	cur, _ := p.CurrentStep(l)
+	step := ""
+	for _, s := range l.Steps {
+		s.EveryCheck(func(o *lab.Check) {
+			if o.Name != c.Name || !reflect.DeepEqual(*o, *c) {
+				return
+			}
+			if step == "" || (cur != nil && s.ID == cur.ID) {
+				step = s.ID
+			}
+		})
+	}
+	return step
+}
+
+// StepHeads gives each git check of cs that counts commits since its step
+// began (since: step) the commit its repository was at then (SetHead), by
+// position in cs; "" where the progress does not say (the step was not
+// seen to begin), and for other checks. It is nil when cs has no such
+// check, and for nil progress.
+func (p *Progress) StepHeads(l *lab.Lab, cs []lab.Check) []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for i := range cs {
+		g := cs[i].Git
+		if g == nil || g.Since != lab.SinceStep {
+			continue
+		}
+		if out == nil {
+			out = make([]string, len(cs))
+		}
+		if step := p.stepOf(l, &cs[i]); step != "" {
+			out[i] = p.Heads[step][g.Repo]
+		}
 	}
 	return out
 }

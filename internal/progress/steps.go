@@ -171,6 +171,7 @@ func (p *Progress) StartAt(l *lab.Lab, id string, now time.Time) error {
 	p.Kept = nil
 	p.Current = id
 	p.Started = map[string]time.Time{id: now.UTC()}
+	p.Heads = nil
 	return nil
 }
 
@@ -182,6 +183,7 @@ func (p *Progress) Restart() {
 	p.Kept = nil
 	p.Current = ""
 	p.Started = nil
+	p.Heads = nil
 }
 
 // RestartAt restarts the progress as Restart does, noting that the
@@ -211,6 +213,30 @@ func (p *Progress) MarkStarted(id string, now time.Time) {
 		p.Started = map[string]time.Time{}
 	}
 	p.Started[id] = now.UTC()
+	delete(p.Heads, id)
+}
+
+// SetHead notes that repository repo was at commit head (checks.HeadNone
+// for none) when step id began.
+func (p *Progress) SetHead(id, repo, head string) {
+	if p.Heads == nil {
+		p.Heads = map[string]map[string]string{}
+	}
+	if p.Heads[id] == nil {
+		p.Heads[id] = map[string]string{}
+	}
+	p.Heads[id][repo] = head
+}
+
+// HasHeads says whether the progress notes where each of repos was when
+// step id began.
+func (p *Progress) HasHeads(id string, repos []string) bool {
+	for _, r := range repos {
+		if _, ok := p.Heads[id][r]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // StepStart is the start of step id's window: when it became the current

@@ -43,6 +43,11 @@ type Progress struct {
 	// Started maps a step id to when it became the learner's current
 	// step; audit checks judge what the learner did since then.
 	Started map[string]time.Time `json:"started,omitempty"`
+	// Heads maps a step id to where the repositories its git checks count
+	// commits from (since: step) were when it became the current step:
+	// repository path to commit hash (checks.HeadNone for none), as the
+	// grader saw them. The learner cannot set it: it is the host's.
+	Heads map[string]map[string]string `json:"heads,omitempty"`
 	// Begun is when the learner's present attempt began (the last reset);
 	// zero when the lab was never reset.
 	Begun time.Time `json:"begun,omitzero"`

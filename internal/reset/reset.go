@@ -190,6 +190,12 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 			return res, err
 		}
 	}
+	if c, ok := env.(grading.Checker); ok {
+		// Where the step's repositories are as it begins, for the checks
+		// that count commits from there; if this fails, its first check
+		// notes it (grading.EnsureStart).
+		_ = grading.NoteStart(ctx, c, o.Store, o.Lab, cur)
+	}
 	res.Current = cur
 	return res, nil
 }

@@ -37,6 +37,10 @@ type StoreProgress struct {
 	// Situation is whose lab it is, which words the retry of a setup
 	// that fails (grading.ScriptError).
 	Situation grading.Situation
+	// Checker, when set, notes where a step's repositories are as it
+	// begins (grading.NoteStart), for checks that count commits from
+	// there.
+	Checker grading.Checker
 }
 
 // CurrentProgress is a Progress that asks the function for the progress
@@ -52,13 +56,26 @@ func (c CurrentProgress) Record(ctx context.Context, step string, results []chec
 	return c().Record(ctx, step, results)
 }
 
-// State reads where the learner stands.
+// State reads where the learner stands. A current step begun before
+// labctl noted where its repositories were is noted now
+// (grading.EnsureStart), so that its commits count from here.
 func (p *StoreProgress) State() (State, error) {
 	pr, err := p.Store.Load(p.Lab.Metadata.Name)
 	if err != nil {
 		return State{}, err
 	}
 	pr.Reconcile(p.Lab, p.Digest)
+	if cur, _ := pr.CurrentStep(p.Lab); cur != nil && p.Checker != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), checks.RoundTimeout(nil))
+		noted, err := grading.EnsureStart(ctx, p.Checker, p.Store, p.Lab, pr, cur)
+		cancel()
+		if noted && err == nil {
+			if pr, err = p.Store.Load(p.Lab.Metadata.Name); err != nil {
+				return State{}, err
+			}
+			pr.Reconcile(p.Lab, p.Digest)
+		}
+	}
 	return p.state(pr), nil
 }
 
@@ -98,6 +115,13 @@ func (p *StoreProgress) Record(ctx context.Context, step string, results []check
 		if err := grading.RunStepSetup(ctx, p.Scripts, out.Next, nil); err != nil {
 			return st, true, grading.Retrying(err, grading.Retry{Situation: p.Situation})
 		}
+		if p.Checker != nil {
+			// If this fails, the step's next round notes it (State).
+			_ = grading.NoteStart(ctx, p.Checker, p.Store, p.Lab, out.Next)
+			if after, err := p.State(); err == nil {
+				st = after
+			}
+		}
 	}
 	return st, out.Advanced, nil
 }
@@ -106,8 +130,9 @@ func (p *StoreProgress) state(pr *progress.Progress) State {
 	st := State{Passed: map[string]bool{}}
 	st.Current, _ = pr.CurrentStep(p.Lab)
 	if st.Current != nil {
-		st.Since = pr.AuditWindows(p.Lab, st.Current.Checks)
-		st.Windows = func(cs []lab.Check) []time.Time { return pr.AuditWindows(p.Lab, cs) }
+		w := grading.Windows(p.Lab, pr, st.Current.Checks)
+		st.Since, st.Heads = w.Since, w.Heads
+		st.Windows = func(cs []lab.Check) checks.Windows { return grading.Windows(p.Lab, pr, cs) }
 	}
 	for _, s := range p.Lab.Steps {
 		if pr.IsPassed(s.ID) {

@@ -128,3 +128,49 @@ func TestStoreProgressGivesTheAuditWindowsAndKeepsACompletedStep(t *testing.T) {
 		t.Errorf("attempts %v, %v; want the one round", pr.Attempts, err)
 	}
 }
+
+// headReporter answers the host's ReportHead rounds with a fixed commit
+// per repository.
+type headReporter map[string]string
+
+func (h headReporter) RunChecks(_ context.Context, r checks.Round) ([]checks.Result, error) {
+	out := make([]checks.Result, len(r.Checks))
+	for i, c := range r.Checks {
+		out[i] = checks.Result{Name: c.Name, Status: checks.Pass, Message: h[c.Git.Repo]}
+	}
+	return out, nil
+}
+
+// When the learner moves on to a step whose checks count commits since it
+// began, StoreProgress notes where its repository is, and the step's
+// rounds carry it; a current step not yet noted is noted when read.
+func TestStoreProgressNotesWhereAStepBegins(t *testing.T) {
+	l := testLab()
+	min := 1
+	since := lab.Check{Name: "new-commit", Git: &lab.GitCheck{Repo: "/root/repo", Since: lab.SinceStep, Commits: &lab.Range{Min: &min}}}
+	l.Steps[1].Checks = append(l.Steps[1].Checks, since)
+	store := progress.NewStore(t.TempDir())
+	heads := headReporter{"/root/repo": "c0ffee"}
+	p := &StoreProgress{Store: store, Lab: l, Checker: heads}
+	ctx := context.Background()
+	if _, moved, err := p.Record(ctx, "one", results(checks.Pass)); err != nil || !moved {
+		t.Fatalf("Record: %t, %v", moved, err)
+	}
+	st, err := p.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]string, len(l.Steps[1].Checks))
+	want[len(want)-1] = "c0ffee"
+	if !reflect.DeepEqual(st.Heads, want) {
+		t.Errorf("heads %q, want %q", st.Heads, want)
+	}
+	// Progress from before the step was noted: read, it is noted now.
+	if err := store.Update(ctx, l.Metadata.Name, func(pr *progress.Progress) error { pr.Heads = nil; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	heads["/root/repo"] = "beef"
+	if st, err = p.State(); err != nil || st.Heads[len(st.Heads)-1] != "beef" {
+		t.Errorf("a step not noted: heads %q, %v; want it noted at beef", st.Heads, err)
+	}
+}

@@ -59,9 +59,12 @@ type State struct {
 	// Since gives the checks of Current their audit windows, by position
 	// (progress's AuditWindows); nil is the whole log.
 	Since []time.Time
+	// Heads gives the checks of Current the commits their repositories
+	// were at when it began, by position (progress's StepHeads).
+	Heads []string
 	// Windows gives other checks of the lab (a mistake's evidence) their
-	// audit windows in the same way; nil gives none.
-	Windows func([]lab.Check) []time.Time
+	// windows in the same way; nil gives none.
+	Windows func([]lab.Check) checks.Windows
 }
 
 // Progress is the learner's recorded progress.

@@ -147,7 +147,7 @@ func (s *Server) apiLab(w http.ResponseWriter, r *http.Request) {
 // progress is the learner's progress as the shell reads it.
 func (s *Server) progress() *shell.StoreProgress {
 	l, digest := s.labNow()
-	return &shell.StoreProgress{Store: s.cfg.Store, Lab: l, Digest: digest, Scripts: s.cfg.Sandbox, Situation: s.cfg.Situation}
+	return &shell.StoreProgress{Store: s.cfg.Store, Lab: l, Digest: digest, Scripts: s.cfg.Sandbox, Situation: s.cfg.Situation, Checker: s.cfg.Sandbox}
 }
 
 func (s *Server) apiState(w http.ResponseWriter, _ *http.Request) {

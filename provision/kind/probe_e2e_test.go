@@ -206,7 +206,7 @@ func TestE2EProbeConfined(t *testing.T) {
 			t.Errorf("after the probe's end: exit %d, output %q; want ProbeDir empty", code, out)
 		}
 
-		rs, err := grading.RunStep(ctx, env, env, &l.Steps[0], nil, nil, nil)
+		rs, err := grading.RunStep(ctx, env, env, &l.Steps[0], checks.Windows{}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

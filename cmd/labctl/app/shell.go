@@ -100,7 +100,7 @@ func shellOn(ctx context.Context, g *globals, st *labState, env liveLab, probe g
 	}
 	defer attached.Close()
 	var progress atomic.Pointer[shell.StoreProgress]
-	progress.Store(&shell.StoreProgress{Store: st.store, Lab: st.lab, Digest: st.digest, Scripts: env, Situation: st.situation})
+	progress.Store(&shell.StoreProgress{Store: st.store, Lab: st.lab, Digest: st.digest, Scripts: env, Situation: st.situation, Checker: env})
 	s, err := shell.New(shell.Config{
 		Lab:      st.lab,
 		Shell:    attached,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/statedir"
@@ -81,10 +82,29 @@ func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
 		return err
 	}
 	defer env.Close()
+	noteStart(cmd.Context(), env, l)
 	if !g.quiet() {
 		fmt.Fprintf(g.streams.Err, "\n%s\n", fmt.Sprintf(catalog.UpDone, l.Metadata.Name))
 	}
 	return nil
+}
+
+// noteStart notes, once, where the repositories of the learner's current
+// step are (grading.EnsureStart), after up ran its setup: the lab's first
+// step begins here. If it cannot, the step's first check notes it.
+func noteStart(ctx context.Context, c grading.Checker, l *lab.Lab) {
+	dir, err := statedir.Dir(os.Getenv, l.Metadata.Name)
+	if err != nil {
+		return
+	}
+	store := progress.NewStore(dir)
+	p, err := store.Load(l.Metadata.Name)
+	if err != nil {
+		return
+	}
+	if cur, _ := p.CurrentStep(l); cur != nil {
+		_, _ = grading.EnsureStart(ctx, c, store, l, p, cur)
+	}
 }
 
 // status returns the status-line printer every long command uses.

@@ -1,0 +1,55 @@
+package grading
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/lab"
+)
+
+// NoteStart notes in the learner's progress (store, lab l) where the
+// repositories whose commits step's checks count from (lab.Step.HeadRepos)
+// are now, as the grader sees them: the step begins here. Call it when the
+// step becomes current, after its setup; a step without such checks needs
+// nothing.
+func NoteStart(ctx context.Context, c Checker, store *progress.Store, l *lab.Lab, step *lab.Step) error {
+	repos := step.HeadRepos()
+	if len(repos) == 0 {
+		return nil
+	}
+	cs := make([]lab.Check, len(repos))
+	for i, r := range repos {
+		cs[i] = checks.ReportHead(r)
+		cs[i].Name = fmt.Sprintf("head-%d", i+1)
+	}
+	rs, err := runRound(ctx, c, checks.Round{Checks: cs})
+	if err != nil {
+		return fmt.Errorf("noting where %s is as step %s begins: %w", repos[0], step.ID, err)
+	}
+	for i, r := range rs {
+		if r.Status != checks.Pass {
+			return fmt.Errorf("noting where %s is as step %s begins: %s", repos[i], step.ID, r.Message)
+		}
+	}
+	return store.Update(ctx, l.Metadata.Name, func(p *progress.Progress) error {
+		for i, r := range rs {
+			p.SetHead(step.ID, repos[i], r.Message)
+		}
+		return nil
+	})
+}
+
+// EnsureStart is NoteStart for step when pr, the progress the caller read,
+// does not yet say where its repositories were as it began (a step begun
+// before labctl noted it, or whose noting failed): from now on its new
+// commits count. It reports whether it noted anything, so that the caller
+// reads the progress again.
+func EnsureStart(ctx context.Context, c Checker, store *progress.Store, l *lab.Lab, pr *progress.Progress, step *lab.Step) (bool, error) {
+	repos := step.HeadRepos()
+	if len(repos) == 0 || pr.HasHeads(step.ID, repos) {
+		return false, nil
+	}
+	return true, NoteStart(ctx, c, store, l, step)
+}
