@@ -38,6 +38,10 @@ func TestGitOpsLabNoteMistakesByEvidence(t *testing.T) {
 		{"The manual scale to 5 is drift, not in the repo.\n다음 apply reverts it to 3.\n", "english-with-korean-words"},
 		{"손으로 바꾼 값은 저장소에 없다.\n다음 적용에서 되돌아가고 사라진다.\n", ""},
 		{"手动扩容到5不在仓库里。\n下次应用会恢复为3。\n", ""},
+		{"手动 kubectl scale 到5不在仓库里。\n下次 apply 会恢复为3。\n", ""},
+		{"Ручное kubectl scale до 5 не в репозитории.\nСледующий apply вернёт 3.\n", ""},
+		{"```\n손으로 바꾼 replicas 5는 저장소에 없다.\n다음 apply 에서 사라진다.\n```\n", ""},
+		{"    손으로 바꾼 replicas 5는 저장소에 없다.\n    다음 apply 에서 사라진다.\n", ""},
 	}
 	for _, tt := range tests {
 		root := t.TempDir()

@@ -35,7 +35,7 @@ func checkGit(ctx context.Context, env Env, gc *lab.GitCheck) error {
 	var none *errNoRepo
 	if errors.As(err, &none) {
 		if gc.ReportHead {
-			return &reported{HeadNone}
+			return &reported{HeadAbsent}
 		}
 		if !want {
 			return nil

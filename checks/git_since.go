@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -14,36 +16,81 @@ import (
 	"github.com/labctl/labctl/lab"
 )
 
-// HeadNone is the step-start commit of a repository that had no commit, or
-// did not exist, when the step began: every commit it has is new.
-const HeadNone = "none"
+// Where a repository is as a step begins, as ReportHead says it and the
+// host keeps it (Request.Heads): HEAD's commit, or HeadNone when HEAD has
+// none yet, then the commit of every local branch, space-separated.
+const (
+	// HeadNone is HEAD with no commit (a new repository, or an unborn
+	// branch).
+	HeadNone = "none"
+	// HeadAbsent is no repository at the path: the host notes nothing,
+	// and looks again later.
+	HeadAbsent = "absent"
+	// HeadNotBegun is what the host says of a step the learner has not
+	// begun: its new commits cannot be told yet.
+	HeadNotBegun = "not-begun"
+)
 
 // ReportHead is the check by which the host notes where the repository at
-// repo is: it passes, saying HEAD's commit hash, or HeadNone.
+// repo is (see HeadNone): it passes, saying so.
 func ReportHead(repo string) lab.Check {
 	return lab.Check{Name: "head", Git: &lab.GitCheck{Repo: repo, ReportHead: true}}
 }
 
-// reportHead is ReportHead's answer for an opened repository.
+// reportHead is ReportHead's answer for an opened repository: HEAD, then
+// the local branches' commits, sorted.
 func reportHead(repo *git.Repository) error {
+	out := HeadNone
 	head, err := repo.Head()
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return &reported{HeadNone}
-	}
-	if err != nil {
+	switch {
+	case err == nil:
+		out = head.Hash().String()
+	case !errors.Is(err, plumbing.ErrReferenceNotFound):
 		return fmt.Errorf("reading HEAD: %w", err)
 	}
-	return &reported{head.Hash().String()}
+	tips, err := branchTips(repo)
+	if err != nil {
+		return err
+	}
+	return &reported{strings.Join(append([]string{out}, tips...), " ")}
 }
 
-// checkCommitsSince bounds the commits made since the step began at start
-// (Request.Heads): those reachable from HEAD and not from start, which
-// must itself be in HEAD's history. A start the host did not see (""),
-// which only a step the learner never began through labctl has (one
-// replayed by reset --to), counts every commit, as HeadNone does.
+// branchTips are the commits of the local branches, each once, sorted.
+func branchTips(repo *git.Repository) ([]string, error) {
+	iter, err := repo.Branches()
+	if err != nil {
+		return nil, fmt.Errorf("listing branches: %w", err)
+	}
+	var tips []string
+	err = iter.ForEach(func(r *plumbing.Reference) error {
+		if h := r.Hash().String(); !slices.Contains(tips, h) {
+			tips = append(tips, h)
+		}
+		if len(tips) > maxCommits {
+			return failf(msg.GitHistoryTooLong, maxCommits)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(tips)
+	return tips, nil
+}
+
+// checkCommitsSince bounds the commits made since the step began, where
+// start (Request.Heads) says the repository was then: the commits
+// reachable from HEAD and from none of start's. Start's HEAD must still be
+// on HEAD's first-parent line, and each of its branches' commits in HEAD's
+// history or still a branch: otherwise history was rewritten. A start the
+// host did not see ("": a step replayed by reset --to, or judged for a
+// class) counts every commit.
 func checkCommitsSince(ctx context.Context, repo *git.Repository, gc *lab.GitCheck, start string) error {
-	switch start {
-	case "", HeadNone:
+	fields := strings.Fields(start)
+	switch {
+	case start == HeadNotBegun:
+		return failf(msg.GitStepNotBegun, gc.Repo)
+	case len(fields) == 0 || (len(fields) == 1 && fields[0] == HeadNone):
 		n, err := countCommits(ctx, repo)
 		if err != nil {
 			return err
@@ -53,14 +100,9 @@ func checkCommitsSince(ctx context.Context, repo *git.Repository, gc *lab.GitChe
 		}
 		return nil
 	}
-	from := plumbing.NewHash(start)
-	short := start
-	if len(short) > 7 {
-		short = short[:7]
-	}
 	head, err := repo.Head()
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return failf(msg.GitStepHeadGone, short, gc.Repo)
+		return failf(msg.GitStepHeadGone, short(fields[0]), gc.Repo)
 	}
 	if err != nil {
 		return fmt.Errorf("reading HEAD: %w", err)
@@ -69,14 +111,43 @@ func checkCommitsSince(ctx context.Context, repo *git.Repository, gc *lab.GitChe
 	if err != nil {
 		return err
 	}
-	// Only a start in HEAD's history is read: looking for a commit the
-	// repository lacks would read where else it might be.
-	if !mine[from] {
-		return failf(msg.GitStepHeadGone, short, gc.Repo)
+	// Only commits in HEAD's history are read further: looking for one
+	// the repository lacks would read where else it might be.
+	if h := fields[0]; h != HeadNone {
+		line, err := firstParents(ctx, repo, head.Hash())
+		if err != nil {
+			return err
+		}
+		if !line[plumbing.NewHash(h)] {
+			return failf(msg.GitStepHeadGone, short(h), gc.Repo)
+		}
 	}
-	old, err := ancestors(ctx, repo, from)
+	tips, err := branchTips(repo)
 	if err != nil {
 		return err
+	}
+	old := map[plumbing.Hash]bool{}
+	for _, f := range fields {
+		if f == HeadNone {
+			continue
+		}
+		h := plumbing.NewHash(f)
+		if !mine[h] {
+			if !slices.Contains(tips, f) {
+				return failf(msg.GitStepHeadGone, short(f), gc.Repo)
+			}
+			continue
+		}
+		if old[h] {
+			continue
+		}
+		before, err := ancestors(ctx, repo, h)
+		if err != nil {
+			return err
+		}
+		for a := range before {
+			old[a] = true
+		}
 	}
 	n := 0
 	for h := range mine {
@@ -85,9 +156,39 @@ func checkCommitsSince(ctx context.Context, repo *git.Repository, gc *lab.GitChe
 		}
 	}
 	if !inRange(n, gc.Commits) {
-		return failf(msg.GitCommitsSince, rangeText(gc.Commits), gc.Repo, short, n)
+		return failf(msg.GitCommitsSince, rangeText(gc.Commits), gc.Repo, short(fields[0]), n)
 	}
 	return nil
+}
+
+// short is a commit hash as git shows it abbreviated.
+func short(h string) string {
+	if len(h) > 7 {
+		return h[:7]
+	}
+	return h
+}
+
+// firstParents are the commits on h's first-parent line, h included.
+func firstParents(ctx context.Context, repo *git.Repository, h plumbing.Hash) (map[plumbing.Hash]bool, error) {
+	out := map[plumbing.Hash]bool{}
+	for {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		out[h] = true
+		if len(out) > maxCommits {
+			return nil, failf(msg.GitHistoryTooLong, maxCommits)
+		}
+		c, err := repo.CommitObject(h)
+		if err != nil {
+			return nil, fmt.Errorf("reading commit %s: %w", h, err)
+		}
+		if len(c.ParentHashes) == 0 {
+			return out, nil
+		}
+		h = c.ParentHashes[0]
+	}
 }
 
 // ancestors are the commits reachable from the commit h through any

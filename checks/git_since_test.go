@@ -49,18 +49,19 @@ func TestCommitsSinceStep(t *testing.T) {
 		return run(lab.Check{Name: "since", Git: gc})
 	}
 
-	if got := run(ReportHead("/root/nowhere")); got.Status != Pass || got.Message != HeadNone {
-		t.Errorf("ReportHead of no repository = %s %q, want pass %q", got.Status, got.Message, HeadNone)
+	if got := run(ReportHead("/root/nowhere")); got.Status != Pass || got.Message != HeadAbsent {
+		t.Errorf("ReportHead of no repository = %s %q, want pass %q", got.Status, got.Message, HeadAbsent)
 	}
-	gitBin(t, dir, "init", "-q")
+	gitBin(t, dir, "init", "-q", "-b", "main")
 	if got := head(); got != HeadNone {
 		t.Errorf("ReportHead of an empty repository = %q, want %q", got, HeadNone)
 	}
 	commit("a", "1")
 	commit("b", "1")
+	tip := strings.TrimSpace(gitBin(t, dir, "rev-parse", "HEAD"))
 	start := head()
-	if len(start) != 40 || strings.Trim(start, "0123456789abcdef") != "" {
-		t.Fatalf("ReportHead = %q, want a commit hash", start)
+	if start != tip+" "+tip {
+		t.Fatalf("ReportHead = %q, want HEAD then main's commit, both %s", start, tip)
 	}
 
 	if r := since(start, 1); r.Status != Fail || !strings.Contains(r.Message, "found 0") {
@@ -72,6 +73,9 @@ func TestCommitsSinceStep(t *testing.T) {
 	if r := since("", 3); r.Status != Fail || !strings.Contains(r.Message, "found 2") {
 		t.Errorf("an unseen start counts every commit: %s %q, want a fail that found 2", r.Status, r.Message)
 	}
+	if r := since(HeadNotBegun, 1); r.Status != Fail || !strings.Contains(r.Message, "has not begun") {
+		t.Errorf("a step not begun: %s %q, want a fail saying so", r.Status, r.Message)
+	}
 
 	// An amended start commit: the two-commit history still holds, and a
 	// date set in the past changes nothing.
@@ -79,22 +83,54 @@ func TestCommitsSinceStep(t *testing.T) {
 	if r := since(start, 1); r.Status != Fail || !strings.Contains(r.Message, "no longer holds it") {
 		t.Errorf("after --amend: %s %q, want a fail naming the rewrite", r.Status, r.Message)
 	}
-	gitBin(t, dir, "reset", "-q", "--hard", start)
+	// The rewrite hidden behind a merge that keeps the start as a second
+	// parent only.
+	gitBin(t, dir, "merge", "-q", "-s", "ours", "--no-edit", tip)
+	if r := since(start, 1); r.Status != Fail || !strings.Contains(r.Message, "no longer holds it") {
+		t.Errorf("an amend merged with -s ours: %s %q, want a fail", r.Status, r.Message)
+	}
+	gitBin(t, dir, "reset", "-q", "--hard", tip)
 	commit("c", "1", "--date", "2001-01-01T00:00:00")
 	if r := since(start, 1); r.Status != Pass {
 		t.Errorf("one commit on top, dated 2001: %s %q, want pass", r.Status, r.Message)
+	}
+	// The learner's own new commit amended is still one new commit.
+	gitBin(t, dir, "commit", "-q", "--amend", "-m", "better words")
+	if r := since(start, 1); r.Status != Pass {
+		t.Errorf("the new commit amended: %s %q, want pass", r.Status, r.Message)
 	}
 
 	// A branch merged with --no-ff: both its commit and the merge are new.
 	gitBin(t, dir, "switch", "-q", "-c", "feature")
 	commit("d", "1")
-	gitBin(t, dir, "switch", "-q", "-")
+	gitBin(t, dir, "switch", "-q", "main")
 	gitBin(t, dir, "merge", "-q", "--no-ff", "--no-edit", "feature")
 	if r := since(start, 3); r.Status != Pass {
 		t.Errorf("a commit and a merged branch: %s %q, want 3 new commits", r.Status, r.Message)
 	}
 	if r := since(strings.Repeat("0", 40), 1); r.Status != Fail || !strings.Contains(r.Message, "no longer holds it") {
 		t.Errorf("an unknown start: %s %q, want a fail", r.Status, r.Message)
+	}
+
+	// The start taken while the learner had HEAD elsewhere (detached on an
+	// older commit, or on a branch with no commit): main's commit, noted
+	// too, must stay in HEAD's history, so amending it still fails.
+	gitBin(t, dir, "reset", "-q", "--hard", tip)
+	gitBin(t, dir, "branch", "-q", "-D", "feature")
+	gitBin(t, dir, "checkout", "-q", "HEAD~1")
+	detached := head()
+	gitBin(t, dir, "symbolic-ref", "HEAD", "refs/heads/nothing")
+	unborn := head()
+	if !strings.HasPrefix(unborn, HeadNone+" ") {
+		t.Fatalf("ReportHead on an unborn branch = %q, want none and main's commit", unborn)
+	}
+	gitBin(t, dir, "symbolic-ref", "HEAD", "refs/heads/main")
+	gitBin(t, dir, "reset", "-q", "--hard")
+	commit("e", "1", "--amend")
+	for _, s := range []string{detached, unborn} {
+		if r := since(s, 1); r.Status != Fail || !strings.Contains(r.Message, "no longer holds it") {
+			t.Errorf("start %q, then the start commit amended: %s %q, want a fail", s, r.Status, r.Message)
+		}
 	}
 }
 
@@ -106,7 +142,7 @@ func TestServeCarriesStepHeads(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	gitBin(t, dir, "init", "-q")
+	gitBin(t, dir, "init", "-q", "-b", "main")
 	if err := os.WriteFile(filepath.Join(dir, "a"), []byte("1"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +170,7 @@ func TestServeCarriesStepHeads(t *testing.T) {
 		return resp.Results
 	}
 	rs := serve([]string{"", start})
-	if rs[0].Status != Pass || rs[0].Message != start {
+	if rs[0].Status != Pass || rs[0].Message != start+" "+start {
 		t.Errorf("ReportHead over the wire = %s %q, want pass %q", rs[0].Status, rs[0].Message, start)
 	}
 	if rs[1].Status != Fail {

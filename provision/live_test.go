@@ -286,7 +286,7 @@ func TestLiveInviteRunsWhatTheSandboxCanJudgeAndMergesTheRest(t *testing.T) {
 	}
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	got, err := e.RunChecks(context.Background(), checks.Round{Checks: cs, ProbeStart: start,
-		Since: []time.Time{start, {}, start, {}}})
+		Since: []time.Time{start, {}, start, {}}, Heads: []string{"", "h1", "", "h2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,6 +296,9 @@ func TestLiveInviteRunsWhatTheSandboxCanJudgeAndMergesTheRest(t *testing.T) {
 	req := rt.requests[0]
 	if len(req.Checks) != 2 || req.Checks[0].Name != "file" || req.Checks[1].Name != "file-2" {
 		t.Errorf("the sandbox's checker got %v, want the file checks only", req.Checks)
+	}
+	if !slices.Equal(req.Heads, []string{"h1", "h2"}) {
+		t.Errorf("the sandbox's checker got step-start commits %q, want those of its own checks", req.Heads)
 	}
 	if req.Kube.Token != "learner-token" || req.AuditDir != "" || req.Since != nil {
 		t.Errorf("the sandbox's checker ran with %+v, audit dir %q and windows %v, want the learner's own credentials and no log", req.Kube, req.AuditDir, req.Since)

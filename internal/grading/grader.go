@@ -122,8 +122,7 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 	fmt.Fprintf(s.Err, c.Checking+"\n", progress.Index(s.Lab, step.ID)+1, n, title(step))
 	if cur, _ := p.CurrentStep(s.Lab); cur != nil && cur.ID == step.ID {
 		// A step begun before labctl noted where its repositories were
-		// counts its commits from now on; one that cannot be noted now
-		// fails those checks, saying so.
+		// counts its commits from now on.
 		if noted, err := EnsureStart(ctx, s.Checker, s.Store, s.Lab, p, step); noted && err == nil {
 			if p, err = s.load(); err != nil {
 				return Errored, err
@@ -131,7 +130,11 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 		}
 	}
 
-	rs, err := RunStep(ctx, s.Checker, s.prober(), step, Windows(s.Lab, p, step.Checks), c, s.now)
+	w := Windows(s.Lab, p, step.Checks)
+	if cur, _ := p.CurrentStep(s.Lab); (cur == nil || cur.ID != step.ID) && !p.IsPassed(step.ID) {
+		notBegun(step, &w)
+	}
+	rs, err := RunStep(ctx, s.Checker, s.prober(), step, w, c, s.now)
 	if err != nil {
 		return Errored, s.localise(err)
 	}

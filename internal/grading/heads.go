@@ -13,8 +13,16 @@ import (
 // repositories whose commits step's checks count from (lab.Step.HeadRepos)
 // are now, as the grader sees them: the step begins here. Call it when the
 // step becomes current, after its setup; a step without such checks needs
-// nothing.
+// nothing. A repository that is not there is not noted: the step's next
+// check looks again (EnsureStart).
 func NoteStart(ctx context.Context, c Checker, store *progress.Store, l *lab.Lab, step *lab.Step) error {
+	return noteStart(ctx, c, store, l, step, false)
+}
+
+// noteStart is NoteStart; with onlyMissing it keeps what the progress
+// notes already, read under the store's lock (another labctl may have
+// noted the step's start meanwhile, before a setup that commits).
+func noteStart(ctx context.Context, c Checker, store *progress.Store, l *lab.Lab, step *lab.Step, onlyMissing bool) error {
 	repos := step.HeadRepos()
 	if len(repos) == 0 {
 		return nil
@@ -35,6 +43,9 @@ func NoteStart(ctx context.Context, c Checker, store *progress.Store, l *lab.Lab
 	}
 	return store.Update(ctx, l.Metadata.Name, func(p *progress.Progress) error {
 		for i, r := range rs {
+			if r.Message == checks.HeadAbsent || (onlyMissing && p.HasHeads(step.ID, repos[i:i+1])) {
+				continue
+			}
 			p.SetHead(step.ID, repos[i], r.Message)
 		}
 		return nil
@@ -51,5 +62,20 @@ func EnsureStart(ctx context.Context, c Checker, store *progress.Store, l *lab.L
 	if len(repos) == 0 || pr.HasHeads(step.ID, repos) {
 		return false, nil
 	}
-	return true, NoteStart(ctx, c, store, l, step)
+	return true, noteStart(ctx, c, store, l, step, true)
+}
+
+// notBegun says, for the checks of step that count commits since it
+// began, that it has not: a step checked before it is the learner's
+// current one cannot pass them.
+func notBegun(step *lab.Step, w *checks.Windows) {
+	for i, c := range step.Checks {
+		if c.Git == nil || c.Git.Since != lab.SinceStep {
+			continue
+		}
+		if w.Heads == nil {
+			w.Heads = make([]string, len(step.Checks))
+		}
+		w.Heads[i] = checks.HeadNotBegun
+	}
 }

@@ -71,12 +71,34 @@ func TestNoteStart(t *testing.T) {
 	if noted, err := EnsureStart(ctx, hc, store, l, pr, &l.Steps[1]); noted || err != nil || hc.rounds != 1 {
 		t.Errorf("EnsureStart of a noted step: %v, %v, %d rounds; want nothing done", noted, err, hc.rounds)
 	}
+	// A reading from before another labctl noted the start: what that one
+	// noted stays (it may have been before a setup that commits).
 	pr.Restart()
+	if _, err := EnsureStart(ctx, hc, store, l, pr, &l.Steps[1]); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := store.Load("heads"); got.Heads["two"]["/root/repo"] != "abc" {
+		t.Errorf("heads %v, want two's repo still at abc", got.Heads)
+	}
+	if err := store.Update(ctx, "heads", func(p *progress.Progress) error { p.Heads = nil; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	if noted, err := EnsureStart(ctx, hc, store, l, pr, &l.Steps[1]); !noted || err != nil {
 		t.Errorf("EnsureStart of a step not noted: %v, %v; want noted", noted, err)
 	}
 	if pr, _ = store.Load("heads"); pr.Heads["two"]["/root/repo"] != "def" {
 		t.Errorf("heads %v, want two's repo at def", pr.Heads)
+	}
+	// A repository that is not there is not noted: the next check looks again.
+	hc.at["/root/repo"] = checks.HeadAbsent
+	if err := store.Update(ctx, "heads", func(p *progress.Progress) error { p.Heads = nil; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := NoteStart(ctx, hc, store, l, &l.Steps[1]); err != nil {
+		t.Fatal(err)
+	}
+	if pr, _ = store.Load("heads"); pr.HasHeads("two", []string{"/root/repo"}) {
+		t.Errorf("an absent repository was noted: %v", pr.Heads)
 	}
 
 	hc.err = errors.New("no grader")
@@ -87,5 +109,22 @@ func TestNoteStart(t *testing.T) {
 	pr.MarkStarted("two", pr.StepStart("two"))
 	if pr.HasHeads("two", []string{"/root/repo"}) {
 		t.Error("MarkStarted kept the step's old heads")
+	}
+}
+
+// A step checked before it is the learner's current one cannot pass its
+// checks that count commits since it began: the round says it has not.
+func TestCheckOfAStepNotBegunCountsNoCommit(t *testing.T) {
+	fc := &fakeChecker{}
+	s, _ := newGrader(t, fc)
+	min := 1
+	since := lab.Check{Name: "new", Git: &lab.GitCheck{Repo: "/root/repo", Since: lab.SinceStep, Commits: &lab.Range{Min: &min}}}
+	s.Lab.Steps[1].Checks = append(s.Lab.Steps[1].Checks, since)
+	if _, err := s.Check(context.Background(), s.Lab.Steps[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	last := fc.asked[len(fc.asked)-1]
+	if len(last.Heads) != len(last.Checks) || last.Heads[len(last.Heads)-1] != checks.HeadNotBegun {
+		t.Errorf("heads %q of the checks of a step not begun, want %q for the since check", last.Heads, checks.HeadNotBegun)
 	}
 }
