@@ -10,8 +10,10 @@ import (
 
 // stepStarted notes in the test's progress that step s became the current
 // step now, as a learner's passing the step before it does: audit checks
-// judge what was done since, so the previous steps' solves do not count
-// for this step's checks and mistakes.
+// judge what was done since, and git checks with since: step count the
+// commits made on top of where the step's repositories are now
+// (grading.NoteStart), so the previous steps' solves do not count for this
+// step's checks and mistakes.
 func (r *runner) stepStarted(ctx context.Context, s *lab.Step) {
 	err := r.o.Store.Update(ctx, r.o.Lab.Metadata.Name, func(p *progress.Progress) error {
 		p.MarkStarted(s.ID, r.o.Now())
