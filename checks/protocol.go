@@ -50,9 +50,10 @@ type Request struct {
 	// only the requests after it; a missing or zero time is the whole log.
 	Since []time.Time `json:"since,omitempty"`
 	// Heads gives each git check that counts commits since its step began
-	// (since: step) the commit its repository was at then, by position in
-	// Checks, as the host noted it: a commit hash, HeadNone for none, ""
-	// when the host did not see the step begin.
+	// (since: step) where its repository was then, by position in Checks,
+	// as the host noted it from ReportHead (HEAD's commit or HeadNone, then
+	// every branch's commit); HeadNotBegun for a step not begun, "" when
+	// the host did not see the step begin.
 	Heads  []string    `json:"heads,omitempty"`
 	Checks []lab.Check `json:"checks"`
 }

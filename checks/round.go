@@ -96,8 +96,8 @@ type Round struct {
 	// log (Request.Since).
 	Since []time.Time
 	// Heads gives each git check that counts commits since its step began
-	// the commit its repository was at then, by position in Checks
-	// (progress's StepHeads; Request.Heads).
+	// where its repository was then, by position in Checks (progress's
+	// StepHeads; Request.Heads).
 	Heads []string
 	// Lang, when set, is the language of the results' messages: the one
 	// the learner reads the lab in (Request.Lang). "" leaves it to the

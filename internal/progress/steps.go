@@ -216,8 +216,8 @@ func (p *Progress) MarkStarted(id string, now time.Time) {
 	delete(p.Heads, id)
 }
 
-// SetHead notes that repository repo was at commit head (checks.HeadNone
-// for none) when step id began.
+// SetHead notes where repository repo was when step id began: head is the
+// grader's ReportHead answer.
 func (p *Progress) SetHead(id, repo, head string) {
 	if p.Heads == nil {
 		p.Heads = map[string]map[string]string{}

@@ -45,8 +45,9 @@ type Progress struct {
 	Started map[string]time.Time `json:"started,omitempty"`
 	// Heads maps a step id to where the repositories its git checks count
 	// commits from (since: step) were when it became the current step:
-	// repository path to commit hash (checks.HeadNone for none), as the
-	// grader saw them. The learner cannot set it: it is the host's.
+	// repository path to the grader's ReportHead answer (HEAD's commit or
+	// checks.HeadNone, then every branch's commit). The learner cannot set
+	// it: it is the host's.
 	Heads map[string]map[string]string `json:"heads,omitempty"`
 	// Begun is when the learner's present attempt began (the last reset);
 	// zero when the lab was never reset.
