@@ -132,14 +132,16 @@ func (r *runner) reset(ctx context.Context, p *Phase, to string) {
 	if r.rep.ResetParts == nil {
 		r.rep.ResetParts = map[string]time.Duration{}
 	}
-	env := &timedReset{Environment: r.env, now: r.o.Now, spent: r.rep.ResetParts}
+	env := &timedReset{Environment: r.env, now: r.o.Now, spent: r.rep.ResetParts, kept: &r.rep.SandboxesKept}
 	_, err := reset.Run(ctx, env, reset.Options{
 		Lab:          r.o.Lab,
 		Store:        r.o.Store,
 		To:           to,
 		ScriptOutput: r.o.ScriptOutput,
-		// The test's own sandbox holds nothing worth keeping.
+		// The test's own sandbox holds nothing worth keeping, and the
+		// scripts that ran in it are the author's.
 		NoBackup: true,
+		InPlace:  true,
 		Now:      r.o.Now,
 	})
 	r.rep.Resets++
@@ -207,6 +209,8 @@ type timedReset struct {
 	now   func() time.Time
 	mu    sync.Mutex
 	spent map[string]time.Duration
+	// kept counts the resets that restored the sandbox in place.
+	kept *int
 }
 
 func (t *timedReset) time(part string, f func() error) error {
@@ -220,6 +224,22 @@ func (t *timedReset) time(part string, f func() error) error {
 
 func (t *timedReset) RecreateSandbox(ctx context.Context) error {
 	return t.time("sandbox", func() error { return t.Environment.RecreateSandbox(ctx) })
+}
+
+// RestoreSandbox restores the sandbox in place when the environment can;
+// its time counts as the sandbox's.
+func (t *timedReset) RestoreSandbox(ctx context.Context) (ok bool) {
+	r, can := t.Environment.(reset.Restorer)
+	if !can {
+		return false
+	}
+	_ = t.time("sandbox", func() error { ok = r.RestoreSandbox(ctx); return nil })
+	if ok {
+		t.mu.Lock()
+		*t.kept++
+		t.mu.Unlock()
+	}
+	return ok
 }
 
 func (t *timedReset) ResetNamespaces(ctx context.Context) error {

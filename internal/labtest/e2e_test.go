@@ -44,6 +44,7 @@ func TestE2EShippedLabProvesItself(t *testing.T) {
 		Score      int              `json:"score"`
 		MaxScore   int              `json:"maxScore"`
 		Resets     int              `json:"resets"`
+		Kept       int              `json:"sandboxesKept"`
 		ResetMs    int64            `json:"resetMs"`
 		ResetParts map[string]int64 `json:"resetPartsMs"`
 		DurationMs int64            `json:"durationMs"`
@@ -55,7 +56,7 @@ func TestE2EShippedLabProvesItself(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("exit %d; stdout is not the JSON report: %v\n%s", code, err, out)
 	}
-	t.Logf("test run %dms, %d resets taking %dms (by part, ms: %v)", rep.DurationMs, rep.Resets, rep.ResetMs, rep.ResetParts)
+	t.Logf("test run %dms, %d resets taking %dms (by part, ms: %v), %d keeping the sandbox", rep.DurationMs, rep.Resets, rep.ResetMs, rep.ResetParts, rep.Kept)
 	if code != 0 || !rep.Passed {
 		for _, p := range rep.Phases {
 			for _, f := range p.Failures {
@@ -66,6 +67,11 @@ func TestE2EShippedLabProvesItself(t *testing.T) {
 	}
 	if !rep.Graded || rep.MaxScore == 0 || rep.Score != rep.MaxScore {
 		t.Errorf("grade %d/%d (graded %t), want 100 %%", rep.Score, rep.MaxScore, rep.Graded)
+	}
+	// Every reset but the first keeps the sandbox: the lab's scripts change
+	// only /root, and nothing of theirs is left running.
+	if rep.Kept != rep.Resets-1 {
+		t.Errorf("%d of %d resets kept the sandbox, restoring /root in place; want all but the first", rep.Kept, rep.Resets)
 	}
 	if last := rep.Phases[len(rep.Phases)-1].Kind; last != string(FinalReset) {
 		t.Errorf("the last phase is %s, want %s", last, FinalReset)

@@ -61,7 +61,7 @@ func WriteText(w io.Writer, r *Report) error {
 	if r.Graded {
 		fmt.Fprintf(&b, "Grade: %d/%d points\n", r.Score, r.MaxScore)
 	}
-	fmt.Fprintf(&b, "Resets: %d, %s in all%s\n", r.Resets, seconds(r.ResetTime), resetParts(r.ResetParts))
+	fmt.Fprintf(&b, "Resets: %d, %s in all%s%s\n", r.Resets, seconds(r.ResetTime), resetParts(r.ResetParts), kept(r))
 	fmt.Fprintf(&b, "Time: %s\n", seconds(r.Duration))
 	what := "lab " + r.Lab
 	if r.Step != "" {
@@ -108,6 +108,14 @@ func phaseName(p Phase) string {
 }
 
 // resetParts lists where the resets spent their time, longest first.
+// kept says how many resets kept the sandbox, restoring its home in place.
+func kept(r *Report) string {
+	if r.SandboxesKept == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d kept the sandbox, restoring /root in place", r.SandboxesKept)
+}
+
 func resetParts(parts map[string]time.Duration) string {
 	if len(parts) == 0 {
 		return ""

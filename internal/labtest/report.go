@@ -118,6 +118,9 @@ type Report struct {
 	// Resets counts the resets run and ResetTime their total duration.
 	Resets    int           `json:"resets"`
 	ResetTime time.Duration `json:"-"`
+	// SandboxesKept counts the resets that restored the sandbox in place
+	// instead of recreating it (reset.Options.InPlace).
+	SandboxesKept int `json:"sandboxesKept"`
 	// ResetParts splits ResetTime by what the resets did: backup,
 	// sandbox, namespaces, cluster, scripts (setups and replayed solves).
 	ResetParts map[string]time.Duration `json:"-"`

@@ -48,6 +48,15 @@ type Environment interface {
 	RunScripts(ctx context.Context, scripts []string, stdout, stderr io.Writer, started func(int)) (failed, code int, err error)
 }
 
+// Restorer is an Environment that can put the sandbox back in place.
+type Restorer interface {
+	// RestoreSandbox puts the sandbox back as the last RecreateSandbox
+	// left it without recreating it, and reports whether it did (only
+	// when nothing outside /root changed and no process of its own is
+	// left); when it did not, RecreateSandbox follows.
+	RestoreSandbox(ctx context.Context) bool
+}
+
 // Status prints a line per stage of the reset; status.Logger is the real one.
 type Status interface {
 	Start(msg string)
@@ -79,6 +88,11 @@ type Options struct {
 	// Situation is whose lab it is, which words the retry of a script
 	// that fails (grading.ScriptError).
 	Situation grading.Situation
+	// InPlace restores the sandbox in place when the environment can
+	// (Restorer) instead of recreating it: for labctl test, whose scripts
+	// are the lab author's. A learner's reset recreates it always: root in
+	// the sandbox can leave more behind than a restore in place looks at.
+	InPlace bool
 	// Now is time.Now outside tests.
 	Now func() time.Time
 }
@@ -140,7 +154,7 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 			return res, fmt.Errorf("recreating the lab's environment: %w", err)
 		}
 	} else {
-		if err := stage(o.Catalog.Say(msg.StatusRecreatingSandbox), func() error { return recreate(ctx, env) }); err != nil {
+		if err := stage(o.Catalog.Say(msg.StatusRecreatingSandbox), func() error { return recreate(ctx, env, o.InPlace) }); err != nil {
 			return res, err
 		}
 	}
@@ -200,10 +214,11 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 	return res, nil
 }
 
-// recreate recreates the sandbox and resets the lab's namespaces at once:
+// recreate recreates the sandbox (or, inPlace, restores it when it can) and
+// resets the lab's namespaces at once:
 // neither needs the other, and each mostly waits on Docker or Kubernetes.
 // Both run to their end; every failure is returned.
-func recreate(ctx context.Context, env Environment) error {
+func recreate(ctx context.Context, env Environment, inPlace bool) error {
 	var (
 		wg    sync.WaitGroup
 		nsErr error
@@ -214,6 +229,10 @@ func recreate(ctx context.Context, env Environment) error {
 		}
 	})
 	var sbErr error
+	if r, ok := env.(Restorer); ok && inPlace && r.RestoreSandbox(ctx) {
+		wg.Wait()
+		return nsErr
+	}
 	if err := env.RecreateSandbox(ctx); err != nil {
 		sbErr = fmt.Errorf("recreating the sandbox: %w", err)
 	}

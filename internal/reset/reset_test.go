@@ -407,3 +407,48 @@ func TestResetSpeaksTheCatalogsLanguage(t *testing.T) {
 		}
 	}
 }
+
+// restoringEnv is a fakeEnv that can restore its sandbox in place when can
+// is set.
+type restoringEnv struct {
+	fakeEnv
+	can      bool
+	restores int
+}
+
+func (r *restoringEnv) RestoreSandbox(context.Context) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.restores++
+	return r.can
+}
+
+func TestResetInPlaceKeepsTheSandboxOnlyWhenAskedAndAble(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		inPlace, can bool
+		want         string
+		restores     int
+	}{
+		{"in place", true, true, "namespaces script:setup-one", 1},
+		{"in place refused", true, false, "sandbox namespaces script:setup-one", 1},
+		// A learner's reset never asks: root in the sandbox can leave more
+		// behind than a restore in place looks at.
+		{"a learner's reset", false, true, "sandbox namespaces script:setup-one", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := options(t)
+			o.NoBackup, o.InPlace = true, c.inPlace
+			env := &restoringEnv{can: c.can}
+			if _, err := Run(context.Background(), env, o); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(env.calls, " "); got != c.want {
+				t.Errorf("calls %q, want %q", got, c.want)
+			}
+			if env.restores != c.restores {
+				t.Errorf("%d restores asked for, want %d", env.restores, c.restores)
+			}
+		})
+	}
+}

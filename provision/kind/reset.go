@@ -1,10 +1,12 @@
 package kind
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/msg"
@@ -89,4 +91,125 @@ func both(ctx context.Context, f, g func(context.Context) error) error {
 	go func() { errc <- g(ctx) }()
 	err := f(ctx)
 	return errors.Join(err, <-errc)
+}
+
+// pristineHomeLimit bounds the copy of a fresh /root kept for
+// RestoreSandbox; a bigger home is never restored in place.
+const pristineHomeLimit = 16 << 20
+
+// pristine is the sandbox as RecreateSandbox and the learner's kubeconfig
+// left it, kept for RestoreSandbox.
+type pristine struct {
+	// id is the container it was taken of.
+	id string
+	// since is the time, in whole seconds inside the sandbox, from which
+	// a change of its filesystem counts: a second or two before it was
+	// kept, so that the kernel's coarse file times cannot fall before it.
+	since string
+	// state is what sandboxState printed then.
+	state string
+	// home is /root as a tar (entries root/...).
+	home []byte
+}
+
+// sandboxState prints what a restore in place must find as the fresh
+// sandbox had it: how many processes there are besides init and this shell
+// (the container's own sleep and the command substitution that runs this
+// when nothing was left running), the files Docker mounts over /etc, what
+// /dev/shm holds, the System V IPC objects, what / holds, and every file
+// or directory of the container's own filesystem whose inode changed since
+// $LABCTL_SINCE, with its change time. A change time is the kernel's to set
+// (no capability of the sandbox's changes it), and writing, adding,
+// removing or renaming a file, or changing its mode or owner, changes it
+// or its directory's. / itself and the files Docker mounts over /etc are
+// left out of that: Docker's own exec and copy change theirs.
+const sandboxState = `state() {
+	n=0
+	for p in /proc/[0-9]*; do
+		pid=${p#/proc/}
+		if [ "$pid" = 1 ] || [ "$pid" = $$ ]; then continue; fi
+		n=$((n+1))
+	done
+	echo "processes $n"
+	cksum /etc/hosts /etc/resolv.conf /etc/hostname
+	ls -A /dev/shm
+	cat /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg
+	ls -A /
+	stat -c '%a %u %g' /
+	find / -xdev -mindepth 1 \( -path /root -o -path /etc/hosts -o -path /etc/hostname -o -path /etc/resolv.conf \) -prune \
+		-o -newerct "@$LABCTL_SINCE" -printf '%C@ %p\n'
+}
+`
+
+// notePristine prints the time changes count from and the state then.
+const notePristine = sandboxState + `LABCTL_SINCE=$(($(date +%s) - 1))
+echo "$LABCTL_SINCE"
+now=$(state) || exit 1
+printf '%s\n' "$now"
+`
+
+// restorePristine restores /root from the tar on stdin when the sandbox's
+// state is still $LABCTL_PRISTINE, and exits 3, touching nothing, when it
+// is not.
+const restorePristine = sandboxState + `now=$(state) || exit 1
+if [ "$now" != "$LABCTL_PRISTINE" ]; then exit 3; fi
+find /root -mindepth 1 -delete && tar -x -p -f - -C /
+`
+
+// NotePristine keeps the sandbox as it is now, just made, for
+// RestoreSandbox; a sandbox it cannot keep is simply recreated next time.
+func (k *kindRuntime) NotePristine(ctx context.Context) {
+	k.pristine = nil
+	st, err := k.engine.State(ctx, k.container)
+	if err != nil || !st.Running {
+		return
+	}
+	var out bytes.Buffer
+	code, err := k.engine.Exec(ctx, k.container, docker.ExecOptions{
+		Cmd: []string{"sh", "-c", notePristine}, Stdout: &limitedWriter{w: &out, left: 1 << 20}, Stderr: io.Discard,
+	})
+	since, state, ok := strings.Cut(out.String(), "\n")
+	if err != nil || code != 0 || !ok || !strings.HasPrefix(state, "processes 2\n") {
+		return
+	}
+	var home bytes.Buffer
+	if err := copyHome(ctx, k.engine, k.container, &limitedWriter{w: &home, left: pristineHomeLimit}); err != nil {
+		return
+	}
+	k.pristine = &pristine{id: st.ID, since: since, state: strings.TrimSuffix(state, "\n"), home: home.Bytes()}
+}
+
+// RestoreSandbox puts the sandbox back as NotePristine kept it without
+// recreating it: /root emptied and unpacked again. It does so only when the
+// container is the same one and its state (sandboxState) is as it was,
+// and reports whether it did; when it did not, RecreateSandbox must follow
+// (a restore that fails halfway leaves the home unusable).
+func (k *kindRuntime) RestoreSandbox(ctx context.Context) bool {
+	p := k.pristine
+	if p == nil {
+		return false
+	}
+	st, err := k.engine.State(ctx, k.container)
+	if err != nil || st.ID != p.id || !st.Running {
+		return false
+	}
+	code, err := k.engine.Exec(ctx, k.container, docker.ExecOptions{
+		Cmd: []string{"sh", "-c", restorePristine}, Env: []string{"LABCTL_SINCE=" + p.since, "LABCTL_PRISTINE=" + p.state},
+		Stdin: bytes.NewReader(p.home), Stdout: io.Discard, Stderr: io.Discard,
+	})
+	return err == nil && code == 0
+}
+
+// limitedWriter fails once more than left bytes were written.
+type limitedWriter struct {
+	w    io.Writer
+	left int
+}
+
+func (l *limitedWriter) Write(b []byte) (int, error) {
+	if len(b) > l.left {
+		return 0, errors.New("too much to keep")
+	}
+	l.left -= len(b)
+	return l.w.Write(b)
 }

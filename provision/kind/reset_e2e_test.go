@@ -84,3 +84,72 @@ kubectl auth can-i create deployments -n e2e-used`)
 		t.Errorf("a pristine namespace's kube-root-ca.crt was replaced: %v", err)
 	}
 }
+
+// TestE2ERestoreSandboxInPlace restores the sandbox's home in place, as
+// labctl test does between its phases, and refuses whenever anything
+// outside /root changed or a process was left running, so that a phase
+// never begins in a sandbox a recreated one would not be:
+//
+//	go test -tags e2e ./provision/kind/ -run TestE2ERestoreSandboxInPlace -timeout 20m -v
+func TestE2ERestoreSandboxInPlace(t *testing.T) {
+	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ctx := context.Background()
+	l := e2eTestLab()
+	l.Metadata.Name = "e2e-restore"
+	env := upFresh(t, ctx, l)
+	if err := env.RecreateSandbox(ctx); err != nil {
+		t.Fatal(err)
+	}
+	home := func() string {
+		t.Helper()
+		_, out := script(t, env, `cd /root && find . -printf '%M %u %p %s\n' | sort && md5sum .kube/config`)
+		return out
+	}
+	fresh := home()
+
+	// The author's work in /root goes; the learner's kubeconfig stays.
+	if code, out := script(t, env, `set -e
+mkdir -p /root/repo/deep && cd /root/repo && git init -q && echo hi > deep/f && chmod 000 deep && chown nobody deep
+printf 'alias k=kubectl\n' >> /root/.bashrc && rm /root/.profile && ln -s /etc/passwd /root/link`); code != 0 {
+		t.Fatalf("changing /root: %d %s", code, out)
+	}
+	if !env.RestoreSandbox(ctx) {
+		t.Fatal("a sandbox changed only in /root was not restored in place")
+	}
+	if got := home(); got != fresh {
+		t.Errorf("/root after the restore:\n%s\nwant, as fresh:\n%s", got, fresh)
+	}
+	if code, out := script(t, env, `kubectl auth can-i get pods -n `+l.Cluster.Namespaces[0]); code != 0 || !strings.Contains(out, "yes") {
+		t.Errorf("the learner's kubeconfig after the restore: %d %s", code, out)
+	}
+	if !env.RestoreSandbox(ctx) {
+		t.Error("an untouched sandbox was not restored in place")
+	}
+
+	// Each of these leaves something a recreated sandbox would not have:
+	// the restore refuses, touching nothing, and a recreate follows.
+	for _, change := range []string{
+		`echo x > /tmp/left`,
+		`rm /etc/motd`,
+		`chmod 700 /usr/local/bin`,
+		`mkdir /srv/new && rmdir /srv/new`,
+		`echo 10.9.9.9 api.example >> /etc/hosts`,
+		`touch /dev/shm/left`,
+		`setsid sleep 600 >/dev/null 2>&1 </dev/null &`,
+		`mkdir /new-top-level`,
+	} {
+		if code, out := script(t, env, change); code != 0 {
+			t.Fatalf("%s: %d %s", change, code, out)
+		}
+		if env.RestoreSandbox(ctx) {
+			t.Errorf("after %q the sandbox was restored in place", change)
+		}
+		if code, _ := script(t, env, `test -e /root/.profile`); code != 0 {
+			t.Errorf("after %q the refused restore touched /root", change)
+		}
+		if err := env.RecreateSandbox(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

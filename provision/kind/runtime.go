@@ -40,6 +40,9 @@ type kindRuntime struct {
 	// up says how RecreateCluster brings the lab up again: what Up was
 	// given, or WithUpOptions.
 	up Options
+	// pristine is the sandbox as RecreateSandbox last left it, for
+	// RestoreSandbox; nil when there is none to go back to.
+	pristine *pristine
 }
 
 var _ provision.Runtime = (*kindRuntime)(nil)
