@@ -122,7 +122,9 @@ type pristine struct {
 // (no capability of the sandbox's changes it), and writing, adding,
 // removing or renaming a file, or changing its mode or owner, changes it
 // or its directory's. / itself and the files Docker mounts over /etc are
-// left out of that: Docker's own exec and copy change theirs.
+// left out of that: Docker's own exec and copy change theirs. So is /tmp,
+// empty in a fresh sandbox, which a restore empties (kubectl diff makes
+// and removes its directories there); its mode and owner count.
 const sandboxState = `state() {
 	n=0
 	for p in /proc/[0-9]*; do
@@ -135,25 +137,27 @@ const sandboxState = `state() {
 	ls -A /dev/shm
 	cat /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg
 	ls -A /
-	stat -c '%a %u %g' /
-	find / -xdev -mindepth 1 \( -path /root -o -path /etc/hosts -o -path /etc/hostname -o -path /etc/resolv.conf \) -prune \
+	stat -c '%a %u %g' / /tmp
+	find / -xdev -mindepth 1 \( -path /root -o -path /tmp -o -path /etc/hosts -o -path /etc/hostname -o -path /etc/resolv.conf \) -prune \
 		-o -newerct "@$LABCTL_SINCE" -printf '%C@ %p\n'
 }
 `
 
-// notePristine prints the time changes count from and the state then.
-const notePristine = sandboxState + `LABCTL_SINCE=$(($(date +%s) - 1))
+// notePristine prints the time changes count from and the state then; it
+// fails when /tmp is not empty, as a restore would leave it.
+const notePristine = sandboxState + `[ -z "$(ls -A /tmp)" ] || exit 1
+LABCTL_SINCE=$(($(date +%s) - 1))
 echo "$LABCTL_SINCE"
 now=$(state) || exit 1
 printf '%s\n' "$now"
 `
 
-// restorePristine restores /root from the tar on stdin when the sandbox's
-// state is still $LABCTL_PRISTINE, and exits 3, touching nothing, when it
-// is not.
+// restorePristine empties /tmp and restores /root from the tar on stdin
+// when the sandbox's state is still $LABCTL_PRISTINE, and exits 3,
+// touching nothing, when it is not.
 const restorePristine = sandboxState + `now=$(state) || exit 1
 if [ "$now" != "$LABCTL_PRISTINE" ]; then exit 3; fi
-find /root -mindepth 1 -delete && tar -x -p -f - -C /
+find /root /tmp -mindepth 1 -delete && tar -x -p -f - -C /
 `
 
 // NotePristine keeps the sandbox as it is now, just made, for

@@ -86,8 +86,8 @@ kubectl auth can-i create deployments -n e2e-used`)
 }
 
 // TestE2ERestoreSandboxInPlace restores the sandbox's home in place, as
-// labctl test does between its phases, and refuses whenever anything
-// outside /root changed or a process was left running, so that a phase
+// labctl test does between its phases (/tmp emptied), and refuses whenever
+// anything else outside /root changed or a process was left running, so that a phase
 // never begins in a sandbox a recreated one would not be:
 //
 //	go test -tags e2e ./provision/kind/ -run TestE2ERestoreSandboxInPlace -timeout 20m -v
@@ -129,8 +129,20 @@ printf 'alias k=kubectl\n' >> /root/.bashrc && rm /root/.profile && ln -s /etc/p
 
 	// Each of these leaves something a recreated sandbox would not have:
 	// the restore refuses, touching nothing, and a recreate follows.
+	// What kubectl diff leaves in /tmp goes with the restore.
+	if code, out := script(t, env, `mkdir -p /tmp/LIVE-1/d && echo x > /tmp/LIVE-1/d/f && touch /tmp/.hidden`); code != 0 {
+		t.Fatalf("writing /tmp: %d %s", code, out)
+	}
+	if !env.RestoreSandbox(ctx) {
+		t.Error("a sandbox changed only in /root and /tmp was not restored in place")
+	}
+	if _, out := script(t, env, `ls -A /tmp; stat -c '%a' /tmp`); out != "1777\n" {
+		t.Errorf("/tmp after the restore: %q, want it empty, mode 1777", out)
+	}
+
 	for _, change := range []string{
-		`echo x > /tmp/left`,
+		`chmod 700 /tmp`,
+		`echo x > /var/tmp/left`,
 		`rm /etc/motd`,
 		`chmod 700 /usr/local/bin`,
 		`mkdir /srv/new && rmdir /srv/new`,
