@@ -18,8 +18,8 @@ import (
 // the step, from the API server's audit log (read once per round).
 //
 // pass: some request of the window matches the selector, comes after the
-// last request matching After, and its body meets Request; with Absent,
-// none does. fail: otherwise, naming what was expected and what the log
+// last request matching After and after AfterCommit's commit was written,
+// and its body meets Request; with Absent, none does. fail: otherwise, naming what was expected and what the log
 // holds. error: the cluster keeps no audit log, or it cannot be read.
 func checkAudit(ctx context.Context, env Env, ac *lab.AuditCheck) error {
 	recs, err := env.Audit.load()
@@ -59,7 +59,19 @@ func checkAudit(ctx context.Context, env Env, ac *lab.AuditCheck) error {
 		}
 	}
 
+	// The order against a commit: only requests the API server finished
+	// after the commit's object was written count.
+	var commit *commitWritten
+	if ac.AfterCommit != nil {
+		c, err := findCommitWritten(ctx, env, ac.AfterCommit, since)
+		if err != nil {
+			return err
+		}
+		commit = &c
+	}
+
 	var matched []*auditRecord
+	var beforeCommit *auditRecord
 	inWindow := 0
 	for i := range recs {
 		r := &recs[i]
@@ -68,6 +80,10 @@ func checkAudit(ctx context.Context, env Env, ac *lab.AuditCheck) error {
 		}
 		inWindow++
 		if r.Seq <= after {
+			continue
+		}
+		if commit != nil && !r.Time.After(commit.at) {
+			beforeCommit = r
 			continue
 		}
 		matched = append(matched, r)
@@ -111,6 +127,13 @@ func checkAudit(ctx context.Context, env Env, ac *lab.AuditCheck) error {
 		var f *failure
 		errors.As(bodyFail, &f)
 		return failf(msg.AuditBody, desc, window, withBody, f.text)
+	case beforeCommit != nil:
+		key := msg.AuditBeforeCommit
+		if commit.packed {
+			key = msg.AuditBeforePackedCommit
+		}
+		return failf(key, desc, short(commit.hash), ac.AfterCommit.Touching, ac.AfterCommit.Repo,
+			clock(commit.at), clock(beforeCommit.Time))
 	case inWindow > 0 && afterRec != nil:
 		return failf(msg.AuditMissingAfter, desc, describeSelector(ac.After), clock(afterRec.Time))
 	}

@@ -68,6 +68,9 @@ type guardedRepo struct {
 	*git.Repository
 	guard *guard
 	shown string
+	// gitDir is the repository's git directory on the host, gitShown the
+	// lab path of it.
+	gitDir, gitShown string
 }
 
 // explain turns an error go-git returned while reading the repository into
@@ -146,7 +149,7 @@ func openGuarded(env Env, p string) (*guardedRepo, error) {
 		}
 		return nil, fmt.Errorf("opening repository %s: %w", p, err)
 	}
-	return &guardedRepo{Repository: repo, guard: g, shown: p}, nil
+	return &guardedRepo{Repository: repo, guard: g, shown: p, gitDir: gitDir, gitShown: gitShown}, nil
 }
 
 // isBareRepo reports whether dir looks like a bare repository: HEAD and
@@ -181,16 +184,9 @@ func (g *guardedFS) OpenFile(name string, flag int, perm os.FileMode) (billy.Fil
 	if rel == "objects/info/alternates" || rel == "commondir" {
 		return nil, g.guard.refuse(failf(msg.GitBorrows, g.shown, rel))
 	}
-	host, walked := g.root, g.shown
-	for _, c := range splitPath(rel) {
-		host, walked = filepath.Join(host, c), path.Join(walked, c)
-		fi, err := os.Lstat(host)
-		if err != nil {
-			return nil, err // missing: go-git's to handle, as os.Open would say
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			return nil, g.guard.refuse(failf(msg.GitSymlink, walked, linkTarget(host)))
-		}
+	host, err := g.noLinks(rel)
+	if err != nil {
+		return nil, err
 	}
 	f, err := openRegular(host, shown, maxGitFileSize)
 	if err != nil {
@@ -201,6 +197,33 @@ func (g *guardedFS) OpenFile(name string, flag int, perm os.FileMode) (billy.Fil
 		return nil, err
 	}
 	return &guardedFile{File: f, name: name}, nil
+}
+
+// noLinks returns the host path of rel, a path in the directory, after
+// making sure no part of it is a symbolic link (a refusal the guard
+// records); a missing part is go-git's to handle, as os.Open would say.
+func (g *guardedFS) noLinks(rel string) (string, error) {
+	host, walked := g.root, g.shown
+	for _, c := range splitPath(rel) {
+		host, walked = filepath.Join(host, c), path.Join(walked, c)
+		fi, err := os.Lstat(host)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return "", g.guard.refuse(failf(msg.GitSymlink, walked, linkTarget(host)))
+		}
+	}
+	return host, nil
+}
+
+// ReadDir lists a directory reached without a symbolic link (go-git lists
+// objects/pack and the refs this way).
+func (g *guardedFS) ReadDir(name string) ([]os.FileInfo, error) {
+	if _, err := g.noLinks(strings.TrimPrefix(path.Clean("/"+filepath.ToSlash(name)), "/")); err != nil {
+		return nil, err
+	}
+	return g.Filesystem.ReadDir(name)
 }
 
 func (g *guardedFS) Chroot(p string) (billy.Filesystem, error) {

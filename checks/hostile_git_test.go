@@ -69,6 +69,12 @@ func TestHostileRepositoriesFail(t *testing.T) {
 			must(t, os.RemoveAll(filepath.Join(dir, ".git/objects")))
 			must(t, os.Symlink(filepath.Join(other, ".git/objects"), filepath.Join(dir, ".git/objects")))
 		}, "/.git/objects is a symbolic link", []string{"commits", "message", "field"}},
+		{"a symlinked pack directory", func(t *testing.T, dir string) {
+			gitBin(t, dir, "gc", "-q")
+			pack := filepath.Join(dir, ".git/objects/pack")
+			must(t, os.Rename(pack, filepath.Join(other, "pack-moved")))
+			must(t, os.Symlink(filepath.Join(other, "pack-moved"), pack))
+		}, "/.git/objects/pack is a symbolic link", []string{"commits", "message", "field"}},
 		{"HEAD is a FIFO", func(t *testing.T, dir string) {
 			must(t, os.Remove(filepath.Join(dir, ".git/HEAD")))
 			must(t, syscall.Mkfifo(filepath.Join(dir, ".git/HEAD"), 0o644))

@@ -26,6 +26,24 @@ type AuditCheck struct {
 	// artifact the probe ran. Without a probe in the round the check
 	// fails. Only in a step with a probe.
 	DuringProbe bool `yaml:"duringProbe" json:"duringProbe,omitempty"`
+	// AfterCommit counts only requests the API server finished after the
+	// file, as the newest commit of HEAD's history that changed it holds
+	// it, was first committed in the step (a commit whose message was
+	// amended or that was rebased afterwards counts from the first): the
+	// order "commit, then apply", judged from evidence the learner cannot
+	// set (the kernel's change time of the commit's object file and the
+	// API server's record), never from git's dates.
+	AfterCommit *CommitOf `yaml:"afterCommit" json:"afterCommit,omitempty"`
+}
+
+// CommitOf names the newest commit of a repository's HEAD that changed a
+// file, found the way `git log -- FILE` finds it.
+type CommitOf struct {
+	// Repo is the repository's work tree (or bare directory), an absolute
+	// path in the sandbox.
+	Repo string `yaml:"repo" json:"repo"`
+	// Touching is the file, relative to the repository's root.
+	Touching string `yaml:"touching" json:"touching"`
 }
 
 // AuditSelector picks requests of the audit log; every set field must
@@ -72,6 +90,14 @@ func (v *validator) auditCheck(p string, a *AuditCheck) {
 		v.auditSelector(p+".after", a.After)
 		if a.After.Resource == "" {
 			v.add(p+".after.resource", "missing; name the plural resource of the earlier request, e.g. deployments")
+		}
+	}
+	if c := a.AfterCommit; c != nil {
+		v.absolute(p+".afterCommit.repo", c.Repo)
+		if c.Touching == "" {
+			v.add(p+".afterCommit.touching", "missing; name the file whose commit the request must follow, e.g. apps/web/deployment.yaml")
+		} else if err := checkRepoFile(c.Touching); err != nil {
+			v.add(p+".afterCommit.touching", "%v", err)
 		}
 	}
 	if r := a.Request; r != nil {

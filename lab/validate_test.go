@@ -288,6 +288,21 @@ func TestValidateRules(t *testing.T) {
 		good: check("      - name: c\n        audit:\n          resource: deployments\n          after: {verbs: [apply], resource: deployments}\n"),
 		want: `steps[0].checks[0].audit.after.resource: missing`,
 	}, {
+		name: "audit afterCommit repository not absolute",
+		bad:  check("      - name: c\n        audit:\n          resource: deployments\n          afterCommit: {repo: gitops/repo, touching: a.yaml} #!\n"),
+		good: check("      - name: c\n        audit:\n          resource: deployments\n          afterCommit: {repo: /root/gitops/repo, touching: a.yaml}\n"),
+		want: `steps[0].checks[0].audit.afterCommit.repo: "gitops/repo" must be an absolute path`,
+	}, {
+		name: "audit afterCommit file outside the repository",
+		bad:  check("      - name: c\n        audit:\n          resource: deployments\n          afterCommit: {repo: /root/r, touching: ../a.yaml} #!\n"),
+		good: check("      - name: c\n        audit:\n          resource: deployments\n          afterCommit: {repo: /root/r, touching: apps/a.yaml}\n"),
+		want: `steps[0].checks[0].audit.afterCommit.touching: file "../a.yaml" must name a file inside the repository`,
+	}, {
+		name: "audit afterCommit without a file",
+		bad:  check("      - name: c\n        audit:\n          resource: deployments\n          afterCommit: {repo: /root/r} #!\n"),
+		good: check("      - name: c\n        audit:\n          resource: deployments\n          afterCommit: {repo: /root/r, touching: apps/a.yaml}\n"),
+		want: `steps[0].checks[0].audit.afterCommit.touching: missing`,
+	}, {
 		name: "audit request path",
 		bad:  check("      - name: c\n        audit:\n          resource: deployments\n          request: {path: 'spec.[', equals: 5} #!\n"),
 		good: check("      - name: c\n        audit:\n          resource: deployments\n          request: {path: spec.replicas, equals: 5}\n"),

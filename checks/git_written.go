@@ -1,0 +1,221 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/labctl/labctl/internal/msg"
+	"github.com/labctl/labctl/lab"
+)
+
+// commitWritten is the commit an audit check's afterCommit names and when
+// it was written to its repository.
+type commitWritten struct {
+	hash string
+	at   time.Time
+	// packed says the time is a pack's: the commit's own object file is
+	// gone (git gc), so the time may be later than the commit was made.
+	packed bool
+}
+
+// findCommitWritten finds when the file c.Touching, as the newest commit
+// of HEAD's history that changed it holds it (found the way
+// `git log -- FILE` finds it), was first committed: the earliest-written
+// commit that holds the same file, among HEAD's history and the commits
+// HEAD's reflog names (so that a commit whose message was amended, or that
+// was rebased or squash-merged, after the apply still counts from when
+// the content was first committed), written since the window began at
+// since; the newest commit itself when none was. A missing repository, an
+// empty one and a file no commit changed are failures.
+func findCommitWritten(ctx context.Context, env Env, c *lab.CommitOf, since time.Time) (commitWritten, error) {
+	repo, err := openRepo(env, c.Repo)
+	if err != nil {
+		return commitWritten{}, err
+	}
+	head, err := repo.Head()
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return commitWritten{}, failf(msg.GitNoCommits, c.Repo)
+	}
+	if err != nil {
+		return commitWritten{}, repo.explain(fmt.Errorf("reading HEAD of %s: %w", c.Repo, err))
+	}
+	file := strings.Trim(c.Touching, "/")
+	commits, err := commitsTouching(ctx, repo.Repository, head.Hash(), file, c.Repo)
+	if err != nil {
+		var f *failure
+		if !errors.As(err, &f) {
+			err = fmt.Errorf("walking the history of %s: %w", c.Repo, err)
+		}
+		return commitWritten{}, repo.explain(err)
+	}
+	if len(commits) == 0 {
+		return commitWritten{}, failf(msg.MsgNoCommits, msg.T(msg.ScopeTouching, c.Touching, c.Repo))
+	}
+	newest := commits[0]
+	at, packed, err := repo.written(newest.Hash.String())
+	if err != nil {
+		return commitWritten{}, err
+	}
+	best := commitWritten{hash: newest.Hash.String(), at: at, packed: packed}
+	want, err := entryHash(newest, file)
+	if err != nil {
+		return commitWritten{}, repo.explain(err)
+	}
+	candidates, err := repo.historyAndReflog(ctx, head.Hash())
+	if err != nil {
+		return commitWritten{}, err
+	}
+	for _, h := range candidates {
+		if h == newest.Hash {
+			continue
+		}
+		cand, err := repo.CommitObject(h)
+		if err != nil {
+			continue // a reflog may name what is gone
+		}
+		if mine, err := entryHash(cand, file); err != nil || mine != want {
+			continue
+		}
+		at, packed, err := repo.written(h.String())
+		var f *failure
+		switch {
+		case errors.As(err, &f):
+			return commitWritten{}, err
+		case err != nil || at.Before(since) || !at.Before(best.at):
+			continue
+		}
+		best = commitWritten{hash: h.String(), at: at, packed: packed}
+	}
+	return best, nil
+}
+
+// maxReflog bounds the reflog read for candidates; a longer one is left
+// out, which can only make the commit look later.
+const maxReflog = 1 << 20
+
+// historyAndReflog lists the commits of head's history (at most
+// maxCommits) and those HEAD's reflog names.
+func (r *guardedRepo) historyAndReflog(ctx context.Context, head plumbing.Hash) ([]plumbing.Hash, error) {
+	var out []plumbing.Hash
+	iter, err := r.Log(&git.LogOptions{From: head})
+	if err != nil {
+		return nil, r.explain(fmt.Errorf("walking the history of %s: %w", r.shown, err))
+	}
+	err = iter.ForEach(func(c *object.Commit) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if len(out) >= maxCommits {
+			return storer.ErrStop
+		}
+		out = append(out, c.Hash)
+		return nil
+	})
+	if err != nil {
+		return nil, r.explain(fmt.Errorf("walking the history of %s: %w", r.shown, err))
+	}
+	host := filepath.Join(r.gitDir, "logs", "HEAD")
+	shown := path.Join(r.gitShown, "logs", "HEAD")
+	for _, p := range []struct{ host, shown string }{
+		{filepath.Join(r.gitDir, "logs"), path.Join(r.gitShown, "logs")}, {host, shown},
+	} {
+		if fi, err := os.Lstat(p.host); err != nil {
+			return out, nil
+		} else if fi.Mode()&os.ModeSymlink != 0 {
+			return nil, failf(msg.GitSymlink, p.shown, linkTarget(p.host))
+		}
+	}
+	f, err := openRegular(host, shown, maxReflog)
+	if err != nil {
+		return out, nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxReflog))
+	if err != nil {
+		return out, nil
+	}
+	for line := range strings.Lines(string(data)) {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || !plumbing.IsHash(fields[1]) {
+			continue
+		}
+		if h := plumbing.NewHash(fields[1]); !h.IsZero() {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// written is when the object h was written to the repository: the change
+// time of its loose object file. Git writes an object once, to a new file
+// it renames into place, and the kernel sets a file's change time on every
+// write, link and rename, so nothing the learner runs can make an object
+// look older than it is. An object found only in a pack (git gc, a fetch)
+// has the newest pack's time, which is no earlier than it arrived.
+func (r *guardedRepo) written(h string) (time.Time, bool, error) {
+	objects := filepath.Join(r.gitDir, "objects")
+	shown := path.Join(r.gitShown, "objects")
+	// Every directory on the way, and the file, is the repository's own.
+	walk := func(host, shown string) (os.FileInfo, error) {
+		fi, err := os.Lstat(host)
+		if err != nil {
+			return nil, err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return nil, failf(msg.GitSymlink, shown, linkTarget(host))
+		}
+		return fi, nil
+	}
+	for _, d := range []struct{ host, shown string }{
+		{objects, shown},
+		{filepath.Join(objects, h[:2]), path.Join(shown, h[:2])},
+	} {
+		if _, err := walk(d.host, d.shown); err != nil && !os.IsNotExist(err) {
+			return time.Time{}, false, err
+		}
+	}
+	fi, err := walk(filepath.Join(objects, h[:2], h[2:]), path.Join(shown, h[:2], h[2:]))
+	switch {
+	case err == nil && fi.Mode().IsRegular():
+		at, ok := changeTime(fi)
+		if !ok {
+			return time.Time{}, false, errors.New("this system does not tell a file's change time")
+		}
+		return at, false, nil
+	case err != nil && !os.IsNotExist(err):
+		return time.Time{}, false, err
+	}
+	if _, err := walk(filepath.Join(objects, "pack"), path.Join(shown, "pack")); err != nil && !os.IsNotExist(err) {
+		return time.Time{}, false, err
+	}
+	packs, err := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	var newest time.Time
+	for _, p := range packs {
+		fi, err := walk(p, path.Join(shown, "pack", filepath.Base(p)))
+		if err != nil {
+			return time.Time{}, false, err
+		}
+		if at, ok := changeTime(fi); ok && at.After(newest) {
+			newest = at
+		}
+	}
+	if newest.IsZero() {
+		return time.Time{}, false, fmt.Errorf("commit %s of %s is neither a file of %s nor in a pack, so when it was written cannot be told", short(h), r.shown, shown)
+	}
+	return newest, true, nil
+}
