@@ -44,11 +44,19 @@ func commitWrittenRoot(t *testing.T) (root, hash string, at time.Time) {
 
 var afterDeploymentCommit = &lab.CommitOf{Repo: "/root/repo", Touching: "apps/web/deployment.yaml"}
 
+// runAfterCommit runs an apply check with afterCommit over the log lines,
+// its window open since the lab began.
 func runAfterCommit(t *testing.T, root string, lines []string, absent bool) (Status, string) {
+	t.Helper()
+	return runAfterCommitSince(t, root, time.Time{}, lines, absent)
+}
+
+// runAfterCommitSince is runAfterCommit with the window opening at since.
+func runAfterCommitSince(t *testing.T, root string, since time.Time, lines []string, absent bool) (Status, string) {
 	t.Helper()
 	ac := &lab.AuditCheck{AuditSelector: applySel, Absent: absent, AfterCommit: afterDeploymentCommit}
 	dir := auditDir(t, map[string][]string{"audit.log": lines})
-	env := Env{Root: root, Audit: &AuditSource{Dir: dir, Since: map[*lab.AuditCheck]time.Time{}}}
+	env := Env{Root: root, Audit: &AuditSource{Dir: dir, Since: map[*lab.AuditCheck]time.Time{ac: since}}}
 	return outcome(checkAudit(context.Background(), env, ac))
 }
 
@@ -144,14 +152,6 @@ func TestAuditAfterCommitNeedsTheCommit(t *testing.T) {
 	}
 }
 
-func runAfterCommitSince(t *testing.T, root string, since time.Time, lines []string) (Status, string) {
-	t.Helper()
-	ac := &lab.AuditCheck{AuditSelector: applySel, AfterCommit: afterDeploymentCommit}
-	dir := auditDir(t, map[string][]string{"audit.log": lines})
-	env := Env{Root: root, Audit: &AuditSource{Dir: dir, Since: map[*lab.AuditCheck]time.Time{ac: since}}}
-	return outcome(checkAudit(context.Background(), env, ac))
-}
-
 // TestAuditAfterCommitCountsFromTheFirstCommitOfTheContent: a commit whose
 // message is amended after the apply holds what was applied since before
 // it (HEAD's reflog names the first), but only a commit of the window
@@ -164,16 +164,16 @@ func TestAuditAfterCommitCountsFromTheFirstCommitOfTheContent(t *testing.T) {
 	time.Sleep(time.Until(apply.Add(100 * time.Millisecond)))
 	gitBin(t, dir, "-c", "user.name=L", "commit", "-q", "--amend", "-m", "Scale web to 3 replicas, as the repository says")
 
-	if st, m := runAfterCommitSince(t, root, at.Add(-time.Minute), []string{applied}); st != Pass {
+	if st, m := runAfterCommitSince(t, root, at.Add(-time.Minute), []string{applied}, false); st != Pass {
 		t.Errorf("the message amended after the apply: %s %q", st, m)
 	}
-	if st, m := runAfterCommitSince(t, root, at.Add(500*time.Millisecond), []string{applied}); st != Fail {
+	if st, m := runAfterCommitSince(t, root, at.Add(500*time.Millisecond), []string{applied}, false); st != Fail {
 		t.Errorf("the content's first commit was before the window: %s %q", st, m)
 	}
 	// A new content committed after the apply is not what was applied.
 	os.WriteFile(filepath.Join(dir, "apps/web/deployment.yaml"), []byte("spec:\n  replicas: 3\n  paused: false\n"), 0o644)
 	gitBin(t, dir, "-c", "user.name=L", "commit", "-q", "-am", "Tidy web")
-	if st, m := runAfterCommitSince(t, root, at.Add(-time.Minute), []string{applied}); st != Fail {
+	if st, m := runAfterCommitSince(t, root, at.Add(-time.Minute), []string{applied}, false); st != Fail {
 		t.Errorf("a further change of the file committed after the apply: %s %q", st, m)
 	}
 }

@@ -32,8 +32,8 @@ var auditEnglish = map[Key]string{
 	AuditLabStart:           "since the lab began",
 	AuditProbeStart:         "while the step's probe ran (since %s)",
 	AuditNoProbe:            "expected %s while the step's probe ran, but the probe did not run in this round; `lab check` in the shell, or `labctl check`, runs it",
-	AuditBeforeCommit:       "expected %s after commit %s, the last to change %s in %s, was made (at %s); the last such request came before it (at %s): commit first, then apply what the repository holds",
-	AuditBeforePackedCommit: "expected %s after commit %s, the last to change %s in %s, was made; its object is packed (git gc), and the pack was written at %s, after the last such request (at %s), so the order cannot be told: apply what the repository holds again",
+	AuditBeforeCommit:       "expected %s after commit %s, the first to hold %s as HEAD holds it in %s, was made (at %s); the last such request came before it (at %s): commit first, then apply what the repository holds",
+	AuditBeforePackedCommit: "expected %s after commit %s, the first to hold %s as HEAD holds it in %s, was made; its object is packed (git gc), and the pack was written at %s, after the last such request (at %s), so the order cannot be told: apply what the repository holds again",
 }
 
 var auditJapanese = map[Key]string{
@@ -47,8 +47,8 @@ var auditJapanese = map[Key]string{
 	AuditLabStart:           "ラボの開始以降に",
 	AuditProbeStart:         "テスト実行の間 (%s 以降) に",
 	AuditNoProbe:            "テスト実行の間に %s があるはずですが、今回のチェックではテスト実行をしていません。テスト実行は、コマンドのたびの自動のチェックではなく、手動でチェックしたときだけ行います",
-	AuditBeforeCommit:       "%[4]s で %[3]s を最後に変えたコミット %[2]s ができた (%[5]s) あとに %[1]s があるはずですが、最後の %[1]s はその前 (%[6]s) でした。先にコミットし、それからリポジトリの内容を適用します",
-	AuditBeforePackedCommit: "%[4]s で %[3]s を最後に変えたコミット %[2]s のあとに %[1]s があるはずですが、コミットのオブジェクトがパックにまとめられ (git のガベージコレクション)、そのパックが書かれたのは最後の %[1]s (%[6]s) よりあと (%[5]s) なので、順序がわかりません。リポジトリの内容をもう一度適用してください",
+	AuditBeforeCommit:       "%[4]s の %[3]s をいまの HEAD の内容にした最初のコミット %[2]s ができた (%[5]s) あとに %[1]s があるはずですが、最後の %[1]s はその前 (%[6]s) でした。先にコミットし、それからリポジトリの内容を適用します",
+	AuditBeforePackedCommit: "%[4]s の %[3]s をいまの HEAD の内容にした最初のコミット %[2]s のあとに %[1]s があるはずですが、コミットのオブジェクトがパックにまとめられ (git のガベージコレクション)、そのパックが書かれたのは最後の %[1]s (%[6]s) よりあと (%[5]s) なので、順序がわかりません。リポジトリの内容をもう一度適用してください",
 }
 
 func init() {
