@@ -19,8 +19,9 @@ import (
 //
 // pass: some request of the window matches the selector, comes after the
 // last request matching After and after AfterCommit's commit was written,
-// and its body meets Request; with Absent, none does. fail: otherwise, naming what was expected and what the log
-// holds. error: the cluster keeps no audit log, or it cannot be read.
+// and its body meets Request; with Absent, none does. fail: otherwise,
+// naming what was expected and what the log holds. error: the cluster
+// keeps no audit log, or it cannot be read.
 func checkAudit(ctx context.Context, env Env, ac *lab.AuditCheck) error {
 	recs, err := env.Audit.load()
 	if err != nil {

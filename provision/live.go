@@ -525,29 +525,29 @@ func (e *Live) RecreateSandbox(ctx context.Context) error {
 	if err := e.rt.RecreateSandbox(ctx); err != nil {
 		return err
 	}
-	if err := e.WriteKubeconfig(ctx); err != nil {
-		return err
-	}
-	if r, ok := e.rt.(restorer); ok {
-		r.NotePristine(ctx)
-	}
-	return nil
+	return e.WriteKubeconfig(ctx)
 }
 
-// restorer is a runtime that can put the sandbox back as RecreateSandbox
-// left it without recreating it (kind's).
+// restorer is a runtime that can put the sandbox back as it kept it,
+// without recreating it (kind's).
 type restorer interface {
-	// NotePristine keeps the sandbox as it is now, just made.
 	NotePristine(ctx context.Context)
-	// RestoreSandbox puts it back as kept, when nothing outside /root
-	// changed and nothing of its own runs, and reports whether it did.
 	RestoreSandbox(ctx context.Context) bool
 }
 
-// RestoreSandbox puts the sandbox back as the last RecreateSandbox left it,
-// in place: /root emptied and filled again, the container kept. It does
-// so only when no process of the sandbox's own is left and nothing outside
-// /root changed, and reports whether it did; when it did not,
+// NotePristine keeps the sandbox as it is now, just recreated, learner
+// kubeconfig included, for RestoreSandbox; on a runtime that cannot
+// restore in place, or a sandbox it cannot keep, it does nothing.
+func (e *Live) NotePristine(ctx context.Context) {
+	if r, ok := e.rt.(restorer); ok {
+		r.NotePristine(ctx)
+	}
+}
+
+// RestoreSandbox puts the sandbox back as NotePristine kept it, in place:
+// /root emptied and filled again, /tmp emptied, the container kept. It
+// does so only when no process of the sandbox's own is left and nothing
+// else in it changed, and reports whether it did; when it did not,
 // RecreateSandbox must follow. labctl test uses it between its phases,
 // whose scripts are the lab author's; a learner's reset always recreates.
 func (e *Live) RestoreSandbox(ctx context.Context) bool {

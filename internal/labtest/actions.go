@@ -226,6 +226,14 @@ func (t *timedReset) RecreateSandbox(ctx context.Context) error {
 	return t.time("sandbox", func() error { return t.Environment.RecreateSandbox(ctx) })
 }
 
+// NotePristine keeps the recreated sandbox for RestoreSandbox when the
+// environment can restore it; its time counts as the sandbox's.
+func (t *timedReset) NotePristine(ctx context.Context) {
+	if r, can := t.Environment.(reset.Restorer); can {
+		_ = t.time("sandbox", func() error { r.NotePristine(ctx); return nil })
+	}
+}
+
 // RestoreSandbox restores the sandbox in place when the environment can;
 // its time counts as the sandbox's.
 func (t *timedReset) RestoreSandbox(ctx context.Context) (ok bool) {

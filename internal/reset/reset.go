@@ -50,9 +50,11 @@ type Environment interface {
 
 // Restorer is an Environment that can put the sandbox back in place.
 type Restorer interface {
-	// RestoreSandbox puts the sandbox back as the last RecreateSandbox
-	// left it without recreating it, and reports whether it did (only
-	// when nothing outside /root changed and no process of its own is
+	// NotePristine keeps the sandbox as RecreateSandbox just left it.
+	NotePristine(ctx context.Context)
+	// RestoreSandbox puts the sandbox back as NotePristine kept it,
+	// without recreating it, and reports whether it did (only when
+	// nothing but /root and /tmp changed and no process of its own is
 	// left); when it did not, RecreateSandbox follows.
 	RestoreSandbox(ctx context.Context) bool
 }
@@ -214,10 +216,10 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 	return res, nil
 }
 
-// recreate recreates the sandbox (or, inPlace, restores it when it can) and
-// resets the lab's namespaces at once:
+// recreate recreates the sandbox and resets the lab's namespaces at once:
 // neither needs the other, and each mostly waits on Docker or Kubernetes.
-// Both run to their end; every failure is returned.
+// Both run to their end; every failure is returned. inPlace restores the
+// sandbox in place when it can, and keeps a recreated one for next time.
 func recreate(ctx context.Context, env Environment, inPlace bool) error {
 	var (
 		wg    sync.WaitGroup
@@ -229,12 +231,16 @@ func recreate(ctx context.Context, env Environment, inPlace bool) error {
 		}
 	})
 	var sbErr error
-	if r, ok := env.(Restorer); ok && inPlace && r.RestoreSandbox(ctx) {
+	r, canRestore := env.(Restorer)
+	inPlace = inPlace && canRestore
+	if inPlace && r.RestoreSandbox(ctx) {
 		wg.Wait()
 		return nsErr
 	}
 	if err := env.RecreateSandbox(ctx); err != nil {
 		sbErr = fmt.Errorf("recreating the sandbox: %w", err)
+	} else if inPlace {
+		r.NotePristine(ctx)
 	}
 	wg.Wait()
 	return errors.Join(sbErr, nsErr)

@@ -414,6 +414,13 @@ type restoringEnv struct {
 	fakeEnv
 	can      bool
 	restores int
+	notes    int
+}
+
+func (r *restoringEnv) NotePristine(context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notes++
 }
 
 func (r *restoringEnv) RestoreSandbox(context.Context) bool {
@@ -428,13 +435,15 @@ func TestResetInPlaceKeepsTheSandboxOnlyWhenAskedAndAble(t *testing.T) {
 		name         string
 		inPlace, can bool
 		want         string
-		restores     int
+		// restores and notes are how often the sandbox was asked to be
+		// restored in place and kept after a recreate.
+		restores, notes int
 	}{
-		{"in place", true, true, "namespaces script:setup-one", 1},
-		{"in place refused", true, false, "sandbox namespaces script:setup-one", 1},
-		// A learner's reset never asks: root in the sandbox can leave more
-		// behind than a restore in place looks at.
-		{"a learner's reset", false, true, "sandbox namespaces script:setup-one", 0},
+		{"in place", true, true, "namespaces script:setup-one", 1, 0},
+		{"in place refused", true, false, "sandbox namespaces script:setup-one", 1, 1},
+		// A learner's reset never asks, and keeps nothing: root in the
+		// sandbox can leave more behind than a restore in place looks at.
+		{"a learner's reset", false, true, "sandbox namespaces script:setup-one", 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := options(t)
@@ -446,8 +455,8 @@ func TestResetInPlaceKeepsTheSandboxOnlyWhenAskedAndAble(t *testing.T) {
 			if got := strings.Join(env.calls, " "); got != c.want {
 				t.Errorf("calls %q, want %q", got, c.want)
 			}
-			if env.restores != c.restores {
-				t.Errorf("%d restores asked for, want %d", env.restores, c.restores)
+			if env.restores != c.restores || env.notes != c.notes {
+				t.Errorf("%d restores asked for and %d sandboxes kept, want %d and %d", env.restores, env.notes, c.restores, c.notes)
 			}
 		})
 	}

@@ -98,9 +98,13 @@ func TestE2ERestoreSandboxInPlace(t *testing.T) {
 	l := e2eTestLab()
 	l.Metadata.Name = "e2e-restore"
 	env := upFresh(t, ctx, l)
+	if env.RestoreSandbox(ctx) {
+		t.Fatal("a sandbox never kept was restored in place")
+	}
 	if err := env.RecreateSandbox(ctx); err != nil {
 		t.Fatal(err)
 	}
+	env.NotePristine(ctx)
 	home := func() string {
 		t.Helper()
 		_, out := script(t, env, `cd /root && find . -printf '%M %u %p %s\n' | sort && md5sum .kube/config`)
@@ -163,5 +167,6 @@ printf 'alias k=kubectl\n' >> /root/.bashrc && rm /root/.profile && ln -s /etc/p
 		if err := env.RecreateSandbox(ctx); err != nil {
 			t.Fatal(err)
 		}
+		env.NotePristine(ctx)
 	}
 }
