@@ -126,23 +126,20 @@ func (r *guardedRepo) historyAndReflog(ctx context.Context, head plumbing.Hash) 
 	if err != nil {
 		return nil, r.explain(fmt.Errorf("walking the history of %s: %w", r.shown, err))
 	}
-	host := filepath.Join(r.gitDir, "logs", "HEAD")
-	shown := path.Join(r.gitShown, "logs", "HEAD")
-	for _, p := range []struct{ host, shown string }{
-		{filepath.Join(r.gitDir, "logs"), path.Join(r.gitShown, "logs")}, {host, shown},
-	} {
-		if fi, err := os.Lstat(p.host); err != nil {
-			return out, nil
-		} else if fi.Mode()&os.ModeSymlink != 0 {
-			return nil, failf(msg.GitSymlink, p.shown, linkTarget(p.host))
-		}
+	host, err := r.dot().noLinks("logs/HEAD")
+	var f *failure
+	if errors.As(err, &f) {
+		return nil, err
 	}
-	f, err := openRegular(host, shown, maxReflog)
 	if err != nil {
 		return out, nil
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxReflog))
+	file, err := openRegular(host, path.Join(r.gitShown, "logs/HEAD"), maxReflog)
+	if err != nil {
+		return out, nil
+	}
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, maxReflog))
 	if err != nil {
 		return out, nil
 	}
@@ -165,57 +162,53 @@ func (r *guardedRepo) historyAndReflog(ctx context.Context, head plumbing.Hash) 
 // look older than it is. An object found only in a pack (git gc, a fetch)
 // has the newest pack's time, which is no earlier than it arrived.
 func (r *guardedRepo) written(h string) (time.Time, bool, error) {
-	objects := filepath.Join(r.gitDir, "objects")
-	shown := path.Join(r.gitShown, "objects")
 	// Every directory on the way, and the file, is the repository's own.
-	walk := func(host, shown string) (os.FileInfo, error) {
-		fi, err := os.Lstat(host)
-		if err != nil {
-			return nil, err
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			return nil, failf(msg.GitSymlink, shown, linkTarget(host))
-		}
-		return fi, nil
-	}
-	for _, d := range []struct{ host, shown string }{
-		{objects, shown},
-		{filepath.Join(objects, h[:2]), path.Join(shown, h[:2])},
-	} {
-		if _, err := walk(d.host, d.shown); err != nil && !os.IsNotExist(err) {
-			return time.Time{}, false, err
-		}
-	}
-	fi, err := walk(filepath.Join(objects, h[:2], h[2:]), path.Join(shown, h[:2], h[2:]))
-	switch {
-	case err == nil && fi.Mode().IsRegular():
-		at, ok := changeTime(fi)
-		if !ok {
-			return time.Time{}, false, errors.New("this system does not tell a file's change time")
-		}
-		return at, false, nil
-	case err != nil && !os.IsNotExist(err):
+	dot := r.dot()
+	loose := path.Join("objects", h[:2], h[2:])
+	host, err := dot.noLinks(loose)
+	if err != nil && !os.IsNotExist(err) {
 		return time.Time{}, false, err
 	}
-	if _, err := walk(filepath.Join(objects, "pack"), path.Join(shown, "pack")); err != nil && !os.IsNotExist(err) {
-		return time.Time{}, false, err
+	if err == nil {
+		if fi, err := os.Lstat(host); err == nil && fi.Mode().IsRegular() {
+			at, ok := changeTime(fi)
+			if !ok {
+				return time.Time{}, false, errors.New("this system does not tell a file's change time")
+			}
+			return at, false, nil
+		}
 	}
-	packs, err := filepath.Glob(filepath.Join(objects, "pack", "*.pack"))
-	if err != nil {
+	packDir, err := dot.noLinks("objects/pack")
+	if err != nil && !os.IsNotExist(err) {
 		return time.Time{}, false, err
 	}
 	var newest time.Time
-	for _, p := range packs {
-		fi, err := walk(p, path.Join(shown, "pack", filepath.Base(p)))
+	if err == nil {
+		packs, err := filepath.Glob(filepath.Join(packDir, "*.pack"))
 		if err != nil {
 			return time.Time{}, false, err
 		}
-		if at, ok := changeTime(fi); ok && at.After(newest) {
-			newest = at
+		for _, p := range packs {
+			host, err := dot.noLinks(path.Join("objects/pack", filepath.Base(p)))
+			if err != nil {
+				return time.Time{}, false, err
+			}
+			if fi, err := os.Lstat(host); err == nil {
+				if at, ok := changeTime(fi); ok && at.After(newest) {
+					newest = at
+				}
+			}
 		}
 	}
 	if newest.IsZero() {
-		return time.Time{}, false, fmt.Errorf("commit %s of %s is neither a file of %s nor in a pack, so when it was written cannot be told", short(h), r.shown, shown)
+		return time.Time{}, false, fmt.Errorf("commit %s of %s is neither a file of %s nor in a pack, so when it was written cannot be told",
+			short(h), r.shown, path.Join(r.gitShown, "objects"))
 	}
 	return newest, true, nil
+}
+
+// dot is the repository's git directory as the checks read it: no
+// symbolic link on the way to anything in it.
+func (r *guardedRepo) dot() *guardedFS {
+	return &guardedFS{root: r.gitDir, shown: r.gitShown, guard: r.guard}
 }
