@@ -71,9 +71,14 @@ type object struct {
 
 func (o object) String() string { return o.gvr.GroupResource().String() + "/" + o.name }
 
+// coreEvents are Kubernetes' events as the core group serves them.
+var coreEvents = corev1.SchemeGroupVersion.WithResource("events")
+
 // resourceTypes returns every namespaced resource type the cluster can list
 // and delete, sorted; nil, without an error, when part of discovery failed
-// and so the list would not be whole.
+// and so the list would not be whole. Events are listed once, from the core
+// group: events.k8s.io serves the same objects again, and deleting each
+// twice was most of a reset's deletes.
 func (r *nsReset) resourceTypes(ctx context.Context) ([]schema.GroupVersionResource, error) {
 	lists, err := discovery.ServerPreferredNamespacedResourcesWithContext(ctx, r.disc)
 	if discovery.IsGroupDiscoveryFailedError(err) {
@@ -86,8 +91,12 @@ func (r *nsReset) resourceTypes(ctx context.Context) ([]schema.GroupVersionResou
 	if err != nil {
 		return nil, fmt.Errorf("discovering the cluster's resource types: %w", err)
 	}
+	_, hasCoreEvents := set[coreEvents]
 	out := make([]schema.GroupVersionResource, 0, len(set))
 	for gvr := range set {
+		if gvr.Group == "events.k8s.io" && gvr.Resource == "events" && hasCoreEvents {
+			continue
+		}
 		out = append(out, gvr)
 	}
 	slices.SortFunc(out, func(a, b schema.GroupVersionResource) int { return strings.Compare(a.String(), b.String()) })

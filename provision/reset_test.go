@@ -42,7 +42,7 @@ type trackerStore struct {
 }
 
 var kinds = map[string]string{"configmaps": "ConfigMap", "serviceaccounts": "ServiceAccount", "pods": "Pod",
-	"rolebindings": "RoleBinding", "roles": "Role"}
+	"rolebindings": "RoleBinding", "roles": "Role", "events": "Event"}
 
 func (l *trackerStore) List(_ context.Context, gvr schema.GroupVersionResource, ns string) ([]metav1.PartialObjectMetadata, error) {
 	if gvr.Resource == l.fail {
@@ -233,6 +233,51 @@ func TestResetNamespacesDeletesWhatChanged(t *testing.T) {
 				t.Fatalf("learner access not restored: %v", err)
 			}
 		})
+	}
+}
+
+// TestResetNamespacesListsEventsOnce: events, which the core group and
+// events.k8s.io both serve, are listed and deleted once, from the core
+// group; without the core group, from events.k8s.io.
+func TestResetNamespacesListsEventsOnce(t *testing.T) {
+	r, cs, store := resetFixture(t)
+	ctx := context.Background()
+	cs.Fake.Resources = append(cs.Fake.Resources,
+		&metav1.APIResourceList{GroupVersion: "events.k8s.io/v1", APIResources: []metav1.APIResource{resource("events", listDelete...)}})
+	cs.Fake.Resources[0].APIResources = append(cs.Fake.Resources[0].APIResources, resource("events", listDelete...))
+	for _, name := range []string{"web.1", "web.2"} {
+		cs.CoreV1().Events("argo").Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "argo"}}, metav1.CreateOptions{})
+	}
+	gvrs, err := r.resourceTypes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for _, gvr := range gvrs {
+		if gvr.Resource == "events" {
+			events = append(events, gvr.String())
+		}
+	}
+	if want := []string{coreEvents.String()}; !slices.Equal(events, want) {
+		t.Errorf("event types listed %v, want %v", events, want)
+	}
+	if err := r.run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := store.deleted(), []string{"argo/events/web.1", "argo/events/web.2"}; !slices.Equal(got, want) || len(store.deletes) != len(want) {
+		t.Errorf("deleted %v (%d deletes), want %v, each once", got, len(store.deletes), want)
+	}
+
+	// A cluster that serves events only from events.k8s.io still has
+	// them listed.
+	cs.Fake.Resources[0].APIResources = slices.DeleteFunc(cs.Fake.Resources[0].APIResources,
+		func(a metav1.APIResource) bool { return a.Name == "events" })
+	gvrs, err = r.resourceTypes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(gvrs, func(g schema.GroupVersionResource) bool { return g.Group == "events.k8s.io" }) {
+		t.Errorf("without the core group's events, events.k8s.io's are not listed: %v", gvrs)
 	}
 }
 
