@@ -132,8 +132,14 @@ func openRepo(env Env, p string) (*guardedRepo, error) {
 func resolveCommit(repo *git.Repository, shown, rev string) (*object.Commit, error) {
 	h, err := repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
-		if _, headErr := repo.Head(); errors.Is(headErr, plumbing.ErrReferenceNotFound) {
+		head, headErr := repo.Head()
+		if errors.Is(headErr, plumbing.ErrReferenceNotFound) {
 			return nil, failf(msg.GitNoCommits, shown)
+		}
+		if headErr == nil {
+			if _, err := repo.CommitObject(head.Hash()); errors.Is(err, plumbing.ErrObjectNotFound) {
+				return nil, failf(msg.GitObjectMissing, shown)
+			}
 		}
 		return nil, failf(msg.GitRevNotFound, rev, shown)
 	}

@@ -83,6 +83,11 @@ func (r *guardedRepo) explain(err error) error {
 	if f := r.guard.failure(); f != nil {
 		return f
 	}
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		// The learner's repository is missing part of itself, as
+		// after removing its packs: a failure of the repository.
+		return failf(msg.GitObjectMissing, r.shown)
+	}
 	return err
 }
 
@@ -182,6 +187,11 @@ func (g *guardedFS) OpenFile(name string, flag int, perm os.FileMode) (billy.Fil
 	rel := strings.TrimPrefix(path.Clean("/"+filepath.ToSlash(name)), "/")
 	shown := path.Join(g.shown, rel)
 	if rel == "objects/info/alternates" || rel == "commondir" {
+		// go-git looks for alternates when an object is not found; a
+		// repository without the file just lacks the object.
+		if _, err := os.Lstat(filepath.Join(g.root, rel)); os.IsNotExist(err) {
+			return nil, err
+		}
 		return nil, g.guard.refuse(failf(msg.GitBorrows, g.shown, rel))
 	}
 	host, err := g.noLinks(rel)

@@ -120,6 +120,35 @@ func TestHostileRepositoriesFail(t *testing.T) {
 	}
 }
 
+// TestRepositoryWithoutItsObjectsFails: a repository whose objects were
+// removed fails the checks that read them, and the message does not blame
+// an alternates file it does not have (go-git looks there for an object it
+// cannot find).
+func TestRepositoryWithoutItsObjectsFails(t *testing.T) {
+	root := t.TempDir()
+	dir := hostileRepo(t, root, "gone")
+	gitBin(t, dir, "gc", "-q")
+	packs, _ := filepath.Glob(filepath.Join(dir, ".git/objects/pack/*"))
+	if len(packs) == 0 {
+		t.Fatal("git gc made no pack")
+	}
+	for _, p := range packs {
+		must(t, os.Remove(p))
+	}
+	for _, kind := range []string{"commits", "message", "field"} {
+		r := runHostile(t, Env{Root: root}, gitChecks("/root/gone")[kind])
+		if r.Status != Fail || strings.Contains(r.Message, "alternates") || !strings.Contains(r.Message, "lacks objects its history needs") {
+			t.Errorf("%s check: %s %q, want a failure saying an object is not found, without alternates", kind, r.Status, r.Message)
+		}
+	}
+	// With an alternates file, the file is still what is named.
+	must(t, os.WriteFile(filepath.Join(dir, ".git/objects/info/alternates"), []byte("/proc/self/root\n"), 0o644))
+	r := runHostile(t, Env{Root: root}, gitChecks("/root/gone")["commits"])
+	if r.Status != Fail || !strings.Contains(r.Message, "has objects/info/alternates") {
+		t.Errorf("with alternates: %s %q", r.Status, r.Message)
+	}
+}
+
 // TestOversizedObjectsFail: a 100 MiB blob and a 10 MiB commit message are
 // refused before they are read into memory.
 func TestOversizedObjectsFail(t *testing.T) {

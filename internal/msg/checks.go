@@ -104,6 +104,7 @@ const (
 	GitdirFile         Key = "git.gitdirFile"
 	GitDirNotDir       Key = "git.dirNotDir"
 	GitBorrows         Key = "git.borrows"
+	GitObjectMissing   Key = "git.object-missing"
 	GitHeadNotRegular  Key = "git.headNotRegular"
 	GitSymlink         Key = "git.symlink"
 	GitOtherDir        Key = "git.otherDir"
@@ -253,6 +254,7 @@ var englishKeyed = map[Key]string{
 	GitdirFile:         "%s is a file that points to a repository elsewhere (gitdir:); expected the repository's own .git directory",
 	GitDirNotDir:       "%s is a %s; expected the repository's own .git directory",
 	GitBorrows:         "%s has %s, which borrows another repository's files; a lab's repository must hold its own",
+	GitObjectMissing:   "%s lacks objects its history needs; `git fsck` lists what is missing",
 	GitHeadNotRegular:  "%s/HEAD is a %s, not a regular file",
 	GitSymlink:         "%s is a symbolic link (to %s); git reads a repository's own files only",
 	GitOtherDir:        "%s refers to another directory (%s); a lab's repository must hold its own files",
@@ -396,6 +398,7 @@ var japaneseKeyed = map[Key]string{
 	GitdirFile:         "%s は別の場所のリポジトリを指すファイル (gitdir:) です。リポジトリ自身の .git ディレクトリにしてください",
 	GitDirNotDir:       "%s は%sです。リポジトリ自身の .git ディレクトリにしてください",
 	GitBorrows:         "%s には %s があり、別のリポジトリのファイルを借りています。ラボのリポジトリには、ファイルそのものを置いてください",
+	GitObjectMissing:   "%s には履歴に必要なオブジェクトがありません。足りないものは `git fsck` で確認できます",
 	GitHeadNotRegular:  "%s/HEAD は通常のファイルではなく、%sです",
 	GitSymlink:         "%s はシンボリックリンク (行き先: %s) です。リポジトリ自身のファイルだけを読みます",
 	GitOtherDir:        "%s は別のディレクトリ (%s) を参照しています。ラボのリポジトリには、ファイルそのものを置いてください",

@@ -132,7 +132,7 @@ func TestKeyedCatalogComplete(t *testing.T) {
 // codeWords are names that stay as they are in a Japanese sentence: file
 // formats, git's own words and the lab file's field names.
 var codeWords = map[string]bool{
-	"JSON": true, "YAML": true, "HEAD": true, "git": true, "FIFO": true, "MiB": true,
+	"JSON": true, "YAML": true, "HEAD": true, "git": true, "fsck": true, "FIFO": true, "MiB": true,
 	"gitdir": true, "null": true, "subsetOf": true, "config": true,
 	"Docker": true, "docker": true, "Debian": true, "Linux": true, "cgroup": true, "kubelet": true,
 	"inotify": true, "kind": true, "GiB": true, "root": true, "API": true, "Pod": true,
