@@ -2,9 +2,11 @@ package labctl_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +79,104 @@ func TestGitOpsLabNoteMistakesByEvidence(t *testing.T) {
 		}
 		if got != tt.want {
 			t.Errorf("note %q: told %q, want %q", tt.note, got, tt.want)
+		}
+	}
+}
+
+// An image of the repository's Deployment is judged pinned or not, and a
+// tag that moves is told the one mistake it is, whatever its variant and
+// whatever other containers stand beside it.
+func TestGitOpsLabImageTagsByEvidence(t *testing.T) {
+	l, err := lab.Parse("lab.yaml", labctl.DefaultLab())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := slices.IndexFunc(l.Steps, func(s lab.Step) bool { return s.ID == "manifests" })
+	if j < 0 {
+		t.Fatal("the lab has no step manifests")
+	}
+	s := &l.Steps[j]
+	i := slices.IndexFunc(s.Checks, func(c lab.Check) bool { return c.Name == "image-pinned" })
+	if i < 0 {
+		t.Fatal("step manifests has no check image-pinned")
+	}
+	const digest = "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	tests := []struct {
+		images []string
+		want   string // the mistake told; "pinned" when image-pinned passes
+	}{
+		{[]string{"nginx:1.27"}, "pinned"},
+		{[]string{"nginx:1.27.3"}, "pinned"},
+		{[]string{"nginx:1.27-alpine"}, "pinned"},
+		{[]string{"nginx:1.27.3-alpine3.21-perl"}, "pinned"},
+		{[]string{"docker.io/library/nginx:1.27"}, "pinned"},
+		{[]string{"localhost:5000/nginx:1.27"}, "pinned"},
+		{[]string{"nginx" + digest}, "pinned"},
+		{[]string{"nginx:latest" + digest}, "pinned"},
+		{[]string{"nginx:1.27", "busybox:1.36.1"}, "pinned"},
+		{[]string{"nginx:latest"}, "latest-tag"},
+		{[]string{"nginx:Latest"}, "latest-tag"},
+		{[]string{"docker.io/library/nginx:latest"}, "latest-tag"},
+		{[]string{"nginx"}, "untagged-image"},
+		{[]string{"localhost:5000/nginx"}, "untagged-image"},
+		{[]string{"nginx:stable"}, "stable-tag"},
+		{[]string{"nginx:mainline"}, "mainline-tag"},
+		{[]string{"nginx:mainline-alpine3.21"}, "mainline-tag"},
+		{[]string{"nginx:alpine"}, "alpine-tag"},
+		{[]string{"nginx:alpine-slim"}, "alpine-tag"},
+		{[]string{"nginx:alpine-perl"}, "alpine-tag"},
+		{[]string{"nginx:stable-alpine3.20"}, "stable-variant-tag"},
+		{[]string{"nginx:stable-alpine"}, "stable-variant-tag"},
+		{[]string{"nginx:stable-perl"}, "stable-variant-tag"},
+		{[]string{"nginx:alpine3.21"}, "base-only-tag"},
+		{[]string{"nginx:alpine3.21-perl"}, "base-only-tag"},
+		{[]string{"nginx:1"}, "major-only-tag"},
+		{[]string{"nginx:1-alpine"}, "major-only-tag"},
+		{[]string{"nginx:latest", "busybox:1.36.1"}, "latest-tag"},
+		{[]string{"busybox:1.36.1", "nginx:stable-alpine"}, "stable-variant-tag"},
+	}
+	for _, tt := range tests {
+		root := t.TempDir()
+		dir := filepath.Join(root, "root/gitops/repo/apps/web")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		manifest := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n"
+		for k, image := range tt.images {
+			manifest += fmt.Sprintf("        - name: c%d\n          image: %s\n", k, image)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "deployment.yaml"), []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run := func(cs []lab.Check) []checks.Result {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			return checks.Run(ctx, checks.Env{Root: root, Now: time.Now}, cs)
+		}
+		var failing []string
+		for _, r := range run(s.Checks[i : i+1]) {
+			if r.Status != checks.Pass {
+				failing = append(failing, r.Name)
+			}
+		}
+		got := "pinned"
+		if len(failing) > 0 {
+			held := func(m *lab.Mistake) bool {
+				for _, r := range run(m.Evidence) {
+					if r.Status != checks.Pass {
+						return false
+					}
+				}
+				return true
+			}
+			var told []string
+			for _, m := range s.LikelyMistakes(failing, false, held) {
+				told = append(told, m.Name)
+			}
+			got = strings.Join(told, ",")
+		}
+		if got != tt.want {
+			t.Errorf("images %v: told %q, want %q", tt.images, got, tt.want)
 		}
 	}
 }
