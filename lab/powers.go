@@ -91,6 +91,9 @@ func (l *Lab) Powers() Powers {
 		if strings.TrimSpace(s.Probe.Restore) != "" {
 			scripts = append(scripts, "probe restore")
 		}
+		if s.Probe.Broken != nil {
+			scripts = append(scripts, "probe broken setup and restore")
+		}
 		if len(scripts) > 0 {
 			p.AdminScripts = append(p.AdminScripts, "step "+s.ID+": "+strings.Join(scripts, ", "))
 		}

@@ -47,6 +47,18 @@ func (v *validator) probe(p string, s *Step, checks map[string]string) {
 	if first, ok := checks[ProbeResult]; ok {
 		v.add(first, "a step with a probe reports the probe's run as %q; give this check another name", ProbeResult)
 	}
+	if b := s.Probe.Broken; b != nil {
+		bp := pp + ".broken"
+		if strings.TrimSpace(b.Description) == "" {
+			v.add(bp+".description", "missing; say what the setup breaks, e.g. \"web has no Pod to answer\" (the learner reads it when their run passes there)")
+		}
+		if strings.TrimSpace(b.Setup) == "" {
+			v.add(bp+".setup", "missing; write the bash script that breaks what the run tests")
+		}
+		if strings.TrimSpace(b.Restore) == "" {
+			v.add(bp+".restore", "missing; write the bash script that puts back what the setup broke")
+		}
+	}
 	named := map[string]bool{}
 	for i, name := range s.Probe.Needs {
 		np := joinIndex(pp+".needs", i)
@@ -82,6 +94,9 @@ func (l *Lab) ProbeSummary() []string {
 		}
 		if len(pr.Needs) > 0 {
 			line += "; only when these checks pass: " + strings.Join(pr.Needs, ", ")
+		}
+		if pr.Broken != nil {
+			line += fmt.Sprintf("; first, in a probe container, breaks the cluster (%s) and requires the run to exit non-zero there", strings.TrimSpace(pr.Broken.Description))
 		}
 		out = append(out, line)
 	}

@@ -35,6 +35,37 @@ func TestProbeDefaultsAndSummary(t *testing.T) {
 	}
 }
 
+// TestProbeBrokenWorld: a probe's broken world loads, shows in the summary
+// and in the lab's powers, and is translated.
+func TestProbeBrokenWorld(t *testing.T) {
+	l, err := Parse("t.yaml", []byte(probeLab(probeChecks, "    probe:\n      run: /root/sync.sh\n"+
+		"      broken: {description: web has no Pod, setup: kubectl scale --replicas=0, restore: kubectl scale --replicas=1}\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := l.Steps[0].Probe.Broken
+	if b == nil || b.Description != "web has no Pod" || b.Setup != "kubectl scale --replicas=0" {
+		t.Fatalf("broken %+v", b)
+	}
+	if got := l.ProbeSummary(); len(got) != 1 || !strings.Contains(got[0], "first, in a probe container, breaks the cluster (web has no Pod) and requires the run to exit non-zero there") {
+		t.Errorf("summary %q", got)
+	}
+	if got := strings.Join(l.Powers().AdminScripts, "; "); !strings.Contains(got, "probe broken setup and restore") {
+		t.Errorf("admin scripts %q", got)
+	}
+	l.Translations = map[string]Translation{"ja": {Steps: map[string]StepText{"s1": {Broken: "web の Pod がない"}}}}
+	if got := l.In("ja").Steps[0].Probe.Broken; got.Description != "web の Pod がない" || got.Setup != b.Setup {
+		t.Errorf("translated broken world %+v", got)
+	}
+	if b.Description != "web has no Pod" {
+		t.Errorf("translating changed the lab as written: %q", b.Description)
+	}
+	missing := missingStepTexts(l.Steps[0], StepText{})
+	if !strings.Contains(strings.Join(missing, ","), "broken") {
+		t.Errorf("missing texts %v lack the broken world's description", missing)
+	}
+}
+
 func TestProbeValidation(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"run missing", probeLab(probeChecks, "    probe: {setup: x}\n"), "steps[0].probe.run: missing"},
@@ -46,6 +77,10 @@ func TestProbeValidation(t *testing.T) {
 		{"mistake names probe without one", probeLab("      - {name: c, file: {path: /root/x}}\n", "    mistakes:\n      - {name: m, script: x, fails: [probe]}\n"), `step "s1" has no check "probe"`},
 		{"alternative without script", probeLab(probeChecks, "    probe: {run: x}\n    alternatives:\n      - {name: a}\n"), "steps[0].alternatives[0].script: missing"},
 		{"alternatives with one name", probeLab(probeChecks, "    probe: {run: x}\n    alternatives:\n      - {name: a, script: x}\n      - {name: a, script: y}\n"), `alternative name "a" is used twice`},
+		{"broken without setup", probeLab(probeChecks, "    probe: {run: x, broken: {description: down, restore: y}}\n"), "steps[0].probe.broken.setup: missing"},
+		{"broken without restore", probeLab(probeChecks, "    probe: {run: x, broken: {description: down, setup: y}}\n"), "steps[0].probe.broken.restore: missing"},
+		{"broken without description", probeLab(probeChecks, "    probe: {run: x, broken: {setup: x, restore: y}}\n"), "steps[0].probe.broken.description: missing"},
+		{"broken with an unknown field", probeLab(probeChecks, "    probe: {run: x, broken: {description: d, setup: x, restore: y, run: z}}\n"), "run"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

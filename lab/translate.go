@@ -98,6 +98,12 @@ func (l *Lab) In(tag string) *Lab {
 		for j := range s.Mistakes {
 			set(&s.Mistakes[j].Explain, t.Mistakes[s.Mistakes[j].Name])
 		}
+		if s.Probe != nil && s.Probe.Broken != nil && t.Broken != "" {
+			pr, b := *s.Probe, *s.Probe.Broken
+			b.Description = t.Broken
+			pr.Broken = &b
+			s.Probe = &pr
+		}
 	}
 	return &c
 }
@@ -136,6 +142,9 @@ func (v *validator) translations(l *Lab) {
 				if !slices.ContainsFunc(s.Checks, func(c Check) bool { return c.Name == name }) {
 					v.add(joinKey(sp+".checks", name), "step %s has no check %q", id, name)
 				}
+			}
+			if t.Broken != "" && (s.Probe == nil || s.Probe.Broken == nil) {
+				v.add(sp+".broken", "step %s's probe has no broken world to describe", id)
 			}
 			for _, name := range slices.Sorted(maps.Keys(t.Mistakes)) {
 				j := slices.IndexFunc(s.Mistakes, func(m Mistake) bool { return m.Name == name })
@@ -207,6 +216,9 @@ func missingStepTexts(s Step, t StepText) []string {
 		if m.Explain != "" && t.Mistakes[m.Name] == "" {
 			out = append(out, "mistakes."+m.Name)
 		}
+	}
+	if s.Probe != nil && s.Probe.Broken != nil && s.Probe.Broken.Description != "" && t.Broken == "" {
+		out = append(out, "broken")
 	}
 	return out
 }

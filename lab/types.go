@@ -69,6 +69,8 @@ type StepText struct {
 	Checks map[string]string `yaml:"checks" json:"checks,omitempty"`
 	// Mistakes are the mistakes' explanations (explain), by mistake name.
 	Mistakes map[string]string `yaml:"mistakes" json:"mistakes,omitempty"`
+	// Broken is the description of the probe's broken world.
+	Broken string `yaml:"broken" json:"broken,omitempty"`
 }
 
 // Cluster describes the Kubernetes cluster the lab runs against.
@@ -255,6 +257,25 @@ type Probe struct {
 	// (the script exists and is executable); when one does not, the probe
 	// is skipped and its result says why.
 	Needs []string `yaml:"needs" json:"needs,omitempty"`
+	// Broken, when set, is a world Run must fail in: before Setup, the
+	// host breaks what Run tests (Broken.Setup), runs Run as above, and
+	// puts the world back (Broken.Restore). A run that exits 0 there
+	// fails the probe: a test that passes when what it tests is down
+	// proves nothing. Only the exit status of that run counts; the checks
+	// judge the run that follows Setup.
+	Broken *BrokenWorld `yaml:"broken" json:"broken,omitempty"`
+}
+
+// BrokenWorld is a world a probe's run must fail in (see Probe.Broken).
+type BrokenWorld struct {
+	// Description says, in the lab's language, what is broken, e.g. "web
+	// has no Pod to answer"; the probe's result quotes it.
+	Description string `yaml:"description" json:"description"`
+	// Setup breaks it, like Probe.Setup (the probe's identity, never in
+	// the sandbox).
+	Setup string `yaml:"setup" json:"setup"`
+	// Restore puts back what Setup broke, like Probe.Restore, always.
+	Restore string `yaml:"restore" json:"restore"`
 }
 
 // Mistake is a known wrong solution of a step. Run from the state at the

@@ -92,21 +92,43 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, w checks.
 		}
 	}
 
-	start := now()
-	restore := func() string {
+	restoreWith := func(script string, end bool) string {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
 		defer cancel()
-		if pe, ok := p.(ProbeEnder); ok {
+		if pe, ok := p.(ProbeEnder); ok && end {
 			// What setup left is forgotten even when restore
 			// fails; a failure to forget it leaves notes that the
 			// next setup overwrites.
 			defer pe.EndProbe(rctx)
 		}
-		if strings.TrimSpace(pr.Restore) == "" {
+		if strings.TrimSpace(script) == "" {
 			return ""
 		}
-		return adminScript(rctx, p, pr.Restore)
+		return adminScript(rctx, p, script)
 	}
+	restore := func() string { return restoreWith(pr.Restore, true) }
+
+	// The broken world first: only its run's exit status counts, and the
+	// checks judge the run that follows.
+	var (
+		brokenOK bool
+		broken   string
+	)
+	if b := pr.Broken; b != nil {
+		var problem string
+		brokenOK, broken, problem = runBroken(ctx, p, pr, cat, func() string { return restoreWith(b.Restore, false) })
+		if ctx.Err() != nil {
+			restoreWith("", true)
+			return nil, ctx.Err()
+		}
+		if problem != "" {
+			restoreWith("", true)
+			res.Status, res.Message = checks.Error, problem
+			return append(notRun(step.Checks, cat.Render(msg.T(msg.ProbeNoSetup))), res), nil
+		}
+	}
+
+	start := now()
 	if strings.TrimSpace(pr.Setup) != "" {
 		if problem := adminScript(ctx, p, pr.Setup); problem != "" {
 			res.Status, res.Message = checks.Error, cat.Render(msg.T(msg.ProbeSetupFailed, run, problem))
@@ -140,6 +162,12 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, w checks.
 	if tail := lastOutput(out.String()); tail != "" {
 		res.Message += "\n" + cat.Render(msg.T(msg.ProbeOutput, tail))
 	}
+	if pr.Broken != nil {
+		if res.Status == checks.Pass && !brokenOK {
+			res.Status = checks.Fail
+		}
+		res.Message = broken + "\n" + res.Message
+	}
 
 	round.ProbeStart = start
 	rs, err := runRound(ctx, c, round)
@@ -151,6 +179,47 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, w checks.
 		return nil, err
 	}
 	return append(rs, res), nil
+}
+
+// runBroken runs the probe's broken world: its setup, the run, and its
+// restore (restore, always). It returns whether the run exited non-zero as
+// it must and what the probe's result says of it, or a problem of the
+// lab's (a setup or restore that failed, a run that could not start) that
+// makes the probe's result an error.
+func runBroken(ctx context.Context, p Prober, pr *lab.Probe, cat *msg.Catalog, restore func() string) (ok bool, said, problem string) {
+	b, run := pr.Broken, strings.TrimSpace(pr.Run)
+	what := strings.TrimSpace(b.Description)
+	if problem := adminScript(ctx, p, b.Setup); problem != "" {
+		problem = cat.Render(msg.T(msg.ProbeSetupFailed, run, problem))
+		if again := restore(); again != "" {
+			problem += "\n" + cat.Render(msg.T(msg.ProbeRestoreFailed, run, again))
+		}
+		return false, "", problem
+	}
+	out := &tailBuffer{max: probeKeepBytes}
+	rctx, cancel := context.WithTimeout(ctx, pr.Timeout.Duration)
+	code, err := p.RunScript(rctx, pr.Run, out, out)
+	timedOut := errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	cancel()
+	switch {
+	case timedOut:
+		said = cat.Render(msg.T(msg.ProbeBrokenTimedOut, run, pr.Timeout.Duration, what))
+	case ctx.Err() != nil:
+	case err != nil:
+		problem = cat.Render(msg.T(msg.ProbeNotStarted, run, err.Error()))
+	case code == 0:
+		said = cat.Render(msg.T(msg.ProbeBrokenPassed, run, what))
+		if tail := lastOutput(out.String()); tail != "" {
+			said += "\n" + cat.Render(msg.T(msg.ProbeOutput, tail))
+		}
+	default:
+		ok, said = true, cat.Render(msg.T(msg.ProbeBrokenFailed, run, what, code))
+	}
+	if again := restore(); again != "" {
+		// The world may still be broken: what follows would judge it.
+		return false, "", cat.Render(msg.T(msg.ProbeRestoreFailed, run, again))
+	}
+	return ok, said, problem
 }
 
 // adminScript runs script with the probe's identity and says what went

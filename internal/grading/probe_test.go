@@ -30,6 +30,15 @@ type probeWorld struct {
 	status      map[string]checks.Status
 	probeStarts []time.Time
 	restoreCtx  error
+	// breakCode and mendCode are the exit codes of the broken world's
+	// setup ("break") and restore ("mend"); brokenRunCode is the run's
+	// while the world is broken, brokenHangs makes that run hang.
+	breakCode, mendCode, brokenRunCode int
+	brokenHangs                        bool
+	broken                             bool
+	// brokenRunTakes is how long the clock moves during the broken run.
+	brokenRunTakes time.Duration
+	advance        func(time.Duration)
 }
 
 func (w *probeWorld) RunAdminScript(ctx context.Context, script string, out io.Writer) (int, error) {
@@ -41,12 +50,27 @@ func (w *probeWorld) RunAdminScript(ctx context.Context, script string, out io.W
 	case "restore":
 		w.restoreCtx = ctx.Err()
 		return w.restoreCode, nil
+	case "break":
+		w.broken = true
+		return w.breakCode, nil
+	case "mend":
+		w.broken = false
+		return w.mendCode, nil
 	}
 	return 0, nil
 }
 
 func (w *probeWorld) RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error) {
 	w.log = append(w.log, "run:"+script)
+	if w.broken {
+		io.WriteString(stdout, "web answered nothing\n")
+		w.advance(w.brokenRunTakes)
+		if w.brokenHangs {
+			<-ctx.Done()
+			return -1, ctx.Err()
+		}
+		return w.brokenRunCode, nil
+	}
 	io.WriteString(stdout, w.runOutput)
 	if w.runHangs {
 		<-ctx.Done()
@@ -79,6 +103,7 @@ func runProbe(t *testing.T, w *probeWorld, s *lab.Step) []checks.Result {
 	t.Helper()
 	clock := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
 	now := func() time.Time { clock = clock.Add(time.Second); return clock }
+	w.advance = func(d time.Duration) { clock = clock.Add(d) }
 	rs, err := RunStep(context.Background(), w, w, s, checks.Windows{}, msg.New(msg.English), now)
 	if err != nil {
 		t.Fatal(err)
@@ -334,4 +359,90 @@ func TestGradeKeepsAPassedProbeStep(t *testing.T) {
 	if v != Failed || !slices.Contains(w.log, "run:/root/sync.sh") || r.Steps[0].Checks[2].Status != checks.Fail || r.Steps[0].PassedAt == nil {
 		t.Errorf("grade with a final check: %v, %+v, ran %q", v, r.Steps[0], w.log)
 	}
+}
+
+func brokenStep() *lab.Step {
+	s := probeStep()
+	s.Probe.Broken = &lab.BrokenWorld{Description: "web has no Pod to answer", Setup: "break", Restore: "mend"}
+	return s
+}
+
+// TestProbeBrokenWorld: the run meets the broken world first, must exit
+// non-zero there, and the checks judge only the run that follows.
+func TestProbeBrokenWorld(t *testing.T) {
+	t.Run("a run that fails while broken passes", func(t *testing.T) {
+		w := &probeWorld{brokenRunCode: 1, brokenRunTakes: time.Minute}
+		rs := runProbe(t, w, brokenStep())
+		want := "admin:break run:/root/sync.sh admin:mend admin:setup run:/root/sync.sh round admin:restore"
+		if got := strings.Join(w.log, " "); got != want {
+			t.Errorf("order %q, want %q", got, want)
+		}
+		p := probeResult(t, rs)
+		if p.Status != checks.Pass || !strings.Contains(p.Message, "first, while web has no Pod to answer, /root/sync.sh exited with status 1, as it must") {
+			t.Errorf("probe result %+v", p)
+		}
+		// The round's probe start is the second run's: a file the first
+		// run wrote is not written during the probe.
+		if want := time.Date(2026, 11, 30, 7, 1, 1, 0, time.UTC); !w.probeStarts[0].Equal(want) {
+			t.Errorf("the round's probe start %v, want %v (after the broken world)", w.probeStarts[0], want)
+		}
+	})
+	t.Run("a run that passes while broken fails", func(t *testing.T) {
+		w := &probeWorld{brokenRunCode: 0}
+		rs := runProbe(t, w, brokenStep())
+		p := probeResult(t, rs)
+		if p.Status != checks.Fail || !strings.Contains(p.Message, "first, while web has no Pod to answer, /root/sync.sh exited with status 0: it must exit non-zero then") ||
+			!strings.Contains(p.Message, "web answered nothing") {
+			t.Errorf("probe result %+v", p)
+		}
+		if got := strings.Join(w.log, " "); !strings.HasSuffix(got, "round admin:restore") {
+			t.Errorf("the checks did not judge the second run: %q", got)
+		}
+		if rs[0].Status != checks.Pass || rs[1].Status != checks.Pass {
+			t.Errorf("the checks' own results %+v", rs[:2])
+		}
+	})
+	t.Run("a run that hangs while broken fails", func(t *testing.T) {
+		w := &probeWorld{brokenHangs: true}
+		s := brokenStep()
+		s.Probe.Timeout.Duration = 10 * time.Millisecond
+		p := probeResult(t, runProbe(t, w, s))
+		if p.Status != checks.Fail || !strings.Contains(p.Message, "did not finish within 10ms and was stopped") {
+			t.Errorf("probe result %+v", p)
+		}
+		if got := strings.Join(w.log, " "); !strings.Contains(got, "admin:mend admin:setup") {
+			t.Errorf("the broken world was not mended: %q", got)
+		}
+	})
+	t.Run("a failing main run stays failed", func(t *testing.T) {
+		w := &probeWorld{brokenRunCode: 1, runCode: 2}
+		p := probeResult(t, runProbe(t, w, brokenStep()))
+		if p.Status != checks.Fail || !strings.Contains(p.Message, "exited with status 2") {
+			t.Errorf("probe result %+v", p)
+		}
+	})
+	t.Run("the lab's broken setup failing is an error, mended, with no check run", func(t *testing.T) {
+		w := &probeWorld{breakCode: 1}
+		rs := runProbe(t, w, brokenStep())
+		if got, want := strings.Join(w.log, " "), "admin:break admin:mend"; got != want {
+			t.Errorf("order %q, want %q", got, want)
+		}
+		p := probeResult(t, rs)
+		if p.Status != checks.Error || !strings.Contains(p.Message, "This is not your fault") {
+			t.Errorf("probe result %+v", p)
+		}
+		if rs[0].Status != checks.Error {
+			t.Errorf("a check ran after the broken setup failed: %+v", rs[0])
+		}
+	})
+	t.Run("the lab's broken restore failing is an error, and nothing more runs", func(t *testing.T) {
+		w := &probeWorld{brokenRunCode: 1, mendCode: 1}
+		rs := runProbe(t, w, brokenStep())
+		if got, want := strings.Join(w.log, " "), "admin:break run:/root/sync.sh admin:mend"; got != want {
+			t.Errorf("order %q, want %q", got, want)
+		}
+		if p := probeResult(t, rs); p.Status != checks.Error || !strings.Contains(p.Message, "could not put the cluster back") {
+			t.Errorf("probe result %+v", p)
+		}
+	})
 }

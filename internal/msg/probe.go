@@ -14,6 +14,10 @@ const (
 	ProbeUnavailable   Key = "probe.unavailable"
 	ProbeNoSetup       Key = "probe.noSetup"
 	ProbeOutput        Key = "probe.output"
+	// The run in the probe's broken world (lab.BrokenWorld).
+	ProbeBrokenPassed   Key = "probe.brokenPassed"
+	ProbeBrokenTimedOut Key = "probe.brokenTimedOut"
+	ProbeBrokenFailed   Key = "probe.brokenFailed"
 )
 
 func init() {
@@ -31,21 +35,29 @@ func init() {
 		ProbeUnavailable: "this command does not run probes, so %s was not run; `labctl check` runs it",
 		ProbeNoSetup:     "the check was not run, because the probe's setup failed",
 		ProbeOutput:      "its last lines of output:\n%s",
+		ProbeBrokenPassed: "first, while %[2]s, %[1]s exited with status 0: it must exit non-zero then, " +
+			"or it cannot tell a broken world from a working one",
+		ProbeBrokenTimedOut: "first, while %[3]s, %[1]s did not finish within %[2]s and was stopped: " +
+			"it must exit non-zero then, in time",
+		ProbeBrokenFailed: "first, while %[2]s, %[1]s exited with status %[3]d, as it must",
 	} {
 		englishKeyed[k] = v
 	}
 	for k, v := range map[Key]string{
-		ProbeDescription:   "クラスターを変えてから、あなたとして %s を実行する",
-		ProbeRan:           "%s は %s で終了ステータス 0 で終わりました",
-		ProbeExited:        "%[1]s は %[3]s 後に終了ステータス %[2]d で終わりました",
-		ProbeTimedOut:      "%s は %s 以内に終わらなかったので止めました",
-		ProbeNotStarted:    "%s を開始できませんでした: %s。あなたの作業の問題ではありません。ラボの状態を確認し、修復してください",
-		ProbeSkipped:       "%s は実行していません。次のチェックが合格してから実行します: %s",
-		ProbeSetupFailed:   "%s の実行前にクラスターを変えるテスト実行の準備が失敗しました (%s)。あなたの作業の問題ではありません。ラボの状態を確認し、修復してから、もう一度チェックしてください",
-		ProbeRestoreFailed: "%s の実行後、テスト実行でクラスターを元に戻せませんでした (%s)。あなたの作業の問題ではありません。現在のステップにリセットすると元に戻ります",
-		ProbeUnavailable:   "コマンドのたびの自動のチェックではテスト実行をしないので、%s は実行していません。手動でチェックすると実行します",
-		ProbeNoSetup:       "テスト実行の準備が失敗したので、このチェックは実行していません",
-		ProbeOutput:        "出力の最後の行:\n%s",
+		ProbeDescription:    "クラスターを変えてから、あなたとして %s を実行する",
+		ProbeRan:            "%s は %s で終了ステータス 0 で終わりました",
+		ProbeExited:         "%[1]s は %[3]s 後に終了ステータス %[2]d で終わりました",
+		ProbeTimedOut:       "%s は %s 以内に終わらなかったので止めました",
+		ProbeNotStarted:     "%s を開始できませんでした: %s。あなたの作業の問題ではありません。ラボの状態を確認し、修復してください",
+		ProbeSkipped:        "%s は実行していません。次のチェックが合格してから実行します: %s",
+		ProbeSetupFailed:    "%s の実行前にクラスターを変えるテスト実行の準備が失敗しました (%s)。あなたの作業の問題ではありません。ラボの状態を確認し、修復してから、もう一度チェックしてください",
+		ProbeRestoreFailed:  "%s の実行後、テスト実行でクラスターを元に戻せませんでした (%s)。あなたの作業の問題ではありません。現在のステップにリセットすると元に戻ります",
+		ProbeUnavailable:    "コマンドのたびの自動のチェックではテスト実行をしないので、%s は実行していません。手動でチェックすると実行します",
+		ProbeNoSetup:        "テスト実行の準備が失敗したので、このチェックは実行していません",
+		ProbeOutput:         "出力の最後の行:\n%s",
+		ProbeBrokenPassed:   "まず「%[2]s」という状態で実行したところ、%[1]s は終了ステータス 0 で終わりました。壊れている時にゼロ以外で終わらないと、正常な時と見分けられません",
+		ProbeBrokenTimedOut: "まず「%[3]s」という状態で実行したところ、%[1]s は %[2]s 以内に終わらなかったので止めました。壊れている時も、時間内にゼロ以外の終了ステータスで終わるようにしてください",
+		ProbeBrokenFailed:   "まず「%[2]s」という状態で実行したところ、%[1]s は正しく終了ステータス %[3]d で終わりました",
 	} {
 		japaneseKeyed[k] = v
 	}
