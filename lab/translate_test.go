@@ -137,6 +137,7 @@ func TestTranslationsValidate(t *testing.T) {
 		{"a mistake the step lacks", "translations:\n  en:\n    steps:\n      first: {mistakes: {nope: x}}\n", []string{"translations.en.steps.first.mistakes.nope"}},
 		{"a mistake without explain", "translations:\n  en:\n    steps:\n      second: {mistakes: {none: x}}\n", []string{"translations.en.steps.second.mistakes.none"}},
 		{"more hints", "translations:\n  en:\n    steps:\n      first: {hints: [a, b, c]}\n", []string{"translations.en.steps.first.hints"}},
+		{"a broken world the probe lacks", "translations:\n  en:\n    steps:\n      first: {broken: x}\n", []string{"translations.en.steps.first.broken"}},
 		{"the lab's own language", "translations:\n  ja:\n    title: x\n", []string{"translations.ja"}},
 		{"not a language tag", "translations:\n  english!:\n    title: x\n", []string{"translations.english!"}},
 		{"an unknown field", "translations:\n  en:\n    titel: x\n", []string{"translations.en.titel"}},
