@@ -60,6 +60,20 @@ func TestProbeBrokenWorld(t *testing.T) {
 	if b.Description != "web has no Pod" {
 		t.Errorf("translating changed the lab as written: %q", b.Description)
 	}
+	for _, w := range l.Lint() {
+		if strings.Contains(w.Path, "broken") {
+			t.Errorf("lint warns of a plain run: %v", w)
+		}
+	}
+	l.Steps[0].Probe.Run = "! /root/sync.sh"
+	warned := false
+	for _, w := range l.Lint() {
+		warned = warned || (w.Path == "steps[0].probe.broken" && strings.Contains(w.Msg, "is negated"))
+	}
+	if !warned {
+		t.Errorf("lint does not warn of a negated run with a broken world: %v", l.Lint())
+	}
+	l.Steps[0].Probe.Run = "/root/sync.sh"
 	missing := missingStepTexts(l.Steps[0], StepText{})
 	if !strings.Contains(strings.Join(missing, ","), "broken") {
 		t.Errorf("missing texts %v lack the broken world's description", missing)

@@ -209,11 +209,11 @@ func runBroken(ctx context.Context, p Prober, pr *lab.Probe, cat *msg.Catalog, r
 		problem = cat.Render(msg.T(msg.ProbeNotStarted, run, err.Error()))
 	case code == 0:
 		said = cat.Render(msg.T(msg.ProbeBrokenPassed, run, what))
-		if tail := lastOutput(out.String()); tail != "" {
-			said += "\n" + cat.Render(msg.T(msg.ProbeOutput, tail))
-		}
 	default:
 		ok, said = true, cat.Render(msg.T(msg.ProbeBrokenFailed, run, what, code))
+	}
+	if tail := lastOutput(out.String()); tail != "" && said != "" && !ok {
+		said += "\n" + cat.Render(msg.T(msg.ProbeOutput, tail))
 	}
 	if again := restore(); again != "" {
 		// The world may still be broken: what follows would judge it.

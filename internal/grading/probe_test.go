@@ -378,7 +378,7 @@ func TestProbeBrokenWorld(t *testing.T) {
 			t.Errorf("order %q, want %q", got, want)
 		}
 		p := probeResult(t, rs)
-		if p.Status != checks.Pass || !strings.Contains(p.Message, "first, while web has no Pod to answer, /root/sync.sh exited with status 1, as it must") {
+		if p.Status != checks.Pass || !strings.Contains(p.Message, "first, in a broken world (web has no Pod to answer), /root/sync.sh exited with status 1, as it must") {
 			t.Errorf("probe result %+v", p)
 		}
 		// The round's probe start is the second run's: a file the first
@@ -391,7 +391,7 @@ func TestProbeBrokenWorld(t *testing.T) {
 		w := &probeWorld{brokenRunCode: 0}
 		rs := runProbe(t, w, brokenStep())
 		p := probeResult(t, rs)
-		if p.Status != checks.Fail || !strings.Contains(p.Message, "first, while web has no Pod to answer, /root/sync.sh exited with status 0: it must exit non-zero then") ||
+		if p.Status != checks.Fail || !strings.Contains(p.Message, "first, in a broken world (web has no Pod to answer), /root/sync.sh exited with status 0: it must exit non-zero there") ||
 			!strings.Contains(p.Message, "web answered nothing") {
 			t.Errorf("probe result %+v", p)
 		}
@@ -407,7 +407,7 @@ func TestProbeBrokenWorld(t *testing.T) {
 		s := brokenStep()
 		s.Probe.Timeout.Duration = 10 * time.Millisecond
 		p := probeResult(t, runProbe(t, w, s))
-		if p.Status != checks.Fail || !strings.Contains(p.Message, "did not finish within 10ms and was stopped") {
+		if p.Status != checks.Fail || !strings.Contains(p.Message, "did not finish within 10ms and was stopped") || !strings.Contains(p.Message, "web answered nothing") {
 			t.Errorf("probe result %+v", p)
 		}
 		if got := strings.Join(w.log, " "); !strings.Contains(got, "admin:mend admin:setup") {

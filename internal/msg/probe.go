@@ -35,11 +35,11 @@ func init() {
 		ProbeUnavailable: "this command does not run probes, so %s was not run; `labctl check` runs it",
 		ProbeNoSetup:     "the check was not run, because the probe's setup failed",
 		ProbeOutput:      "its last lines of output:\n%s",
-		ProbeBrokenPassed: "first, while %[2]s, %[1]s exited with status 0: it must exit non-zero then, " +
+		ProbeBrokenPassed: "first, in a broken world (%[2]s), %[1]s exited with status 0: it must exit non-zero there, " +
 			"or it cannot tell a broken world from a working one",
-		ProbeBrokenTimedOut: "first, while %[3]s, %[1]s did not finish within %[2]s and was stopped: " +
-			"it must exit non-zero then, in time",
-		ProbeBrokenFailed: "first, while %[2]s, %[1]s exited with status %[3]d, as it must",
+		ProbeBrokenTimedOut: "first, in a broken world (%[3]s), %[1]s did not finish within %[2]s and was stopped: " +
+			"it must exit non-zero there, in time",
+		ProbeBrokenFailed: "first, in a broken world (%[2]s), %[1]s exited with status %[3]d, as it must",
 	} {
 		englishKeyed[k] = v
 	}
