@@ -58,7 +58,7 @@ var layers = map[string][]string{
 	"images/runtime/capfilter": {},
 	"internal/docker":          {"checks", "sandbox", "internal/terminal", "internal/textsafe"},
 	"internal/podexec":         {},
-	"provision": {"lab", "checks", "sandbox", "internal/docker", "internal/terminal", "internal/grading", "internal/msg",
+	"provision": {"lab", "checks", "sandbox", "internal/docker", "internal/terminal", "internal/grading", "internal/msg", "internal/flock",
 		"internal/progress"},
 	"provision/kind": {"lab", "checks", "images", "sandbox", "provision", "internal/docker", "internal/grading", "internal/msg",
 		"internal/preflight", "internal/statedir", "internal/statusline", "internal/atomicfile", "internal/fsx"},

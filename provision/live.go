@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/flock"
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/terminal"
@@ -437,6 +439,33 @@ func restoreOnPanic(t *terminal.Terminal) {
 func (e *Live) RunAdminScript(ctx context.Context, script string, out io.Writer) (int, error) {
 	return e.rt.RunAdminScript(ctx, script, out)
 }
+
+// probeLockWait bounds the wait for another process's probe of the same
+// lab: a probe with a broken world runs the learner's command twice, each
+// within its deadline, between scripts of the lab's.
+const probeLockWait = 5 * time.Minute
+
+// LockProbe takes the lab's probe lock (a file in its state directory), so
+// that one probe of the lab runs at a time across labctl processes
+// (grading.ProbeLocker). A runtime without a state directory on this
+// machine has no lock to take.
+func (e *Live) LockProbe(ctx context.Context) (func(), error) {
+	dir, err := e.rt.StateDir()
+	if err != nil {
+		return func() {}, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("locking the lab's probes: %w", err)
+	}
+	unlock, err := flock.Lock(ctx, filepath.Join(dir, probeLockFile), flock.Options{Wait: probeLockWait, Poll: 100 * time.Millisecond, Mode: 0o600})
+	if err != nil {
+		return nil, fmt.Errorf("locking the lab's probes: %w", err)
+	}
+	return unlock, nil
+}
+
+// probeLockFile is the file of the lab's probe lock in its state directory.
+const probeLockFile = ".probe.lock"
 
 // EndProbe ends a probe on a runtime that keeps what its setup left
 // (kind's probe volume); others keep nothing.

@@ -52,6 +52,7 @@ type fakeRuntime struct {
 	fresh             *Live
 	auditDir          string // the grader's audit log, when set
 	stateDirs         int    // calls of StateDir
+	stateDir          string // the state directory, when set
 }
 
 func (f *fakeRuntime) Exec(_ context.Context, o docker.ExecOptions) (int, error) {
@@ -103,6 +104,9 @@ func (f *fakeRuntime) Keep(learner, grader Identity)                  { f.kept =
 
 func (f *fakeRuntime) StateDir() (string, error) {
 	f.stateDirs++
+	if f.stateDir != "" {
+		return f.stateDir, nil
+	}
 	return "", errors.New("no state here")
 }
 
@@ -385,4 +389,38 @@ func TestLiveRecreateClusterTakesTheFreshLab(t *testing.T) {
 	if e.rt != next || e.learner.Token != "new-learner" {
 		t.Error("the live lab still refers to the old cluster")
 	}
+}
+
+// TestLiveProbesTakeTurns: two labctl processes' probes of one lab take
+// turns on the lab's probe lock; a runtime without a state directory here
+// has none to take.
+func TestLiveProbesTakeTurns(t *testing.T) {
+	dir := t.TempDir()
+	a := NewLive(liveLab(""), &fakeRuntime{stateDir: dir}, Identity{}, Identity{})
+	b := NewLive(liveLab(""), &fakeRuntime{stateDir: dir}, Identity{}, Identity{})
+	var _ grading.ProbeLocker = a
+	unlock, err := a.LockProbe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := b.LockProbe(ctx); err == nil {
+		t.Fatal("a second probe of the lab took the lock while the first held it")
+	}
+	unlock()
+	unlockB, err := b.LockProbe(context.Background())
+	if err != nil {
+		t.Fatalf("the lock was not free after the first probe: %v", err)
+	}
+	unlockB()
+
+	none := NewLive(liveLab(""), &fakeRuntime{}, Identity{}, Identity{})
+	u1, err1 := none.LockProbe(context.Background())
+	u2, err2 := none.LockProbe(context.Background())
+	if err1 != nil || err2 != nil {
+		t.Fatalf("without a state directory: %v, %v", err1, err2)
+	}
+	u1()
+	u2()
 }

@@ -35,6 +35,16 @@ type ProbeEnder interface {
 	EndProbe(ctx context.Context) error
 }
 
+// ProbeLocker is a Prober that runs one probe of its lab at a time, across
+// processes (the shell's lab check, labctl check in another terminal, the
+// browser view): two probes at once would each change the world the other
+// judges, and each restore would put back what the other had changed.
+// RunStep holds the lock from the probe's first script to its restore.
+type ProbeLocker interface {
+	// LockProbe waits for the lab's probe lock and returns its release.
+	LockProbe(ctx context.Context) (func(), error)
+}
+
 // restoreTimeout bounds a probe's restore, which runs even when the
 // caller's context has ended.
 const restoreTimeout = time.Minute
@@ -92,6 +102,17 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, w checks.
 		}
 	}
 
+	if pl, ok := p.(ProbeLocker); ok {
+		unlock, err := pl.LockProbe(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			res.Status, res.Message = checks.Error, cat.Render(msg.T(msg.ProbeBusy, run, err.Error()))
+			return append(notRun(step.Checks, cat.Render(msg.T(msg.ProbeNoSetup))), res), nil
+		}
+		defer unlock()
+	}
 	restoreWith := func(script string, end bool) string {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
 		defer cancel()

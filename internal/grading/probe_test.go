@@ -64,7 +64,9 @@ func (w *probeWorld) RunScript(ctx context.Context, script string, stdout, stder
 	w.log = append(w.log, "run:"+script)
 	if w.broken {
 		io.WriteString(stdout, "web answered nothing\n")
-		w.advance(w.brokenRunTakes)
+		if w.advance != nil {
+			w.advance(w.brokenRunTakes)
+		}
 		if w.brokenHangs {
 			<-ctx.Done()
 			return -1, ctx.Err()
@@ -445,4 +447,49 @@ func TestProbeBrokenWorld(t *testing.T) {
 			t.Errorf("probe result %+v", p)
 		}
 	})
+}
+
+// lockingWorld is a probeWorld whose probes take a lock, as provision's
+// Live does.
+type lockingWorld struct {
+	probeWorld
+	lockErr error
+}
+
+func (w *lockingWorld) LockProbe(ctx context.Context) (func(), error) {
+	w.log = append(w.log, "lock")
+	if w.lockErr != nil {
+		return nil, w.lockErr
+	}
+	return func() { w.log = append(w.log, "unlock") }, nil
+}
+
+// TestProbeHoldsTheLabsProbeLock: the lock is held from the first script
+// of the probe (the broken world's) to its restore; a lock that stays
+// taken is an error of the lab's, with no script run.
+func TestProbeHoldsTheLabsProbeLock(t *testing.T) {
+	w := &lockingWorld{probeWorld: probeWorld{brokenRunCode: 1}}
+	rs, err := RunStep(context.Background(), w, w, brokenStep(), checks.Windows{}, msg.New(msg.English), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "lock admin:break run:/root/sync.sh admin:mend admin:setup run:/root/sync.sh round admin:restore unlock"
+	if got := strings.Join(w.log, " "); got != want {
+		t.Errorf("order %q, want %q", got, want)
+	}
+	if p := probeResult(t, rs); p.Status != checks.Pass {
+		t.Errorf("probe result %+v", p)
+	}
+
+	w = &lockingWorld{lockErr: errors.New("held for 5m0s")}
+	rs, err = RunStep(context.Background(), w, w, brokenStep(), checks.Windows{}, msg.New(msg.English), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(w.log, " "); got != "lock" {
+		t.Errorf("ran %q without the lock", got)
+	}
+	if p := probeResult(t, rs); p.Status != checks.Error || !strings.Contains(p.Message, "held for 5m0s") || !strings.Contains(p.Message, "not your fault") {
+		t.Errorf("probe result %+v", p)
+	}
 }

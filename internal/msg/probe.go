@@ -18,6 +18,7 @@ const (
 	ProbeBrokenPassed   Key = "probe.brokenPassed"
 	ProbeBrokenTimedOut Key = "probe.brokenTimedOut"
 	ProbeBrokenFailed   Key = "probe.brokenFailed"
+	ProbeBusy           Key = "probe.busy"
 )
 
 func init() {
@@ -40,6 +41,8 @@ func init() {
 		ProbeBrokenTimedOut: "first, in a broken world (%[3]s), %[1]s did not finish within %[2]s and was stopped: " +
 			"it must exit non-zero there, in time",
 		ProbeBrokenFailed: "first, in a broken world (%[2]s), %[1]s exited with status %[3]d, as it must",
+		ProbeBusy: "%s was not run: the probes of a lab run one at a time, and the lab's probe lock stayed taken (%s). " +
+			"This is not your fault: check again when the other check has ended",
 	} {
 		englishKeyed[k] = v
 	}
@@ -58,6 +61,7 @@ func init() {
 		ProbeBrokenPassed:   "まず「%[2]s」という状態で実行したところ、%[1]s は終了ステータス 0 で終わりました。壊れている時にゼロ以外で終わらないと、正常な時と見分けられません",
 		ProbeBrokenTimedOut: "まず「%[3]s」という状態で実行したところ、%[1]s は %[2]s 以内に終わらなかったので止めました。壊れている時も、時間内にゼロ以外の終了ステータスで終わるようにしてください",
 		ProbeBrokenFailed:   "まず「%[2]s」という状態で実行したところ、%[1]s は正しく終了ステータス %[3]d で終わりました",
+		ProbeBusy:           "%s は実行していません。ラボのテスト実行は一度に一つだけで、その順番を待つロックが空きませんでした (%s)。あなたの作業の問題ではありません。別のチェックが終わってから、もう一度チェックしてください",
 	} {
 		japaneseKeyed[k] = v
 	}
