@@ -59,15 +59,18 @@ const (
 // RunStep runs the checks of step in one checker round and returns a
 // result per check, in order. A step with a probe runs through it when p is
 // set: the checks its probe needs (one round; when one does not pass the
-// probe is skipped and those results are returned), the probe's setup with
-// the probe's identity, its run in the sandbox within its deadline, the step's
-// checks in one round that knows when the probe started, and the probe's
-// restore, always, even when the run fails or ctx ends. w gives the
-// step's checks their audit windows and step-start commits, by position
-// (Windows of the progress the caller read; zero for none). The probe's own
-// result, named lab.ProbeResult, follows the checks' results: pass, fail
-// when the run exits non-zero, times out or is skipped (the learner's
-// work), error when the setup or the restore fails (the lab's). cat words
+// probe is skipped and those results are returned), under the lab's probe
+// lock when p is a ProbeLocker: the broken world when the probe has one (its
+// setup, the run, which must exit non-zero, and its restore), the probe's
+// setup with the probe's identity, its run in the sandbox within its
+// deadline, the step's checks in one round that knows when that run
+// started, and the probe's restore, always, even when the run fails or ctx
+// ends. w gives the step's checks their audit windows and step-start
+// commits, by position (Windows of the progress the caller read; zero for
+// none). The probe's own result, named lab.ProbeResult, follows the checks'
+// results: pass, fail when the run exits non-zero, times out or is skipped,
+// or exits 0 or times out in the broken world (the learner's work), error
+// when a setup or a restore fails or the lock stays taken (the lab's). cat words
 // the probe's result; nil means English. now is time.Now outside tests.
 func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, w checks.Windows, cat *msg.Catalog, now func() time.Time) ([]checks.Result, error) {
 	round := checks.Round{Checks: step.Checks, Since: w.Since, Heads: w.Heads, Lang: catalogLang(cat)}
