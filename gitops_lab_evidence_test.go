@@ -19,19 +19,7 @@ import (
 // Japanese, English, or English with a Korean word; a note in another
 // language, or a Korean one, is told none.
 func TestGitOpsLabNoteMistakesByEvidence(t *testing.T) {
-	l, err := lab.Parse("lab.yaml", labctl.DefaultLab())
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := slices.IndexFunc(l.Steps, func(s lab.Step) bool { return s.ID == "drift" })
-	if j < 0 {
-		t.Fatal("the lab has no step drift")
-	}
-	s := &l.Steps[j]
-	i := slices.IndexFunc(s.Checks, func(c lab.Check) bool { return c.Name == "note-korean" })
-	if i < 0 {
-		t.Fatal("step drift has no check note-korean")
-	}
+	s, i := gitopsCheck(t, "drift", "note-korean")
 	tests := []struct{ note, want string }{
 		{"手で変えた値はリポジトリにない。\n次の適用で元に戻って消える。\n", "note-in-japanese"},
 		{"kubectl scale で5にした。드리프트です。\n次の apply で3に戻る。\n", "note-in-japanese"},
@@ -54,30 +42,7 @@ func TestGitOpsLabNoteMistakesByEvidence(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "drift-note.txt"), []byte(tt.note), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		run := func(cs []lab.Check) []checks.Result {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			return checks.Run(ctx, checks.Env{Root: root, Now: time.Now}, cs)
-		}
-		var failing []string
-		for _, r := range run(s.Checks[i : i+1]) {
-			if r.Status != checks.Pass {
-				failing = append(failing, r.Name)
-			}
-		}
-		held := func(m *lab.Mistake) bool {
-			for _, r := range run(m.Evidence) {
-				if r.Status != checks.Pass {
-					return false
-				}
-			}
-			return true
-		}
-		got := ""
-		for _, m := range s.LikelyMistakes(failing, false, held) {
-			got += m.Name
-		}
-		if got != tt.want {
+		if _, got := judgeOne(s, i, root); got != tt.want {
 			t.Errorf("note %q: told %q, want %q", tt.note, got, tt.want)
 		}
 	}
@@ -87,19 +52,7 @@ func TestGitOpsLabNoteMistakesByEvidence(t *testing.T) {
 // tag that moves is told the one mistake it is, whatever its variant and
 // whatever other containers stand beside it.
 func TestGitOpsLabImageTagsByEvidence(t *testing.T) {
-	l, err := lab.Parse("lab.yaml", labctl.DefaultLab())
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := slices.IndexFunc(l.Steps, func(s lab.Step) bool { return s.ID == "manifests" })
-	if j < 0 {
-		t.Fatal("the lab has no step manifests")
-	}
-	s := &l.Steps[j]
-	i := slices.IndexFunc(s.Checks, func(c lab.Check) bool { return c.Name == "image-pinned" })
-	if i < 0 {
-		t.Fatal("step manifests has no check image-pinned")
-	}
+	s, i := gitopsCheck(t, "manifests", "image-pinned")
 	const digest = "@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	tests := []struct {
 		images []string
@@ -148,35 +101,64 @@ func TestGitOpsLabImageTagsByEvidence(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "deployment.yaml"), []byte(manifest), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		run := func(cs []lab.Check) []checks.Result {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			return checks.Run(ctx, checks.Env{Root: root, Now: time.Now}, cs)
-		}
-		var failing []string
-		for _, r := range run(s.Checks[i : i+1]) {
-			if r.Status != checks.Pass {
-				failing = append(failing, r.Name)
-			}
-		}
-		got := "pinned"
-		if len(failing) > 0 {
-			held := func(m *lab.Mistake) bool {
-				for _, r := range run(m.Evidence) {
-					if r.Status != checks.Pass {
-						return false
-					}
-				}
-				return true
-			}
-			var told []string
-			for _, m := range s.LikelyMistakes(failing, false, held) {
-				told = append(told, m.Name)
-			}
-			got = strings.Join(told, ",")
+		passed, got := judgeOne(s, i, root)
+		if passed {
+			got = "pinned"
 		}
 		if got != tt.want {
 			t.Errorf("images %v: told %q, want %q", tt.images, got, tt.want)
 		}
 	}
+}
+
+// gitopsCheck finds check name of step id in the GitOps lab.
+func gitopsCheck(t *testing.T, id, name string) (*lab.Step, int) {
+	t.Helper()
+	l, err := lab.Parse("lab.yaml", labctl.DefaultLab())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := slices.IndexFunc(l.Steps, func(s lab.Step) bool { return s.ID == id })
+	if j < 0 {
+		t.Fatalf("the lab has no step %s", id)
+	}
+	s := &l.Steps[j]
+	i := slices.IndexFunc(s.Checks, func(c lab.Check) bool { return c.Name == name })
+	if i < 0 {
+		t.Fatalf("step %s has no check %s", id, name)
+	}
+	return s, i
+}
+
+// judgeOne runs check i of step s on the sandbox files under root and
+// returns whether it passed and, when it did not, the names of the mistakes
+// the learner is told, as the shell tells them.
+func judgeOne(s *lab.Step, i int, root string) (passed bool, told string) {
+	run := func(cs []lab.Check) []checks.Result {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return checks.Run(ctx, checks.Env{Root: root, Now: time.Now}, cs)
+	}
+	var failing []string
+	for _, r := range run(s.Checks[i : i+1]) {
+		if r.Status != checks.Pass {
+			failing = append(failing, r.Name)
+		}
+	}
+	if len(failing) == 0 {
+		return true, ""
+	}
+	held := func(m *lab.Mistake) bool {
+		for _, r := range run(m.Evidence) {
+			if r.Status != checks.Pass {
+				return false
+			}
+		}
+		return true
+	}
+	var names []string
+	for _, m := range s.LikelyMistakes(failing, false, held) {
+		names = append(names, m.Name)
+	}
+	return false, strings.Join(names, ",")
 }
