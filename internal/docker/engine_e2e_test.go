@@ -201,17 +201,32 @@ func TestE2ESandboxLifecycle(t *testing.T) {
 		t.Errorf("after recreation: %q", out)
 	}
 
-	// Cancelling an exec kills its process.
+	// Cancelling an exec kills its process, and what it left in the
+	// background, in its process group or out of it (a timed-out probe's
+	// port-forward must not hold its port for the next run), but nothing
+	// another exec started.
+	count := `n=0; for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' <"$f" 2>/dev/null | grep -q '^sleep 123[4-7]' && n=$((n+1)); done; echo $n`
+	other, stopOther := context.WithCancel(ctx)
+	otherDone := make(chan error, 1)
+	go func() {
+		_, err := e.Exec(other, spec.Name, ExecOptions{Cmd: []string{"sleep", "1237"}})
+		otherDone <- err
+	}()
 	cctx, cancel := context.WithCancel(ctx)
-	go func() { time.Sleep(time.Second); cancel() }()
-	_, err = e.Exec(cctx, spec.Name, ExecOptions{Cmd: []string{"sleep", "1234"}})
+	go func() { time.Sleep(2 * time.Second); cancel() }()
+	_, err = e.Exec(cctx, spec.Name, ExecOptions{Cmd: []string{"bash", "-c", "sleep 1235 & setsid sleep 1236 & sleep 1234"}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled exec: err = %v", err)
 	}
-	_, out, _ = e2eRun(t, e, spec.Name, ExecOptions{Cmd: []string{"bash", "-c",
-		`n=0; for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' <"$f" 2>/dev/null | grep -q '^sleep 1234' && n=$((n+1)); done; echo $n`}})
-	if out != "0\n" {
-		t.Errorf("the cancelled exec's process still runs (%q instances)", out)
+	if _, out, _ = e2eRun(t, e, spec.Name, ExecOptions{Cmd: []string{"bash", "-c", count}}); out != "1\n" {
+		t.Errorf("after a cancelled exec, %q of its processes and the other exec's run, want the other exec's alone", out)
+	}
+	stopOther()
+	if err := <-otherDone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the other exec, cancelled: err = %v", err)
+	}
+	if _, out, _ = e2eRun(t, e, spec.Name, ExecOptions{Cmd: []string{"bash", "-c", count}}); out != "0\n" {
+		t.Errorf("the cancelled execs' processes still run (%q instances)", out)
 	}
 
 	// A missing image says how to get it.

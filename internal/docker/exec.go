@@ -2,9 +2,12 @@ package docker
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"syscall"
 	"time"
 
@@ -29,7 +32,8 @@ type ExecOptions struct {
 }
 
 // Exec runs a process in a container and returns its exit code. Cancelling
-// ctx detaches from the process and kills it.
+// ctx detaches from the process and kills it, with every process it started
+// that still carries its environment (see killExec).
 func (e *Engine) Exec(ctx context.Context, containerName string, o ExecOptions) (int, error) {
 	if len(o.Cmd) == 0 {
 		return -1, errors.New("exec: no command given")
@@ -38,6 +42,9 @@ func (e *Engine) Exec(ctx context.Context, containerName string, o ExecOptions) 
 	if user == "" {
 		user = "root"
 	}
+	var b [8]byte
+	rand.Read(b[:])
+	mark := hex.EncodeToString(b[:])
 	cctx, cancel := bounded(ctx)
 	created, err := e.cli.ContainerExecCreate(cctx, containerName, container.ExecOptions{
 		User:         user,
@@ -45,7 +52,7 @@ func (e *Engine) Exec(ctx context.Context, containerName string, o ExecOptions) 
 		AttachStdin:  o.Stdin != nil,
 		AttachStdout: true,
 		AttachStderr: true,
-		Env:          o.Env,
+		Env:          append(slices.Clip(o.Env), execMarkVar+"="+mark),
 		WorkingDir:   o.WorkDir,
 		Cmd:          o.Cmd,
 	})
@@ -87,7 +94,7 @@ func (e *Engine) Exec(ctx context.Context, containerName string, o ExecOptions) 
 	}
 	if ctx.Err() != nil {
 		conn.Close()
-		e.killExec(created.ID)
+		e.killExec(containerName, created.ID, mark)
 		return -1, fmt.Errorf("running %s in %s: %w", o.Cmd[0], containerName, ctx.Err())
 	}
 	return e.execExitCode(ctx, created.ID)
@@ -114,18 +121,72 @@ func (e *Engine) execExitCode(ctx context.Context, id string) (int, error) {
 	}
 }
 
-// killExec kills a detached exec's process. Docker has no API for it, so
-// this signals the host PID Docker reports, which works when the engine runs
-// on this machine with the same PID namespace and enough privilege; the
-// caller treats the process as gone either way.
-func (e *Engine) killExec(id string) {
+// execMarkVar names the variable every exec's process gets, with a value of
+// its own, so that killExec finds what the process started: children
+// inherit it, in the process group or out of it (a port-forward a script
+// left in the background, a setsid).
+const execMarkVar = "LABCTL_EXEC"
+
+// killMarked stops, then kills, every process of the container whose
+// environment holds the mark given as $1 ($$, the killer, has none). It
+// looks three times before the kill, so that a process forked while it
+// looked is stopped too.
+const killMarked = `m="` + execMarkVar + `=$1"
+found=
+for _ in 1 2 3; do
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [ "$p" = "$$" ] && continue
+    case " $found " in *" $p "*) continue ;; esac
+    if tr '\0' '\n' < "$d/environ" 2> /dev/null | grep -qxF "$m"; then
+      kill -STOP "$p" 2> /dev/null && found="$found $p"
+    fi
+  done
+done
+[ -z "$found" ] || kill -KILL $found 2> /dev/null
+exit 0`
+
+// killExec kills a detached exec's process and what it started. Docker has
+// no API for it: a second exec in the container kills every process that
+// carries the exec's mark. When that exec cannot run (a container without
+// sh), it signals the host PID Docker reports, which works when the engine
+// runs on this machine with the same PID namespace and enough privilege;
+// the caller treats the process as gone either way.
+func (e *Engine) killExec(containerName, id, mark string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	st, err := e.cli.ContainerExecInspect(ctx, id)
 	if err != nil || !st.Running || st.Pid <= 1 {
 		return
 	}
+	if e.runKiller(ctx, containerName, mark) == nil {
+		return
+	}
 	_ = syscall.Kill(st.Pid, syscall.SIGKILL)
+}
+
+// runKiller runs killMarked in the container, as root, and waits for it.
+func (e *Engine) runKiller(ctx context.Context, containerName, mark string) error {
+	created, err := e.cli.ContainerExecCreate(ctx, containerName, container.ExecOptions{
+		User: "root", AttachStdout: true, AttachStderr: true,
+		Cmd: []string{"sh", "-c", killMarked, "sh", mark},
+	})
+	if err != nil {
+		return err
+	}
+	conn, err := e.cli.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := io.Copy(io.Discard, conn.Reader); err != nil {
+		return err
+	}
+	code, err := e.execExitCode(ctx, created.ID)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("the killer exited %d", code)
+	}
+	return err
 }
 
 func orDiscard(w io.Writer) io.Writer {
