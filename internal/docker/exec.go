@@ -179,8 +179,15 @@ func (e *Engine) runKiller(ctx context.Context, containerName, mark string) erro
 		return err
 	}
 	defer conn.Close()
+	// The container's sh is the learner's to replace: one that never ends
+	// must not hold labctl past ctx.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
 	if _, err := io.Copy(io.Discard, conn.Reader); err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	code, err := e.execExitCode(ctx, created.ID)
 	if err == nil && code != 0 {
