@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,10 +10,8 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
@@ -73,7 +70,7 @@ func checkGitRepo(ctx context.Context, env Env, repo *git.Repository, gc *lab.Gi
 		}
 	}
 	if gc.Clean != nil {
-		if err := checkClean(repo, gc.Repo, *gc.Clean); err != nil {
+		if err := checkClean(env, repo, gc.Repo, *gc.Clean); err != nil {
 			return err
 		}
 	}
@@ -245,8 +242,10 @@ func countCommits(ctx context.Context, repo *git.Repository) (int, error) {
 }
 
 // checkClean compares the work tree with `git status --porcelain` being
-// empty: untracked files are changes, ignored ones are not.
-func checkClean(repo *git.Repository, shown string, want bool) error {
+// empty: untracked files are changes, ignored ones are not (by the
+// repository's .gitignore files, its info/exclude, and the learner's own
+// excludes file).
+func checkClean(env Env, repo *git.Repository, shown string, want bool) error {
 	wt, err := repo.Worktree()
 	if errors.Is(err, git.ErrIsBareRepository) {
 		return failf(msg.GitBare, shown)
@@ -255,6 +254,7 @@ func checkClean(repo *git.Repository, shown string, want bool) error {
 		return fmt.Errorf("opening the work tree of %s: %w", shown, err)
 	}
 	wt.Excludes = append(wt.Excludes, infoExcludes(repo)...)
+	wt.Excludes = append(wt.Excludes, learnerExcludes(env, repo)...)
 	status, err := wt.Status()
 	if err != nil {
 		return fmt.Errorf("reading the status of %s: %w", shown, err)
@@ -278,35 +278,6 @@ func checkClean(repo *git.Repository, shown string, want bool) error {
 		return failf(msg.GitNotDirty, shown)
 	}
 	return nil
-}
-
-// infoExcludes reads the repository's .git/info/exclude, which git status
-// honours like a top-level .gitignore.
-func infoExcludes(repo *git.Repository) []gitignore.Pattern {
-	var st *filesystem.Storage
-	switch s := repo.Storer.(type) {
-	case *boundedStorage:
-		st = s.Storage
-	case *filesystem.Storage:
-		st = s
-	default:
-		return nil
-	}
-	f, err := st.Filesystem().Open("info/exclude")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var ps []gitignore.Pattern
-	sc := bufio.NewScanner(io.LimitReader(f, maxFileSize))
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		ps = append(ps, gitignore.ParsePattern(line, nil))
-	}
-	return ps
 }
 
 func inRange(n int, r *lab.Range) bool {

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,4 +131,85 @@ func TestGitConfigIsLocalOnly(t *testing.T) {
 	expect(t, runCheck(t, env, lab.Check{Git: &lab.GitCheck{Repo: "/root/empty", Config: []string{"user.name"}}}),
 		Fail, "expected user.name to be set in /root/empty/.git/config, found it unset or empty")
 	expect(t, runCheck(t, env, lab.Check{Git: &lab.GitCheck{Repo: "/root/repo", Config: []string{"user.name"}}}), Pass, "")
+}
+
+// TestGitCleanHonoursTheLearnersExcludes: the ignore file git status reads
+// from the learner's home (git's default ~/.config/git/ignore, or the file
+// core.excludesFile names in ~/.gitconfig or in the repository's own
+// configuration) ignores for the check as it does for git, so an editor's
+// backup files do not make a clean work tree dirty. One that leads out of
+// the learner's home is not read.
+func TestGitCleanHonoursTheLearnersExcludes(t *testing.T) {
+	tests := []struct {
+		name      string
+		setup     func(t *testing.T, root, dir string, git func(args ...string) string)
+		wantClean bool
+		gitAgrees bool
+	}{
+		{name: "no excludes file", setup: func(*testing.T, string, string, func(...string) string) {}, gitAgrees: true},
+		{name: "git's default excludes file", setup: func(t *testing.T, root, _ string, _ func(...string) string) {
+			writeFile(t, root, "/root/.config/git/ignore", "# editors\n*~\n*.swp\n", 0o644)
+		}, wantClean: true, gitAgrees: true},
+		{name: "core.excludesFile in ~/.gitconfig", setup: func(t *testing.T, root, _ string, _ func(...string) string) {
+			writeFile(t, root, "/root/.gitconfig", "[user]\n\tname = Lab\n[Core]\n\tExcludesFile = ~/.gitignore_global\n", 0o644)
+			writeFile(t, root, "/root/.gitignore_global", "*~\n", 0o644)
+		}, wantClean: true, gitAgrees: true},
+		{name: "core.excludesFile in the repository's configuration", setup: func(t *testing.T, root, _ string, git func(...string) string) {
+			git("config", "core.excludesFile", "~/ignore-here")
+			writeFile(t, root, "/root/ignore-here", "deployment.yaml~\n", 0o644)
+			writeFile(t, root, "/root/.config/git/ignore", "nothing-of-use\n", 0o644)
+		}, wantClean: true, gitAgrees: true},
+		{name: "an excludes file that names another pattern", setup: func(t *testing.T, root, _ string, _ func(...string) string) {
+			writeFile(t, root, "/root/.config/git/ignore", "*.bak\n", 0o644)
+		}, gitAgrees: true},
+		{name: "an excludes file behind a link out of the home", setup: func(t *testing.T, root, _ string, _ func(...string) string) {
+			writeFile(t, root, "/etc/ignore", "*~\n", 0o644)
+			if err := os.MkdirAll(filepath.Join(root, "root/.config/git"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("/etc/ignore", filepath.Join(root, "root/.config/git/ignore")); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "root/repo")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			git := func(args ...string) string {
+				t.Helper()
+				cmd := exec.Command("git", args...)
+				cmd.Dir = dir
+				cmd.Env = []string{"HOME=" + filepath.Join(root, "root"), "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1",
+					"GIT_AUTHOR_NAME=Lab", "GIT_AUTHOR_EMAIL=lab@example.com", "GIT_COMMITTER_NAME=Lab", "GIT_COMMITTER_EMAIL=lab@example.com"}
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+				}
+				return string(out)
+			}
+			git("init", "-q", "-b", "main")
+			writeFile(t, root, "/root/repo/deployment.yaml", "kind: Deployment\n", 0o644)
+			git("add", "deployment.yaml")
+			git("commit", "-q", "-m", "initial")
+			tt.setup(t, root, dir, git)
+			writeFile(t, root, "/root/repo/deployment.yaml~", "kind: Deployment\n", 0o644)
+
+			if tt.gitAgrees {
+				porcelain := strings.TrimRight(git("status", "--porcelain"), "\n")
+				if (porcelain == "") != tt.wantClean {
+					t.Fatalf("git status --porcelain = %q; the scenario expects clean=%v", porcelain, tt.wantClean)
+				}
+			}
+			got := runCheck(t, Env{Root: root}, lab.Check{Git: &lab.GitCheck{Repo: "/root/repo", Clean: boolp(true)}})
+			if tt.wantClean {
+				expect(t, got, Pass, "")
+			} else {
+				expect(t, got, Fail, "expected a clean work tree in /root/repo, found 1 change(s): ?? deployment.yaml~")
+			}
+		})
+	}
 }
