@@ -74,6 +74,14 @@ func TestGitOpsLabStepsWithoutCluster(t *testing.T) {
 					if !slices.Equal(named, []string{m.Name}) {
 						t.Fatalf("after mistake %s, the learner is told %v, want exactly [%s]\nits evidence:\n%s", m.Name, named, m.Name, describe(runChecks(t, m.Evidence)))
 					}
+					// Its way back passes the step.
+					if m.Recover == "" {
+						t.Fatalf("mistake %s has no way back (recover)", m.Name)
+					}
+					runScript(t, m.Name+" recover", m.Recover)
+					if f := failed(runChecks(t, step.Checks)); len(f) > 0 {
+						t.Fatalf("after mistake %s and its way back, checks %v do not pass", m.Name, f)
+					}
 				})
 			}
 			for _, a := range step.Alternatives {
