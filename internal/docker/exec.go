@@ -42,9 +42,7 @@ func (e *Engine) Exec(ctx context.Context, containerName string, o ExecOptions) 
 	if user == "" {
 		user = "root"
 	}
-	var b [8]byte
-	rand.Read(b[:])
-	mark := hex.EncodeToString(b[:])
+	mark := NewExecMark()
 	cctx, cancel := bounded(ctx)
 	created, err := e.cli.ContainerExecCreate(cctx, containerName, container.ExecOptions{
 		User:         user,
@@ -52,7 +50,7 @@ func (e *Engine) Exec(ctx context.Context, containerName string, o ExecOptions) 
 		AttachStdin:  o.Stdin != nil,
 		AttachStdout: true,
 		AttachStderr: true,
-		Env:          append(slices.Clip(o.Env), execMarkVar+"="+mark),
+		Env:          append(slices.Clip(o.Env), ExecMarkVar+"="+mark),
 		WorkingDir:   o.WorkDir,
 		Cmd:          o.Cmd,
 	})
@@ -121,17 +119,30 @@ func (e *Engine) execExitCode(ctx context.Context, id string) (int, error) {
 	}
 }
 
-// execMarkVar names the variable every exec's process gets, with a value of
-// its own, so that killExec finds what the process started: children
-// inherit it, in the process group or out of it (a port-forward a script
-// left in the background, a setsid).
-const execMarkVar = "LABCTL_EXEC"
+// ExecMarkVar names the variable every exec's process gets, with a value of
+// its own (NewExecMark), so that what the process started can be found and
+// killed with it: children inherit it, in the process group or out of it (a
+// port-forward a script left in the background, a setsid).
+const ExecMarkVar = "LABCTL_EXEC"
+
+// NewExecMark is a fresh value for ExecMarkVar.
+func NewExecMark() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// KillMarkedCmd is the command that, run as root in the container, kills
+// every process whose environment holds ExecMarkVar=mark.
+func KillMarkedCmd(mark string) []string {
+	return []string{"sh", "-c", killMarked, "sh", mark}
+}
 
 // killMarked stops, then kills, every process of the container whose
 // environment holds the mark given as $1 ($$, the killer, has none). It
 // looks three times before the kill, so that a process forked while it
 // looked is stopped too.
-const killMarked = `m="` + execMarkVar + `=$1"
+const killMarked = `m="` + ExecMarkVar + `=$1"
 found=
 for _ in 1 2 3; do
   for d in /proc/[0-9]*; do
@@ -169,7 +180,7 @@ func (e *Engine) killExec(containerName, id, mark string) {
 func (e *Engine) runKiller(ctx context.Context, containerName, mark string) error {
 	created, err := e.cli.ContainerExecCreate(ctx, containerName, container.ExecOptions{
 		User: "root", AttachStdout: true, AttachStderr: true,
-		Cmd: []string{"sh", "-c", killMarked, "sh", mark},
+		Cmd: KillMarkedCmd(mark),
 	})
 	if err != nil {
 		return err

@@ -397,6 +397,23 @@ code=$(curl -sk -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $t
 		}
 	})
 
+	t.Run("a cancelled script takes what it started with it", func(t *testing.T) {
+		// A probe that times out must not leave its port-forward
+		// holding the port for the next run; the exec API only closes
+		// the streams.
+		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		_, err := ls[0].RunScript(rctx, "sleep 1235 & setsid sleep 1236 & sleep 1234", io.Discard, io.Discard)
+		cancel()
+		if err == nil {
+			t.Fatal("a script stopped by its deadline returned no error")
+		}
+		var out bytes.Buffer
+		const count = `n=0; for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' <"$f" 2>/dev/null | grep -q '^sleep 123[456]' && n=$((n+1)); done; echo $n`
+		if code, err := ls[0].RunScript(ctx, count, &out, &out); err != nil || code != 0 || strings.TrimSpace(out.String()) != "0" {
+			t.Errorf("after the cancelled script, %q of its processes still run (%d, %v)", out.String(), code, err)
+		}
+	})
+
 	t.Run("an invite execs into its own sandbox and nowhere else", func(t *testing.T) {
 		kc, expires, err := c.Invite(ctx, "learner-1", time.Hour)
 		if err != nil {

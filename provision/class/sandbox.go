@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/podexec"
@@ -18,13 +20,26 @@ type podSandbox struct {
 }
 
 // Exec runs o.Cmd in the sandbox container with o's environment and
-// directory (the exec API sets neither: shellCommand does).
+// directory (the exec API sets neither: shellCommand does). Cancelling ctx
+// kills the process and what it started, as on Docker (the exec API only
+// closes the streams): the process carries a mark in its environment, and a
+// second exec kills what holds it.
 func (p podSandbox) Exec(ctx context.Context, o docker.ExecOptions) (int, error) {
+	mark := docker.NewExecMark()
+	env := append(slices.Clip(o.Env), docker.ExecMarkVar+"="+mark)
 	code, _, err := p.run(ctx, podCommand{pod: sandboxPod, container: containerSandbox,
-		cmd:   shellCommand(docker.ShellOptions{Cmd: o.Cmd, Env: o.Env, WorkDir: o.WorkDir}, o.WorkDir),
+		cmd:   shellCommand(docker.ShellOptions{Cmd: o.Cmd, Env: env, WorkDir: o.WorkDir}, o.WorkDir),
 		stdin: o.Stdin, stdout: o.Stdout, stderr: o.Stderr})
+	if ctx.Err() != nil {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killWait)
+		_, _, _ = p.run(kctx, podCommand{pod: sandboxPod, container: containerSandbox, cmd: docker.KillMarkedCmd(mark)})
+		cancel()
+	}
 	return code, err
 }
+
+// killWait bounds the exec that kills what a cancelled exec left running.
+const killWait = 10 * time.Second
 
 // Attach starts o.Cmd on a PTY in the sandbox container.
 func (p podSandbox) Attach(ctx context.Context, o docker.ShellOptions) (provision.Shell, error) {
