@@ -151,6 +151,7 @@ func TestRbacLabScriptsParse(t *testing.T) {
 		scripts[s.ID+" solve"] = s.Solve
 		for _, m := range s.Mistakes {
 			scripts[s.ID+" mistake "+m.Name] = m.Script
+			scripts[s.ID+" mistake "+m.Name+" recover"] = m.Recover
 		}
 		for _, a := range s.Alternatives {
 			scripts[s.ID+" alternative "+a.Name] = a.Script
