@@ -249,6 +249,14 @@ func TestNetpolLabStory(t *testing.T) {
 					if got, why := e.judge(t, step.Checks); !slices.Equal(got, want) {
 						t.Fatalf("failing checks %v, want %v\n%s", got, want, why)
 					}
+					// Its way back passes the step.
+					if m.Recover == "" {
+						t.Fatalf("mistake %s has no way back (recover)", m.Name)
+					}
+					e.run(t, m.Name+" recover", m.Recover)
+					if got, why := e.judge(t, step.Checks); len(got) > 0 {
+						t.Fatalf("after its way back, failing checks %v\n%s", got, why)
+					}
 				})
 			}
 			for _, a := range step.Alternatives {
@@ -443,8 +451,8 @@ func fakeKubectl(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	code, err := 0, error(nil)
 	switch rest[0] {
 	case "rollout", "wait":
-	case "apply":
-		err = c.apply(flag("-f"), ns, stdin, stdout)
+	case "apply", "replace":
+		err = c.apply(flag("-f"), ns, stdin, stdout, rest[0] == "replace")
 	case "delete":
 		err = c.delete(rest, flag("-f"), ns, stdin, stdout)
 	case "patch":
@@ -490,7 +498,9 @@ func objectKey(o map[string]any, ns string) (string, error) {
 	return kind + "/" + nsOr(ns) + "/" + name, nil
 }
 
-func (c *fakeCluster) apply(from, ns string, stdin io.Reader, stdout io.Writer) error {
+// apply applies the manifests of from (stdin for "-"); replacing sets every
+// object as it is written.
+func (c *fakeCluster) apply(from, ns string, stdin io.Reader, stdout io.Writer, replacing bool) error {
 	objs, err := readManifests(from, stdin)
 	if err != nil {
 		return err
@@ -509,7 +519,7 @@ func (c *fakeCluster) apply(from, ns string, stdin io.Reader, stdout io.Writer) 
 			c.Objects[key] = o
 		case "Deployment", "Service":
 			// Applying the app again keeps what was patched since.
-			if _, ok := c.Objects[key]; !ok {
+			if _, ok := c.Objects[key]; !ok || replacing {
 				c.Objects[key] = o
 			}
 		default:
