@@ -53,7 +53,9 @@ func (w Warning) String() string {
 //     mentioned in the instructions of the check's step or an earlier
 //     step, or in the lab's goal; otherwise the learner has to guess it;
 //   - every step should have mistake scripts, so that labctl test proves
-//     its checks catch a wrong solution;
+//     its checks catch a wrong solution, and every mistake a way back: a
+//     recover script, or an explain that sends the learner to
+//     `labctl reset --to STEP`;
 //   - cluster.podSecurity: privileged lets the learner run privileged,
 //     host namespace and hostPath Pods, that is become root on the node;
 //     so does an access rule that writes namespaces, by relabelling one;
@@ -131,6 +133,10 @@ func (l *Lab) Lint() []Warning {
 			add(joinIndex("steps", i)+".id", "step %q has no mistakes; add a known wrong solution with the checks that must catch it, so that labctl test proves they do", s.ID)
 		}
 		for j, m := range s.Mistakes {
+			if strings.TrimSpace(m.Recover) == "" && !strings.Contains(m.Explain, "labctl reset --to "+s.ID) {
+				add(joinIndex(joinIndex("steps", i)+".mistakes", j)+".name", "mistake %q has no way back: write what its explain tells the learner to do now as recover, so that labctl test proves the step passes after it; "+
+					"when only a fresh start helps (the API server's record of what was done keeps a check failing), say labctl reset --to %s in its explain", m.Name, s.ID)
+			}
 			if len(m.Evidence) > 0 {
 				continue
 			}

@@ -25,6 +25,7 @@ steps:
       - name: none
         script: "true"
         fails: [repo]
+        recover: git init /root/repo
   - id: second
     title: Second
     instructions: %s
@@ -38,15 +39,36 @@ steps:
       - name: none
         script: "true"
         fails: [manifest]
+        recover: "true"
 `
 
 func lint(t *testing.T, instructions string) []Warning {
 	t.Helper()
-	l, err := Parse("lab.yaml", []byte(strings.Replace(lintLab, "%s", instructions, 1)))
+	return lintSource(t, strings.Replace(lintLab, "%s", instructions, 1))
+}
+
+// lintSource parses a lab file and returns its warnings.
+func lintSource(t *testing.T, src string) []Warning {
+	t.Helper()
+	l, err := Parse("lab.yaml", []byte(src))
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
 	return l.Lint()
+}
+
+// warnedPaths returns the fields the warnings name, and reports each
+// warning that does not say what is.
+func warnedPaths(t *testing.T, ws []Warning, what string, is func(Warning) bool) []string {
+	t.Helper()
+	var paths []string
+	for _, w := range ws {
+		paths = append(paths, w.Path)
+		if !is(w) {
+			t.Errorf("warning %v, want one about %s", w, what)
+		}
+	}
+	return paths
 }
 
 func TestLintMentions(t *testing.T) {
@@ -82,10 +104,10 @@ func TestLintPositionAndFormat(t *testing.T) {
 		t.Fatal("no warnings")
 	}
 	w := ws[0]
-	if w.File != "lab.yaml" || w.Line != 23 || w.Column != 22 {
-		t.Errorf("warning at %s:%d:%d, want lab.yaml:23:22", w.File, w.Line, w.Column)
+	if w.File != "lab.yaml" || w.Line != 24 || w.Column != 22 {
+		t.Errorf("warning at %s:%d:%d, want lab.yaml:24:22", w.File, w.Line, w.Column)
 	}
-	want := `lab.yaml:23:22: warning: steps[1].checks[0].file.path: check "manifest" reads path /root/repo/apps/web/deployment.yaml, which neither`
+	want := `lab.yaml:24:22: warning: steps[1].checks[0].file.path: check "manifest" reads path /root/repo/apps/web/deployment.yaml, which neither`
 	if !strings.HasPrefix(w.String(), want) {
 		t.Errorf("String() = %q, want it to start %q", w.String(), want)
 	}
@@ -107,6 +129,31 @@ func TestLintStepWithoutMistakes(t *testing.T) {
 	}
 }
 
+// A mistake needs a way back: a recover script, or an explain that sends
+// the learner to a reset of its step (another step's reset is not it).
+func TestLintMistakeWithoutAWayBack(t *testing.T) {
+	base := strings.Replace(lintLab, "%s", "Write /root/repo/apps/web/deployment.yaml; Deployment web, team-a.", 1)
+	for _, tc := range []struct {
+		name, mistake string
+		warned        bool
+	}{
+		{"recover", "        recover: \"true\"\n", false},
+		{"neither", "", true},
+		{"a reset of its step", "        explain: The record stays; run labctl reset --to second, then do it again.\n", false},
+		{"a reset of another step", "        explain: Run labctl reset --to first.\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(base, "        fails: [manifest]\n        recover: \"true\"\n", "        fails: [manifest]\n"+tc.mistake, 1)
+			got := warnedPaths(t, lintSource(t, src), "mistake none's way back", func(w Warning) bool {
+				return strings.Contains(w.Msg, `mistake "none" has no way back`) && strings.Contains(w.Msg, "labctl reset --to second")
+			})
+			if warned := slices.Equal(got, []string{"steps[1].mistakes[0].name"}); warned != tc.warned || (!tc.warned && len(got) > 0) {
+				t.Errorf("warnings at %v, want a warning: %v", got, tc.warned)
+			}
+		})
+	}
+}
+
 // Two mistakes that fail the same checks, neither with evidence: the
 // learner who makes either is told both, and lint says so for each.
 func TestLintMistakesThatLookAlike(t *testing.T) {
@@ -114,24 +161,18 @@ func TestLintMistakesThatLookAlike(t *testing.T) {
 	src += `      - name: other
         script: "false"
         fails: [manifest]
+        recover: "true"
       - name: told-by-evidence
         script: "false"
         fails: [manifest]
+        recover: "true"
         evidence:
           - name: e
             file: {path: /root/repo/apps/web/deployment.yaml, exists: false}
 `
-	l, err := Parse("lab.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, w := range l.Lint() {
-		got = append(got, w.Path)
-		if !strings.Contains(w.Msg, "fail the same checks") {
-			t.Errorf("warning %v, want one about mistakes that look alike", w)
-		}
-	}
+	got := warnedPaths(t, lintSource(t, src), "mistakes that look alike", func(w Warning) bool {
+		return strings.Contains(w.Msg, "fail the same checks")
+	})
 	if want := []string{"steps[1].mistakes[0].fails", "steps[1].mistakes[1].fails"}; !slices.Equal(got, want) {
 		t.Errorf("warnings at %v, want %v (the mistake with evidence is told apart)", got, want)
 	}
