@@ -17,11 +17,12 @@ import (
 // test proves with `labctl test`, each on an environment of its own:
 // labs/rbac-ci (Japanese, access checks, run as a class too), whole, and
 // labs/netpol-shop (two workers, the networkPolicy add-on, reach checks),
-// its second step: the default deny of the first solved and kept, then
-// egress, DNS included, with its three mistakes and their ways back. Its
-// first step's six mistakes take twice as long on a cluster; the model of
-// TestNetpolLabStory proves them, ways back included, and `make test-labs`
-// runs the whole lab (about 20 minutes).
+// its first step's setup and alternative: the shop on two workers, and the
+// default deny with one allow per path, judged by nine reach checks on the
+// real network plugin. Its mistakes, their ways back and its solves, each a
+// round of reach checks and a reset (about 20 minutes whole), are proven by
+// the model of TestNetpolLabStory here, and on a cluster by
+// `make test-labs`.
 // debug-rollout's own test is TestE2EBundle's.
 //
 //	flock /tmp/labctl-e2e.lock go test -tags e2e ./cmd/labctl/ -run TestE2EShippedLabs -timeout 60m -v
@@ -53,7 +54,7 @@ func TestE2EShippedLabs(t *testing.T) {
 		args []string
 	}{
 		{"rbac-ci", nil},
-		{"netpol-shop", []string{"--step", "egress"}},
+		{"netpol-shop", []string{"--step", "default-deny", "--alternatives"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.name == "netpol-shop" {
