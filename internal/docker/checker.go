@@ -112,6 +112,7 @@ func (e *Engine) runChecker(ctx context.Context, containerName, checkerPath stri
 	code, err := e.Exec(ctx, containerName, ExecOptions{
 		Cmd:     append([]string{sandbox.CheckerMount + "/" + name}, args...),
 		Env:     env,
+		Bare:    true,
 		WorkDir: "/",
 		User:    "0:0",
 		Stdin:   bytes.NewReader(stdin),

@@ -29,6 +29,11 @@ type ExecOptions struct {
 	Stdout, Stderr io.Writer
 	// TTY gives the process a terminal; its output then arrives on Stdout only.
 	TTY bool
+	// Bare gives the process exactly Env, without the mark (ExecMarkVar)
+	// that lets a cancel find what it started: for the checker, whose
+	// environment is cleared and which starts nothing that outlives it.
+	// Cancelling ctx then kills the process alone.
+	Bare bool
 }
 
 // Exec runs a process in a container and returns its exit code. Cancelling
@@ -42,7 +47,11 @@ func (e *Engine) Exec(ctx context.Context, containerName string, o ExecOptions) 
 	if user == "" {
 		user = "root"
 	}
-	mark := NewExecMark()
+	env, mark := o.Env, ""
+	if !o.Bare {
+		mark = NewExecMark()
+		env = append(slices.Clip(o.Env), ExecMarkVar+"="+mark)
+	}
 	cctx, cancel := bounded(ctx)
 	created, err := e.cli.ContainerExecCreate(cctx, containerName, container.ExecOptions{
 		User:         user,
@@ -50,7 +59,7 @@ func (e *Engine) Exec(ctx context.Context, containerName string, o ExecOptions) 
 		AttachStdin:  o.Stdin != nil,
 		AttachStdout: true,
 		AttachStderr: true,
-		Env:          append(slices.Clip(o.Env), ExecMarkVar+"="+mark),
+		Env:          env,
 		WorkingDir:   o.WorkDir,
 		Cmd:          o.Cmd,
 	})
@@ -160,7 +169,7 @@ exit 0`
 // killExec kills a detached exec's process and what it started. Docker has
 // no API for it: a second exec in the container kills every process that
 // carries the exec's mark. When that exec cannot run (a container without
-// sh), it signals the host PID Docker reports, which works when the engine
+// sh), or the exec was Bare, it signals the host PID Docker reports, which works when the engine
 // runs on this machine with the same PID namespace and enough privilege;
 // the caller treats the process as gone either way.
 func (e *Engine) killExec(containerName, id, mark string) {
@@ -170,7 +179,7 @@ func (e *Engine) killExec(containerName, id, mark string) {
 	if err != nil || !st.Running || st.Pid <= 1 {
 		return
 	}
-	if e.runKiller(ctx, containerName, mark) == nil {
+	if mark != "" && e.runKiller(ctx, containerName, mark) == nil {
 		return
 	}
 	_ = syscall.Kill(st.Pid, syscall.SIGKILL)
