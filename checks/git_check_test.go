@@ -19,10 +19,16 @@ import (
 // test's repositories never depend on the machine's configuration.
 func gitBin(t testing.TB, dir string, args ...string) string {
 	t.Helper()
+	return gitAt(t, dir, t.TempDir(), args...)
+}
+
+// gitAt runs the real git in dir with home as HOME.
+func gitAt(t testing.TB, dir, home string, args ...string) string {
+	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	cmd.Env = []string{
-		"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1",
+		"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1",
 		"GIT_AUTHOR_NAME=Lab", "GIT_AUTHOR_EMAIL=lab@example.com",
 		"GIT_COMMITTER_NAME=Lab", "GIT_COMMITTER_EMAIL=lab@example.com",
 	}

@@ -2,7 +2,6 @@ package checks
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -181,15 +180,7 @@ func TestGitCleanHonoursTheLearnersExcludes(t *testing.T) {
 			}
 			git := func(args ...string) string {
 				t.Helper()
-				cmd := exec.Command("git", args...)
-				cmd.Dir = dir
-				cmd.Env = []string{"HOME=" + filepath.Join(root, "root"), "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1",
-					"GIT_AUTHOR_NAME=Lab", "GIT_AUTHOR_EMAIL=lab@example.com", "GIT_COMMITTER_NAME=Lab", "GIT_COMMITTER_EMAIL=lab@example.com"}
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-				}
-				return string(out)
+				return gitAt(t, dir, filepath.Join(root, "root"), args...)
 			}
 			git("init", "-q", "-b", "main")
 			writeFile(t, root, "/root/repo/deployment.yaml", "kind: Deployment\n", 0o644)
