@@ -29,17 +29,28 @@ type Reacher interface {
 // (the timeout in reachScript).
 const reachConnectTimeout = 3
 
-// reachScript is what a reach check's Pod runs, with the host as $0 and the
-// port as $1. A policy agent programs a new Pod's rules shortly after it
-// starts, so the script waits a moment first, then tries until two tries
-// in a row agree (at most four), and exits with the last one's status:
-// the Pod's steady state, not the moment before its policies applied.
-const reachScript = `sleep 2
+// reachSettle is how long after it starts a reach check's Pod keeps trying
+// while it sees the outcome the check does not expect (reachScript's $3).
+const reachSettle = 10
+
+// reachScript is what a reach check's Pod runs, with the host as $0, the
+// port as $1, the outcome the check expects (open or closed) as $2 and the
+// settle time in seconds as $3. A policy agent programs a new Pod's rules
+// a moment after it starts, longer under load, so the script waits a
+// little, then tries until two tries in a row agree. When they agree on the
+// expected outcome it answers at once; when they agree on the other one it
+// goes on trying until $3 seconds from its start have passed and answers
+// with the last try: a right answer is never judged by a Pod whose policies
+// are not programmed yet, and a wrong one costs a few seconds more.
+const reachScript = `want=$2 settle=$3
+sleep 2
 last=
-for try in 1 2 3 4; do
-  if timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$0" "$1"; then status=0; else status=$?; fi
-  if [ "$status" = 0 ]; then now=open; else now=closed; fi
-  [ "$now" = "$last" ] && break
+while :; do
+  if timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$0" "$1"; then status=0; now=open; else status=$?; now=closed; fi
+  if [ "$now" = "$last" ]; then
+    [ "$now" = "$want" ] && break
+    [ "$SECONDS" -ge "$settle" ] && break
+  fi
   last=$now
   sleep 1
 done
@@ -114,7 +125,8 @@ func (k *kubeReader) Reach(ctx context.Context, r *lab.ReachCheck, image string)
 	if err != nil {
 		return false, "", err
 	}
-	made, err := pods.Create(ctx, reachPod(ns, podLabels, owner, image, host, port, podDeadline(ctx)), metav1.CreateOptions{})
+	want := r.Allowed != nil && *r.Allowed
+	made, err := pods.Create(ctx, reachPod(ns, podLabels, owner, image, host, port, want, podDeadline(ctx)), metav1.CreateOptions{})
 	if err != nil {
 		return false, "", fmt.Errorf("starting the Pod that tries %s from %s: %w", r.To, ns, err)
 	}
@@ -206,7 +218,11 @@ const reachPodPrefix = "labctl-reach-"
 // level. A readiness gate nobody sets keeps it out of every Service's
 // endpoints, and the namespace as its controller keeps every ReplicaSet
 // from adopting it.
-func reachPod(ns string, podLabels map[string]any, owner *unstructured.Unstructured, image, host string, port int, deadline int64) *unstructured.Unstructured {
+func reachPod(ns string, podLabels map[string]any, owner *unstructured.Unstructured, image, host string, port int, want bool, deadline int64) *unstructured.Unstructured {
+	expected := "closed"
+	if want {
+		expected = "open"
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Pod",
@@ -234,7 +250,7 @@ func reachPod(ns string, podLabels map[string]any, owner *unstructured.Unstructu
 				"name":                     "reach",
 				"image":                    image,
 				"imagePullPolicy":          "Never",
-				"command":                  []any{"bash", "-c", reachScript, host, strconv.Itoa(port)},
+				"command":                  []any{"bash", "-c", reachScript, host, strconv.Itoa(port), expected, strconv.Itoa(reachSettle)},
 				"terminationMessagePolicy": "FallbackToLogsOnError",
 				"resources": map[string]any{
 					"requests": map[string]any{"cpu": "10m", "memory": "16Mi", "ephemeral-storage": "1Mi"},

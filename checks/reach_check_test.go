@@ -151,8 +151,8 @@ func TestReachPodStandsIn(t *testing.T) {
 		}
 	}
 	cmd, _, _ := unstructured.NestedSlice(pod.Object, "spec", "containers")
-	if args := cmd[0].(map[string]any)["command"].([]any); args[len(args)-2] != "db" || args[len(args)-1] != "5432" {
-		t.Errorf("command %v, want the host and port as its own arguments", args)
+	if args := cmd[0].(map[string]any)["command"].([]any); len(args) != 7 || args[3] != "db" || args[4] != "5432" || args[5] != "open" {
+		t.Errorf("command %v, want the host, the port and the expected outcome as its own arguments", args)
 	}
 }
 
