@@ -229,6 +229,18 @@ func TestE2ESandboxLifecycle(t *testing.T) {
 		t.Errorf("the cancelled execs' processes still run (%q instances)", out)
 	}
 
+	// A Bare exec carries no mark: cancelling it kills its process through
+	// the host PID the engine reports, which is in the container's control
+	// groups.
+	bctx, bcancel := context.WithCancel(ctx)
+	go func() { time.Sleep(2 * time.Second); bcancel() }()
+	if _, err = e.Exec(bctx, spec.Name, ExecOptions{Bare: true, Cmd: []string{"sleep", "1234"}}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled bare exec: err = %v", err)
+	}
+	if _, out, _ = e2eRun(t, e, spec.Name, ExecOptions{Cmd: []string{"bash", "-c", count}}); out != "0\n" {
+		t.Errorf("a cancelled bare exec's process still runs (%q instances)", out)
+	}
+
 	// A missing image says how to get it.
 	bad := settings
 	bad.Image = "labctl-test/absent:never"

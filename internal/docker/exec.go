@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -169,9 +171,9 @@ exit 0`
 // killExec kills a detached exec's process and what it started. Docker has
 // no API for it: a second exec in the container kills every process that
 // carries the exec's mark. When that exec cannot run (a container without
-// sh), or the exec was Bare, it signals the host PID Docker reports, which works when the engine
-// runs on this machine with the same PID namespace and enough privilege;
-// the caller treats the process as gone either way.
+// sh), or the exec was Bare, it signals the host PID Docker reports, when
+// the engine runs on this machine and that PID is in the container's
+// control groups; the caller treats the process as gone either way.
 func (e *Engine) killExec(containerName, id, mark string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -182,7 +184,27 @@ func (e *Engine) killExec(containerName, id, mark string) {
 	if mark != "" && e.runKiller(ctx, containerName, mark) == nil {
 		return
 	}
-	_ = syscall.Kill(st.Pid, syscall.SIGKILL)
+	if e.local() && inContainer(st.Pid, st.ContainerID) {
+		_ = syscall.Kill(st.Pid, syscall.SIGKILL)
+	}
+}
+
+// local says whether the engine listens on this machine's Unix socket,
+// where the PIDs it reports are this machine's.
+func (e *Engine) local() bool {
+	return strings.HasPrefix(e.cli.DaemonHost(), "unix://")
+}
+
+// inContainer says whether host process pid is in the control groups of
+// container id: a PID that an engine elsewhere, or in another PID
+// namespace, reported would name some process of this machine's that is
+// not the exec's.
+func inContainer(pid int, id string) bool {
+	if id == "" {
+		return false
+	}
+	cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	return err == nil && strings.Contains(string(cg), id)
 }
 
 // runKiller runs killMarked in the container, as root, and waits for it.
