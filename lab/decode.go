@@ -326,7 +326,19 @@ func (d *decoder) literal(n *yaml.Node, path string) (any, bool) {
 	return nil, false
 }
 
+// oneOrMany marks a list type whose YAML may be a single element instead
+// of a list of one.
+type oneOrMany interface{ OneOrMany() }
+
+var oneOrManyType = reflect.TypeFor[oneOrMany]()
+
 func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.SequenceNode && v.Type().Implements(oneOrManyType) {
+		s := reflect.MakeSlice(v.Type(), 1, 1)
+		d.decode(n, s.Index(0), joinIndex(path, 0))
+		v.Set(s)
+		return
+	}
 	if n.Kind != yaml.SequenceNode {
 		hint := ""
 		if n.Kind == yaml.ScalarNode {

@@ -91,7 +91,7 @@ func (l *Lab) Powers() Powers {
 		if strings.TrimSpace(s.Probe.Restore) != "" {
 			scripts = append(scripts, "probe restore")
 		}
-		if s.Probe.Broken != nil {
+		if len(s.Probe.Broken) > 0 {
 			scripts = append(scripts, "probe broken setup and restore")
 		}
 		if len(scripts) > 0 {

@@ -47,8 +47,8 @@ func (v *validator) probe(p string, s *Step, checks map[string]string) {
 	if first, ok := checks[ProbeResult]; ok {
 		v.add(first, "a step with a probe reports the probe's run as %q; give this check another name", ProbeResult)
 	}
-	if b := s.Probe.Broken; b != nil {
-		bp := pp + ".broken"
+	for i, b := range s.Probe.Broken {
+		bp := joinIndex(pp+".broken", i)
 		if strings.TrimSpace(b.Description) == "" {
 			v.add(bp+".description", "missing; say what the setup breaks, e.g. \"web has no Pod to answer\" (the learner reads it when their run passes there)")
 		}
@@ -95,8 +95,8 @@ func (l *Lab) ProbeSummary() []string {
 		if len(pr.Needs) > 0 {
 			line += "; only when these checks pass: " + strings.Join(pr.Needs, ", ")
 		}
-		if pr.Broken != nil {
-			line += fmt.Sprintf("; first, in a probe container, breaks the cluster (%s) and requires the run to exit non-zero there", strings.TrimSpace(pr.Broken.Description))
+		for _, b := range pr.Broken {
+			line += fmt.Sprintf("; first, in a probe container, breaks the cluster (%s) and requires the run to exit non-zero there", strings.TrimSpace(b.Description))
 		}
 		out = append(out, line)
 	}

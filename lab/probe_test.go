@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,22 +44,23 @@ func TestProbeBrokenWorld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := l.Steps[0].Probe.Broken
-	if b == nil || b.Description != "web has no Pod" || b.Setup != "kubectl scale --replicas=0" {
-		t.Fatalf("broken %+v", b)
+	worlds := l.Steps[0].Probe.Broken
+	if len(worlds) != 1 || worlds[0].Description != "web has no Pod" || worlds[0].Setup != "kubectl scale --replicas=0" {
+		t.Fatalf("broken %+v, want the one world written without a list", worlds)
 	}
+	b := worlds[0]
 	if got := l.ProbeSummary(); len(got) != 1 || !strings.Contains(got[0], "first, in a probe container, breaks the cluster (web has no Pod) and requires the run to exit non-zero there") {
 		t.Errorf("summary %q", got)
 	}
 	if got := strings.Join(l.Powers().AdminScripts, "; "); !strings.Contains(got, "probe broken setup and restore") {
 		t.Errorf("admin scripts %q", got)
 	}
-	l.Translations = map[string]Translation{"ja": {Steps: map[string]StepText{"s1": {Broken: "web の Pod がない"}}}}
-	if got := l.In("ja").Steps[0].Probe.Broken; got.Description != "web の Pod がない" || got.Setup != b.Setup {
+	l.Translations = map[string]Translation{"ja": {Steps: map[string]StepText{"s1": {Broken: BrokenTexts{"web の Pod がない"}}}}}
+	if got := l.In("ja").Steps[0].Probe.Broken; len(got) != 1 || got[0].Description != "web の Pod がない" || got[0].Setup != b.Setup {
 		t.Errorf("translated broken world %+v", got)
 	}
-	if b.Description != "web has no Pod" {
-		t.Errorf("translating changed the lab as written: %q", b.Description)
+	if l.Steps[0].Probe.Broken[0].Description != "web has no Pod" {
+		t.Errorf("translating changed the lab as written: %q", l.Steps[0].Probe.Broken[0].Description)
 	}
 	for _, w := range l.Lint() {
 		if strings.Contains(w.Path, "broken") {
@@ -80,6 +82,54 @@ func TestProbeBrokenWorld(t *testing.T) {
 	}
 }
 
+// TestProbeBrokenWorlds: several broken worlds load as a list, each
+// validated and translated in its order; a translation may be one string or
+// a list, never more than the worlds.
+func TestProbeBrokenWorlds(t *testing.T) {
+	src := probeLab(probeChecks, "    probe:\n      run: /root/sync.sh\n      broken:\n"+
+		"        - {description: web has no Pod, setup: scale 0, restore: scale 1}\n"+
+		"        - {description: web answers HTTP 500, setup: fail, restore: heal}\n")
+	l, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	worlds := l.Steps[0].Probe.Broken
+	if len(worlds) != 2 || worlds[1].Description != "web answers HTTP 500" || worlds[1].Restore != "heal" {
+		t.Fatalf("broken %+v", worlds)
+	}
+	if got := l.ProbeSummary(); len(got) != 1 || strings.Count(got[0], "breaks the cluster") != 2 {
+		t.Errorf("summary %q, want both worlds", got)
+	}
+	if got := missingStepTexts(l.Steps[0], StepText{Broken: BrokenTexts{"a"}}); !slices.Contains(got, "broken[1]") || slices.Contains(got, "broken[0]") {
+		t.Errorf("missing texts %v, want broken[1] alone", got)
+	}
+	l.Translations = map[string]Translation{"ja": {Steps: map[string]StepText{"s1": {Broken: BrokenTexts{"", "web が HTTP 500 を返す"}}}}}
+	if got := l.In("ja").Steps[0].Probe.Broken; got[0].Description != "web has no Pod" || got[1].Description != "web が HTTP 500 を返す" {
+		t.Errorf("translated worlds %+v", got)
+	}
+	for _, tt := range []struct{ name, src, want string }{
+		{"a world without restore", strings.Replace(src, ", restore: heal", "", 1), "steps[0].probe.broken[1].restore: missing"},
+		{"a translation of three", src + "translations:\n  ja:\n    steps:\n      s1:\n        broken: [a, b, c]\n", "3 descriptions, but step s1's probe has 2 broken world(s)"},
+		{"a world that is a string", strings.Replace(src, "        - {description: web answers HTTP 500, setup: fail, restore: heal}\n", "        - web answers HTTP 500\n", 1), "steps[0].probe.broken[1]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("t.yaml", []byte(tt.src))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	// A translation of one string stands for a list of one.
+	one := src + "translations:\n  ja:\n    steps:\n      s1:\n        broken: web の Pod がない\n"
+	l, err = Parse("t.yaml", []byte(one))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.In("ja").Steps[0].Probe.Broken; got[0].Description != "web の Pod がない" || got[1].Description != "web answers HTTP 500" {
+		t.Errorf("translated worlds %+v", got)
+	}
+}
+
 func TestProbeValidation(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"run missing", probeLab(probeChecks, "    probe: {setup: x}\n"), "steps[0].probe.run: missing"},
@@ -91,9 +141,9 @@ func TestProbeValidation(t *testing.T) {
 		{"mistake names probe without one", probeLab("      - {name: c, file: {path: /root/x}}\n", "    mistakes:\n      - {name: m, script: x, fails: [probe]}\n"), `step "s1" has no check "probe"`},
 		{"alternative without script", probeLab(probeChecks, "    probe: {run: x}\n    alternatives:\n      - {name: a}\n"), "steps[0].alternatives[0].script: missing"},
 		{"alternatives with one name", probeLab(probeChecks, "    probe: {run: x}\n    alternatives:\n      - {name: a, script: x}\n      - {name: a, script: y}\n"), `alternative name "a" is used twice`},
-		{"broken without setup", probeLab(probeChecks, "    probe: {run: x, broken: {description: down, restore: y}}\n"), "steps[0].probe.broken.setup: missing"},
-		{"broken without restore", probeLab(probeChecks, "    probe: {run: x, broken: {description: down, setup: y}}\n"), "steps[0].probe.broken.restore: missing"},
-		{"broken without description", probeLab(probeChecks, "    probe: {run: x, broken: {setup: x, restore: y}}\n"), "steps[0].probe.broken.description: missing"},
+		{"broken without setup", probeLab(probeChecks, "    probe: {run: x, broken: {description: down, restore: y}}\n"), "steps[0].probe.broken[0].setup: missing"},
+		{"broken without restore", probeLab(probeChecks, "    probe: {run: x, broken: {description: down, setup: y}}\n"), "steps[0].probe.broken[0].restore: missing"},
+		{"broken without description", probeLab(probeChecks, "    probe: {run: x, broken: {setup: x, restore: y}}\n"), "steps[0].probe.broken[0].description: missing"},
 		{"broken with an unknown field", probeLab(probeChecks, "    probe: {run: x, broken: {description: d, setup: x, restore: y, run: z}}\n"), "run"},
 	}
 	for _, tt := range tests {

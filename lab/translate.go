@@ -98,10 +98,12 @@ func (l *Lab) In(tag string) *Lab {
 		for j := range s.Mistakes {
 			set(&s.Mistakes[j].Explain, t.Mistakes[s.Mistakes[j].Name])
 		}
-		if s.Probe != nil && s.Probe.Broken != nil && t.Broken != "" {
-			pr, b := *s.Probe, *s.Probe.Broken
-			b.Description = t.Broken
-			pr.Broken = &b
+		if s.Probe != nil && len(s.Probe.Broken) > 0 && len(t.Broken) > 0 {
+			pr := *s.Probe
+			pr.Broken = slices.Clone(pr.Broken)
+			for k := range min(len(pr.Broken), len(t.Broken)) {
+				set(&pr.Broken[k].Description, t.Broken[k])
+			}
 			s.Probe = &pr
 		}
 	}
@@ -143,8 +145,13 @@ func (v *validator) translations(l *Lab) {
 					v.add(joinKey(sp+".checks", name), "step %s has no check %q", id, name)
 				}
 			}
-			if t.Broken != "" && (s.Probe == nil || s.Probe.Broken == nil) {
-				v.add(sp+".broken", "step %s's probe has no broken world to describe", id)
+			if worlds := 0; len(t.Broken) > 0 {
+				if s.Probe != nil {
+					worlds = len(s.Probe.Broken)
+				}
+				if len(t.Broken) > worlds {
+					v.add(sp+".broken", "%d descriptions, but step %s's probe has %d broken world(s); a translation describes them in their order", len(t.Broken), id, worlds)
+				}
 			}
 			for _, name := range slices.Sorted(maps.Keys(t.Mistakes)) {
 				j := slices.IndexFunc(s.Mistakes, func(m Mistake) bool { return m.Name == name })
@@ -217,8 +224,12 @@ func missingStepTexts(s Step, t StepText) []string {
 			out = append(out, "mistakes."+m.Name)
 		}
 	}
-	if s.Probe != nil && s.Probe.Broken != nil && s.Probe.Broken.Description != "" && t.Broken == "" {
-		out = append(out, "broken")
+	if s.Probe != nil {
+		for i, b := range s.Probe.Broken {
+			if b.Description != "" && (i >= len(t.Broken) || t.Broken[i] == "") {
+				out = append(out, fmt.Sprintf("broken[%d]", i))
+			}
+		}
 	}
 	return out
 }

@@ -69,9 +69,17 @@ type StepText struct {
 	Checks map[string]string `yaml:"checks" json:"checks,omitempty"`
 	// Mistakes are the mistakes' explanations (explain), by mistake name.
 	Mistakes map[string]string `yaml:"mistakes" json:"mistakes,omitempty"`
-	// Broken is the description of the probe's broken world.
-	Broken string `yaml:"broken" json:"broken,omitempty"`
+	// Broken are the descriptions of the probe's broken worlds, in their
+	// order: one string for a probe with one world.
+	Broken BrokenTexts `yaml:"broken" json:"broken,omitempty"`
 }
+
+// BrokenTexts are translated descriptions of a probe's broken worlds, in
+// their order; a single string stands for a list of one.
+type BrokenTexts []string
+
+// OneOrMany says that YAML may give one element for a list of one.
+func (BrokenTexts) OneOrMany() {}
 
 // Cluster describes the Kubernetes cluster the lab runs against.
 type Cluster struct {
@@ -257,14 +265,22 @@ type Probe struct {
 	// (the script exists and is executable); when one does not, the probe
 	// is skipped and its result says why.
 	Needs []string `yaml:"needs" json:"needs,omitempty"`
-	// Broken, when set, is a world Run must fail in: before Setup, the
-	// host breaks what Run tests (Broken.Setup), runs Run as above, and
-	// puts the world back (Broken.Restore). A run that exits 0 there
-	// fails the probe: a test that passes when what it tests is down
-	// proves nothing. Only the exit status of that run counts; the checks
-	// judge the run that follows Setup.
-	Broken *BrokenWorld `yaml:"broken" json:"broken,omitempty"`
+	// Broken are worlds Run must fail in, each a way what Run tests can be
+	// down: before Setup, for each in turn, the host breaks it
+	// (BrokenWorld.Setup), runs Run as above, and puts the world back
+	// (BrokenWorld.Restore). A run that exits 0 in one fails the probe: a
+	// test that passes when what it tests is down proves nothing. Only the
+	// exit status of those runs counts; the checks judge the run that
+	// follows Setup. One world may be written without the list.
+	Broken BrokenWorlds `yaml:"broken" json:"broken,omitempty"`
 }
+
+// BrokenWorlds are a probe's broken worlds, in the order they run; a
+// single world stands for a list of one.
+type BrokenWorlds []BrokenWorld
+
+// OneOrMany says that YAML may give one element for a list of one.
+func (BrokenWorlds) OneOrMany() {}
 
 // BrokenWorld is a world a probe's run must fail in (see Probe.Broken).
 type BrokenWorld struct {

@@ -59,9 +59,10 @@ func (l *Lab) runningPodUses() []runningPodUse {
 			script(sp+".probe.setup", fmt.Sprintf("the probe setup of step %q", s.ID), p.Setup)
 			script(sp+".probe.run", fmt.Sprintf("the probe run of step %q", s.ID), p.Run)
 			script(sp+".probe.restore", fmt.Sprintf("the probe restore of step %q", s.ID), p.Restore)
-			if b := p.Broken; b != nil {
-				script(sp+".probe.broken.setup", fmt.Sprintf("the probe's broken setup of step %q", s.ID), b.Setup)
-				script(sp+".probe.broken.restore", fmt.Sprintf("the probe's broken restore of step %q", s.ID), b.Restore)
+			for k, b := range p.Broken {
+				bp := joinIndex(sp+".probe.broken", k)
+				script(bp+".setup", fmt.Sprintf("the probe's broken setup of step %q", s.ID), b.Setup)
+				script(bp+".restore", fmt.Sprintf("the probe's broken restore of step %q", s.ID), b.Restore)
 			}
 		}
 		script(sp+".solve", fmt.Sprintf("the solve script of step %q", s.ID), s.Solve)

@@ -132,15 +132,13 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, w checks.
 	}
 	restore := func() string { return restoreWith(pr.Restore, true) }
 
-	// The broken world first: only its run's exit status counts, and the
-	// checks judge the run that follows.
-	var (
-		brokenOK bool
-		broken   string
-	)
-	if b := pr.Broken; b != nil {
-		var problem string
-		brokenOK, broken, problem = runBroken(ctx, p, pr, cat, func() string { return restoreWith(b.Restore, false) })
+	// The broken worlds first, each in turn: only their runs' exit
+	// statuses count, and the checks judge the run that follows.
+	brokenOK := true
+	var broken []string
+	for i := range pr.Broken {
+		b := &pr.Broken[i]
+		ok, said, problem := runBroken(ctx, p, pr, b, cat, func() string { return restoreWith(b.Restore, false) })
 		if ctx.Err() != nil {
 			restoreWith("", true)
 			return nil, ctx.Err()
@@ -150,6 +148,8 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, w checks.
 			res.Status, res.Message = checks.Error, problem
 			return append(notRun(step.Checks, cat.Render(msg.T(msg.ProbeNoSetup))), res), nil
 		}
+		brokenOK = brokenOK && ok
+		broken = append(broken, said)
 	}
 
 	start := now()
@@ -186,11 +186,11 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, w checks.
 	if tail := lastOutput(out.String()); tail != "" {
 		res.Message += "\n" + cat.Render(msg.T(msg.ProbeOutput, tail))
 	}
-	if pr.Broken != nil {
+	if len(broken) > 0 {
 		if res.Status == checks.Pass && !brokenOK {
 			res.Status = checks.Fail
 		}
-		res.Message = broken + "\n" + res.Message
+		res.Message = strings.Join(broken, "\n") + "\n" + res.Message
 	}
 
 	round.ProbeStart = start
@@ -205,13 +205,13 @@ func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, w checks.
 	return append(rs, res), nil
 }
 
-// runBroken runs the probe's broken world: its setup, the run, and its
+// runBroken runs the probe's broken world b: its setup, the run, and its
 // restore (restore, always). It returns whether the run exited non-zero as
 // it must and what the probe's result says of it, or a problem of the
 // lab's (a setup or restore that failed, a run that could not start) that
 // makes the probe's result an error.
-func runBroken(ctx context.Context, p Prober, pr *lab.Probe, cat *msg.Catalog, restore func() string) (ok bool, said, problem string) {
-	b, run := pr.Broken, strings.TrimSpace(pr.Run)
+func runBroken(ctx context.Context, p Prober, pr *lab.Probe, b *lab.BrokenWorld, cat *msg.Catalog, restore func() string) (ok bool, said, problem string) {
+	run := strings.TrimSpace(pr.Run)
 	what := strings.TrimSpace(b.Description)
 	if problem := adminScript(ctx, p, b.Setup); problem != "" {
 		problem = cat.Render(msg.T(msg.ProbeSetupFailed, run, problem))

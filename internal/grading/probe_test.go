@@ -36,6 +36,10 @@ type probeWorld struct {
 	breakCode, mendCode, brokenRunCode int
 	brokenHangs                        bool
 	broken                             bool
+	// broken500 is the second world's state ("break500", "mend500"),
+	// and run500Code the run's exit code in it.
+	broken500  bool
+	run500Code int
 	// brokenRunTakes is how long the clock moves during the broken run.
 	brokenRunTakes time.Duration
 	advance        func(time.Duration)
@@ -56,12 +60,20 @@ func (w *probeWorld) RunAdminScript(ctx context.Context, script string, out io.W
 	case "mend":
 		w.broken = false
 		return w.mendCode, nil
+	case "break500":
+		w.broken500 = true
+	case "mend500":
+		w.broken500 = false
 	}
 	return 0, nil
 }
 
 func (w *probeWorld) RunScript(ctx context.Context, script string, stdout, stderr io.Writer) (int, error) {
 	w.log = append(w.log, "run:"+script)
+	if w.broken500 {
+		io.WriteString(stdout, "web answered HTTP 500\n")
+		return w.run500Code, nil
+	}
 	if w.broken {
 		io.WriteString(stdout, "web answered nothing\n")
 		if w.advance != nil {
@@ -365,7 +377,7 @@ func TestGradeKeepsAPassedProbeStep(t *testing.T) {
 
 func brokenStep() *lab.Step {
 	s := probeStep()
-	s.Probe.Broken = &lab.BrokenWorld{Description: "web has no Pod to answer", Setup: "break", Restore: "mend"}
+	s.Probe.Broken = lab.BrokenWorlds{{Description: "web has no Pod to answer", Setup: "break", Restore: "mend"}}
 	return s
 }
 
@@ -421,6 +433,27 @@ func TestProbeBrokenWorld(t *testing.T) {
 		p := probeResult(t, runProbe(t, w, brokenStep()))
 		if p.Status != checks.Fail || !strings.Contains(p.Message, "exited with status 2") {
 			t.Errorf("probe result %+v", p)
+		}
+	})
+	t.Run("every broken world in turn, each a run that must fail", func(t *testing.T) {
+		s := brokenStep()
+		s.Probe.Broken = append(s.Probe.Broken, lab.BrokenWorld{Description: "web answers HTTP 500", Setup: "break500", Restore: "mend500"})
+		w := &probeWorld{brokenRunCode: 7, run500Code: 0}
+		rs := runProbe(t, w, s)
+		want := "admin:break run:/root/sync.sh admin:mend admin:break500 run:/root/sync.sh admin:mend500 admin:setup run:/root/sync.sh round admin:restore"
+		if got := strings.Join(w.log, " "); got != want {
+			t.Errorf("order %q, want %q", got, want)
+		}
+		p := probeResult(t, rs)
+		if p.Status != checks.Fail ||
+			!strings.Contains(p.Message, "first, in a broken world (web has no Pod to answer), /root/sync.sh exited with status 7, as it must") ||
+			!strings.Contains(p.Message, "first, in a broken world (web answers HTTP 500), /root/sync.sh exited with status 0: it must exit non-zero there") ||
+			!strings.Contains(p.Message, "web answered HTTP 500") {
+			t.Errorf("a run that exits 0 in the second world: probe result %+v", p)
+		}
+		w = &probeWorld{brokenRunCode: 7, run500Code: 22}
+		if p := probeResult(t, runProbe(t, w, s)); p.Status != checks.Pass || !strings.Contains(p.Message, "(web answers HTTP 500), /root/sync.sh exited with status 22, as it must") {
+			t.Errorf("a run that fails in both worlds: probe result %+v", p)
 		}
 	})
 	t.Run("the lab's broken setup failing is an error, mended, with no check run", func(t *testing.T) {

@@ -125,6 +125,9 @@ func typeOf(n *node) string {
 			vs = append(vs, fmt.Sprintf("`%v`", v))
 		}
 		return "one of " + strings.Join(vs, ", ")
+	case len(n.AnyOf) == 2 && n.AnyOf[1].Type == "array" && n.AnyOf[1].Items != nil:
+		// One element, or a list of them.
+		return typeOf(n.AnyOf[0]) + ", or a list of them"
 	case n.Type == "array" && n.Items != nil && len(n.Items.Enum) > 0:
 		return "list, each " + typeOf(n.Items)
 	case n.Type == "array" && n.Items != nil:
@@ -159,6 +162,9 @@ func refsOf(n *node) []string {
 			out = append(out, strings.TrimPrefix(n.Ref, "#/$defs/"))
 		}
 		walk(n.Items)
+		if len(n.AnyOf) > 0 {
+			walk(n.AnyOf[0])
+		}
 		if m, ok := n.AdditionalProperties.(map[string]any); ok {
 			if ref, ok := m["$ref"].(string); ok {
 				walk(&node{Ref: ref})

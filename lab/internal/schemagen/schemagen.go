@@ -176,7 +176,12 @@ func (g *generator) schema(t reflect.Type) map[string]any {
 		g.define(t, func() map[string]any { return g.object(t) })
 		return ref(t)
 	case reflect.Slice:
-		return map[string]any{"type": "array", "items": g.schema(t.Elem())}
+		list := map[string]any{"type": "array", "items": g.schema(t.Elem())}
+		if _, ok := t.MethodByName("OneOrMany"); ok {
+			// One element may stand for a list of one.
+			return map[string]any{"anyOf": []any{g.schema(t.Elem()), list}}
+		}
+		return list
 	case reflect.Map:
 		return map[string]any{"type": "object", "additionalProperties": g.schema(t.Elem())}
 	case reflect.String:
