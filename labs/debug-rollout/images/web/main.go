@@ -7,6 +7,9 @@
 //	          says why, in its log and in its termination message)
 //	PORT      the TCP port to listen on (default 8080)
 //	POD_NAME  the Pod's name, from the downward API (default: the host name)
+//	STATUS    the HTTP status / answers with (default 200); any other status
+//	          plays a broken release: / answers that status with its name as
+//	          the body, while /healthz still says ok
 //
 // It stops within a second of SIGTERM, so rollouts do not wait for it.
 package main
@@ -53,11 +56,13 @@ type config struct {
 	greeting string
 	port     int
 	pod      string
+	// status is what / answers with.
+	status int
 }
 
 // loadConfig reads the settings from getenv.
 func loadConfig(getenv func(string) string) (config, error) {
-	c := config{greeting: strings.TrimSpace(getenv("GREETING")), port: 8080, pod: getenv("POD_NAME")}
+	c := config{greeting: strings.TrimSpace(getenv("GREETING")), port: 8080, pod: getenv("POD_NAME"), status: http.StatusOK}
 	if c.greeting == "" {
 		return config{}, errors.New("GREETING is not set, so there is nothing to answer: " +
 			"give the container the environment variable GREETING " +
@@ -72,6 +77,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return config{}, fmt.Errorf("PORT is %q, not a TCP port number (0-65535); exiting", p)
 		}
 		c.port = n
+	}
+	if st := getenv("STATUS"); st != "" {
+		n, err := strconv.Atoi(st)
+		if err != nil || n < 200 || n > 599 {
+			return config{}, fmt.Errorf("STATUS is %q, not an HTTP status to answer with (200-599); exiting", st)
+		}
+		c.status = n
 	}
 	if c.pod == "" {
 		c.pod, _ = os.Hostname()
@@ -91,8 +103,11 @@ func newInstance() string {
 func newHandler(c config, instance string) http.Handler {
 	answer := fmt.Sprintf("greeting: %s\npod: %s\ninstance: %s\n", c.greeting, c.pod, instance)
 	mux := http.NewServeMux()
+	if c.status != http.StatusOK && c.status != 0 {
+		answer = fmt.Sprintf("%d %s\n", c.status, http.StatusText(c.status))
+	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		text(w, http.StatusOK, answer)
+		text(w, max(c.status, http.StatusOK), answer)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		text(w, http.StatusOK, "ok\n")

@@ -47,6 +47,8 @@ func TestLoadConfigRefuses(t *testing.T) {
 		{"two lines", map[string]string{"GREETING": "a\nb"}, []string{"line break"}},
 		{"bad port", map[string]string{"GREETING": "hi", "PORT": "http"}, []string{`PORT is "http"`}},
 		{"port out of range", map[string]string{"GREETING": "hi", "PORT": "70000"}, []string{`PORT is "70000"`}},
+		{"status not a number", map[string]string{"GREETING": "hi", "STATUS": "broken"}, []string{`STATUS is "broken"`}},
+		{"status out of range", map[string]string{"GREETING": "hi", "STATUS": "99"}, []string{`STATUS is "99"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadConfig(env(tc.vars))
@@ -90,6 +92,25 @@ func TestHandler(t *testing.T) {
 		if code != http.StatusNotFound || !strings.Contains(body, p) || !strings.Contains(body, "/healthz") {
 			t.Errorf("GET %s = %d %q, want 404 naming the path and what is served", p, code, body)
 		}
+	}
+}
+
+// A broken release: / answers its status with the status's name, while
+// /healthz still says ok (the Pod is ready and its Service sends it traffic).
+func TestHandlerBrokenRelease(t *testing.T) {
+	c, err := loadConfig(env(map[string]string{"GREETING": "Hello from web v2", "STATUS": "500"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(c, "i-0123456789abcdef")
+	if code, body := get(t, h, "GET", "/"); code != http.StatusInternalServerError || body != "500 Internal Server Error\n" {
+		t.Errorf("GET / = %d %q, want 500 and its name", code, body)
+	}
+	if code, body := get(t, h, "GET", "/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("GET /healthz = %d %q", code, body)
+	}
+	if c, _ := loadConfig(env(map[string]string{"GREETING": "hi"})); c.status != http.StatusOK {
+		t.Errorf("default status %d, want 200", c.status)
 	}
 }
 
