@@ -123,12 +123,6 @@ func (l *Lab) Lint() []Warning {
 			l.Steps[i].Checks[j].Name, r.what, r.value, l.Steps[i].ID)
 	})
 	for i, s := range l.Steps {
-		if pr := s.Probe; pr != nil && len(pr.Broken) > 0 && strings.HasPrefix(strings.TrimSpace(pr.Run), "!") {
-			add(joinIndex("steps", i)+".probe.broken", "the run %q is negated, so in the broken world the learner's command must exit 0 and the negation non-zero; "+
-				"a broken world asks the learner's own command to fail: run it without !", strings.TrimSpace(pr.Run))
-		}
-	}
-	for i, s := range l.Steps {
 		if len(s.Mistakes) == 0 {
 			add(joinIndex("steps", i)+".id", "step %q has no mistakes; add a known wrong solution with the checks that must catch it, so that labctl test proves they do", s.ID)
 		}

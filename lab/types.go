@@ -271,7 +271,10 @@ type Probe struct {
 	// (BrokenWorld.Restore). A run that exits 0 in one fails the probe: a
 	// test that passes when what it tests is down proves nothing. Only the
 	// exit status of those runs counts; the checks judge the run that
-	// follows Setup. One world may be written without the list.
+	// follows Setup. One world may be written without the list. With a
+	// negated Run ("! CMD", for a command that must fail in the world
+	// Setup makes), CMD must exit 0 in each of these worlds: worlds where
+	// it must succeed, such as the working one.
 	Broken BrokenWorlds `yaml:"broken" json:"broken,omitempty"`
 }
 

@@ -225,14 +225,24 @@ func runBroken(ctx context.Context, p Prober, pr *lab.Probe, b *lab.BrokenWorld,
 	code, err := p.RunScript(rctx, pr.Run, out, out)
 	timedOut := errors.Is(rctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
+	// A negated run ("! CMD") must exit non-zero here too, so CMD must
+	// exit 0: the messages speak of CMD.
+	cmd, negated := strings.CutPrefix(run, "!")
+	cmd = strings.TrimSpace(cmd)
 	switch {
+	case timedOut && negated:
+		said = cat.Render(msg.T(msg.ProbeSoundTimedOut, cmd, pr.Timeout.Duration, what))
 	case timedOut:
 		said = cat.Render(msg.T(msg.ProbeBrokenTimedOut, run, pr.Timeout.Duration, what))
 	case ctx.Err() != nil:
 	case err != nil:
 		problem = cat.Render(msg.T(msg.ProbeNotStarted, run, err.Error()))
+	case code == 0 && negated:
+		said = cat.Render(msg.T(msg.ProbeSoundFailed, cmd, what))
 	case code == 0:
 		said = cat.Render(msg.T(msg.ProbeBrokenPassed, run, what))
+	case negated:
+		ok, said = true, cat.Render(msg.T(msg.ProbeSoundPassed, cmd, what))
 	default:
 		ok, said = true, cat.Render(msg.T(msg.ProbeBrokenFailed, run, what, code))
 	}

@@ -456,6 +456,23 @@ func TestProbeBrokenWorld(t *testing.T) {
 			t.Errorf("a run that fails in both worlds: probe result %+v", p)
 		}
 	})
+	t.Run("a negated run's world is one where its command must succeed", func(t *testing.T) {
+		s := brokenStep()
+		s.Probe.Run = "! /root/sync.sh"
+		s.Probe.Broken[0].Description = "web answers as it should"
+		// The negation exits 1 when the command exits 0, as it must.
+		w := &probeWorld{brokenRunCode: 1}
+		if p := probeResult(t, runProbe(t, w, s)); p.Status != checks.Pass ||
+			!strings.Contains(p.Message, "first, where it must succeed (web answers as it should), /root/sync.sh exited with status 0, as it must") {
+			t.Errorf("a command that succeeds where it must: probe result %+v", p)
+		}
+		// The negation exits 0: the command failed where it must not.
+		w = &probeWorld{brokenRunCode: 0}
+		if p := probeResult(t, runProbe(t, w, s)); p.Status != checks.Fail ||
+			!strings.Contains(p.Message, "first, where it must succeed (web answers as it should), /root/sync.sh exited with a non-zero status: it must exit 0 there") {
+			t.Errorf("a command that always fails: probe result %+v", p)
+		}
+	})
 	t.Run("the lab's broken setup failing is an error, mended, with no check run", func(t *testing.T) {
 		w := &probeWorld{breakCode: 1}
 		rs := runProbe(t, w, brokenStep())

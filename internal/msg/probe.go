@@ -18,6 +18,10 @@ const (
 	ProbeBrokenPassed   Key = "probe.brokenPassed"
 	ProbeBrokenTimedOut Key = "probe.brokenTimedOut"
 	ProbeBrokenFailed   Key = "probe.brokenFailed"
+	// The same for a negated run ("! CMD"): a world where CMD must exit 0.
+	ProbeSoundFailed   Key = "probe.soundFailed"
+	ProbeSoundTimedOut Key = "probe.soundTimedOut"
+	ProbeSoundPassed   Key = "probe.soundPassed"
 	ProbeBusy           Key = "probe.busy"
 )
 
@@ -41,6 +45,11 @@ func init() {
 		ProbeBrokenTimedOut: "first, in a broken world (%[3]s), %[1]s did not finish within %[2]s and was stopped: " +
 			"it must exit non-zero there, in time",
 		ProbeBrokenFailed: "first, in a broken world (%[2]s), %[1]s exited with status %[3]d, as it must",
+		ProbeSoundFailed: "first, where it must succeed (%[2]s), %[1]s exited with a non-zero status: it must exit 0 there, " +
+			"or it cannot tell a working world from a broken one",
+		ProbeSoundTimedOut: "first, where it must succeed (%[3]s), %[1]s did not finish within %[2]s and was stopped: " +
+			"it must exit 0 there, in time",
+		ProbeSoundPassed: "first, where it must succeed (%[2]s), %[1]s exited with status 0, as it must",
 		ProbeBusy: "%s was not run: the probes of a lab run one at a time, and the lab's probe lock stayed taken (%s). " +
 			"This is not your fault: check again when the other check has ended",
 	} {
@@ -61,6 +70,9 @@ func init() {
 		ProbeBrokenPassed:   "まず「%[2]s」という状態で実行したところ、%[1]s は終了ステータス 0 で終わりました。壊れている時にゼロ以外で終わらないと、正常な時と見分けられません",
 		ProbeBrokenTimedOut: "まず「%[3]s」という状態で実行したところ、%[1]s は %[2]s 以内に終わらなかったので止めました。壊れている時も、時間内にゼロ以外の終了ステータスで終わるようにしてください",
 		ProbeBrokenFailed:   "まず「%[2]s」という状態で実行したところ、%[1]s は正しく終了ステータス %[3]d で終わりました",
+		ProbeSoundFailed:    "まず成功すべき「%[2]s」という状態で実行したところ、%[1]s はゼロ以外の終了ステータスで終わりました。正常な時に 0 で終わらないと、壊れている時と見分けられません",
+		ProbeSoundTimedOut:  "まず成功すべき「%[3]s」という状態で実行したところ、%[1]s は %[2]s 以内に終わらなかったので止めました。正常な時は、時間内に終了ステータス 0 で終わるようにしてください",
+		ProbeSoundPassed:    "まず成功すべき「%[2]s」という状態で実行したところ、%[1]s は正しく終了ステータス 0 で終わりました",
 		ProbeBusy:           "%s は実行していません。ラボのテスト実行は一度に一つだけで、その順番を待つロックが空きませんでした (%s)。あなたの作業の問題ではありません。別のチェックが終わってから、もう一度チェックしてください",
 	} {
 		japaneseKeyed[k] = v
