@@ -22,7 +22,7 @@ const (
 	ProbeSoundFailed   Key = "probe.soundFailed"
 	ProbeSoundTimedOut Key = "probe.soundTimedOut"
 	ProbeSoundPassed   Key = "probe.soundPassed"
-	ProbeBusy           Key = "probe.busy"
+	ProbeBusy          Key = "probe.busy"
 )
 
 func init() {
