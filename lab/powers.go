@@ -92,7 +92,7 @@ func (l *Lab) Powers() Powers {
 			scripts = append(scripts, "probe restore")
 		}
 		if len(s.Probe.Broken) > 0 {
-			scripts = append(scripts, "probe broken setup and restore")
+			scripts = append(scripts, "probe worlds' setup and restore")
 		}
 		if len(scripts) > 0 {
 			p.AdminScripts = append(p.AdminScripts, "step "+s.ID+": "+strings.Join(scripts, ", "))

@@ -95,7 +95,12 @@ func (l *Lab) ProbeSummary() []string {
 		if len(pr.Needs) > 0 {
 			line += "; only when these checks pass: " + strings.Join(pr.Needs, ", ")
 		}
+		cmd, negated := strings.CutPrefix(strings.TrimSpace(pr.Run), "!")
 		for _, b := range pr.Broken {
+			if negated {
+				line += fmt.Sprintf("; first, in a probe container, sets the cluster up (%s) and requires %q to exit 0 there", strings.TrimSpace(b.Description), strings.TrimSpace(cmd))
+				continue
+			}
 			line += fmt.Sprintf("; first, in a probe container, breaks the cluster (%s) and requires the run to exit non-zero there", strings.TrimSpace(b.Description))
 		}
 		out = append(out, line)

@@ -52,7 +52,7 @@ func TestProbeBrokenWorld(t *testing.T) {
 	if got := l.ProbeSummary(); len(got) != 1 || !strings.Contains(got[0], "first, in a probe container, breaks the cluster (web has no Pod) and requires the run to exit non-zero there") {
 		t.Errorf("summary %q", got)
 	}
-	if got := strings.Join(l.Powers().AdminScripts, "; "); !strings.Contains(got, "probe broken setup and restore") {
+	if got := strings.Join(l.Powers().AdminScripts, "; "); !strings.Contains(got, "probe worlds' setup and restore") {
 		t.Errorf("admin scripts %q", got)
 	}
 	l.Translations = map[string]Translation{"ja": {Steps: map[string]StepText{"s1": {Broken: BrokenTexts{"web の Pod がない"}}}}}
@@ -70,6 +70,9 @@ func TestProbeBrokenWorld(t *testing.T) {
 	// A negated run's worlds are where the command must succeed: nothing
 	// to warn of.
 	l.Steps[0].Probe.Run = "! /root/sync.sh"
+	if got := l.ProbeSummary(); len(got) != 1 || !strings.Contains(got[0], `sets the cluster up (web has no Pod) and requires "/root/sync.sh" to exit 0 there`) {
+		t.Errorf("summary of a negated run %q", got)
+	}
 	for _, w := range l.Lint() {
 		if strings.Contains(w.Path, "broken") {
 			t.Errorf("lint warns of a negated run with worlds: %v", w)

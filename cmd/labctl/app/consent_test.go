@@ -162,7 +162,7 @@ func TestPowersOfBuiltInLabs(t *testing.T) {
 		"  Pod Security in its namespaces: restricted\n" +
 		"  namespaces: rollout (the learner is admin there)\n" +
 		"  cluster-wide rules for the learner: none\n" +
-		"  probe scripts in a container of the sandbox image, admin of the lab's namespaces, nothing cluster-wide: step smoke: probe setup, probe broken setup and restore; step smoke-catches: probe setup, probe restore\n" +
+		"  probe scripts in a container of the sandbox image, admin of the lab's namespaces, nothing cluster-wide: step smoke: probe setup, probe worlds' setup and restore; step smoke-catches: probe setup, probe restore, probe worlds' setup and restore\n" +
 		"  setup scripts as root in the sandbox: step crash-loop; step readiness; step service\n" +
 		"  workload images built from the lab's directory: labctl.local/rollout-web:1 from images/web\n" +
 		"  workload images taken from this machine's Docker engine: none\n" +
