@@ -95,10 +95,10 @@ func (l *Lab) ProbeSummary() []string {
 		if len(pr.Needs) > 0 {
 			line += "; only when these checks pass: " + strings.Join(pr.Needs, ", ")
 		}
-		cmd, negated := strings.CutPrefix(strings.TrimSpace(pr.Run), "!")
+		cmd, negated := pr.Negated()
 		for _, b := range pr.Broken {
 			if negated {
-				line += fmt.Sprintf("; first, in a probe container, sets the cluster up (%s) and requires %q to exit 0 there", strings.TrimSpace(b.Description), strings.TrimSpace(cmd))
+				line += fmt.Sprintf("; first, in a probe container, sets the cluster up (%s) and requires %q to exit 0 there", strings.TrimSpace(b.Description), cmd)
 				continue
 			}
 			line += fmt.Sprintf("; first, in a probe container, breaks the cluster (%s) and requires the run to exit non-zero there", strings.TrimSpace(b.Description))
@@ -123,4 +123,16 @@ func SplitReachTarget(to string) (host string, port int, err error) {
 		return "", 0, fmt.Errorf("%q is not a port from 1 to 65535", p)
 	}
 	return h, n, nil
+}
+
+// Negated says whether Run is a negated command ("! CMD", a command that
+// must fail), and gives CMD; its broken worlds are then worlds where CMD
+// must succeed.
+func (p *Probe) Negated() (cmd string, ok bool) {
+	run := strings.TrimSpace(p.Run)
+	rest, ok := strings.CutPrefix(run, "!")
+	if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '\t') {
+		return run, false
+	}
+	return strings.TrimSpace(rest), true
 }

@@ -158,3 +158,23 @@ func TestProbeValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeNegated: only "! CMD" (bash's negation, a blank after the !) is
+// a negated run.
+func TestProbeNegated(t *testing.T) {
+	for run, want := range map[string]struct {
+		cmd     string
+		negated bool
+	}{
+		"! /root/smoke.sh":    {"/root/smoke.sh", true},
+		"  !\t/root/smoke.sh": {"/root/smoke.sh", true},
+		"/root/smoke.sh":      {"/root/smoke.sh", false},
+		"!/root/smoke.sh":     {"!/root/smoke.sh", false},
+		"!":                   {"!", false},
+	} {
+		cmd, negated := (&Probe{Run: run}).Negated()
+		if cmd != want.cmd || negated != want.negated {
+			t.Errorf("Negated(%q) = %q, %v; want %q, %v", run, cmd, negated, want.cmd, want.negated)
+		}
+	}
+}

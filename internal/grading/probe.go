@@ -227,8 +227,7 @@ func runBroken(ctx context.Context, p Prober, pr *lab.Probe, b *lab.BrokenWorld,
 	cancel()
 	// A negated run ("! CMD") must exit non-zero here too, so CMD must
 	// exit 0: the messages speak of CMD.
-	cmd, negated := strings.CutPrefix(run, "!")
-	cmd = strings.TrimSpace(cmd)
+	cmd, negated := pr.Negated()
 	switch {
 	case timedOut && negated:
 		said = cat.Render(msg.T(msg.ProbeSoundTimedOut, cmd, pr.Timeout.Duration, what))

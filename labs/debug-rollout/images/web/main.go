@@ -103,11 +103,15 @@ func newInstance() string {
 func newHandler(c config, instance string) http.Handler {
 	answer := fmt.Sprintf("greeting: %s\npod: %s\ninstance: %s\n", c.greeting, c.pod, instance)
 	mux := http.NewServeMux()
-	if c.status != http.StatusOK && c.status != 0 {
-		answer = fmt.Sprintf("%d %s\n", c.status, http.StatusText(c.status))
+	status := c.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if status != http.StatusOK {
+		answer = fmt.Sprintf("%d %s\n", status, http.StatusText(status))
 	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		text(w, max(c.status, http.StatusOK), answer)
+		text(w, status, answer)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		text(w, http.StatusOK, "ok\n")
