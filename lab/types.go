@@ -248,10 +248,11 @@ const ProbeResult = "probe"
 // probe runs in labctl check, labctl grade, labctl test and the shell's
 // lab check, never in the shell's automatic rounds.
 type Probe struct {
-	// Setup is a bash script run in a container of its own with the
+	// Setup is a bash script run in the probe's own container, with the
 	// probe's kubeconfig (KUBECONFIG is set: admin of the lab's namespaces,
 	// ConfigMaps in labctl-probe, nothing cluster-wide), never in the
-	// sandbox.
+	// sandbox. The probe's other scripts run in that container too, and
+	// what they leave running ends with the probe.
 	Setup string `yaml:"setup" json:"setup,omitempty"`
 	// Run is a bash command run in the sandbox as the learner's shell runs
 	// it, e.g. /root/gitops/sync.sh.

@@ -2,8 +2,10 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -54,29 +56,30 @@ func hasProbes(l *lab.Lab) bool {
 // the probe's scripts are the lab author's, and under the lab's Pod
 // Security level (baseline unless the user consented to more) no Pod they
 // make reaches the node. The learner, admin of the lab's namespaces, may
-// delete or replace the bindings there, which would only make the probe
-// fail; RunAdminScript grants them again before every script, so a
+// delete or replace the bindings there (grantProbeBindings), which would
+// only make the probe fail; each of a probe's scripts gets them again, so a
 // binding removed does not last. It is idempotent.
 func grantProbe(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labels map[string]string) error {
-	if err := ensureAccount(ctx, cs, ProbeAccount, labels); err != nil {
-		return err
-	}
-	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ProbeAccount, Namespace: SystemNamespace}}
+	// Each part names the others only by name, so they are made at once.
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = ensureAccount(ctx, cs, ProbeAccount, labels) })
 	if len(l.Cluster.Namespaces) > 0 {
-		if err := ensureAdminCopy(ctx, cs, probeAdminRole, labels); err != nil {
-			return fmt.Errorf("granting the probe access: %w", err)
-		}
+		wg.Go(func() {
+			if err := ensureAdminCopy(ctx, cs, probeAdminRole, labels); err != nil {
+				errs[1] = fmt.Errorf("granting the probe access: %w", err)
+			}
+		})
 	}
-	for _, ns := range l.Cluster.Namespaces {
-		rb := &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: probeRole, Namespace: ns, Labels: labels},
-			Subjects:   subjects,
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: probeAdminRole},
-		}
-		if err := ensureRoleBinding(ctx, cs, rb); err != nil {
-			return fmt.Errorf("granting the probe access in %s: %w", ns, err)
-		}
-	}
+	wg.Go(func() { errs[2] = grantProbeBindings(ctx, cs, l, labels) })
+	wg.Go(func() { errs[3] = grantProbeNamespace(ctx, cs, labels) })
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// grantProbeNamespace makes ProbeNamespace, under restricted Pod Security,
+// and lets the probe's account keep ConfigMaps there.
+func grantProbeNamespace(ctx context.Context, cs kubernetes.Interface, labels map[string]string) error {
 	nsLabels := map[string]string{
 		sandbox.LabelLab:          labels[sandbox.LabelLab],
 		PodSecurityEnforce:        lab.PodSecurityRestricted,
@@ -96,7 +99,7 @@ func grantProbe(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labels
 	}
 	rb := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: probeRole, Namespace: ProbeNamespace, Labels: labels},
-		Subjects:   subjects,
+		Subjects:   probeSubjects(),
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: probeRole},
 	}
 	if err := ensureRoleBinding(ctx, cs, rb); err != nil {
@@ -105,12 +108,46 @@ func grantProbe(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labels
 	return nil
 }
 
-// ProbeKubeconfig grants the probe its rights again (grantProbe) through
-// cs, the admin's client, issues it a token for one script, and returns
-// its kubeconfig: that token against server, the API server's address as
-// the probe's container reaches it; ca is the cluster's CA.
-func ProbeKubeconfig(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, server string, ca []byte) ([]byte, error) {
-	if err := grantProbe(ctx, cs, l, map[string]string{sandbox.LabelLab: l.Metadata.Name}); err != nil {
+// probeSubjects is the probe's account as a binding names it.
+func probeSubjects() []rbacv1.Subject {
+	return []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ProbeAccount, Namespace: SystemNamespace}}
+}
+
+// grantProbeBindings binds the probe's account to its admin role in each of
+// the lab's namespaces, all at once: of the probe's rights, these are the
+// ones the learner, admin there, can take away.
+func grantProbeBindings(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labels map[string]string) error {
+	errs := make([]error, len(l.Cluster.Namespaces))
+	var wg sync.WaitGroup
+	for i, ns := range l.Cluster.Namespaces {
+		rb := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: probeRole, Namespace: ns, Labels: labels},
+			Subjects:   probeSubjects(),
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: probeAdminRole},
+		}
+		wg.Go(func() {
+			if err := ensureRoleBinding(ctx, cs, rb); err != nil {
+				errs[i] = fmt.Errorf("granting the probe access in %s: %w", ns, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// ProbeKubeconfig grants the probe its rights through cs, the admin's
+// client, issues it a token for one script, and returns its kubeconfig:
+// that token against server, the API server's address as the probe's
+// container reaches it; ca is the cluster's CA. A probe's first script
+// (first) gets every right again (grantProbe); its later ones only the
+// bindings the learner could have removed since (grantProbeBindings): the
+// rest is out of the learner's reach.
+func ProbeKubeconfig(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, server string, ca []byte, first bool) ([]byte, error) {
+	grant := grantProbeBindings
+	if first {
+		grant = grantProbe
+	}
+	if err := grant(ctx, cs, l, map[string]string{sandbox.LabelLab: l.Metadata.Name}); err != nil {
 		return nil, fmt.Errorf("the probe's rights could not be granted: %w", err)
 	}
 	id, err := issueToken(ctx, cs, ProbeAccount, ca, probeTokenLifetime)

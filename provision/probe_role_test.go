@@ -9,6 +9,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/labctl/labctl/lab"
@@ -105,36 +106,44 @@ func TestSetupClusterWithoutProbesMakesNoProbeIdentity(t *testing.T) {
 }
 
 // The learner, admin of a lab namespace, deletes the probe's binding there
-// and rebinds the name to a role of their own: the next grant puts both back.
+// and rebinds the name to a role of their own: the next grant puts both
+// back, the whole one of a probe's first script and the bindings alone of
+// its later scripts.
 func TestGrantProbeRestoresWhatTheLearnerChanged(t *testing.T) {
-	cs := fakeCluster()
-	ctx := context.Background()
-	l := probedLab()
-	labels := map[string]string{"dev.labctl.lab": "gitops"}
-	if err := grantProbe(ctx, cs, l, labels); err != nil {
-		t.Fatal(err)
-	}
-	if err := cs.RbacV1().RoleBindings("gitops-lab").Delete(ctx, "labctl-probe", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := cs.RbacV1().RoleBindings("argo").Delete(ctx, "labctl-probe", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.RbacV1().RoleBindings("argo").Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "labctl-probe", Namespace: "argo"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "default", Namespace: "argo"}},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := grantProbe(ctx, cs, l, labels); err != nil {
-		t.Fatal(err)
-	}
-	for _, ns := range l.Cluster.Namespaces {
-		rb, err := cs.RbacV1().RoleBindings(ns).Get(ctx, "labctl-probe", metav1.GetOptions{})
-		if err != nil || rb.RoleRef.Name != "labctl-probe-admin" || len(rb.Subjects) != 1 || rb.Subjects[0].Name != "labctl-probe" {
-			t.Errorf("binding in %s after a new grant = %+v, %v", ns, rb, err)
-		}
+	for name, grant := range map[string]func(context.Context, kubernetes.Interface, *lab.Lab, map[string]string) error{
+		"first script": grantProbe, "later script": grantProbeBindings,
+	} {
+		t.Run(name, func(t *testing.T) {
+			cs := fakeCluster()
+			ctx := context.Background()
+			l := probedLab()
+			labels := map[string]string{"dev.labctl.lab": "gitops"}
+			if err := grantProbe(ctx, cs, l, labels); err != nil {
+				t.Fatal(err)
+			}
+			if err := cs.RbacV1().RoleBindings("gitops-lab").Delete(ctx, "labctl-probe", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := cs.RbacV1().RoleBindings("argo").Delete(ctx, "labctl-probe", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cs.RbacV1().RoleBindings("argo").Create(ctx, &rbacv1.RoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "labctl-probe", Namespace: "argo"},
+				Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "default", Namespace: "argo"}},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+			}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := grant(ctx, cs, l, labels); err != nil {
+				t.Fatal(err)
+			}
+			for _, ns := range l.Cluster.Namespaces {
+				rb, err := cs.RbacV1().RoleBindings(ns).Get(ctx, "labctl-probe", metav1.GetOptions{})
+				if err != nil || rb.RoleRef.Name != "labctl-probe-admin" || len(rb.Subjects) != 1 || rb.Subjects[0].Name != "labctl-probe" {
+					t.Errorf("binding in %s after a new grant = %+v, %v", ns, rb, err)
+				}
+			}
+		})
 	}
 }
 

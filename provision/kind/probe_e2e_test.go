@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
@@ -46,6 +47,17 @@ kubectl -n ` + provision.ProbeNamespace + ` create configmap probe-answer --from
 		Timeout: lab.Duration{Duration: time.Minute},
 	}
 	return l
+}
+
+// countKind counts the objects of kind.
+func countKind(objs []docker.Object, kind string) int {
+	n := 0
+	for _, o := range objs {
+		if o.Kind == kind {
+			n++
+		}
+	}
+	return n
 }
 
 // adminScript runs a probe script in env and returns its exit code and
@@ -199,6 +211,14 @@ func TestE2EProbeConfined(t *testing.T) {
 		if code, out := adminScript(t, env, "cat note"); code != 0 || out != "kept\n" {
 			t.Errorf("a note between two scripts: exit %d, output %q", code, out)
 		}
+		// The probe's scripts share one container until its end.
+		objs, err := env.Runtime().(*kindRuntime).engine.ListByLabel(ctx, map[string]string{sandbox.LabelLab: l.Metadata.Name, sandbox.LabelRole: sandbox.RoleProbe})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := countKind(objs, "container"); n != 1 {
+			t.Errorf("%d probe containers during a probe, want 1: %v", n, objs)
+		}
 		if err := env.EndProbe(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +241,7 @@ func TestE2EProbeConfined(t *testing.T) {
 		if code, out := script(t, env, "kubectl -n "+probeNS+" get deployment web -o jsonpath='{.spec.replicas}'"); code != 0 || strings.TrimSpace(out) != "1" {
 			t.Errorf("web after the probe's restore: %q (exit %d), want 1", out, code)
 		}
-		objs, err := env.Runtime().(*kindRuntime).engine.ListByLabel(ctx, map[string]string{sandbox.LabelLab: l.Metadata.Name, sandbox.LabelRole: sandbox.RoleProbe})
+		objs, err = env.Runtime().(*kindRuntime).engine.ListByLabel(ctx, map[string]string{sandbox.LabelLab: l.Metadata.Name, sandbox.LabelRole: sandbox.RoleProbe})
 		if err != nil {
 			t.Fatal(err)
 		}

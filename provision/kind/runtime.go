@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -43,6 +44,10 @@ type kindRuntime struct {
 	// pristine is the sandbox as RecreateSandbox last left it, for
 	// RestoreSandbox; nil when there is none to go back to.
 	pristine *pristine
+	// probe is the container of the probe under way (RunAdminScript), ""
+	// between probes; probeMu guards it.
+	probe   string
+	probeMu sync.Mutex
 }
 
 var _ provision.Runtime = (*kindRuntime)(nil)
