@@ -177,7 +177,9 @@ func refersToCluster(a lab.Assert) bool {
 
 // The repository story of steps 1–3 (Sam's commits made by the setups, the
 // learner's by the solve, mistake and alternative scripts) replays against
-// the fixtures, with a kubectl that does nothing, in a private mount
+// the fixtures, with a kubectl that does nothing against a cluster (its
+// client-side commands, --local and --dry-run=client, which rewrite the
+// repository's files, run the machine's real kubectl), in a private mount
 // namespace where /root, /opt and /usr/local/bin are fresh. The checks
 // that need no cluster must then fail after exactly the mistakes that name
 // them, and pass after the solve and every alternative.
@@ -189,6 +191,15 @@ func TestRolloutLabRepositoryStory(t *testing.T) {
 
 	l := loadRolloutLab(t)
 	fixtures := os.DirFS("labs/debug-rollout/fixtures")
+	// Looked up before /usr/local/bin is replaced.
+	realKubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		realKubectl = "/nonexistent/kubectl"
+	}
+	fake := "#!/bin/sh\n" +
+		"case \" $* \" in *\" --local \"*|*\" --local=true \"*|*\" --dry-run=client \"*)\n" +
+		"  [ -x '" + realKubectl + "' ] || { echo 'the machine has no kubectl for a client-side command' >&2; exit 127; }\n" +
+		"  exec '" + realKubectl + "' \"$@\" ;;\nesac\necho ok\n"
 	fresh := func(t *testing.T) {
 		t.Helper()
 		freshLab(t, fixtures)
@@ -196,8 +207,9 @@ func TestRolloutLabRepositoryStory(t *testing.T) {
 			t.Fatalf("mounting tmpfs at /usr/local/bin: %v", err)
 		}
 		t.Cleanup(func() { syscall.Unmount("/usr/local/bin", syscall.MNT_DETACH) })
-		// A kubectl that succeeds and prints a word, so that wait loops end.
-		if err := os.WriteFile("/usr/local/bin/kubectl", []byte("#!/bin/sh\necho ok\n"), 0o755); err != nil {
+		// A kubectl that succeeds and prints a word, so that wait loops
+		// end, but runs the client-side commands.
+		if err := os.WriteFile("/usr/local/bin/kubectl", []byte(fake), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
