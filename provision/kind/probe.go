@@ -64,20 +64,16 @@ func (k *kindRuntime) RunAdminScript(ctx context.Context, script string, out io.
 	k.probeMu.Lock()
 	defer k.probeMu.Unlock()
 	first := k.probe == ""
-	var (
-		started  = make(chan error, 1)
-		probe    string
-		startErr error
-	)
+	var startErr error
+	started := make(chan struct{})
 	if first {
 		// The container starts while the rights are granted.
-		go func() { probe, startErr = k.startProbe(ctx); started <- startErr }()
+		go func() { defer close(started); k.probe, startErr = k.startProbe(ctx) }()
+	} else {
+		close(started)
 	}
 	kubeconfig, err := k.probeCredentials(ctx, first)
-	if first {
-		<-started
-		k.probe = probe
-	}
+	<-started
 	if err = errors.Join(err, startErr); err != nil {
 		return -1, err
 	}
