@@ -115,7 +115,7 @@ func (k *kindRuntime) startProbe(ctx context.Context) (string, error) {
 
 // removeProbes removes every probe container of the lab.
 func (k *kindRuntime) removeProbes(ctx context.Context) error {
-	objs, err := k.engine.ListByLabel(ctx, map[string]string{sandbox.LabelLab: k.lab.Metadata.Name, sandbox.LabelRole: sandbox.RoleProbe})
+	objs, err := k.engine.ListByLabel(ctx, sandbox.Labels(k.lab.Metadata.Name, sandbox.RoleProbe))
 	if err != nil {
 		return err
 	}
