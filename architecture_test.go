@@ -49,7 +49,7 @@ var layers = map[string][]string{
 	"internal/labwatch":        {"lab"},
 	"internal/web/assets":      {},
 	"internal/preflight":       {"internal/msg"},
-	"checks":                   {"lab", "internal/msg"},
+	"checks":                   {"lab", "internal/msg", "internal/podexec"},
 	"internal/progress":        {"lab", "internal/atomicfile", "internal/flock"},
 	"internal/report":          {"lab", "checks", "internal/atomicfile", "internal/msg", "internal/textsafe"},
 	"sandbox":                  {},

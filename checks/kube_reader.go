@@ -28,6 +28,9 @@ type mapper interface {
 type kubeReader struct {
 	mapper mapper
 	client dynamic.Interface
+	// agent is the cluster's network policy agent as reach checks ask
+	// it; nil in tests that do without.
+	agent policyAgent
 }
 
 // NewKubeReader returns an ObjectReader for the cluster cfg names. It does
@@ -42,7 +45,11 @@ func NewKubeReader(cfg *rest.Config) (ObjectReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
 	}
-	return newKubeReader(newGroupVersionMapper(dc), dyn), nil
+	k := newKubeReader(newGroupVersionMapper(dc), dyn)
+	if k.agent, err = newKubePolicyAgent(cfg); err != nil {
+		return nil, err
+	}
+	return k, nil
 }
 
 func newKubeReader(m mapper, client dynamic.Interface) *kubeReader {

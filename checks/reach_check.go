@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -30,20 +32,32 @@ type Reacher interface {
 const reachConnectTimeout = 3
 
 // reachSettle is how long after it starts a reach check's Pod keeps trying
-// while it sees the outcome the check does not expect (reachScript's $3).
-const reachSettle = 10
+// while it sees the outcome the check does not expect (reachScript's $3),
+// and reachFirstWait how long it waits before its first try ($4), when no
+// agent says it has programmed the Pod.
+const (
+	reachSettle    = 10
+	reachFirstWait = 2
+)
 
 // reachScript is what a reach check's Pod runs, with the host as $0, the
-// port as $1, the outcome the check expects (open or closed) as $2 and the
-// settle time in seconds as $3. A policy agent programs a new Pod's rules
-// a moment after it starts, longer under load, so the script waits a
-// little, then tries until two tries in a row agree. When they agree on the
+// port as $1, the outcome the check expects (open or closed) as $2, the
+// settle time in seconds as $3 and the wait before the first try as $4.
+// It tries until two tries in a row agree. When they agree on the
 // expected outcome it answers at once; when they agree on the other one it
 // goes on trying until $3 seconds from its start have passed and answers
-// with the last try: a right answer is never judged by a Pod whose policies
-// are not programmed yet, and a wrong one costs a few seconds more.
+// with the last try.
+//
+// A policy agent programs a new Pod's rules a moment after it starts,
+// longer under load. When labctl knows the agent (policyAgent), the script
+// runs only once the agent has synced since the Pod got its address, with
+// no wait and no settle time: its first tries are judged by the rules in
+// force. Otherwise it waits a little first and settles for reachSettle
+// seconds, so that a right answer is not judged by a Pod whose policies are
+// not programmed yet; a wrong one whose tries agree with the expected
+// outcome before then is not caught (docs/architecture.md).
 const reachScript = `want=$2 settle=$3
-sleep 2
+sleep "$4"
 last=
 while :; do
   if timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$0" "$1"; then status=0; now=open; else status=$?; now=closed; fi
@@ -110,6 +124,9 @@ const reachPollEvery = 250 * time.Millisecond
 
 // Reach starts the check's Pod, waits for its container to end, reads
 // whether the connection opened, and deletes the Pod, whatever happened.
+// On a cluster whose policy agent labctl knows, the Pod only waits: its
+// tries run in it through the exec API once the agent has synced since
+// the Pod got its address (tryAfterSync).
 func (k *kubeReader) Reach(ctx context.Context, r *lab.ReachCheck, image string) (bool, string, error) {
 	ns := r.From.Namespace
 	pods := k.client.Resource(podsResource).Namespace(ns)
@@ -125,8 +142,16 @@ func (k *kubeReader) Reach(ctx context.Context, r *lab.ReachCheck, image string)
 	if err != nil {
 		return false, "", err
 	}
+	gated := false
+	if k.agent != nil {
+		agents, err := k.agent.Syncs(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		gated = len(agents) > 0
+	}
 	want := r.Allowed != nil && *r.Allowed
-	made, err := pods.Create(ctx, reachPod(ns, podLabels, owner, image, host, port, want, podDeadline(ctx)), metav1.CreateOptions{})
+	made, err := pods.Create(ctx, reachPod(ns, podLabels, owner, image, host, port, want, podDeadline(ctx), gated), metav1.CreateOptions{})
 	if err != nil {
 		return false, "", fmt.Errorf("starting the Pod that tries %s from %s: %w", r.To, ns, err)
 	}
@@ -156,7 +181,13 @@ func (k *kubeReader) Reach(ctx context.Context, r *lab.ReachCheck, image string)
 			return false, "", fmt.Errorf("the Pod that tries %s from %s was deleted before it finished", r.To, ns)
 		case err == nil:
 			if done, opened, detail := reachOutcome(pod); done {
+				if gated {
+					return false, "", fmt.Errorf("the Pod that tries %s from %s ended before it tried", r.To, ns)
+				}
 				return opened, detail, nil
+			}
+			if gated && reachRunning(pod) {
+				return k.tryAfterSync(wait, ns, name, owner, host, port, want)
 			}
 			if why := waitingReason(pod); why != "" {
 				waiting = why
@@ -168,6 +199,43 @@ func (k *kubeReader) Reach(ctx context.Context, r *lab.ReachCheck, image string)
 		case <-time.After(reachPollEvery):
 		}
 	}
+}
+
+// tryAfterSync waits until the policy agent has synced since the check's
+// Pod got its address, then runs the tries in the Pod, with no first wait
+// and no settle time.
+func (k *kubeReader) tryAfterSync(ctx context.Context, ns, pod string, owner *unstructured.Unstructured, host string, port int, want bool) (bool, string, error) {
+	if err := waitAgentSynced(ctx, k.agent, ns, owner, agentPollEvery, agentAskEvery); err != nil {
+		return false, "", err
+	}
+	var out strings.Builder
+	code, err := k.agent.Exec(ctx, ns, pod, reachCommand(host, port, want, 0, 0), &out)
+	if err != nil {
+		return false, "", fmt.Errorf("trying %s:%d in the check's Pod: %w", host, port, err)
+	}
+	opened, detail := tryOutcome(int64(code), out.String())
+	return opened, detail, nil
+}
+
+// reachCommand runs reachScript with its arguments.
+func reachCommand(host string, port int, want bool, settle, firstWait int) []string {
+	expected := "closed"
+	if want {
+		expected = "open"
+	}
+	return []string{"bash", "-c", reachScript, host, strconv.Itoa(port), expected, strconv.Itoa(settle), strconv.Itoa(firstWait)}
+}
+
+// reachRunning reports whether the Pod's container has started.
+func reachRunning(pod *unstructured.Unstructured) bool {
+	statuses, _, _ := unstructured.NestedSlice(pod.Object, "status", "containerStatuses")
+	for _, s := range statuses {
+		st, _ := s.(map[string]any)
+		if _, ok, _ := unstructured.NestedMap(st, "state", "running"); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // standInLabels are the labels of the first running Pod in the namespace
@@ -215,13 +283,16 @@ const reachPodPrefix = "labctl-reach-"
 
 // reachPod is the check's Pod: it tries a TCP connection with bash's
 // /dev/tcp under timeout(1) (reachScript), as nobody, within the restricted Pod Security
-// level. A readiness gate nobody sets keeps it out of every Service's
-// endpoints, and the namespace as its controller keeps every ReplicaSet
-// from adopting it.
-func reachPod(ns string, podLabels map[string]any, owner *unstructured.Unstructured, image, host string, port int, want bool, deadline int64) *unstructured.Unstructured {
-	expected := "closed"
-	if want {
-		expected = "open"
+// level; gated, it only sleeps, and the tries run in it later. A readiness
+// gate nobody sets keeps it out of every Service's endpoints, and the
+// namespace as its controller keeps every ReplicaSet from adopting it.
+func reachPod(ns string, podLabels map[string]any, owner *unstructured.Unstructured, image, host string, port int, want bool, deadline int64, gated bool) *unstructured.Unstructured {
+	command := []any{"sleep", strconv.FormatInt(deadline, 10)}
+	if !gated {
+		command = nil
+		for _, a := range reachCommand(host, port, want, reachSettle, reachFirstWait) {
+			command = append(command, a)
+		}
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
@@ -250,7 +321,7 @@ func reachPod(ns string, podLabels map[string]any, owner *unstructured.Unstructu
 				"name":                     "reach",
 				"image":                    image,
 				"imagePullPolicy":          "Never",
-				"command":                  []any{"bash", "-c", reachScript, host, strconv.Itoa(port), expected, strconv.Itoa(reachSettle)},
+				"command":                  command,
 				"terminationMessagePolicy": "FallbackToLogsOnError",
 				"resources": map[string]any{
 					"requests": map[string]any{"cpu": "10m", "memory": "16Mi", "ephemeral-storage": "1Mi"},
@@ -264,6 +335,43 @@ func reachPod(ns string, podLabels map[string]any, owner *unstructured.Unstructu
 			}},
 		},
 	}}
+}
+
+// syncMarkerPod is a Pod that a scheduling gate keeps from ever being
+// scheduled, made and deleted at once to make the policy agents sync
+// (kubePolicyAgent.AskSync). It has no labels: no policy selects it, and
+// it never has an address.
+func syncMarkerPod(ns string, owner *unstructured.Unstructured) *corev1.Pod {
+	no, yes := false, true
+	nobody := int64(65534)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: reachPodPrefix + "sync-",
+			Namespace:    ns,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1", Kind: "Namespace", Name: owner.GetName(), UID: owner.GetUID(), Controller: &yes,
+			}},
+		},
+		Spec: corev1.PodSpec{
+			SchedulingGates:              []corev1.PodSchedulingGate{{Name: "labctl.dev/never"}},
+			AutomountServiceAccountToken: &no,
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot: &yes, RunAsUser: &nobody, RunAsGroup: &nobody,
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name: "never", Image: "labctl.invalid/never", Command: []string{"false"},
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m"), corev1.ResourceMemory: resource.MustParse("1Mi"), corev1.ResourceEphemeralStorage: resource.MustParse("1Mi")},
+					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m"), corev1.ResourceMemory: resource.MustParse("1Mi"), corev1.ResourceEphemeralStorage: resource.MustParse("1Mi")},
+				},
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes,
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+		},
+	}
 }
 
 // listOne reads one Pod by name through a list (the grader may list Pods,
@@ -295,16 +403,23 @@ func reachOutcome(pod *unstructured.Unstructured) (done, opened bool, detail str
 			continue
 		}
 		code, _, _ := unstructured.NestedInt64(term, "exitCode")
-		if code == 0 {
-			return true, true, ""
-		}
-		if code == reachTimedOut {
-			return true, false, fmt.Sprintf("no answer within %ds", reachConnectTimeout)
-		}
 		text, _, _ := unstructured.NestedString(term, "message")
-		return true, false, reachDetail(text)
+		opened, detail := tryOutcome(code, text)
+		return true, opened, detail
 	}
 	return false, false, ""
+}
+
+// tryOutcome reads the tries' exit code and output: whether the
+// connection opened and, when it did not, why.
+func tryOutcome(code int64, output string) (opened bool, detail string) {
+	switch code {
+	case 0:
+		return true, ""
+	case reachTimedOut:
+		return false, fmt.Sprintf("no answer within %ds", reachConnectTimeout)
+	}
+	return false, reachDetail(output)
 }
 
 // waitingReason is why the Pod's container does not run yet, if it says.

@@ -151,7 +151,7 @@ func TestReachPodStandsIn(t *testing.T) {
 		}
 	}
 	cmd, _, _ := unstructured.NestedSlice(pod.Object, "spec", "containers")
-	if args := cmd[0].(map[string]any)["command"].([]any); len(args) != 7 || args[3] != "db" || args[4] != "5432" || args[5] != "open" {
+	if args := cmd[0].(map[string]any)["command"].([]any); len(args) != 8 || args[3] != "db" || args[4] != "5432" || args[5] != "open" {
 		t.Errorf("command %v, want the host, the port and the expected outcome as its own arguments", args)
 	}
 }

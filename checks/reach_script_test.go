@@ -82,7 +82,7 @@ func TestReachScriptWaitsForTheExpectedOutcome(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			port := flippingPort(t, tt.open, tt.flipAfter)
-			err := exec.Command("bash", "-c", reachScript, "127.0.0.1", port, tt.want, settle).Run()
+			err := exec.Command("bash", "-c", reachScript, "127.0.0.1", port, tt.want, settle, "2").Run()
 			var exit *exec.ExitError
 			if err != nil && !errors.As(err, &exit) {
 				t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"
 )
@@ -49,14 +50,35 @@ func labGraderGrants(ctx context.Context, disc resourceLister, l *lab.Lab) ([]gr
 		grants = append(grants, accessReviewGrant)
 	}
 	for _, ns := range l.ReachNamespaces() {
-		grants = append(grants, graderGrant{Resource: "namespaces", Name: ns, Verb: "get"})
+		// The exec API's WebSocket is a get, its SPDY stream a create;
+		// the check's Pods have names no rule can know ahead.
+		grants = append(grants, graderGrant{Resource: "namespaces", Name: ns, Verb: "get"},
+			graderGrant{Resource: "pods/exec", Namespace: ns, Verb: "create"},
+			graderGrant{Resource: "pods/exec", Namespace: ns, Verb: "get", Name: anyName})
 		for _, verb := range []string{"create", "list", "delete"} {
 			grants = append(grants, graderGrant{Resource: "pods", Namespace: ns, Verb: verb})
 		}
 	}
+	if len(l.ReachNamespaces()) > 0 {
+		grants = append(grants, policyAgentGrants...)
+	}
 	slices.SortFunc(grants, compareGrants)
 	return slices.Compact(grants), nil
 }
+
+// policyAgentGrants let a reach check find the network policy agent's
+// Pods and read their count of syncs through the API server's proxy
+// (checks.PolicyAgentNamespace). The proxy is granted on every Pod, since
+// the agent's Pods have names no rule can know ahead; like every grant,
+// it is the grader's alone.
+var policyAgentGrants = []graderGrant{
+	{Resource: "pods", Namespace: checks.PolicyAgentNamespace, Verb: "list"},
+	{Resource: "pods/proxy", Namespace: checks.PolicyAgentNamespace, Verb: "get", Name: anyName},
+}
+
+// anyName, as a get grant's Name, grants get on every object of the
+// resource.
+const anyName = "*"
 
 // resourceLister is the part of discovery that maps a kind to its resource.
 type resourceLister interface {
@@ -142,6 +164,11 @@ func graderPolicy(grants []graderGrant) []rbacv1.PolicyRule {
 		}
 		if k.verb == "get" && !slices.Contains(names[k], g.Name) {
 			names[k] = append(names[k], g.Name)
+		}
+	}
+	for k, rn := range names {
+		if slices.Contains(rn, anyName) {
+			names[k] = nil
 		}
 	}
 	slices.SortFunc(keys, func(a, b key) int {

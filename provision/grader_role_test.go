@@ -340,3 +340,46 @@ func TestLabGraderGrants(t *testing.T) {
 		t.Errorf("grants:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestLabGraderGrantsReach: a lab with a reach check lets the grader make,
+// list, delete and exec into Pods (its own) and read its namespace; and
+// find the network policy agent's Pods and read their metrics through the
+// proxy, whatever their names.
+func TestLabGraderGrantsReach(t *testing.T) {
+	cs := fake.NewClientset()
+	cs.Fake.Resources = discoveryResources
+	no := false
+	l := &lab.Lab{Steps: []lab.Step{{Checks: []lab.Check{
+		{Reach: &lab.ReachCheck{From: lab.ReachFrom{Namespace: "shop"}, To: "db:5432", Allowed: &no}},
+	}}}}
+	grants, err := labGraderGrants(context.Background(), cs.Discovery(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range grants {
+		got = append(got, fmt.Sprintf("%s|%s|%s|%s", g.Namespace, g.Resource, g.Verb, g.Name))
+	}
+	want := []string{
+		"|namespaces|get|shop",
+		"labctl-system|pods|list|",
+		"labctl-system|pods/proxy|get|*",
+		"shop|pods|create|",
+		"shop|pods|delete|",
+		"shop|pods|list|",
+		"shop|pods/exec|create|",
+		"shop|pods/exec|get|*",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("grants:\n got %q\nwant %q", got, want)
+	}
+	var proxy *rbacv1.PolicyRule
+	for _, r := range graderPolicy(grants) {
+		if slices.Contains(r.Resources, "pods/proxy") {
+			proxy = &r
+		}
+	}
+	if proxy == nil || proxy.ResourceNames != nil || !slices.Equal(proxy.Verbs, []string{"get"}) {
+		t.Errorf("the proxy rule is %+v, want get on every Pod's proxy", proxy)
+	}
+}

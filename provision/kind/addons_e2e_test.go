@@ -316,6 +316,24 @@ func TestE2EAddons(t *testing.T) {
 	reach("client", true)
 	reach("other", false)
 	reachRound(t, env, "client-to-web", "no-such-name")
+
+	t.Log("a reach check waits for the policy agents to program its Pod: stopped until then, a wrong answer still fails")
+	agentsPaused(t, engine, nodeNames(nodes), func() {
+		// The policy lets the client through; a check that wants it kept
+		// out must fail. Before the agents know the check's Pod, web's
+		// rules drop its traffic, which a check judging then would pass.
+		results, err := env.RunChecks(ctx, checks.Round{Checks: []lab.Check{reachCheck("client-kept-out", map[string]string{"app": "client"}, "web:80", &no)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(results) != 1 || results[0].Status != checks.Fail {
+			t.Errorf("with the agents paused while its Pod started, the check says %+v, want a failure", results)
+		}
+	}, func() string {
+		out, _ := execIn(ctx, engine, controlPlaneNode(l.Metadata.Name),
+			[]string{"kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "-n", "e2e-net", "get", "pods", "-o", "name"})
+		return out
+	})
 	t.Log("deleting the Pod a reach check stands in for changes nothing")
 	if code, out := script(t, env, "kubectl -n e2e-net delete pod other --wait"); code != 0 {
 		t.Fatalf("deleting other: %s", out)
@@ -389,4 +407,46 @@ func TestE2EAddons(t *testing.T) {
 	if out := admin("top", "nodes"); !strings.Contains(out, controlPlaneNode(l.Metadata.Name)) {
 		t.Errorf("kubectl top nodes:\n%s", out)
 	}
+}
+
+// nodeNames are the first fields of lines "NAME ...".
+func nodeNames(lines string) []string {
+	var out []string
+	for _, l := range strings.Split(lines, "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			out = append(out, f[0])
+		}
+	}
+	return out
+}
+
+// agentsPaused runs round while, from the moment a reach check's Pod
+// appears (pods lists them) and for eight seconds, every node's policy
+// agent process is stopped (SIGSTOP): its rules stay as they were, and its
+// metrics do not answer.
+func agentsPaused(t *testing.T, engine *docker.Engine, nodes []string, round func(), pods func() string) {
+	t.Helper()
+	signal := func(sig string) {
+		for _, n := range nodes {
+			cmd := `for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = kube-router ] && kill -` + sig + ` ${p#/proc/}; done; true`
+			if out, err := execIn(context.Background(), engine, n, []string{"sh", "-c", cmd}); err != nil {
+				t.Errorf("kill -%s kube-router on %s: %v\n%s", sig, n, err, out)
+			}
+		}
+	}
+	paused := make(chan struct{})
+	go func() {
+		defer close(paused)
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if strings.Contains(pods(), "labctl-reach-") {
+				signal("STOP")
+				time.Sleep(8 * time.Second)
+				signal("CONT")
+				return
+			}
+		}
+		t.Error("no reach check's Pod appeared within 60 s")
+	}()
+	defer func() { <-paused }()
+	round()
 }

@@ -2,12 +2,16 @@ package kind
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"text/template"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/labctl/labctl/checks"
 )
 
 func TestNetworkPolicyAddonManifest(t *testing.T) {
@@ -76,6 +80,18 @@ func TestNetworkPolicyAddonManifest(t *testing.T) {
 	c := containers[0].(map[string]any)
 	if c["image"] != image || c["imagePullPolicy"] != "Never" {
 		t.Errorf("image %v pull policy %v", c["image"], c["imagePullPolicy"])
+	}
+	// A reach check finds the agent and reads its syncs where checks says.
+	if ns := daemonSet["metadata"].(map[string]any)["namespace"]; ns != checks.PolicyAgentNamespace {
+		t.Errorf("the agent runs in %v, reach checks look in %s", ns, checks.PolicyAgentNamespace)
+	}
+	podLabels := daemonSet["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["labels"].(map[string]any)
+	key, value, _ := strings.Cut(checks.PolicyAgentSelector, "=")
+	if podLabels[key] != value {
+		t.Errorf("the agent's Pods are labelled %v, reach checks select %s", podLabels, checks.PolicyAgentSelector)
+	}
+	if args := fmt.Sprint(c["args"]); !slices.Contains(c["args"].([]any), any(fmt.Sprintf("--metrics-port=%d", checks.PolicyAgentMetricsPort))) {
+		t.Errorf("the agent's arguments %s serve no metrics on port %d", args, checks.PolicyAgentMetricsPort)
 	}
 
 	rules, _ := clusterRole["rules"].([]any)

@@ -1,0 +1,234 @@
+package checks
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/labctl/labctl/internal/podexec"
+)
+
+// The network policy agent of labctl's networkPolicy add-on (kube-router's
+// firewall, one Pod per node): where its Pods run, how they are selected,
+// and the port its metrics are served on, on each node's address. The
+// add-on's manifest must match (provision/kind's tests hold it to these).
+const (
+	PolicyAgentNamespace   = "labctl-system"
+	PolicyAgentSelector    = "app.kubernetes.io/name=labctl-network-policy"
+	PolicyAgentMetricsPort = 9245
+)
+
+// policyAgentSyncs is the agent's count of its full syncs of the cluster's
+// policies into the node's rules: one more each time a sync ends.
+const policyAgentSyncs = "kube_router_controller_iptables_sync_time_count"
+
+// agentSyncsNeeded is how many syncs each agent must end, counted from
+// just before the check asks for one, before the check's Pod tries: the
+// first may have begun before the agent knew the Pod's address, and so
+// may the second when the first ended in the moment between the count and
+// the agent's receipt of the request; the third began after it.
+const agentSyncsNeeded = 3
+
+// agentPollEvery is how often the agents' counts are read.
+const agentPollEvery = 100 * time.Millisecond
+
+// agentAskEvery is how often a sync is asked for again while the counts
+// have not moved: a request the agent took while a sync ran is served by
+// that one's successor, which is the only one it queues.
+const agentAskEvery = time.Second
+
+// policyAgent is what a reach check needs of the cluster's network policy
+// agent, when labctl knows it: how many syncs each of its Pods has ended,
+// a way to make every one of them sync again, and a command run in the
+// check's Pod once they have.
+type policyAgent interface {
+	// Syncs reads each running agent Pod's count of ended syncs; an empty
+	// map when the cluster runs no agent labctl knows.
+	Syncs(ctx context.Context) (map[string]float64, error)
+	// AskSync makes every agent sync again soon: it creates and deletes a
+	// Pod in ns that never runs, an event every agent answers with a sync.
+	AskSync(ctx context.Context, ns string, owner *unstructured.Unstructured) error
+	// Exec runs cmd in the check's Pod's container and returns its exit
+	// code, with its output (bounded) in out.
+	Exec(ctx context.Context, ns, pod string, cmd []string, out io.Writer) (int, error)
+}
+
+// waitAgentSynced returns once every agent Pod that runs has ended
+// agentSyncsNeeded syncs since the call (each Pod that was not counted at
+// first, or whose count went back, starts its own count), asking for
+// syncs as it waits; or with an error when ctx ends first.
+func waitAgentSynced(ctx context.Context, a policyAgent, ns string, owner *unstructured.Unstructured, every, askEvery time.Duration) error {
+	base, err := a.Syncs(ctx)
+	if err != nil {
+		return err
+	}
+	if err := a.AskSync(ctx, ns, owner); err != nil {
+		return err
+	}
+	last, asked := maps.Clone(base), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the network policy agent did not apply the cluster's policies after the check's Pod started (%s)", syncProgress(base, last))
+		case <-time.After(every):
+		}
+		now, err := a.Syncs(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				continue
+			}
+			return err
+		}
+		done, moved := true, false
+		for pod, n := range now {
+			b, ok := base[pod]
+			if !ok || n < b {
+				base[pod], b = n, n
+			}
+			if n < b+agentSyncsNeeded {
+				done = false
+			}
+			if n != last[pod] {
+				moved = true
+			}
+		}
+		if done {
+			return nil
+		}
+		last = now
+		if moved || time.Since(asked) >= askEvery {
+			if err := a.AskSync(ctx, ns, owner); err != nil {
+				return err
+			}
+			asked = time.Now()
+		}
+	}
+}
+
+// syncProgress says how far each agent Pod got: "labctl-network-policy-x7k2p 1 of 3".
+func syncProgress(base, last map[string]float64) string {
+	var parts []string
+	for pod, n := range last {
+		parts = append(parts, fmt.Sprintf("%s: %d of %d syncs", pod, int(n-base[pod]), agentSyncsNeeded))
+	}
+	if len(parts) == 0 {
+		return "no agent Pod answered"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// kubePolicyAgent is policyAgent through the API server: the agent's Pods
+// listed in PolicyAgentNamespace, their metrics read through the API
+// server's proxy, the command run through the exec API.
+type kubePolicyAgent struct {
+	cfg *rest.Config
+	cs  kubernetes.Interface
+}
+
+func newKubePolicyAgent(cfg *rest.Config) (*kubePolicyAgent, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating the client of the network policy agent: %w", err)
+	}
+	return &kubePolicyAgent{cfg: cfg, cs: cs}, nil
+}
+
+// Syncs reads every running agent Pod's count. A cluster without the
+// add-on, or a grader not allowed to look (one granted by an older labctl),
+// has no agent.
+func (a *kubePolicyAgent) Syncs(ctx context.Context) (map[string]float64, error) {
+	pods, err := a.cs.CoreV1().Pods(PolicyAgentNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: PolicyAgentSelector, FieldSelector: "status.phase=Running",
+	})
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+		return map[string]float64{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("looking for the network policy agent: %w", err)
+	}
+	out := map[string]float64{}
+	for _, p := range pods.Items {
+		body, err := a.cs.CoreV1().Pods(PolicyAgentNamespace).
+			ProxyGet("http", p.Name, strconv.Itoa(PolicyAgentMetricsPort), "metrics", nil).DoRaw(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading the network policy agent's syncs on node %s: %w", p.Spec.NodeName, err)
+		}
+		n, ok := metricValue(body, policyAgentSyncs)
+		if !ok {
+			return nil, fmt.Errorf("the network policy agent on node %s does not count its syncs (%s)", p.Spec.NodeName, policyAgentSyncs)
+		}
+		out[p.Name] = n
+	}
+	return out, nil
+}
+
+// metricValue finds name's value in a Prometheus text exposition.
+func metricValue(body []byte, name string) (float64, bool) {
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), name+" ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+		return v, err == nil
+	}
+	return 0, false
+}
+
+// AskSync creates and deletes a Pod that a scheduling gate keeps from
+// ever being scheduled, in ns: every agent syncs on a Pod's deletion, and
+// the deletion comes after the check's Pod got its address in the stream
+// of Pod events every agent reads.
+func (a *kubePolicyAgent) AskSync(ctx context.Context, ns string, owner *unstructured.Unstructured) error {
+	pods := a.cs.CoreV1().Pods(ns)
+	made, err := pods.Create(ctx, syncMarkerPod(ns, owner), metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("asking the network policy agent to sync (a Pod in %s): %w", ns, err)
+	}
+	zero := int64(0)
+	if err := pods.Delete(ctx, made.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("asking the network policy agent to sync (a Pod in %s): %w", ns, err)
+	}
+	return nil
+}
+
+// reachOutputLimit bounds what a try's output keeps: bash's last words.
+const reachOutputLimit = 4096
+
+// Exec runs cmd in the check's Pod, keeping at most reachOutputLimit bytes
+// of its output.
+func (a *kubePolicyAgent) Exec(ctx context.Context, ns, pod string, cmd []string, out io.Writer) (int, error) {
+	w := &limitWriter{w: out, left: reachOutputLimit}
+	return podexec.Exec{Namespace: ns, Pod: pod, Container: "reach", Cmd: cmd, Stdout: w, Stderr: w}.Run(ctx, a.cfg, a.cs)
+}
+
+// limitWriter passes on its first left bytes and drops the rest.
+type limitWriter struct {
+	w    io.Writer
+	left int
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.left > 0 {
+		n := min(len(p), l.left)
+		l.left -= n
+		if _, err := l.w.Write(p[:n]); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}

@@ -1,0 +1,218 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// simAgent models the policy agent as kube-router runs it: full syncs one
+// at a time, each taking syncTime, with a queue of one request; a request
+// made while one waits is dropped. It records when each sync began and
+// ended, and when the first request that the check made arrived.
+type simAgent struct {
+	mu       sync.Mutex
+	syncTime time.Duration
+	pending  bool
+	running  bool
+	ended    int
+	starts   []time.Time
+	firstAsk time.Time
+	stopped  bool // a stopped agent takes requests and never syncs
+	execs    [][]string
+	code     int
+	output   string
+}
+
+func (a *simAgent) request() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.running {
+		a.pending = true
+		return
+	}
+	a.startLocked()
+}
+
+func (a *simAgent) startLocked() {
+	if a.stopped {
+		a.pending = true
+		return
+	}
+	a.running = true
+	a.starts = append(a.starts, time.Now())
+	time.AfterFunc(a.syncTime, func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.running = false
+		a.ended++
+		if a.pending {
+			a.pending = false
+			a.startLocked()
+		}
+	})
+}
+
+func (a *simAgent) Syncs(context.Context) (map[string]float64, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return map[string]float64{"agent-a": float64(a.ended)}, nil
+}
+
+func (a *simAgent) AskSync(context.Context, string, *unstructured.Unstructured) error {
+	a.mu.Lock()
+	if a.firstAsk.IsZero() {
+		a.firstAsk = time.Now()
+	}
+	a.mu.Unlock()
+	a.request()
+	return nil
+}
+
+func (a *simAgent) Exec(_ context.Context, _, _ string, cmd []string, out io.Writer) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.execs = append(a.execs, cmd)
+	io.WriteString(out, a.output)
+	return a.code, nil
+}
+
+// TestWaitAgentSyncedWaitsForASyncBegunAfterTheAsk: whether a sync runs,
+// one waits, or none when the check asks, the wait ends only after a sync
+// that began after the agent took the check's request has ended.
+func TestWaitAgentSyncedWaitsForASyncBegunAfterTheAsk(t *testing.T) {
+	for _, busy := range []string{"idle", "running", "running and one waiting"} {
+		t.Run(busy, func(t *testing.T) {
+			a := &simAgent{syncTime: 30 * time.Millisecond}
+			switch busy {
+			case "running":
+				a.request()
+			case "running and one waiting":
+				a.request()
+				a.request()
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			if err := waitAgentSynced(ctx, a, "shop", nil, 5*time.Millisecond, time.Second); err != nil {
+				t.Fatal(err)
+			}
+			done := time.Now()
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			var after int
+			for i, s := range a.starts {
+				if s.After(a.firstAsk) && s.Add(a.syncTime).Before(done) && i < a.ended {
+					after++
+				}
+			}
+			if after == 0 {
+				t.Errorf("returned with no ended sync begun after the ask (starts %v, ask %v)", a.starts, a.firstAsk)
+			}
+		})
+	}
+}
+
+// TestWaitAgentSyncedStopsAtItsDeadline: an agent that does not sync (it
+// is stopped) makes the wait an error that says how far it got, never a
+// verdict.
+func TestWaitAgentSyncedStopsAtItsDeadline(t *testing.T) {
+	a := &simAgent{syncTime: 10 * time.Millisecond, stopped: true}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	err := waitAgentSynced(ctx, a, "shop", nil, 5*time.Millisecond, 50*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "did not apply the cluster's policies") || !strings.Contains(err.Error(), "agent-a: 0 of 3 syncs") {
+		t.Fatalf("got %v, want the agent named with its progress", err)
+	}
+}
+
+// countingAgent's counts go back (its Pod was replaced) and a new Pod
+// appears: each starts its own count.
+type countingAgent struct {
+	reads [](map[string]float64)
+	n     int
+}
+
+func (c *countingAgent) Syncs(context.Context) (map[string]float64, error) {
+	r := c.reads[min(c.n, len(c.reads)-1)]
+	c.n++
+	return r, nil
+}
+func (c *countingAgent) AskSync(context.Context, string, *unstructured.Unstructured) error {
+	return nil
+}
+func (c *countingAgent) Exec(context.Context, string, string, []string, io.Writer) (int, error) {
+	return 0, errors.New("not here")
+}
+
+func TestWaitAgentSyncedCountsEachPodFromItsFirstSight(t *testing.T) {
+	a := &countingAgent{reads: []map[string]float64{
+		{"a": 10},
+		{"a": 12},
+		{"a": 1, "b": 50}, // a restarted, b is new: both count from here
+		{"a": 3, "b": 52},
+		{"a": 4, "b": 53},
+		{"a": 4, "b": 53},
+	}}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	if err := waitAgentSynced(ctx, a, "shop", nil, time.Millisecond, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if a.n != 5 {
+		t.Errorf("returned after %d reads, want 5 (a at 1+3, b at 50+3)", a.n)
+	}
+}
+
+func TestMetricValue(t *testing.T) {
+	body := []byte("# HELP x\n" + policyAgentSyncs + "_extra 7\n" + policyAgentSyncs + " 42\nother 1\n")
+	if v, ok := metricValue(body, policyAgentSyncs); !ok || v != 42 {
+		t.Errorf("got %v %v, want 42", v, ok)
+	}
+	if _, ok := metricValue([]byte("nothing 1\n"), policyAgentSyncs); ok {
+		t.Error("found a metric that is not there")
+	}
+}
+
+// TestReachGatedTriesAfterTheAgentSynced: on a cluster whose agent labctl
+// knows, the check's Pod only sleeps, and its tries run in it, once the
+// agent has synced, with no first wait and no settle time; what they say
+// is the verdict.
+func TestReachGatedTriesAfterTheAgentSynced(t *testing.T) {
+	running := map[string]any{"containerStatuses": []any{map[string]any{"state": map[string]any{"running": map[string]any{}}}}}
+	no := false
+	c := lab.Check{Reach: &lab.ReachCheck{From: lab.ReachFrom{Namespace: "shop", Labels: map[string]string{"app": "client"}}, To: "db:5432", Allowed: &no},
+		Timeout: lab.Duration{Duration: 5 * time.Second}}
+	for _, tt := range []struct {
+		code int
+		want Status
+	}{{0, Fail}, {124, Pass}, {1, Pass}} {
+		t.Run(fmt.Sprint(tt.code), func(t *testing.T) {
+			rc := newReachCluster(t, running)
+			a := &simAgent{syncTime: 5 * time.Millisecond, code: tt.code, output: "db: connect: Connection refused\n"}
+			rc.agent = a
+			expect(t, runCheck(t, Env{Root: "/", Kube: rc, ReachImage: "labctl/addons:test"}, c), tt.want, map[Status]string{Fail: "expected a new Pod in shop labelled app=client not to connect to db:5432; it connected"}[tt.want])
+			cmd, _, _ := unstructured.NestedSlice(rc.made[0].Object, "spec", "containers")
+			if args := cmd[0].(map[string]any)["command"].([]any); len(args) != 2 || args[0] != "sleep" {
+				t.Errorf("the gated Pod runs %v, want it to sleep", args)
+			}
+			if len(a.execs) != 1 || len(a.execs[0]) != 8 || a.execs[0][5] != "closed" || a.execs[0][6] != "0" || a.execs[0][7] != "0" {
+				t.Errorf("tries run as %v, want one run expecting closed with no settle and no wait", a.execs)
+			}
+			if a.ended < agentSyncsNeeded {
+				t.Errorf("tried after %d syncs", a.ended)
+			}
+			if len(rc.deleted) != 1 {
+				t.Errorf("deleted %v, want the Pod deleted", rc.deleted)
+			}
+		})
+	}
+}
