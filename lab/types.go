@@ -555,8 +555,10 @@ type AccessCheck struct {
 // a short-lived Pod in From.Namespace, labelled like the lab's own Pods
 // there that From.Labels select (or with exactly From.Labels when none
 // runs), which tries To. The Pod is never Ready, so no Service sends it
-// traffic, and no controller adopts it. A lab with reach checks needs
-// workloads: run.
+// traffic, and no controller adopts it. With the networkPolicy add-on, it
+// tries only once the policy agent on every node has synced since it got
+// its address, so the policies in force judge it. A lab with reach checks
+// needs workloads: run.
 type ReachCheck struct {
 	From ReachFrom `yaml:"from" json:"from"`
 	// To is host:port: a Service's name (web, or web.shop), another DNS
