@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +73,9 @@ type policyAgent interface {
 func waitAgentSynced(ctx context.Context, a policyAgent, ns string, owner *unstructured.Unstructured, every, askEvery time.Duration) error {
 	base, err := a.Syncs(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return agentLate("no agent Pod answered")
+		}
 		return err
 	}
 	if err := a.AskSync(ctx, ns, owner); err != nil {
@@ -81,7 +85,7 @@ func waitAgentSynced(ctx context.Context, a policyAgent, ns string, owner *unstr
 	for {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the network policy agent did not apply the cluster's policies after the check's Pod started (%s)", syncProgress(base, last))
+			return agentLate(syncProgress(base, last))
 		case <-time.After(every):
 		}
 		now, err := a.Syncs(ctx)
@@ -117,11 +121,17 @@ func waitAgentSynced(ctx context.Context, a policyAgent, ns string, owner *unstr
 	}
 }
 
-// syncProgress says how far each agent Pod got: "labctl-network-policy-x7k2p 1 of 3".
+// agentLate is the error of a check whose agents did not sync in time.
+func agentLate(progress string) error {
+	return fmt.Errorf("the network policy agent did not apply the cluster's policies after the check's Pod started (%s)", progress)
+}
+
+// syncProgress says how far each agent Pod got, in the order of their
+// names: "labctl-network-policy-x7k2p: 1 of 3 syncs".
 func syncProgress(base, last map[string]float64) string {
 	var parts []string
-	for pod, n := range last {
-		parts = append(parts, fmt.Sprintf("%s: %d of %d syncs", pod, int(n-base[pod]), agentSyncsNeeded))
+	for _, pod := range slices.Sorted(maps.Keys(last)) {
+		parts = append(parts, fmt.Sprintf("%s: %d of %d syncs", pod, int(last[pod]-base[pod]), agentSyncsNeeded))
 	}
 	if len(parts) == 0 {
 		return "no agent Pod answered"
