@@ -62,7 +62,7 @@ type policyAgent interface {
 	// Pod in ns that never runs, an event every agent answers with a sync.
 	AskSync(ctx context.Context, ns string, owner *unstructured.Unstructured) error
 	// Exec runs cmd in the check's Pod's container and returns its exit
-	// code, with its output (bounded) in out.
+	// code, with its output in out.
 	Exec(ctx context.Context, ns, pod string, cmd []string, out io.Writer) (int, error)
 }
 
@@ -216,29 +216,7 @@ func (a *kubePolicyAgent) AskSync(ctx context.Context, ns string, owner *unstruc
 	return nil
 }
 
-// reachOutputLimit bounds what a try's output keeps: bash's last words.
-const reachOutputLimit = 4096
-
-// Exec runs cmd in the check's Pod, keeping at most reachOutputLimit bytes
-// of its output.
+// Exec runs cmd in the check's Pod's "reach" container.
 func (a *kubePolicyAgent) Exec(ctx context.Context, ns, pod string, cmd []string, out io.Writer) (int, error) {
-	w := &limitWriter{w: out, left: reachOutputLimit}
-	return podexec.Exec{Namespace: ns, Pod: pod, Container: "reach", Cmd: cmd, Stdout: w, Stderr: w}.Run(ctx, a.cfg, a.cs)
-}
-
-// limitWriter passes on its first left bytes and drops the rest.
-type limitWriter struct {
-	w    io.Writer
-	left int
-}
-
-func (l *limitWriter) Write(p []byte) (int, error) {
-	if l.left > 0 {
-		n := min(len(p), l.left)
-		l.left -= n
-		if _, err := l.w.Write(p[:n]); err != nil {
-			return 0, err
-		}
-	}
-	return len(p), nil
+	return podexec.Exec{Namespace: ns, Pod: pod, Container: "reach", Cmd: cmd, Stdout: out, Stderr: out}.Run(ctx, a.cfg, a.cs)
 }

@@ -208,7 +208,8 @@ func (k *kubeReader) tryAfterSync(ctx context.Context, ns, pod string, owner *un
 	if err := waitAgentSynced(ctx, k.agent, ns, owner, agentPollEvery, agentAskEvery); err != nil {
 		return false, "", err
 	}
-	var out strings.Builder
+	// Bounded: a chatty try cannot exhaust the checker's memory.
+	var out cappedBuffer
 	code, err := k.agent.Exec(ctx, ns, pod, reachCommand(host, port, want, 0, 0), &out)
 	if err != nil {
 		return false, "", fmt.Errorf("trying %s:%d in the check's Pod: %w", host, port, err)
