@@ -31,6 +31,17 @@ type kubeReader struct {
 	// agent is the cluster's network policy agent as reach checks ask
 	// it; nil in tests that do without.
 	agent policyAgent
+	// syncs is the round's one wait for the agent's syncs, made at its
+	// first use.
+	syncsOnce sync.Once
+	syncs     *syncWaiter
+}
+
+// agentWaiter is the wait for the agent's syncs that the round's reach
+// checks share.
+func (k *kubeReader) agentWaiter() *syncWaiter {
+	k.syncsOnce.Do(func() { k.syncs = newSyncWaiter(k.agent, agentPollEvery, agentAskEvery) })
+	return k.syncs
 }
 
 // NewKubeReader returns an ObjectReader for the cluster cfg names. It does

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,13 +43,19 @@ const policyAgentSyncs = "kube_router_controller_iptables_sync_time_count"
 // the agent's receipt of the request; the third began after it.
 const agentSyncsNeeded = 3
 
-// agentPollEvery is how often the agents' counts are read.
-const agentPollEvery = 100 * time.Millisecond
+// agentPollEvery is how often the agents' counts are read, once for every
+// reach check of a round that waits (syncWaiter): each read is a request
+// to the API server per agent Pod, and a scrape of that Pod's metrics.
+const agentPollEvery = 200 * time.Millisecond
 
 // agentAskEvery is how often a sync is asked for again while the counts
 // have not moved: a request the agent took while a sync ran is served by
 // that one's successor, which is the only one it queues.
 const agentAskEvery = time.Second
+
+// agentCallTimeout bounds one read of the counts or one request for a
+// sync, so that a call that hangs cannot hold the waiters past theirs.
+const agentCallTimeout = 10 * time.Second
 
 // policyAgent is what a reach check needs of the cluster's network policy
 // agent, when labctl knows it: how many syncs each of its Pods has ended,
@@ -66,59 +73,167 @@ type policyAgent interface {
 	Exec(ctx context.Context, ns, pod string, cmd []string, out io.Writer) (int, error)
 }
 
-// waitAgentSynced returns once every agent Pod that runs has ended
-// agentSyncsNeeded syncs since the call (each Pod that was not counted at
-// first, or whose count went back, starts its own count), asking for
-// syncs as it waits; or with an error when ctx ends first.
-func waitAgentSynced(ctx context.Context, a policyAgent, ns string, owner *unstructured.Unstructured, every, askEvery time.Duration) error {
-	base, err := a.Syncs(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
+// syncWaiter makes the reach checks of one round that wait at the same
+// time share one reading of the agents' counts and one stream of requests
+// for syncs: the checks run at once, and each reading their own would
+// multiply the requests to the API server and the scrapes of the agents,
+// which slow the very syncs they wait for. Each waiter still has its own
+// counts, from the first reading begun after it came, so what one waits
+// for is what it would wait for alone.
+type syncWaiter struct {
+	agent           policyAgent
+	every, askEvery time.Duration
+
+	mu      sync.Mutex
+	waiters map[*syncWait]bool
+	polling bool
+	// last is the newest reading, for the progress of a waiter that is late.
+	last map[string]float64
+}
+
+// syncWait is one check's wait: where a request for a sync may be made,
+// its counts from its first reading (nil before), and where the end of
+// the wait is sent.
+type syncWait struct {
+	ns    string
+	owner *unstructured.Unstructured
+	base  map[string]float64
+	done  chan error
+}
+
+func newSyncWaiter(a policyAgent, every, askEvery time.Duration) *syncWaiter {
+	return &syncWaiter{agent: a, every: every, askEvery: askEvery, waiters: map[*syncWait]bool{}}
+}
+
+// wait returns once every agent Pod that runs has ended agentSyncsNeeded
+// syncs since the first reading of the counts begun after the call (each
+// Pod that was not counted then, or whose count went back, starts its own
+// count), a sync having been asked for after that reading; or with an
+// error when ctx ends first, or when reading or asking fails. A sync is
+// asked for in ns (or in the namespace of another check waiting then).
+func (s *syncWaiter) wait(ctx context.Context, ns string, owner *unstructured.Unstructured) error {
+	w := &syncWait{ns: ns, owner: owner, done: make(chan error, 1)}
+	s.mu.Lock()
+	s.waiters[w] = true
+	if !s.polling {
+		s.polling = true
+		go s.poll()
+	}
+	s.mu.Unlock()
+	select {
+	case err := <-w.done:
+		return err
+	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		select {
+		case err := <-w.done: // ended in the same moment
+			return err
+		default:
+		}
+		delete(s.waiters, w)
+		if w.base == nil {
 			return agentLate("no agent Pod answered")
 		}
-		return err
+		return agentLate(syncProgress(w.base, s.last))
 	}
-	if err := a.AskSync(ctx, ns, owner); err != nil {
-		return err
-	}
-	last, asked := maps.Clone(base), time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return agentLate(syncProgress(base, last))
-		case <-time.After(every):
+}
+
+// poll reads the counts while any check waits: it gives each new waiter
+// its counts and then asks for a sync, asks again whenever a count moves
+// and at least every askEvery, and ends the waits whose syncs have ended.
+func (s *syncWaiter) poll() {
+	var asked time.Time
+	for first := true; ; first = false {
+		if !first {
+			time.Sleep(s.every)
 		}
-		now, err := a.Syncs(ctx)
+		s.mu.Lock()
+		if len(s.waiters) == 0 {
+			s.polling = false
+			s.mu.Unlock()
+			return
+		}
+		// Only the waiters here before the reading begins take their
+		// counts from it.
+		var fresh []*syncWait
+		for w := range s.waiters {
+			if w.base == nil {
+				fresh = append(fresh, w)
+			}
+		}
+		s.mu.Unlock()
+
+		ctx, cancel := context.WithTimeout(context.Background(), agentCallTimeout)
+		now, err := s.agent.Syncs(ctx)
+		cancel()
+		s.mu.Lock()
 		if err != nil {
-			if ctx.Err() != nil {
-				continue
-			}
-			return err
+			s.endAllLocked(err)
+			s.mu.Unlock()
+			continue
 		}
-		done, moved := true, false
+		moved := false
 		for pod, n := range now {
-			b, ok := base[pod]
-			if !ok || n < b {
-				base[pod], b = n, n
-			}
-			if n < b+agentSyncsNeeded {
-				done = false
-			}
-			if n != last[pod] {
+			if n != s.last[pod] {
 				moved = true
 			}
 		}
-		if done {
-			return nil
+		s.last = now
+		for _, w := range fresh {
+			w.base = maps.Clone(now)
 		}
-		last = now
-		if moved || time.Since(asked) >= askEvery {
-			if err := a.AskSync(ctx, ns, owner); err != nil {
-				return err
+		for w := range s.waiters {
+			if w.base != nil && synced(w.base, now) {
+				w.done <- nil
+				delete(s.waiters, w)
 			}
-			asked = time.Now()
+		}
+		ask := len(s.waiters) > 0 && (len(fresh) > 0 || moved || time.Since(asked) >= s.askEvery)
+		var at *syncWait
+		for w := range s.waiters {
+			at = w
+			break
+		}
+		s.mu.Unlock()
+		if !ask {
+			continue
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), agentCallTimeout)
+		err = s.agent.AskSync(ctx, at.ns, at.owner)
+		cancel()
+		asked = time.Now()
+		if err != nil {
+			s.mu.Lock()
+			s.endAllLocked(err)
+			s.mu.Unlock()
 		}
 	}
+}
+
+// endAllLocked ends every wait with err.
+func (s *syncWaiter) endAllLocked(err error) {
+	for w := range s.waiters {
+		w.done <- err
+		delete(s.waiters, w)
+	}
+}
+
+// synced says whether every Pod in now has ended agentSyncsNeeded syncs
+// since base; a Pod new to base, or whose count went back, is counted from
+// now on (base is updated).
+func synced(base, now map[string]float64) bool {
+	done := true
+	for pod, n := range now {
+		b, ok := base[pod]
+		if !ok || n < b {
+			base[pod], b = n, n
+		}
+		if n < b+agentSyncsNeeded {
+			done = false
+		}
+	}
+	return done
 }
 
 // agentLate is the error of a check whose agents did not sync in time.

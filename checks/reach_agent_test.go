@@ -27,6 +27,8 @@ type simAgent struct {
 	ended    int
 	starts   []time.Time
 	firstAsk time.Time
+	asks     []time.Time
+	reads    int
 	stopped  bool // a stopped agent takes requests and never syncs
 	execs    [][]string
 	code     int
@@ -65,6 +67,7 @@ func (a *simAgent) startLocked() {
 func (a *simAgent) Syncs(context.Context) (map[string]float64, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.reads++
 	return map[string]float64{"agent-a": float64(a.ended)}, nil
 }
 
@@ -73,6 +76,7 @@ func (a *simAgent) AskSync(context.Context, string, *unstructured.Unstructured) 
 	if a.firstAsk.IsZero() {
 		a.firstAsk = time.Now()
 	}
+	a.asks = append(a.asks, time.Now())
 	a.mu.Unlock()
 	a.request()
 	return nil
@@ -86,10 +90,10 @@ func (a *simAgent) Exec(_ context.Context, _, _ string, cmd []string, out io.Wri
 	return a.code, nil
 }
 
-// TestWaitAgentSyncedWaitsForASyncBegunAfterTheAsk: whether a sync runs,
+// TestSyncWaiterWaitsForASyncBegunAfterTheAsk: whether a sync runs,
 // one waits, or none when the check asks, the wait ends only after a sync
 // that began after the agent took the check's request has ended.
-func TestWaitAgentSyncedWaitsForASyncBegunAfterTheAsk(t *testing.T) {
+func TestSyncWaiterWaitsForASyncBegunAfterTheAsk(t *testing.T) {
 	for _, busy := range []string{"idle", "running", "running and one waiting"} {
 		t.Run(busy, func(t *testing.T) {
 			a := &simAgent{syncTime: 30 * time.Millisecond}
@@ -102,7 +106,7 @@ func TestWaitAgentSyncedWaitsForASyncBegunAfterTheAsk(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			defer cancel()
-			if err := waitAgentSynced(ctx, a, "shop", nil, 5*time.Millisecond, time.Second); err != nil {
+			if err := newSyncWaiter(a, 5*time.Millisecond, time.Second).wait(ctx, "shop", nil); err != nil {
 				t.Fatal(err)
 			}
 			done := time.Now()
@@ -121,14 +125,102 @@ func TestWaitAgentSyncedWaitsForASyncBegunAfterTheAsk(t *testing.T) {
 	}
 }
 
-// TestWaitAgentSyncedStopsAtItsDeadline: an agent that does not sync (it
+// TestSyncWaiterSharedByARound: the reach checks of a round wait at once
+// and at different moments; they share one reading of the counts (no more
+// readings than one waiter alone would make in that time), and each still
+// waits for a sync that began after a request made after it came.
+func TestSyncWaiterSharedByARound(t *testing.T) {
+	a := &simAgent{syncTime: 20 * time.Millisecond}
+	const every = 5 * time.Millisecond
+	s := newSyncWaiter(a, every, time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	type wait struct {
+		came, done time.Time
+		err        error
+	}
+	waits := make([]wait, 8)
+	began := time.Now()
+	var wg sync.WaitGroup
+	for i := range waits {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * 7 * time.Millisecond)
+			waits[i].came = time.Now()
+			waits[i].err = s.wait(ctx, "shop", nil)
+			waits[i].done = time.Now()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(began)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if most := int(elapsed/every) + 2; a.reads > most {
+		t.Errorf("%d readings of the counts in %s, want at most %d: the waiters read them each on their own", a.reads, elapsed, most)
+	}
+	for i, w := range waits {
+		if w.err != nil {
+			t.Fatalf("waiter %d: %v", i, w.err)
+		}
+		var ask time.Time
+		for _, at := range a.asks {
+			if at.After(w.came) {
+				ask = at
+				break
+			}
+		}
+		ok := false
+		for j, st := range a.starts {
+			if !ask.IsZero() && st.After(ask) && j < a.ended && st.Add(a.syncTime).Before(w.done) {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("waiter %d (came %s, done %s) returned with no ended sync begun after a request made after it came", i, w.came.Sub(began), w.done.Sub(began))
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.waiters) != 0 {
+		t.Errorf("%d waiters left", len(s.waiters))
+	}
+}
+
+// TestSyncWaiterEndsEveryWaitOnAnError: a reading that fails ends every
+// wait with its error; the next waiter starts afresh.
+func TestSyncWaiterEndsEveryWaitOnAnError(t *testing.T) {
+	a := &failingAgent{err: errors.New("looking for the network policy agent: forbidden")}
+	s := newSyncWaiter(a, time.Millisecond, time.Second)
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Go(func() { errs[i] = s.wait(t.Context(), "shop", nil) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "forbidden") {
+			t.Errorf("waiter %d: %v, want the reading's error", i, err)
+		}
+	}
+}
+
+type failingAgent struct{ err error }
+
+func (f *failingAgent) Syncs(context.Context) (map[string]float64, error) { return nil, f.err }
+func (f *failingAgent) AskSync(context.Context, string, *unstructured.Unstructured) error {
+	return nil
+}
+func (f *failingAgent) Exec(context.Context, string, string, []string, io.Writer) (int, error) {
+	return 0, f.err
+}
+
+// TestSyncWaiterStopsAtItsDeadline: an agent that does not sync (it
 // is stopped) makes the wait an error that says how far it got, never a
 // verdict.
-func TestWaitAgentSyncedStopsAtItsDeadline(t *testing.T) {
+func TestSyncWaiterStopsAtItsDeadline(t *testing.T) {
 	a := &simAgent{syncTime: 10 * time.Millisecond, stopped: true}
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
-	err := waitAgentSynced(ctx, a, "shop", nil, 5*time.Millisecond, 50*time.Millisecond)
+	err := newSyncWaiter(a, 5*time.Millisecond, 50*time.Millisecond).wait(ctx, "shop", nil)
 	if err == nil || !strings.Contains(err.Error(), "did not apply the cluster's policies") || !strings.Contains(err.Error(), "agent-a: 0 of 3 syncs") {
 		t.Fatalf("got %v, want the agent named with its progress", err)
 	}
@@ -153,7 +245,7 @@ func (c *countingAgent) Exec(context.Context, string, string, []string, io.Write
 	return 0, errors.New("not here")
 }
 
-func TestWaitAgentSyncedCountsEachPodFromItsFirstSight(t *testing.T) {
+func TestSyncWaiterCountsEachPodFromItsFirstSight(t *testing.T) {
 	a := &countingAgent{reads: []map[string]float64{
 		{"a": 10},
 		{"a": 12},
@@ -164,7 +256,7 @@ func TestWaitAgentSyncedCountsEachPodFromItsFirstSight(t *testing.T) {
 	}}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
-	if err := waitAgentSynced(ctx, a, "shop", nil, time.Millisecond, time.Second); err != nil {
+	if err := newSyncWaiter(a, time.Millisecond, time.Second).wait(ctx, "shop", nil); err != nil {
 		t.Fatal(err)
 	}
 	if a.n != 5 {

@@ -205,7 +205,7 @@ func (k *kubeReader) Reach(ctx context.Context, r *lab.ReachCheck, image string)
 // Pod got its address, then runs the tries in the Pod, with no first wait
 // and no settle time.
 func (k *kubeReader) tryAfterSync(ctx context.Context, ns, pod string, owner *unstructured.Unstructured, host string, port int, want bool) (bool, string, error) {
-	if err := waitAgentSynced(ctx, k.agent, ns, owner, agentPollEvery, agentAskEvery); err != nil {
+	if err := k.agentWaiter().wait(ctx, ns, owner); err != nil {
 		return false, "", err
 	}
 	// Bounded: a chatty try cannot exhaust the checker's memory.
