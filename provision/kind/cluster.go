@@ -134,6 +134,10 @@ type kind struct {
 	name     string
 	// kubeconfig is the host file kind writes the admin credentials to.
 	kubeconfig string
+	// admin is the admin config as adminConfig last read it, until the
+	// cluster is made or removed: reading it asks the node through
+	// several docker commands, a second or more on a busy machine.
+	admin *rest.Config
 }
 
 func newKind(lab, kubeconfigPath string, verbose io.Writer) *kind {
@@ -160,6 +164,7 @@ func (k *kind) exists(ctx context.Context) (bool, error) {
 // create makes the cluster. When ctx ends first, the half-made cluster is
 // deleted (kind itself cannot be interrupted) and ctx's error returned.
 func (k *kind) create(ctx context.Context, c ClusterConfig) error {
+	k.admin = nil
 	if c.AuditDir != "" {
 		if err := startAuditLog(c.AuditDir, c.AuditPolicy); err != nil {
 			return err
@@ -203,6 +208,7 @@ func (k *kind) create(ctx context.Context, c ClusterConfig) error {
 // the engine cannot kill because runc left a cgroup in it frozen (see
 // thawNodes) is thawed, and the delete tried once more.
 func (k *kind) delete(ctx context.Context) error {
+	k.admin = nil
 	del := func() error {
 		_, err := runBounded(ctx, 3*time.Minute, func() (struct{}, error) {
 			return struct{}{}, k.provider.Delete(k.name, k.kubeconfig)
@@ -266,8 +272,11 @@ func thawBelow(root string) int {
 }
 
 // adminConfig reads the cluster's admin credentials (host-facing address)
-// from the control-plane node.
+// from the control-plane node, once for the cluster as this kind has it.
 func (k *kind) adminConfig(ctx context.Context) (*rest.Config, error) {
+	if k.admin != nil {
+		return rest.CopyConfig(k.admin), nil
+	}
 	raw, err := runBounded(ctx, time.Minute, func() (string, error) { return k.provider.KubeConfig(k.name, false) })
 	if err != nil {
 		return nil, fmt.Errorf("reading the admin kubeconfig of %s: %w", k.name, err)
@@ -277,8 +286,40 @@ func (k *kind) adminConfig(ctx context.Context) (*rest.Config, error) {
 		return nil, fmt.Errorf("parsing the admin kubeconfig of %s: %w", k.name, err)
 	}
 	cfg.Timeout = 30 * time.Second
+	k.admin = rest.CopyConfig(cfg)
 	return cfg, nil
 }
+
+// savedAdmin is the admin config kind wrote into the lab's state directory
+// when it made the cluster, when the cluster's API server answers it: its
+// certificate authority is the cluster's own, so a file left from a
+// cluster since made anew, or a port another cluster took, never answers.
+// Reading it spares the docker commands adminConfig runs.
+func (k *kind) savedAdmin(ctx context.Context) (*rest.Config, bool) {
+	if k.kubeconfig == "" {
+		return nil, false
+	}
+	file, err := clientcmd.LoadFromFile(k.kubeconfig)
+	if err != nil {
+		return nil, false
+	}
+	cfg, err := clientcmd.NewNonInteractiveClientConfig(*file, "kind-"+k.name, nil, nil).ClientConfig()
+	if err != nil {
+		return nil, false
+	}
+	cfg.Timeout = 30 * time.Second
+	ctx, cancel := context.WithTimeout(ctx, savedAdminWait)
+	defer cancel()
+	if apiReady(ctx, cfg) != nil {
+		return nil, false
+	}
+	k.admin = rest.CopyConfig(cfg)
+	return cfg, true
+}
+
+// savedAdminWait bounds the try of the saved admin config; when it runs
+// out, the cluster is asked through kind, as when there is none.
+const savedAdminWait = 5 * time.Second
 
 // commandOutput is the tail of the output of the command behind a kind
 // error, if any, for the error message.

@@ -240,6 +240,10 @@ func (r *upRun) rollback() {
 // ensureCluster reuses a cluster whose API server answers, repairs (deletes
 // and recreates) one that does not, and creates a missing one.
 func (r *upRun) ensureCluster(ctx context.Context) error {
+	if _, ok := r.kind.savedAdmin(ctx); ok {
+		r.st.Start(r.say(msg.StatusReusingCluster))
+		return nil
+	}
 	exists, err := r.kind.exists(ctx)
 	if err != nil {
 		r.st.Start(r.say(msg.StatusCheckingCluster))
