@@ -126,6 +126,10 @@ func joinTaints(kind string, taints []string) string {
 		strings.Join(taints, "\n  - ") + "\n"
 }
 
+// adminKubeconfigFile, in the lab's state directory, is where kind writes
+// the cluster's admin kubeconfig when it makes the cluster.
+const adminKubeconfigFile = "admin.kubeconfig"
+
 // kind wraps kind's provider for one lab's cluster. Kind's calls take no
 // context: each is run in a goroutine and abandoned, or undone, when the
 // context ends.

@@ -41,7 +41,7 @@ func down(ctx context.Context, l *lab.Lab, keepHome bool) error {
 	if err != nil {
 		return err
 	}
-	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
+	kubeconfig := filepath.Join(dir, adminKubeconfigFile)
 	var errs []error
 	objs, err := engine.ListByLabel(ctx, map[string]string{sandbox.LabelLab: name})
 	if err != nil {

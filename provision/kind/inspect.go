@@ -3,6 +3,7 @@ package kind
 import (
 	"context"
 	"errors"
+	"path/filepath"
 
 	"github.com/labctl/labctl/internal/docker"
 
@@ -48,7 +49,15 @@ func Inspect(ctx context.Context, l *lab.Lab) (State, error) {
 	if st.Objects, err = engine.ListByLabel(ctx, map[string]string{sandbox.LabelLab: name}); err != nil {
 		return st, err
 	}
-	k := newKind(name, "", nil)
+	kubeconfig := ""
+	if dir, err := stateDir(name); err == nil {
+		kubeconfig = filepath.Join(dir, adminKubeconfigFile)
+	}
+	k := newKind(name, kubeconfig, nil)
+	if _, ok := k.savedAdmin(ctx); ok {
+		st.ClusterExists, st.APIReady = true, true
+		return st, nil
+	}
 	if st.ClusterExists, err = k.exists(ctx); err != nil || !st.ClusterExists {
 		return st, err
 	}

@@ -118,7 +118,7 @@ func Up(ctx context.Context, opts Options) (env *provision.Live, err error) {
 	if r.dir, err = stateDir(r.lab.Metadata.Name); err != nil {
 		return nil, err
 	}
-	r.kind = newKind(r.lab.Metadata.Name, filepath.Join(r.dir, "admin.kubeconfig"), opts.Log)
+	r.kind = newKind(r.lab.Metadata.Name, filepath.Join(r.dir, adminKubeconfigFile), opts.Log)
 	if err := r.step(ctx, r.say(msg.StatusEnsuringImages), r.ensureImages); err != nil {
 		return nil, err
 	}
