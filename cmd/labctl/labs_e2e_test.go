@@ -29,7 +29,7 @@ const rolloutImage = "labctl.local/rollout-web:1"
 // the lab's workload image and none of labctl's own images (the node and
 // sandbox images never travel in a lab's bundle).
 //
-//	flock /tmp/labctl-e2e.lock go test -tags e2e ./cmd/labctl/ -run TestE2EBundle -timeout 30m -v
+//	flock /tmp/labctl-e2e.lock go test -tags e2e ./cmd/labctl/ -run TestE2EBundle -timeout 60m -v
 func TestE2EBundle(t *testing.T) {
 	root := e2etest.Root(t)
 	bin := e2etest.BuildLabctl(t)
