@@ -43,9 +43,9 @@ const policyAgentSyncs = "kube_router_controller_iptables_sync_time_count"
 // the agent's receipt of the request; the third began after it.
 const agentSyncsNeeded = 3
 
-// agentPollEvery is how often the agents' counts are read, once for every
-// reach check of a round that waits (syncWaiter): each read is a request
-// to the API server per agent Pod, and a scrape of that Pod's metrics.
+// agentPollEvery is how often the agents' counts are read: one reading
+// for all the reach checks of a round that wait (syncWaiter), each a
+// request to the API server per agent Pod and a scrape of its metrics.
 const agentPollEvery = 200 * time.Millisecond
 
 // agentAskEvery is how often a sync is asked for again while the counts
