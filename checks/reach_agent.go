@@ -54,7 +54,10 @@ const agentPollEvery = 200 * time.Millisecond
 const agentAskEvery = time.Second
 
 // agentCallTimeout bounds one read of the counts or one request for a
-// sync, so that a call that hangs cannot hold the waiters past theirs.
+// sync, so that a call that hangs cannot hold the poll forever. A call
+// that runs out of it is no answer, not an error: an agent that is
+// stopped or busy answers late (its scrape hangs), and the waiters go on
+// waiting until their own deadlines, which then say how far it got.
 const agentCallTimeout = 10 * time.Second
 
 // policyAgent is what a reach check needs of the cluster's network policy
@@ -83,6 +86,8 @@ type policyAgent interface {
 type syncWaiter struct {
 	agent           policyAgent
 	every, askEvery time.Duration
+	// callTimeout bounds each call to the agent (agentCallTimeout).
+	callTimeout time.Duration
 
 	mu      sync.Mutex
 	waiters map[*syncWait]bool
@@ -102,14 +107,15 @@ type syncWait struct {
 }
 
 func newSyncWaiter(a policyAgent, every, askEvery time.Duration) *syncWaiter {
-	return &syncWaiter{agent: a, every: every, askEvery: askEvery, waiters: map[*syncWait]bool{}}
+	return &syncWaiter{agent: a, every: every, askEvery: askEvery, callTimeout: agentCallTimeout, waiters: map[*syncWait]bool{}}
 }
 
 // wait returns once every agent Pod that runs has ended agentSyncsNeeded
 // syncs since the first reading of the counts begun after the call (each
 // Pod that was not counted then, or whose count went back, starts its own
 // count), a sync having been asked for after that reading; or with an
-// error when ctx ends first, or when reading or asking fails. A sync is
+// error when ctx ends first, or when reading or asking fails (a call
+// that only outlasts callTimeout is no answer: the wait goes on). A sync is
 // asked for in ns (or in the namespace of another check waiting then).
 func (s *syncWaiter) wait(ctx context.Context, ns string, owner *unstructured.Unstructured) error {
 	w := &syncWait{ns: ns, owner: owner, done: make(chan error, 1)}
@@ -164,12 +170,17 @@ func (s *syncWaiter) poll() {
 		}
 		s.mu.Unlock()
 
-		ctx, cancel := context.WithTimeout(context.Background(), agentCallTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), s.callTimeout)
 		now, err := s.agent.Syncs(ctx)
+		late := ctx.Err() != nil
 		cancel()
 		s.mu.Lock()
 		if err != nil {
-			s.endAllLocked(err)
+			if !late {
+				s.endAllLocked(err)
+			}
+			// A reading that outlasted its bound gives no counts, so the
+			// waiters that came for it wait for the next one.
 			s.mu.Unlock()
 			continue
 		}
@@ -199,11 +210,17 @@ func (s *syncWaiter) poll() {
 		if !ask {
 			continue
 		}
-		ctx, cancel = context.WithTimeout(context.Background(), agentCallTimeout)
+		ctx, cancel = context.WithTimeout(context.Background(), s.callTimeout)
 		err = s.agent.AskSync(ctx, at.ns, at.owner)
+		late = ctx.Err() != nil
 		cancel()
 		asked = time.Now()
-		if err != nil {
+		if late {
+			// The request may not have reached the agent: ask again after
+			// the next reading.
+			asked = time.Time{}
+		}
+		if err != nil && !late {
 			s.mu.Lock()
 			s.endAllLocked(err)
 			s.mu.Unlock()

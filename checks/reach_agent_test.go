@@ -203,6 +203,53 @@ func TestSyncWaiterEndsEveryWaitOnAnError(t *testing.T) {
 	}
 }
 
+// hangingAgent is a simAgent that is stopped for its first hangs
+// readings: each hangs until its caller gives up on it, as a scrape of a
+// stopped kube-router does.
+type hangingAgent struct {
+	*simAgent
+	hangs int
+}
+
+func (h *hangingAgent) Syncs(ctx context.Context) (map[string]float64, error) {
+	h.mu.Lock()
+	hang := h.hangs > 0
+	h.hangs--
+	h.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return nil, fmt.Errorf("reading the network policy agent's syncs on node kind-worker: %w", ctx.Err())
+	}
+	return h.simAgent.Syncs(ctx)
+}
+
+// TestSyncWaiterWaitsOutAnAgentThatAnswersLate: readings that outlast
+// their bound (an agent stopped for a while) are no answer: the waits go
+// on, and end when the agent has synced, not with the readings' timeout.
+func TestSyncWaiterWaitsOutAnAgentThatAnswersLate(t *testing.T) {
+	a := &hangingAgent{simAgent: &simAgent{syncTime: 5 * time.Millisecond}, hangs: 3}
+	s := newSyncWaiter(a, time.Millisecond, 20*time.Millisecond)
+	s.callTimeout = 30 * time.Millisecond
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() { errs[i] = s.wait(ctx, "shop", nil) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("waiter %d: %v, want the wait to outlast the late readings", i, err)
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ended < agentSyncsNeeded || a.hangs > 0 {
+		t.Errorf("%d syncs ended, %d hanging readings left; want %d syncs after all three", a.ended, a.hangs, agentSyncsNeeded)
+	}
+}
+
 type failingAgent struct{ err error }
 
 func (f *failingAgent) Syncs(context.Context) (map[string]float64, error) { return nil, f.err }
