@@ -23,7 +23,7 @@ import (
 // round of reach checks and a reset (about 20 minutes whole), are proven by
 // the model of TestNetpolLabStory here, and on a cluster by
 // `make test-labs`.
-// debug-rollout's own test (its first step, from its bundle) is TestE2EBundle's.
+// debug-rollout's own test (an answer of its first step, from its bundle) is TestE2EBundle's.
 //
 //	flock /tmp/labctl-e2e.lock go test -tags e2e ./cmd/labctl/ -run TestE2EShippedLabs -timeout 60m -v
 func TestE2EShippedLabs(t *testing.T) {
