@@ -55,8 +55,9 @@ browser: ## install Debian's Chromium when missing (the browser tests of `labctl
 # Two packages run at once (each test's lab has its own name, cluster and
 # containers), the longest first so that the short ones fill in beside them;
 # tests with a cluster of several nodes take turns (e2etest.Heavy).
-# -timeout bounds each package: the longest, cmd/labctl and provision/kind, take about 30 minutes
-# when they share the machine, and up to 50 on a slow one; CI stops the whole run at 90.
+# -timeout bounds each package: the longest, provision/kind and internal/labtest (labctl test of the
+# built-in lab, 20 minutes), take 20 to 30 minutes when they share the machine, and up to 50 on a slow
+# one; CI stops the whole run at 90.
 E2E_FIRST := ./cmd/labctl/... ./provision/kind/... ./provision/class/... ./internal/labtest/... ./internal/grading/... ./internal/reset/...
 e2e: images addons browser ## integration tests on a real Docker engine and kind cluster, and a real browser
 	$(GO) test -tags e2e -count=1 -p 2 -timeout 80m $(E2E_FIRST) ./...
