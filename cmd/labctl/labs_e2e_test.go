@@ -25,9 +25,10 @@ const rolloutImage = "labctl.local/rollout-web:1"
 // through one bundle file, as a machine without a registry gets it: pack,
 // the lab's workload image removed from the engine, install (which loads
 // it back from the bundle), `--lab debug-rollout up` with its Pods
-// serving, down, and `labctl test` of an answer of the installed lab's first step. The bundle holds
-// the lab's workload image and none of labctl's own images (the node and
-// sandbox images never travel in a lab's bundle).
+// serving, down, and `labctl test` of an answer of the installed lab's
+// first step. The bundle holds the lab's workload image and none of
+// labctl's own images (the node and sandbox images never travel in a
+// lab's bundle).
 //
 //	flock /tmp/labctl-e2e.lock go test -tags e2e ./cmd/labctl/ -run TestE2EBundle -timeout 40m -v
 func TestE2EBundle(t *testing.T) {
