@@ -63,7 +63,8 @@ e2e: images addons browser ## integration tests on a real Docker engine and kind
 	$(GO) test -tags e2e -count=1 -p 2 -timeout 80m $(E2E_FIRST) ./...
 
 # make e2e proves the built-in lab and rbac-ci whole, netpol-shop's first step's alternative
-# and an alternative of debug-rollout's first step from its bundle; this proves every lab whole, one after another.
+# an alternative of debug-rollout's first step from its bundle, and debug-rollout's solves as a class with learner
+# nodes; this proves every lab whole with labctl test, one after another.
 test-labs: images addons ## every lab of the repository proves itself whole with labctl test (about 50 minutes)
 	@for l in lab.yaml labs/*/lab.yaml; do echo "$(BIN) --lab $$l test"; $(BIN) --lab $$l test || exit 1; done
 

@@ -203,6 +203,9 @@ const pullTimeout = 20 * time.Minute
 // learner): the node image holds them, built like the rest.
 type ControlPlane struct {
 	Etcd, APIServer, ControllerManager string
+	// Scheduler and Proxy run beside the others when a class gives each
+	// learner a node.
+	Scheduler, Proxy string
 }
 
 // ControlPlaneImages are the control-plane images this labctl builds.
@@ -211,5 +214,7 @@ func ControlPlaneImages() ControlPlane {
 		Etcd:              "registry.k8s.io/etcd:" + etcdImageTag,
 		APIServer:         "registry.k8s.io/kube-apiserver:" + KubernetesVersion,
 		ControllerManager: "registry.k8s.io/kube-controller-manager:" + KubernetesVersion,
+		Scheduler:         "registry.k8s.io/kube-scheduler:" + KubernetesVersion,
+		Proxy:             "registry.k8s.io/kube-proxy:" + KubernetesVersion,
 	}
 }

@@ -102,8 +102,9 @@ type Cluster struct {
 	// checks or scripts need Pods that run (logs, exec, ready replicas, a
 	// Service that answers); declare means its checks only read what the API
 	// server stores (specs, and status counts that controllers set, such as
-	// status.replicas), never that a Pod runs. Only a declare lab can run
-	// as a class, whose control planes have no nodes.
+	// status.replicas), never that a Pod runs. A declare lab runs as a class
+	// as it is; a run lab needs a node per learner there (class up
+	// --learner-nodes).
 	Workloads string `yaml:"workloads" json:"workloads,omitempty" jsonschema:"enum=run,enum=declare"`
 	// Workers are the cluster's worker nodes, beside its control plane
 	// (which runs no lab Pods once a lab has workers). None by default: one

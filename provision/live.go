@@ -488,7 +488,7 @@ func (e *Live) WriteKubeconfig(ctx context.Context) error {
 	if len(ca) == 0 && e.admin != nil {
 		ca = e.admin.CAData
 	}
-	b, err := learnerKubeconfig(e.Lab.Metadata.Name, e.rt.SandboxServer(), ca, learner.Token, firstNamespace(e.Lab))
+	b, err := learnerKubeconfig(e.Lab.Metadata.Name, e.rt.SandboxServer(), ca, learner.Token, FirstNamespace(e.Lab))
 	if err != nil {
 		return err
 	}
@@ -498,9 +498,9 @@ func (e *Live) WriteKubeconfig(ctx context.Context) error {
 	return nil
 }
 
-// firstNamespace is the namespace the learner's kubectl starts in: the
+// FirstNamespace is the namespace the learner's kubectl starts in: the
 // lab's sandbox.namespace, else its first.
-func firstNamespace(l *lab.Lab) string {
+func FirstNamespace(l *lab.Lab) string {
 	if l.Sandbox.Namespace != "" {
 		return l.Sandbox.Namespace
 	}

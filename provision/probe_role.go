@@ -154,5 +154,5 @@ func ProbeKubeconfig(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, s
 	if err != nil {
 		return nil, err
 	}
-	return kubeconfig(l.Metadata.Name, server, id.CAData, ProbeAccount, id.Token, firstNamespace(l))
+	return kubeconfig(l.Metadata.Name, server, id.CAData, ProbeAccount, id.Token, FirstNamespace(l))
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"math/big"
 	"net"
 	"time"
@@ -33,6 +34,14 @@ const (
 	certSAKey       = "sa.key"
 	certAdminConf   = "admin.conf"
 	certManagerConf = "controller-manager.conf"
+	// The learner node's (nodes.go): the kubelet's, the scheduler's and
+	// kube-proxy's kubeconfigs, and the API server's client certificate
+	// for the kubelet.
+	certKubeletConf    = "kubelet.conf"
+	certSchedulerConf  = "scheduler.conf"
+	certProxyConf      = "kube-proxy.conf"
+	certKubeletClient  = "apiserver-kubelet-client.crt"
+	certKubeletClientK = "apiserver-kubelet-client.key"
 )
 
 // certValidity is how long the certificates of a class live.
@@ -101,7 +110,61 @@ func makeControlPlaneCerts(ns string, now time.Time) (map[string][]byte, error) 
 			return nil, err
 		}
 	}
+	if err := addNodeCerts(out, ca, caKey, now); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// addNodeCerts adds to a control plane's Secret data the credentials of its
+// learner node (nodes.go), signed by its CA.
+func addNodeCerts(out map[string][]byte, ca *x509.Certificate, caKey *ecdsa.PrivateKey, now time.Time) error {
+	for key, subject := range map[string]pkix.Name{
+		certKubeletConf:   {CommonName: "system:node:" + learnerNodeName, Organization: []string{"system:nodes"}},
+		certSchedulerConf: {CommonName: "system:kube-scheduler"},
+		certProxyConf:     {CommonName: "system:kube-proxy"},
+	} {
+		cert, certKey, err := signedCert(ca, caKey, now, x509.ExtKeyUsageClientAuth, subject, nil, nil)
+		if err != nil {
+			return err
+		}
+		if out[key], err = clientKubeconfig(vcpInternalServer, out[certCA], cert, certKey); err != nil {
+			return err
+		}
+	}
+	cert, key, err := signedCert(ca, caKey, now, x509.ExtKeyUsageClientAuth,
+		pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}}, nil, nil)
+	if err != nil {
+		return err
+	}
+	out[certKubeletClient], out[certKubeletClientK] = cert, key
+	return nil
+}
+
+// withNodeCerts is a Secret's data made by a labctl before learner nodes,
+// with their credentials added; ok is false when nothing was missing.
+func withNodeCerts(data map[string][]byte, now time.Time) (out map[string][]byte, ok bool, err error) {
+	if len(data[certKubeletConf]) > 0 && len(data[certKubeletClient]) > 0 {
+		return data, false, nil
+	}
+	cb, _ := pem.Decode(data[certCA])
+	kb, _ := pem.Decode(data[certCAKey])
+	if cb == nil || kb == nil {
+		return nil, false, fmt.Errorf("the control plane's CA is not in its Secret")
+	}
+	ca, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, false, err
+	}
+	caKey, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, false, err
+	}
+	out = maps.Clone(data)
+	if err := addNodeCerts(out, ca, caKey, now); err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
 }
 
 func serial() *big.Int {

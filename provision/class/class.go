@@ -62,6 +62,14 @@ type Config struct {
 	SandboxImage string
 	// CheckerBinary overrides the static binary placed in the grader.
 	CheckerBinary string
+	// LearnerNodes gives each learner a node of their own (NodeImage, in a
+	// privileged container of their control-plane Pod), so that a lab
+	// whose Pods must run works as a class; the instructor consents to the
+	// privilege. Images are the lab's workload images, loaded into each
+	// node from the local engine.
+	LearnerNodes bool
+	NodeImage    string
+	Images       []string
 	// Log, when set, receives progress lines of Up.
 	Log io.Writer
 }
@@ -160,6 +168,9 @@ func Open(ctx context.Context, cfg Config) (*Class, error) {
 	if cfg.SandboxImage == "" {
 		cfg.SandboxImage = images.SandboxRef()
 	}
+	if cfg.LearnerNodes && cfg.NodeImage == "" {
+		cfg.NodeImage = images.NodeRef()
+	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if cfg.Kubeconfig != "" {
 		rules.ExplicitPath = cfg.Kubeconfig
@@ -198,7 +209,15 @@ func (c *Class) Namespace(learner string) string { return c.cfg.Prefix + learner
 
 func (c *Class) objects(learner string) classObjects {
 	return classObjects{lab: c.cfg.Lab, namespace: c.Namespace(learner), learner: learner, prefix: c.cfg.Prefix,
-		image: c.cfg.SandboxImage, cp: c.cp, storageClass: c.cfg.StorageClass, arch: c.arch}
+		image: c.cfg.SandboxImage, cp: c.cp, storageClass: c.cfg.StorageClass, arch: c.arch, nodeImage: c.nodeImage()}
+}
+
+// nodeImage is the learners' node image, or "" when they have no node.
+func (c *Class) nodeImage() string {
+	if !c.cfg.LearnerNodes {
+		return ""
+	}
+	return c.cfg.NodeImage
 }
 
 func (c *Class) logf(format string, args ...any) {

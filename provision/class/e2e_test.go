@@ -91,6 +91,12 @@ func solveAll(ctx context.Context, e *provision.Live) ([]checks.Result, error) {
 	}
 	var log bytes.Buffer
 	g := &grading.Grader{Lab: e.Lab, Store: progress.NewStore(dir), Checker: e, Scripts: e, Catalog: msg.New(msg.English), Out: &log, Err: &log}
+	// The first round begins the first step, as the learner's first
+	// command in their shell does: it records where the step's
+	// repositories were, which a check of the commits since then needs.
+	if _, err := g.Check(ctx, ""); err != nil {
+		return nil, fmt.Errorf("%s: the first round: %v:\n%s", learnerOf(e), err, log.String())
+	}
 	for i := range e.Lab.Steps {
 		s := &e.Lab.Steps[i]
 		var out bytes.Buffer

@@ -4,9 +4,12 @@ package class
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,7 +27,7 @@ import (
 // kind cluster from labctl's node image (which holds the control-plane
 // images) with the sandbox image loaded into it, and the add-ons that
 // enforce NetworkPolicy (kube-router) and bind claims (local-path, the
-// default StorageClass). LABCTL_CLASS_HOST=keep keeps it after the test
+// default StorageClass). LABCTL_CLASS_HOST=keep keeps it after the tests
 // and reuses it the next time.
 
 const classHostName = "classhost"
@@ -35,74 +38,124 @@ const pidsPatch = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfi
 type classHost struct {
 	kubeconfig string
 	cs         kubernetes.Interface
+	kind       *kind.HostCluster
 }
 
+// newClassHost is the class cluster, made by the first test that needs one
+// and shared by the others (TestMain removes it after the last). Each test
+// takes the heavy place while it uses it.
 func newClassHost(tb testing.TB) *classHost {
 	tb.Helper()
 	e2etest.Heavy(tb)
-	ctx := context.Background()
+	shared.Do(func() { shared.h, shared.remove, shared.err = makeClassHost(context.Background()) })
+	if shared.err != nil {
+		tb.Fatal(shared.err)
+	}
+	return shared.h
+}
+
+var shared struct {
+	sync.Once
+	h      *classHost
+	remove func() error
+	err    error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.remove != nil {
+		if err := shared.remove(); err != nil {
+			fmt.Fprintln(os.Stderr, "removing the class cluster:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// makeClassHost makes the class cluster (or, with LABCTL_CLASS_HOST=keep,
+// reuses the one kept), and returns what removes it.
+func makeClassHost(ctx context.Context) (*classHost, func() error, error) {
 	node, sandboxImage := e2etest.Images()
 	keep := os.Getenv("LABCTL_CLASS_HOST") == "keep"
-	dir := tb.TempDir()
-	if keep {
-		dir = filepath.Join(os.TempDir(), "labctl-classhost")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			tb.Fatal(err)
+	dir := filepath.Join(os.TempDir(), "labctl-classhost")
+	if !keep {
+		var err error
+		if dir, err = os.MkdirTemp("", "labctl-classhost-"); err != nil {
+			return nil, nil, err
 		}
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, err
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	k := kind.NewHostCluster(classHostName, kubeconfig)
 	exists, err := k.Exists(ctx)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, nil, err
 	}
 	if exists && !keep {
 		if err := k.Delete(ctx); err != nil {
-			tb.Fatal(err)
+			return nil, nil, err
 		}
 		exists = false
+	}
+	remove := func() error {
+		if keep {
+			return nil
+		}
+		return errors.Join(k.Delete(context.Background()), os.RemoveAll(dir))
+	}
+	fail := func(err error) (*classHost, func() error, error) {
+		return nil, nil, errors.Join(err, remove())
 	}
 	if !exists {
 		ks := images.KindSettingsFor(node)
 		// An instructor bounds each Pod's processes on the class cluster.
 		patches := append(slices.Clone(ks.KubeadmConfigPatches), pidsPatch)
 		if err := k.Create(ctx, kind.ClusterConfig{NodeImage: node, DisableDefaultCNI: ks.DisableDefaultCNI, KubeadmPatches: patches, WaitForReady: 3 * time.Minute}); err != nil {
-			tb.Fatal(err)
+			return fail(err)
 		}
 	}
+	engine, err := docker.NewEngine(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	defer engine.Close()
+	if !exists {
+		if err := k.LoadImages(ctx, engine, []string{sandboxImage}); err != nil {
+			return fail(err)
+		}
+	}
+	if err := k.StartAddons(ctx, engine, lab.AddonNetworkPolicy, lab.AddonStorage); err != nil {
+		return fail(err)
+	}
+	raw, err := os.ReadFile(kubeconfig)
+	if err != nil {
+		return fail(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(raw)
+	if err != nil {
+		return fail(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	return &classHost{kubeconfig: kubeconfig, cs: cs, kind: k}, remove, nil
+}
+
+// load puts images of the local engine on the class cluster's node, as an
+// instructor does with kind load docker-image.
+func (h *classHost) load(tb testing.TB, refs ...string) {
+	tb.Helper()
+	ctx := context.Background()
 	engine, err := docker.NewEngine(ctx)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer engine.Close()
-	if !exists {
-		if err := k.LoadImages(ctx, engine, []string{sandboxImage}); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := k.StartAddons(ctx, engine, lab.AddonNetworkPolicy, lab.AddonStorage); err != nil {
+	if err := h.kind.LoadImages(ctx, engine, refs); err != nil {
 		tb.Fatal(err)
 	}
-	if !keep {
-		tb.Cleanup(func() {
-			if err := k.Delete(context.Background()); err != nil {
-				tb.Error(err)
-			}
-		})
-	}
-	raw, err := os.ReadFile(kubeconfig)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(raw)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &classHost{kubeconfig: kubeconfig, cs: cs}
 }
 
 // config is a class on the host, with its default storage class and the

@@ -4,10 +4,11 @@ import "github.com/labctl/labctl/lab"
 
 // CheckLab says why l cannot run as a class (a *LabError), or nil.
 // A class gives each learner a virtual control plane, which has no nodes: a
-// Pod created there is never scheduled and stays Pending, so only a lab
-// whose cluster.workloads is declare (its checks read what the API server
-// stores, never that a Pod runs) can run as one.
-func CheckLab(l *lab.Lab) error {
+// Pod created there is never scheduled and stays Pending, so a lab whose
+// Pods must run needs learnerNodes, the instructor's consent to a node per
+// learner (nodes.go); a lab whose cluster.workloads is declare (its checks
+// read what the API server stores, never that a Pod runs) needs none.
+func CheckLab(l *lab.Lab, learnerNodes bool) error {
 	if len(l.Cluster.Workers) > 0 || len(l.Cluster.Addons) > 0 {
 		return &LabError{Lab: l.Metadata.Name, Reason: "it asks for worker nodes or add-ons (cluster.workers, cluster.addons), " +
 			"which a class's virtual control planes do not have: its learners run it with labctl up on their own machines"}
@@ -15,9 +16,28 @@ func CheckLab(l *lab.Lab) error {
 	if l.Cluster.Workloads == lab.WorkloadsDeclare {
 		return nil
 	}
+	if learnerNodes {
+		if l.Cluster.PodSecurity == lab.PodSecurityPrivileged {
+			return &LabError{Lab: l.Metadata.Name, Reason: "its namespaces allow privileged Pods (cluster.podSecurity: privileged), which on a learner node would be root on the class cluster's node"}
+		}
+		return nil
+	}
 	return &LabError{Lab: l.Metadata.Name, Reason: "its Pods must run (cluster.workloads: " + lab.WorkloadsRun + "), " +
-		"and a class gives each learner a virtual control plane with no nodes, where every Pod stays Pending; " +
-		"such a lab needs a node per learner: a kind cluster per learner (each learner runs labctl up on their own machine), " +
-		"or nodes joined per learner, and only on clusters made for the class and thrown away after it " +
+		"and a class's virtual control planes have no nodes, where every Pod stays Pending: " +
+		"give each learner a node of their own with labctl class up --learner-nodes (a privileged container per learner on the class cluster: " +
+		"see docs/classroom.md, Learner nodes), or have each learner run labctl up on their own machine " +
 		"(a lab whose checks only read what the API server stores, specs and status.replicas, says cluster.workloads: " + lab.WorkloadsDeclare + ")"}
+}
+
+// NeedsNodes says whether a class of l gives each learner a node: a lab
+// whose Pods must run needs one (CheckLab asks the instructor's consent).
+func NeedsNodes(l *lab.Lab) bool { return l.Cluster.Workloads != lab.WorkloadsDeclare }
+
+// LabImages are the lab's workload images, which a learner node loads.
+func LabImages(l *lab.Lab) []string {
+	var refs []string
+	for _, im := range l.Cluster.Images {
+		refs = append(refs, im.Name)
+	}
+	return refs
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func TestCheckLab(t *testing.T) {
-	runs := []string{"Pods must run", "no nodes", "Pending", "kind cluster per learner", "labctl up", "nodes joined per learner", "cluster.workloads: declare"}
+	runs := []string{"Pods must run", "no nodes", "Pending", "--learner-nodes", "privileged", "labctl up", "cluster.workloads: declare"}
 	for _, tc := range []struct {
 		file string
 		says []string // nil: the lab is accepted
@@ -23,7 +23,7 @@ func TestCheckLab(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = CheckLab(l)
+		err = CheckLab(l, false)
 		var le *LabError
 		switch {
 		case tc.says == nil && err != nil:
@@ -56,11 +56,19 @@ steps:
 		t.Fatal(err)
 	}
 	var le *LabError
-	if err := CheckLab(l); !errors.As(err, &le) || le.Lab != "plain" {
+	if err := CheckLab(l, false); !errors.As(err, &le) || le.Lab != "plain" {
 		t.Errorf("a lab without cluster.workloads: %v, want a *LabError for lab plain", err)
 	}
+	if err := CheckLab(l, true); err != nil {
+		t.Errorf("the same lab with learner nodes: %v, want it accepted", err)
+	}
+	l.Cluster.PodSecurity = lab.PodSecurityPrivileged
+	if err := CheckLab(l, true); !errors.As(err, &le) || !strings.Contains(err.Error(), "privileged") {
+		t.Errorf("a privileged lab with learner nodes: %v, want it refused", err)
+	}
+	l.Cluster.PodSecurity = ""
 	l.Cluster.Workloads = lab.WorkloadsDeclare
-	if err := CheckLab(l); err != nil {
+	if err := CheckLab(l, false); err != nil {
 		t.Errorf("the same lab with workloads: declare: %v, want it accepted", err)
 	}
 }
@@ -74,7 +82,7 @@ func TestCheckLabRefusesNodesAndAddons(t *testing.T) {
 	} {
 		l := &lab.Lab{Metadata: lab.Metadata{Name: "x"}, Cluster: c}
 		var le *LabError
-		if err := CheckLab(l); !errors.As(err, &le) || !strings.Contains(err.Error(), "cluster.workers, cluster.addons") {
+		if err := CheckLab(l, false); !errors.As(err, &le) || !strings.Contains(err.Error(), "cluster.workers, cluster.addons") {
 			t.Errorf("%+v: %v, want a *LabError naming cluster.workers and cluster.addons", c, err)
 		}
 	}

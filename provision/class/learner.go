@@ -152,6 +152,17 @@ func (e *learnerRuntime) setUp(ctx context.Context) error {
 	if err := provision.WaitBuiltinRoles(ctx, e.adminCS, provision.BuiltinRolesWait); err != nil {
 		return fromControlPlane(fmt.Errorf("setting up the control plane of %s: %w", e.ns, err))
 	}
+	if e.class.nodeImage() != "" {
+		if err := checkNodeSafe(ctx, e.adminCS, e.lab); err != nil {
+			return err
+		}
+		if err := waitNode(ctx, e.adminCS, classWait); err != nil {
+			return fromControlPlane(fmt.Errorf("%s: %w", e.ns, err))
+		}
+		if err := e.loadNodeImages(ctx, e.class.cfg.Images); err != nil {
+			return err
+		}
+	}
 	live := provision.NewLive(e.lab, e, learner, grader)
 	if err := e.seedHome(ctx, false); err != nil {
 		return err
@@ -233,10 +244,21 @@ func roundOverran(cs []lab.Check, err error) []checks.Result {
 }
 
 // RunAdminScript runs a probe's script with the control plane's admin
-// identity in the admin container, never in the sandbox.
+// identity in the admin container, never in the sandbox. Its kubectl
+// starts in the lab's first namespace, as the probe's does in kind.
 func (e *learnerRuntime) RunAdminScript(ctx context.Context, script string, out io.Writer) (int, error) {
-	return e.execIn(ctx, containerAdmin, []string{"bash", "-c", `mkdir -p "$0" && cd "$0" && exec bash -c "$1"`, provision.ProbeDir, script}, nil, out, out)
+	return e.execIn(ctx, containerAdmin, []string{"bash", "-c", adminScriptDriver, provision.ProbeDir, script, provision.FirstNamespace(e.lab)}, nil, out, out)
 }
+
+// adminScriptDriver runs the script $1 in the directory $0 with a copy of
+// the admin kubeconfig whose context starts in namespace $2.
+const adminScriptDriver = `kc=$(mktemp) && cp "$KUBECONFIG" "$kc" &&
+KUBECONFIG="$kc" kubectl config set-context --current --namespace="$2" > /dev/null &&
+mkdir -p "$0" && cd "$0" || exit 1
+KUBECONFIG="$kc" bash -c "$1"
+rc=$?
+rm -f "$kc"
+exit $rc`
 
 // BackupHome streams /root out as a tar (entries root/...), read from the
 // admin container's mount of the home.

@@ -177,7 +177,7 @@ func prepareResources() corev1.ResourceRequirements {
 	return corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceMemory: kres.MustParse("16Mi"), corev1.ResourceCPU: kres.MustParse("10m"),
 			corev1.ResourceEphemeralStorage: kres.MustParse(d[0])},
-		Limits: corev1.ResourceList{corev1.ResourceMemory: kres.MustParse("128Mi"), corev1.ResourceCPU: kres.MustParse("500m"),
+		Limits: corev1.ResourceList{corev1.ResourceMemory: kres.MustParse("256Mi"), corev1.ResourceCPU: kres.MustParse("500m"),
 			corev1.ResourceEphemeralStorage: kres.MustParse(d[1])},
 	}
 }
@@ -216,6 +216,21 @@ func (o classObjects) quota() *corev1.ResourceQuota {
 	sum(classLimits, 1, corev1.ResourceLimitsCPU)
 	sum(classDisk, 0, corev1.ResourceRequestsEphemeralStorage)
 	sum(classDisk, 1, corev1.ResourceLimitsEphemeralStorage)
+	if o.node() {
+		for _, c := range []string{containerNode, containerScheduler, containerProxy} {
+			r := nodeResources(c)
+			for name, q := range map[corev1.ResourceName]kres.Quantity{
+				corev1.ResourceRequestsMemory: r.Requests[corev1.ResourceMemory], corev1.ResourceRequestsCPU: r.Requests[corev1.ResourceCPU],
+				corev1.ResourceLimitsMemory: r.Limits[corev1.ResourceMemory], corev1.ResourceLimitsCPU: r.Limits[corev1.ResourceCPU],
+				corev1.ResourceRequestsEphemeralStorage: r.Requests[corev1.ResourceEphemeralStorage],
+				corev1.ResourceLimitsEphemeralStorage:   r.Limits[corev1.ResourceEphemeralStorage],
+			} {
+				t := hard[name]
+				t.Add(q)
+				hard[name] = t
+			}
+		}
+	}
 	return &corev1.ResourceQuota{ObjectMeta: o.meta(learnerQuota, ""), Spec: corev1.ResourceQuotaSpec{Hard: hard}}
 }
 
@@ -225,6 +240,9 @@ func (o classObjects) quota() *corev1.ResourceQuota {
 func (o classObjects) limitRange() *corev1.LimitRange {
 	max := corev1.ResourceList{corev1.ResourceMemory: kres.MustParse("1Gi"), corev1.ResourceCPU: kres.MustParse("1"),
 		corev1.ResourceEphemeralStorage: kres.MustParse(classDisk[containerSandbox][1])}
+	if o.node() {
+		max = nodeResources(containerNode).Limits
+	}
 	return &corev1.LimitRange{ObjectMeta: o.meta(learnerQuota, ""), Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{
 		{
 			Type: corev1.LimitTypeContainer, Max: max,
@@ -273,7 +291,13 @@ type classObjects struct {
 	// arch, when set, keeps the Pods on nodes of the checker's
 	// architecture (kubernetes.io/arch).
 	arch string
+	// nodeImage, when set, gives the learner a node of their own
+	// (nodes.go) from this image.
+	nodeImage string
 }
+
+// node says whether the learner has a node of their own.
+func (o classObjects) node() bool { return o.nodeImage != "" }
 
 // nodeSelector keeps a Pod on nodes that can run the checker.
 func (o classObjects) nodeSelector() map[string]string {
@@ -298,6 +322,11 @@ func (o classObjects) namespaceObject() *corev1.Namespace {
 	l[LabelClassPrefix] = prefixLabel(o.prefix)
 	l[provision.PodSecurityEnforce] = "baseline"
 	l[provision.PodSecurityEnforceVersion] = "latest"
+	if o.node() {
+		// The node container is privileged; every other Pod spec here is
+		// labctl's, and the learner has no identity on the class cluster.
+		l[provision.PodSecurityEnforce] = "privileged"
+	}
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace, Labels: l}}
 }
 
@@ -310,11 +339,15 @@ func (o classObjects) certsSecret(data map[string][]byte) *corev1.Secret {
 }
 
 func (o classObjects) labConfigMap(fixtures []byte) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
+	cm := &corev1.ConfigMap{
 		ObjectMeta: o.meta(labConfigMap, ""),
 		Data:       map[string]string{"audit-policy.yaml": string(provision.AuditPolicy(o.lab)), authnConfigKey: authnConfig},
 		BinaryData: map[string][]byte{"fixtures.tar": fixtures},
 	}
+	if o.node() {
+		cm.Data[nodeAdmissionKey] = nodeAdmission
+	}
+	return cm
 }
 
 func (o classObjects) claim(name, size string) *corev1.PersistentVolumeClaim {
@@ -457,7 +490,7 @@ func (o classObjects) controlPlanePod() *corev1.Pod {
 tar -x -f ` + vcpLabSrc + `/fixtures.tar -C /fixtures-out
 cp ` + vcpLabSrc + `/audit-policy.yaml ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new
 mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `/` + provision.AuditPolicyFile + waitForChecker(sandbox.CheckerMount)
-	return &corev1.Pod{
+	pod := &corev1.Pod{
 		ObjectMeta: o.meta(vcpPod, "vcp"),
 		Spec: corev1.PodSpec{
 			NodeSelector:                  o.nodeSelector(),
@@ -533,6 +566,40 @@ mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `
 			},
 		},
 	}
+	if o.node() {
+		o.addNode(pod)
+	}
+	return pod
+}
+
+// addNode gives a control-plane Pod the learner's node (nodes.go).
+func (o classObjects) addNode(pod *corev1.Pod) {
+	spec := &pod.Spec
+	for i, c := range spec.Containers {
+		if c.Name != "kube-apiserver" {
+			continue
+		}
+		var args []string
+		for _, a := range c.Command {
+			switch {
+			case strings.HasPrefix(a, "--authorization-mode="):
+			case strings.HasPrefix(a, "--service-cluster-ip-range="):
+				args = append(args, "--service-cluster-ip-range="+nodeServiceCIDR)
+			default:
+				args = append(args, a)
+			}
+		}
+		spec.Containers[i].Command = append(args, nodeAPIServerArgs()...)
+	}
+	for i, v := range spec.Volumes {
+		if v.Name == "apiserver-certs" {
+			spec.Volumes[i] = certVolume("apiserver-certs", certCA, certServer, certServerKey, certSA, certSAKey, certKubeletClient, certKubeletClientK)
+		}
+	}
+	init, cs := o.nodeContainers()
+	spec.InitContainers = append(spec.InitContainers, init)
+	spec.Containers = append(spec.Containers, cs...)
+	spec.Volumes = append(spec.Volumes, nodeVolumes()...)
 }
 
 // sandboxPod is the learner's Pod: the home claim at /root, the fixtures

@@ -1,9 +1,12 @@
 package class
 
 import (
+	"bytes"
 	"crypto/x509"
 	"encoding/pem"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -324,7 +327,14 @@ func TestClassNetworkPolicy(t *testing.T) {
 // within the LimitRange, and the quota admits both Pods and a second
 // sandbox, but no more.
 func TestClassBox(t *testing.T) {
-	o := testObjects()
+	for _, node := range []string{"", "labctl/node:x"} {
+		o := testObjects()
+		o.nodeImage = node
+		t.Run("node="+strconv.FormatBool(o.node()), func(t *testing.T) { testClassBox(t, o) })
+	}
+}
+
+func testClassBox(t *testing.T, o classObjects) {
 	lr, q := o.limitRange(), o.quota()
 	max := lr.Spec.Limits[0].Max
 	total := corev1.ResourceList{}
@@ -389,5 +399,92 @@ func TestClassPodsStayOnTheCheckersArch(t *testing.T) {
 	o.arch = ""
 	if p := o.sandboxPod(); p.Spec.NodeSelector != nil {
 		t.Errorf("no architecture known, yet a node selector: %v", p.Spec.NodeSelector)
+	}
+}
+
+// A learner node lives in the control-plane Pod, next to the API server,
+// which authorizes it as a node, reaches it by address and makes Pod
+// Security baseline every namespace's default. Only the node and
+// kube-proxy are privileged.
+func TestClassLearnerNode(t *testing.T) {
+	o := testObjects()
+	if c := container(o.controlPlanePod(), containerNode); c != nil || o.labConfigMap(nil).Data[nodeAdmissionKey] != "" {
+		t.Fatal("a control plane without a node image has a node")
+	}
+	o.nodeImage = "labctl/node:x"
+	if l := o.namespaceObject().Labels[provision.PodSecurityEnforce]; l != "privileged" {
+		t.Errorf("the namespace of a learner with a node enforces %q, want privileged", l)
+	}
+	p := o.controlPlanePod()
+	for _, name := range []string{containerNode, containerScheduler, containerProxy} {
+		if container(p, name) == nil {
+			t.Fatalf("no container %s", name)
+		}
+	}
+	if len(p.Spec.InitContainers) != 2 || p.Spec.InitContainers[1].Name != containerNodeVar {
+		t.Errorf("init containers %v, want prepare then %s", p.Spec.InitContainers, containerNodeVar)
+	}
+	args := strings.Join(container(p, "kube-apiserver").Command, " ")
+	for _, want := range []string{"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
+		"--service-cluster-ip-range=" + nodeServiceCIDR, "--kubelet-preferred-address-types=InternalIP",
+		"--admission-control-config-file=", "--kubelet-client-certificate="} {
+		if strings.Count(args, want) != 1 {
+			t.Errorf("the API server's flags have %q %d times: %s", want, strings.Count(args, want), args)
+		}
+	}
+	if strings.Contains(args, "--authorization-mode=RBAC") || strings.Contains(args, "10.96.0.0/16") {
+		t.Errorf("the API server keeps a flag of a control plane without a node: %s", args)
+	}
+	if !strings.Contains(o.labConfigMap(nil).Data[nodeAdmissionKey], "enforce: baseline") {
+		t.Error("the admission configuration does not make baseline the default")
+	}
+	for _, c := range p.Spec.Containers {
+		priv := c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged
+		if priv != (c.Name == containerNode || c.Name == containerProxy) {
+			t.Errorf("container %s privileged: %v", c.Name, priv)
+		}
+	}
+	if !strings.Contains(nodeKubelet, "anonymous: {enabled: false}") || !strings.Contains(nodeKubelet, "authorization: {mode: Webhook}") {
+		t.Error("the node's kubelet admits anonymous or unauthorized requests")
+	}
+}
+
+// A control plane made before learner nodes gets the node's credentials,
+// signed by its own CA.
+func TestNodeCertsAdded(t *testing.T) {
+	data, err := makeControlPlaneCerts("labctl-ada", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, changed, err := withNodeCerts(data, time.Now()); err != nil || changed {
+		t.Fatalf("a new control plane's certificates: changed %v, %v; want them complete", changed, err)
+	}
+	old := maps.Clone(data)
+	for _, k := range []string{certKubeletConf, certSchedulerConf, certProxyConf, certKubeletClient, certKubeletClientK} {
+		delete(old, k)
+	}
+	got, changed, err := withNodeCerts(old, time.Now())
+	if err != nil || !changed {
+		t.Fatalf("an old control plane's certificates: changed %v, %v", changed, err)
+	}
+	cfg, err := clientcmd.Load(got[certKubeletConf])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := pem.Decode(cfg.AuthInfos["vcp"].ClientCertificateData)
+	cert, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(data[certCA])
+	if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("the kubelet's certificate is not the control plane's CA's: %v", err)
+	}
+	if cert.Subject.CommonName != "system:node:"+learnerNodeName || !slices.Equal(cert.Subject.Organization, []string{"system:nodes"}) {
+		t.Errorf("the kubelet's certificate is %v, want system:node:%s in system:nodes", cert.Subject, learnerNodeName)
+	}
+	if !bytes.Equal(got[certCA], data[certCA]) || !bytes.Equal(got[certAdminConf], data[certAdminConf]) {
+		t.Error("adding the node's certificates changed the others")
 	}
 }

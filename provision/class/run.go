@@ -20,12 +20,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/textsafe"
+	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/sandbox"
 )
 
@@ -129,6 +131,11 @@ func (c *Class) Up(ctx context.Context, learner string) error {
 		return err
 	}
 	o := c.objects(learner)
+	if o.node() {
+		if err := checkNodeRanges(ctx, c.cs); err != nil {
+			return err
+		}
+	}
 	if err := c.ensureNamespace(ctx, o); err != nil {
 		return err
 	}
@@ -164,6 +171,12 @@ func (c *Class) ensureNamespace(ctx context.Context, o classObjects) error {
 	case ns.Labels[LabelClassLearner] != o.learner || ns.Labels[LabelClassLab] != o.lab.Metadata.Name:
 		return fmt.Errorf("namespace %s exists and is not this class's (lab %q, learner %q): choose another --prefix or learner name", o.namespace, ns.Labels[LabelClassLab], ns.Labels[LabelClassLearner])
 	}
+	if level := want.Labels[provision.PodSecurityEnforce]; ns.Labels[provision.PodSecurityEnforce] != level {
+		patch := []byte(`{"metadata":{"labels":{"` + provision.PodSecurityEnforce + `":"` + level + `"}}}`)
+		if _, err := c.cs.CoreV1().Namespaces().Patch(ctx, o.namespace, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("setting Pod Security %s on namespace %s: %w", level, o.namespace, err)
+		}
+	}
 	return nil
 }
 
@@ -181,6 +194,28 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 		}
 	} else if err != nil {
 		return fmt.Errorf("reading the certificates of %s: %w", ns, err)
+	} else if o.node() {
+		if err := c.ensureNodeCerts(ctx, ns); err != nil {
+			return err
+		}
+	}
+	if o.node() {
+		cm := o.nodeConfigMap()
+		err := ensureSpec(ctx, func(ctx context.Context) error {
+			_, err := core.ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+			return err
+		}, func(ctx context.Context) error {
+			cur, err := core.ConfigMaps(ns).Get(ctx, cm.Name, metav1.GetOptions{})
+			if err != nil || maps.Equal(cur.Data, cm.Data) {
+				return err
+			}
+			cur.Data = cm.Data
+			_, err = core.ConfigMaps(ns).Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("making the node's configuration in %s: %w", ns, err)
+		}
 	}
 	cm := o.labConfigMap(c.fixtures)
 	if old, err := core.ConfigMaps(ns).Get(ctx, labConfigMap, metav1.GetOptions{}); apierrors.IsNotFound(err) {
@@ -739,4 +774,26 @@ func (c *Class) CheckIsolation(ctx context.Context, learner string) error {
 	default:
 		return fmt.Errorf("trying the network wall of %s: exit %d: %s", learner, code, out.lastLines(3))
 	}
+}
+
+// ensureNodeCerts adds the node's credentials to a control plane made
+// before learner nodes.
+func (c *Class) ensureNodeCerts(ctx context.Context, ns string) error {
+	secrets := c.cs.CoreV1().Secrets(ns)
+	sec, err := secrets.Get(ctx, certsSecret, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading the certificates of %s: %w", ns, err)
+	}
+	data, changed, err := withNodeCerts(sec.Data, time.Now())
+	if err != nil {
+		return fmt.Errorf("making the node's certificates of %s: %w", ns, err)
+	}
+	if !changed {
+		return nil
+	}
+	sec.Data = data
+	if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("adding the node's certificates of %s: %w", ns, err)
+	}
+	return nil
 }

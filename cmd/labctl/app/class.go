@@ -25,6 +25,7 @@ var classFlags = []struct{ flag, usage string }{
 	{"prefix", "the `PREFIX` of each learner's namespace"},
 	{"storage-class", "the StorageClass `NAME` of the learners' volumes (default: the cluster's default)"},
 	{"sandbox-image", "the sandbox `IMAGE` the cluster's nodes pull (default: the image labctl builds)"},
+	{"node-image", "the node `IMAGE` of learner nodes, as the cluster's nodes pull it (default: the image labctl builds)"},
 }
 
 func newClassCommand(g *globals) *cobra.Command {
@@ -119,6 +120,9 @@ func (g *globals) openClassOf(ctx context.Context, st *labState) (*classSession,
 		StorageClass:  g.cfg.GetString("class.storage-class"),
 		SandboxImage:  g.cfg.GetString("class.sandbox-image"),
 		CheckerBinary: g.cfg.GetString("checker-binary"),
+		LearnerNodes:  class.NeedsNodes(st.lab),
+		NodeImage:     g.cfg.GetString("class.node-image"),
+		Images:        class.LabImages(st.lab),
 		Log:           g.detail(),
 	})
 	if err != nil {

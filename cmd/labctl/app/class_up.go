@@ -19,6 +19,9 @@ type classUpOptions struct {
 	learners int
 	roster   string
 	parallel int
+	// learnerNodes is the instructor's consent to a node per learner,
+	// which a lab whose Pods must run needs.
+	learnerNodes bool
 }
 
 func newClassUpCommand(g *globals) *cobra.Command {
@@ -47,6 +50,7 @@ func newClassUpCommand(g *globals) *cobra.Command {
 	fl.StringVar(&o.roster, "roster", "", "make the learners named in `FILE`, one per line")
 	_ = cmd.MarkFlagFilename("roster")
 	fl.IntVar(&o.parallel, "parallel", 4, "bring up at most `P` learners at once")
+	fl.BoolVar(&o.learnerNodes, "learner-nodes", false, "give each learner a node of their own, in a privileged container on the class cluster (a lab whose Pods must run needs it)")
 	return cmd
 }
 
@@ -87,8 +91,14 @@ func runClassUp(ctx context.Context, g *globals, names []string, o classUpOption
 	if err != nil {
 		return err
 	}
-	if err := class.CheckLab(st.lab); err != nil {
+	if err := class.CheckLab(st.lab, o.learnerNodes); err != nil {
 		return &ExitError{Code: exitError, Err: err}
+	}
+	if class.NeedsNodes(st.lab) {
+		// The lab's images go into each learner's node from here.
+		if _, err := g.env.EnsureWorkloads(ctx, imageOptions(g, imagesOptions{}), st.lab, st.labDir); err != nil {
+			return err
+		}
 	}
 	cs, err := g.openClassOf(ctx, st)
 	if err != nil {
