@@ -265,6 +265,17 @@ var nodeRequests = map[string][3][2]string{
 	containerProxy:     {{"32Mi", "256Mi"}, {"5m", "500m"}, {"16Mi", "128Mi"}},
 }
 
+// nodeLearnerRequests is what a node adds to a learner's requests: memory
+// in bytes, CPU in millicores.
+func nodeLearnerRequests() (mem, milli int64) {
+	for _, c := range []string{containerNode, containerScheduler, containerProxy} {
+		r := nodeResources(c).Requests
+		mem += r.Memory().Value()
+		milli += r.Cpu().MilliValue()
+	}
+	return mem, milli
+}
+
 func nodeResources(name string) corev1.ResourceRequirements {
 	r := nodeRequests[name]
 	req, lim := corev1.ResourceList{}, corev1.ResourceList{}

@@ -449,6 +449,15 @@ func TestClassLearnerNode(t *testing.T) {
 	}
 }
 
+// What a learner with a node requests is what docs/classroom.md says.
+func TestNodeLearnerRequests(t *testing.T) {
+	mem, milli := learnerRequests()
+	nm, nc := nodeLearnerRequests()
+	if got := (mem + nm) >> 20; got != 1008 || milli+nc != 112 {
+		t.Errorf("a learner with a node requests %d MiB and %dm, docs/classroom.md says 1008 MiB and 112m", got, milli+nc)
+	}
+}
+
 // A control plane made before learner nodes gets the node's credentials,
 // signed by its own CA.
 func TestNodeCertsAdded(t *testing.T) {

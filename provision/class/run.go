@@ -551,6 +551,11 @@ func (c *Class) Down(ctx context.Context, learner string) error {
 func (c *Class) Capacity(ctx context.Context) (Capacity, error) {
 	var cap Capacity
 	cap.LearnerMemory, cap.LearnerMilliCPU = learnerRequests()
+	if c.nodeImage() != "" {
+		m, cpu := nodeLearnerRequests()
+		cap.LearnerMemory += m
+		cap.LearnerMilliCPU += cpu
+	}
 	cap.Arch = c.arch
 	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
