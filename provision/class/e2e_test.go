@@ -112,6 +112,27 @@ func solveAll(ctx context.Context, e *provision.Live) ([]checks.Result, error) {
 	return gradeAll(ctx, e)
 }
 
+// solveAllAtOnce runs solveAll for every learner at once; each must pass
+// every check.
+func solveAllAtOnce(t *testing.T, ls []*provision.Live, names []string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	res := make([][]checks.Result, len(ls))
+	errs := make([]error, len(ls))
+	for i := range ls {
+		wg.Go(func() { res[i], errs[i] = solveAll(context.Background(), ls[i]) })
+	}
+	wg.Wait()
+	for i := range ls {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if f := failed(res[i]); len(f) > 0 || len(res[i]) == 0 {
+			t.Fatalf("%s after every solve:\n%s", names[i], strings.Join(f, "\n"))
+		}
+	}
+}
+
 // gradeAll grades every step as `labctl grade` does, probes included.
 func gradeAll(ctx context.Context, e *provision.Live) ([]checks.Result, error) {
 	// The audit windows come from the learner's progress, as the
@@ -209,23 +230,7 @@ func TestE2EClass(t *testing.T) {
 		defer func() { ls[i].Close() }()
 	}
 
-	t.Run("every solve passes in all three at once", func(t *testing.T) {
-		var wg sync.WaitGroup
-		res := make([][]checks.Result, 3)
-		errs := make([]error, 3)
-		for i := range ls {
-			wg.Go(func() { res[i], errs[i] = solveAll(ctx, ls[i]) })
-		}
-		wg.Wait()
-		for i := range ls {
-			if errs[i] != nil {
-				t.Fatal(errs[i])
-			}
-			if f := failed(res[i]); len(f) > 0 || len(res[i]) == 0 {
-				t.Fatalf("%s after every solve:\n%s", names[i], strings.Join(f, "\n"))
-			}
-		}
-	})
+	t.Run("every solve passes in all three at once", func(t *testing.T) { solveAllAtOnce(t, ls, names) })
 	if t.Failed() {
 		return
 	}

@@ -7,14 +7,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/lab"
@@ -91,23 +88,7 @@ done
 kubectl -n rollout get pods -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -qx lab-node`)
 	})
 
-	t.Run("every solve passes in both at once", func(t *testing.T) {
-		var wg sync.WaitGroup
-		res := make([][]checks.Result, len(ls))
-		errs := make([]error, len(ls))
-		for i := range ls {
-			wg.Go(func() { res[i], errs[i] = solveAll(ctx, ls[i]) })
-		}
-		wg.Wait()
-		for i := range ls {
-			if errs[i] != nil {
-				t.Fatal(errs[i])
-			}
-			if f := failed(res[i]); len(f) > 0 || len(res[i]) == 0 {
-				t.Fatalf("%s after every solve:\n%s", names[i], strings.Join(f, "\n"))
-			}
-		}
-	})
+	t.Run("every solve passes in both at once", func(t *testing.T) { solveAllAtOnce(t, ls, names) })
 
 	t.Run("the learner cannot turn their node against the class node", func(t *testing.T) {
 		for _, attack := range []struct{ what, script string }{
