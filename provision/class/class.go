@@ -14,8 +14,10 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -70,8 +72,78 @@ type Config struct {
 	LearnerNodes bool
 	NodeImage    string
 	Images       []string
+	// Placement keeps every learner's Pods on the nodes the instructor
+	// chose (dedicated to the class, say).
+	Placement Placement
 	// Log, when set, receives progress lines of Up.
 	Log io.Writer
+}
+
+// Placement is where the learners' Pods may go: nodes with all of
+// NodeSelector's labels, and nodes whose taints Tolerations tolerate.
+type Placement struct {
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
+}
+
+// ParsePlacement reads the --node-selector (KEY=VALUE, comma-separated)
+// and --toleration (KEY[=VALUE]:EFFECT, comma-separated) settings.
+func ParsePlacement(selector, tolerations string) (Placement, error) {
+	var p Placement
+	for _, kv := range strings.Split(selector, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return p, fmt.Errorf("node selector %q: write KEY=VALUE, e.g. labctl.dev/class=yes", kv)
+		}
+		if p.NodeSelector == nil {
+			p.NodeSelector = map[string]string{}
+		}
+		p.NodeSelector[k] = v
+	}
+	for _, t := range strings.Split(tolerations, ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		kv, effect, ok := strings.Cut(t, ":")
+		e := corev1.TaintEffect(effect)
+		if !ok || (e != corev1.TaintEffectNoSchedule && e != corev1.TaintEffectPreferNoSchedule && e != corev1.TaintEffectNoExecute) {
+			return p, fmt.Errorf("toleration %q: write KEY[=VALUE]:EFFECT, the effect NoSchedule, PreferNoSchedule or NoExecute, e.g. labctl.dev/class=yes:NoSchedule", t)
+		}
+		k, v, hasValue := strings.Cut(kv, "=")
+		if k == "" {
+			return p, fmt.Errorf("toleration %q: the taint's key is missing", t)
+		}
+		tol := corev1.Toleration{Key: k, Operator: corev1.TolerationOpExists, Effect: e}
+		if hasValue {
+			tol.Operator, tol.Value = corev1.TolerationOpEqual, v
+		}
+		p.Tolerations = append(p.Tolerations, tol)
+	}
+	return p, nil
+}
+
+// fits says whether a learner's Pod may go to n.
+func (p Placement) fits(n *corev1.Node) bool {
+	for k, v := range p.NodeSelector {
+		if n.Labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// tolerates says whether the learner's Pods tolerate taint.
+func (p Placement) tolerates(taint *corev1.Taint) bool {
+	for _, t := range p.Tolerations {
+		if t.Key == taint.Key && (t.Effect == "" || t.Effect == taint.Effect) &&
+			(t.Operator == corev1.TolerationOpExists || t.Value == taint.Value) {
+			return true
+		}
+	}
+	return false
 }
 
 // LearnerInfo is one learner's namespace as the class cluster reports it.
@@ -209,7 +281,8 @@ func (c *Class) Namespace(learner string) string { return c.cfg.Prefix + learner
 
 func (c *Class) objects(learner string) classObjects {
 	return classObjects{lab: c.cfg.Lab, namespace: c.Namespace(learner), learner: learner, prefix: c.cfg.Prefix,
-		image: c.cfg.SandboxImage, cp: c.cp, storageClass: c.cfg.StorageClass, arch: c.arch, nodeImage: c.nodeImage()}
+		image: c.cfg.SandboxImage, cp: c.cp, storageClass: c.cfg.StorageClass, arch: c.arch, nodeImage: c.nodeImage(),
+		placement: c.cfg.Placement}
 }
 
 // nodeImage is the learners' node image, or "" when they have no node.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"strconv"
 	"strings"
@@ -294,17 +295,27 @@ type classObjects struct {
 	// nodeImage, when set, gives the learner a node of their own
 	// (nodes.go) from this image.
 	nodeImage string
+	// placement keeps the learner's Pods on the nodes the instructor chose.
+	placement Placement
 }
 
 // node says whether the learner has a node of their own.
 func (o classObjects) node() bool { return o.nodeImage != "" }
 
-// nodeSelector keeps a Pod on nodes that can run the checker.
+// nodeSelector keeps a Pod on nodes that can run the checker, among those
+// the instructor chose.
 func (o classObjects) nodeSelector() map[string]string {
-	if o.arch == "" {
+	if o.arch == "" && len(o.placement.NodeSelector) == 0 {
 		return nil
 	}
-	return map[string]string{corev1.LabelArchStable: o.arch}
+	m := maps.Clone(o.placement.NodeSelector)
+	if m == nil {
+		m = map[string]string{}
+	}
+	if o.arch != "" {
+		m[corev1.LabelArchStable] = o.arch
+	}
+	return m
 }
 
 func (o classObjects) labels(part string) map[string]string {
@@ -494,6 +505,7 @@ mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `
 		ObjectMeta: o.meta(vcpPod, "vcp"),
 		Spec: corev1.PodSpec{
 			NodeSelector:                  o.nodeSelector(),
+			Tolerations:                   o.placement.Tolerations,
 			AutomountServiceAccountToken:  &no,
 			EnableServiceLinks:            &no,
 			TerminationGracePeriodSeconds: &grace,
@@ -613,6 +625,7 @@ func (o classObjects) sandboxPod() *corev1.Pod {
 		ObjectMeta: o.meta(sandboxPod, "sandbox"),
 		Spec: corev1.PodSpec{
 			NodeSelector:                  o.nodeSelector(),
+			Tolerations:                   o.placement.Tolerations,
 			AutomountServiceAccountToken:  &no,
 			EnableServiceLinks:            &no,
 			TerminationGracePeriodSeconds: &grace,

@@ -563,7 +563,7 @@ func (c *Class) Capacity(ctx context.Context) (Capacity, error) {
 	}
 	usable := map[string]bool{}
 	for _, n := range nodes.Items {
-		if n.Spec.Unschedulable {
+		if n.Spec.Unschedulable || !c.cfg.Placement.fits(&n) {
 			continue
 		}
 		if arch := nodeArch(&n); c.arch == "" || arch == c.arch {
@@ -572,7 +572,7 @@ func (c *Class) Capacity(ctx context.Context) (Capacity, error) {
 				continue
 			}
 		}
-		if !nodeReady(&n) || noSchedule(&n) {
+		if !nodeReady(&n) || c.noSchedule(&n) {
 			continue
 		}
 		if arch := nodeArch(&n); c.arch != "" && arch != c.arch {
@@ -633,9 +633,9 @@ func notReadyTaint(n *corev1.Node) bool {
 	return false
 }
 
-func noSchedule(n *corev1.Node) bool {
+func (c *Class) noSchedule(n *corev1.Node) bool {
 	for _, t := range n.Spec.Taints {
-		if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
+		if (t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute) && !c.cfg.Placement.tolerates(&t) {
 			return true
 		}
 	}

@@ -168,3 +168,65 @@ func TestCapacityNamesNodesNotReady(t *testing.T) {
 		t.Errorf("capacity %+v: want 1 node, and network and new not Ready", got)
 	}
 }
+
+// With a placement, the room is that of the chosen nodes: those with the
+// selector's labels, tainted ones only when the learners tolerate the
+// taint; and both Pods carry the placement.
+func TestCapacityCountsThePlacementsNodes(t *testing.T) {
+	ctx := context.Background()
+	c, cs := fakeClass()
+	node := func(name string, labels map[string]string, taints ...corev1.Taint) *corev1.Node {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: corev1.NodeSpec{Taints: taints}}
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+		n.Status.Allocatable = corev1.ResourceList{corev1.ResourceMemory: kresource.MustParse("8Gi"), corev1.ResourceCPU: kresource.MustParse("4")}
+		return n
+	}
+	dedicated := corev1.Taint{Key: "labctl.dev/class", Value: "yes", Effect: corev1.TaintEffectNoSchedule}
+	for _, n := range []*corev1.Node{
+		node("class-1", map[string]string{"pool": "class"}, dedicated),
+		node("class-2", map[string]string{"pool": "class"}),
+		node("other", map[string]string{"pool": "web"}),
+		node("other-tainted", map[string]string{"pool": "class"}, corev1.Taint{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}),
+	} {
+		if _, err := cs.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := c.Capacity(ctx); err != nil || got.Nodes != 2 {
+		t.Errorf("capacity without a placement: %+v, %v, want class-2 and other", got, err)
+	}
+	p, err := ParsePlacement("pool=class", "labctl.dev/class=yes:NoSchedule")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.cfg.Placement = p
+	if got, err := c.Capacity(ctx); err != nil || got.Nodes != 2 || got.FreeMemory != 16<<30 {
+		t.Errorf("capacity with pool=class tolerating labctl.dev/class: %+v, %v, want class-1 and class-2", got, err)
+	}
+	o := c.objects("ada")
+	for _, pod := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+		if pod.Spec.NodeSelector["pool"] != "class" || len(pod.Spec.Tolerations) != 1 || pod.Spec.Tolerations[0].Key != "labctl.dev/class" {
+			t.Errorf("pod %s: node selector %v, tolerations %v", pod.Name, pod.Spec.NodeSelector, pod.Spec.Tolerations)
+		}
+	}
+}
+
+func TestParsePlacement(t *testing.T) {
+	p, err := ParsePlacement(" pool=class, zone=a ", "dedicated:NoSchedule,labctl.dev/class=yes:NoExecute")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(p.NodeSelector, map[string]string{"pool": "class", "zone": "a"}) || len(p.Tolerations) != 2 ||
+		p.Tolerations[0] != (corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}) ||
+		p.Tolerations[1] != (corev1.Toleration{Key: "labctl.dev/class", Operator: corev1.TolerationOpEqual, Value: "yes", Effect: corev1.TaintEffectNoExecute}) {
+		t.Errorf("placement %+v", p)
+	}
+	if p, err := ParsePlacement("", ""); err != nil || p.NodeSelector != nil || p.Tolerations != nil {
+		t.Errorf("no placement: %+v, %v", p, err)
+	}
+	for _, bad := range [][2]string{{"pool", ""}, {"=class", ""}, {"", "dedicated"}, {"", "dedicated:Never"}, {"", "=x:NoSchedule"}} {
+		if _, err := ParsePlacement(bad[0], bad[1]); err == nil {
+			t.Errorf("ParsePlacement(%q, %q) accepted", bad[0], bad[1])
+		}
+	}
+}

@@ -26,6 +26,8 @@ var classFlags = []struct{ flag, usage string }{
 	{"storage-class", "the StorageClass `NAME` of the learners' volumes (default: the cluster's default)"},
 	{"sandbox-image", "the sandbox `IMAGE` the cluster's nodes pull (default: the image labctl builds)"},
 	{"node-image", "the node `IMAGE` of learner nodes, as the cluster's nodes pull it (default: the image labctl builds)"},
+	{"node-selector", "keep the learners' Pods on nodes with these labels: `KEY=VALUE`, comma-separated"},
+	{"toleration", "let the learners' Pods onto nodes with these taints: `KEY[=VALUE]:EFFECT`, comma-separated"},
 }
 
 func newClassCommand(g *globals) *cobra.Command {
@@ -111,6 +113,10 @@ func (g *globals) openClass(ctx context.Context) (*classSession, error) {
 
 func (g *globals) openClassOf(ctx context.Context, st *labState) (*classSession, error) {
 	prefix := g.classPrefix()
+	placement, err := class.ParsePlacement(g.cfg.GetString("class.node-selector"), g.cfg.GetString("class.toleration"))
+	if err != nil {
+		return nil, &ExitError{Code: exitError, Err: err}
+	}
 	c, err := g.env.OpenClass(ctx, class.Config{
 		Lab:           st.lab,
 		Fixtures:      st.fixtures,
@@ -123,6 +129,7 @@ func (g *globals) openClassOf(ctx context.Context, st *labState) (*classSession,
 		LearnerNodes:  class.NeedsNodes(st.lab),
 		NodeImage:     g.cfg.GetString("class.node-image"),
 		Images:        class.LabImages(st.lab),
+		Placement:     placement,
 		Log:           g.detail(),
 	})
 	if err != nil {
