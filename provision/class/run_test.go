@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	kresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 func fakeClass(objs ...corev1.Pod) (*Class, *fake.Clientset) {
@@ -227,6 +230,48 @@ func TestParsePlacement(t *testing.T) {
 	for _, bad := range [][2]string{{"pool", ""}, {"=class", ""}, {"", "dedicated"}, {"", "dedicated:Never"}, {"", "=x:NoSchedule"}} {
 		if _, err := ParsePlacement(bad[0], bad[1]); err == nil {
 			t.Errorf("ParsePlacement(%q, %q) accepted", bad[0], bad[1])
+		}
+	}
+}
+
+// A lab whose learner could relabel namespaces, change admission or reach
+// the kubelet's API is refused learner nodes; one whose learner can do
+// none of it is not. The learner's API server answers, as
+// SubjectAccessReviews of the learner's identity.
+func TestCheckNodeSafe(t *testing.T) {
+	l := testObjects().lab
+	for _, tc := range []struct {
+		allow string // verb resource[/subresource] the learner may; "" none
+		says  string
+	}{
+		{"", ""},
+		{"patch namespaces", "lets the learner patch namespaces"},
+		{"get nodes/proxy", "lets the learner get nodes/proxy"},
+		{"create validatingadmissionpolicies", "create validatingadmissionpolicies"},
+	} {
+		cs := fake.NewClientset()
+		var asked []string
+		cs.PrependReactor("create", "subjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			sar := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview)
+			ra := sar.Spec.ResourceAttributes
+			what := ra.Verb + " " + ra.Resource
+			if ra.Subresource != "" {
+				what += "/" + ra.Subresource
+			}
+			asked = append(asked, sar.Spec.User+" "+what)
+			sar.Status.Allowed = what == tc.allow
+			return true, sar, nil
+		})
+		err := checkNodeSafe(context.Background(), cs, l)
+		var le *LabError
+		switch {
+		case tc.says == "" && err != nil:
+			t.Errorf("a learner who may do none of it: %v", err)
+		case tc.says != "" && (!errors.As(err, &le) || !strings.Contains(err.Error(), tc.says)):
+			t.Errorf("a learner who may %s: %v, want a *LabError saying %q", tc.allow, err, tc.says)
+		}
+		if len(asked) == 0 || !strings.HasPrefix(asked[0], "system:serviceaccount:labctl-system:learner ") {
+			t.Errorf("asked %v, want the learner's identity", asked)
 		}
 	}
 }
