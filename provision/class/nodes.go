@@ -36,7 +36,7 @@ import (
 //
 // The price is privilege: the node container is privileged on the class
 // cluster's node, so whatever breaks out of a Pod on the learner's node is
-// root there. Pod Security baseline is enforced on every namespace of the
+// root there. Pod Security baseline is the default of every namespace of the
 // learner's API server (no privileged, host-namespace or hostPath Pods),
 // and a lab whose learner could change namespaces' labels, admission
 // policies or reach the kubelet's API is refused (checkNodeSafe).
