@@ -175,7 +175,7 @@ func nodeAPIServerArgs() []string {
 }
 
 // nodeContainers are the node's containers of the control-plane Pod: the
-// node, the scheduler and kube-proxy; nodeInit copies the node image's /var
+// node, the scheduler and kube-proxy; init copies the node image's /var
 // (containerd's images) into the node's volume once.
 func (o classObjects) nodeContainers() (init corev1.Container, cs []corev1.Container) {
 	yes, no := true, false
