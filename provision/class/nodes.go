@@ -237,6 +237,7 @@ cp /etc/labctl-node/kubelet.yaml /node-var/lib/kubelet/config.yaml`},
 
 // nodeVolumes are the node's volumes of the control-plane Pod.
 func nodeVolumes() []corev1.Volume {
+	scripts := int32(0o755)
 	mem := func(name string) corev1.Volume {
 		q := kres.MustParse(nodeRunSize)
 		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &q}}}
@@ -245,14 +246,12 @@ func nodeVolumes() []corev1.Volume {
 		emptyDir("node-var", nodeVarSize), mem("node-run"), mem("node-tmp"),
 		{Name: "modules", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/lib/modules"}}},
 		{Name: "node-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: nodeConfigMap}, DefaultMode: ptrTo(int32(0o755))}}},
+			LocalObjectReference: corev1.LocalObjectReference{Name: nodeConfigMap}, DefaultMode: &scripts}}},
 		certVolume("node-certs", certKubeletConf, certCA),
 		certVolume("scheduler-certs", certSchedulerConf),
 		certVolume("proxy-certs", certProxyConf),
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // Requests and limits of the node's containers: memory and CPU measured
 // idle (the node about 150 MiB with no Pod of the lab), limits with room
