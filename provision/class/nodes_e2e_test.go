@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,10 +92,18 @@ kubectl -n rollout get pods -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}
 	t.Run("every solve passes in both at once", func(t *testing.T) { solveAllAtOnce(t, ls, names) })
 
 	t.Run("the learner cannot turn their node against the class node", func(t *testing.T) {
-		for _, attack := range []struct{ what, script string }{
-			{"a privileged Pod", `kubectl -n rollout run root --image=labctl.local/rollout-web:1 --restart=Never --privileged`},
-			{"a Pod Security label changed", `kubectl label namespace rollout pod-security.kubernetes.io/enforce=privileged --overwrite`},
-			{"a namespace of their own", `kubectl create namespace mine`},
+		// The learner may not read nodes: the kubelet's address is the vcp
+		// Pod's, read on the class cluster.
+		vcp, err := h.cs.CoreV1().Pods(c.Namespace(names[0])).Get(ctx, vcpPod, metav1.GetOptions{})
+		if err != nil || vcp.Status.PodIP == "" {
+			t.Fatalf("the learner's vcp Pod: %v", err)
+		}
+		// Each attack must be refused for the reason given, not fail for
+		// another (a missing tool, a typo).
+		for _, attack := range []struct{ what, script, refusal string }{
+			{"a privileged Pod", `kubectl -n rollout run root --image=labctl.local/rollout-web:1 --restart=Never --privileged`, "disallowed by cluster policy"},
+			{"a Pod Security label changed", `kubectl label namespace rollout pod-security.kubernetes.io/enforce=privileged --overwrite`, "forbidden"},
+			{"a namespace of their own", `kubectl create namespace mine`, "forbidden"},
 			{"a hostPath Pod", `kubectl -n rollout apply -f - <<'Y'
 apiVersion: v1
 kind: Pod
@@ -102,13 +111,34 @@ metadata: {name: host}
 spec:
   containers: [{name: c, image: labctl.local/rollout-web:1}]
   volumes: [{name: h, hostPath: {path: /}}]
-Y`},
-			{"the kubelet's API without credentials", `curl -sk -o /dev/null -w '%{http_code}' https://$(kubectl get node lab-node -o jsonpath='{.status.addresses[0].address}'):10250/pods | grep -qx 200`},
+Y`, "violates PodSecurity"},
+			{"the kubelet's API without credentials", `code=$(curl -sk -o /dev/null -w '%{http_code}' https://` + vcp.Status.PodIP + `:10250/pods); echo "kubelet answered $code"; [ "$code" = 200 ]`, "kubelet answered 401"},
 		} {
 			var out bytes.Buffer
 			code, err := ls[0].RunScript(ctx, attack.script, &out, &out)
-			if err != nil || code == 0 {
-				t.Errorf("%s: exit %d, %v, want refused:\n%s", attack.what, code, err, out.String())
+			if err != nil || code == 0 || !strings.Contains(out.String(), attack.refusal) {
+				t.Errorf("%s: exit %d, %v, want refused (%q):\n%s", attack.what, code, err, attack.refusal, out.String())
+			}
+		}
+		// No privileged container passes the API server (it does not
+		// allow them), and Pod Security baseline is the default of a
+		// namespace without labels, for every identity: the API server's
+		// admission configuration says so.
+		for _, attack := range []struct{ what, script, refusal string }{
+			{"a privileged Pod in namespace default", `kubectl -n default run root --image=labctl.local/rollout-web:1 --restart=Never --privileged`, "disallowed by cluster policy"},
+			{"a hostPath Pod in namespace default", `kubectl -n default apply -f - <<'Y'
+apiVersion: v1
+kind: Pod
+metadata: {name: host}
+spec:
+  containers: [{name: c, image: labctl.local/rollout-web:1}]
+  volumes: [{name: h, hostPath: {path: /}}]
+Y`, "violates PodSecurity"},
+		} {
+			var out bytes.Buffer
+			code, err := ls[0].RunAdminScript(ctx, attack.script, &out)
+			if err != nil || code == 0 || !strings.Contains(out.String(), attack.refusal) {
+				t.Errorf("%s, as the control plane's admin: exit %d, %v, want refused (%q):\n%s", attack.what, code, err, attack.refusal, out.String())
 			}
 		}
 		// The node container is the only privileged one, in a namespace
