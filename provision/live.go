@@ -13,6 +13,7 @@ package provision
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -61,6 +62,9 @@ type Live struct {
 	// grader is the checker's identity: a token that lives an hour,
 	// renewed before a round that would outlive it.
 	grader Identity
+	// checkpoints are the records of the lab's namespaces Checkpoint
+	// kept, by step.
+	checkpoints map[string][sha256.Size]byte
 }
 
 // Runtime is what a runtime does its own way for a live lab: where the

@@ -334,6 +334,16 @@ func (e *StuckNamespacesError) Error() string {
 // resetNamespaces resets l's namespaces in the cluster admin reaches;
 // cluster names it in messages.
 func resetNamespaces(ctx context.Context, admin *rest.Config, l *lab.Lab, cluster string) error {
+	r, err := newNSReset(admin, l, cluster)
+	if err != nil {
+		return err
+	}
+	return r.run(ctx)
+}
+
+// newNSReset makes the clients that inspect and reset l's namespaces in
+// the cluster admin reaches; cluster names it in messages.
+func newNSReset(admin *rest.Config, l *lab.Lab, cluster string) (*nsReset, error) {
 	cfg := rest.CopyConfig(admin)
 	// A namespace is inspected with one list per resource type; the
 	// client's default of 5 requests a second would make that the slowest
@@ -344,14 +354,13 @@ func resetNamespaces(ctx context.Context, admin *rest.Config, l *lab.Lab, cluste
 	cfg.WarningHandler = rest.NoWarnings{}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("connecting to cluster %s: %w", cluster, err)
+		return nil, fmt.Errorf("connecting to cluster %s: %w", cluster, err)
 	}
 	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("connecting to cluster %s: %w", cluster, err)
+		return nil, fmt.Errorf("connecting to cluster %s: %w", cluster, err)
 	}
-	r := &nsReset{cs: cs, objs: metadataStore{md}, disc: cs.Discovery(), lab: l, wait: namespaceDeleteWait, poll: namespacePoll}
-	return r.run(ctx)
+	return &nsReset{cs: cs, objs: metadataStore{md}, disc: cs.Discovery(), lab: l, wait: namespaceDeleteWait, poll: namespacePoll}, nil
 }
 
 // nsReset resets a lab's namespaces through these clients.

@@ -67,6 +67,8 @@ func (l *trackerStore) List(_ context.Context, gvr schema.GroupVersionResource, 
 		}
 		out = append(out, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 			Name: a.GetName(), Namespace: a.GetNamespace(), Labels: a.GetLabels(),
+			UID: a.GetUID(), ResourceVersion: a.GetResourceVersion(), Generation: a.GetGeneration(),
+			Annotations: a.GetAnnotations(), OwnerReferences: a.GetOwnerReferences(), Finalizers: a.GetFinalizers(),
 			ManagedFields: a.GetManagedFields(), DeletionTimestamp: a.GetDeletionTimestamp(),
 		}})
 	}

@@ -132,7 +132,7 @@ func (r *runner) reset(ctx context.Context, p *Phase, to string) {
 	if r.rep.ResetParts == nil {
 		r.rep.ResetParts = map[string]time.Duration{}
 	}
-	env := &timedReset{Environment: r.env, now: r.o.Now, spent: r.rep.ResetParts, kept: &r.rep.SandboxesKept}
+	env := &timedReset{Environment: r.env, now: r.o.Now, spent: r.rep.ResetParts, kept: &r.rep.SandboxesKept, restored: &r.rep.StepStartsRestored}
 	_, err := reset.Run(ctx, env, reset.Options{
 		Lab:          r.o.Lab,
 		Store:        r.o.Store,
@@ -209,8 +209,9 @@ type timedReset struct {
 	now   func() time.Time
 	mu    sync.Mutex
 	spent map[string]time.Duration
-	// kept counts the resets that restored the sandbox in place.
-	kept *int
+	// kept counts the resets that restored the sandbox in place, and
+	// restored those that went back to the step's checkpoint.
+	kept, restored *int
 }
 
 func (t *timedReset) time(part string, f func() error) error {
@@ -245,6 +246,30 @@ func (t *timedReset) RestoreSandbox(ctx context.Context) (ok bool) {
 	if ok {
 		t.mu.Lock()
 		*t.kept++
+		t.mu.Unlock()
+	}
+	return ok
+}
+
+// Checkpoint keeps the step's start when the environment can; its time
+// counts as the checkpoint's.
+func (t *timedReset) Checkpoint(ctx context.Context, step string) {
+	if c, can := t.Environment.(reset.Checkpointer); can {
+		_ = t.time("checkpoint", func() error { c.Checkpoint(ctx, step); return nil })
+	}
+}
+
+// RestoreCheckpoint goes back to the step's start when the environment
+// can; its time, whether it did or not, counts as the checkpoint's.
+func (t *timedReset) RestoreCheckpoint(ctx context.Context, step string) (ok bool) {
+	c, can := t.Environment.(reset.Checkpointer)
+	if !can {
+		return false
+	}
+	_ = t.time("checkpoint", func() error { ok = c.RestoreCheckpoint(ctx, step); return nil })
+	if ok {
+		t.mu.Lock()
+		*t.restored++
 		t.mu.Unlock()
 	}
 	return ok

@@ -45,6 +45,7 @@ func TestE2EShippedLabProvesItself(t *testing.T) {
 		MaxScore   int              `json:"maxScore"`
 		Resets     int              `json:"resets"`
 		Kept       int              `json:"sandboxesKept"`
+		Restored   int              `json:"stepStartsRestored"`
 		ResetMs    int64            `json:"resetMs"`
 		ResetParts map[string]int64 `json:"resetPartsMs"`
 		DurationMs int64            `json:"durationMs"`
@@ -56,7 +57,8 @@ func TestE2EShippedLabProvesItself(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("exit %d; stdout is not the JSON report: %v\n%s", code, err, out)
 	}
-	t.Logf("test run %dms, %d resets taking %dms (by part, ms: %v), %d keeping the sandbox", rep.DurationMs, rep.Resets, rep.ResetMs, rep.ResetParts, rep.Kept)
+	t.Logf("test run %dms, %d resets taking %dms (by part, ms: %v), %d keeping the sandbox, %d going back to the step's start",
+		rep.DurationMs, rep.Resets, rep.ResetMs, rep.ResetParts, rep.Kept, rep.Restored)
 	if code != 0 || !rep.Passed {
 		for _, p := range rep.Phases {
 			for _, f := range p.Failures {
@@ -69,9 +71,15 @@ func TestE2EShippedLabProvesItself(t *testing.T) {
 		t.Errorf("grade %d/%d (graded %t), want 100 %%", rep.Score, rep.MaxScore, rep.Graded)
 	}
 	// Every reset but the first keeps the sandbox: the lab's scripts change
-	// only /root, and nothing of theirs is left running.
-	if rep.Kept != rep.Resets-1 {
-		t.Errorf("%d of %d resets kept the sandbox, restoring /root in place; want all but the first", rep.Kept, rep.Resets)
+	// only /root, and nothing of theirs is left running. A reset after a
+	// mistake that changed only files (most of the first three steps')
+	// goes back to the step's kept start.
+	if rep.Kept+rep.Restored != rep.Resets-1 {
+		t.Errorf("%d of %d resets kept the sandbox, restoring /root in place, and %d went back to the step's start; want all but the first",
+			rep.Kept, rep.Resets, rep.Restored)
+	}
+	if rep.Restored < 20 {
+		t.Errorf("%d resets went back to the step's kept start; the first three steps' mistakes and alternatives alone change only files (over 30)", rep.Restored)
 	}
 	if last := rep.Phases[len(rep.Phases)-1].Kind; last != string(FinalReset) {
 		t.Errorf("the last phase is %s, want %s", last, FinalReset)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -175,4 +176,26 @@ func (f *fakeEnv) RunChecks(_ context.Context, round checks.Round) ([]checks.Res
 	}
 	f.flash = map[string]bool{}
 	return out, nil
+}
+
+// keepingEnv is a fakeEnv that keeps step starts (reset.Checkpointer):
+// going back restores the home, only while the namespaces are as kept.
+type keepingEnv struct {
+	*fakeEnv
+	kept map[string][2]map[string]bool
+}
+
+func (k *keepingEnv) Checkpoint(_ context.Context, step string) {
+	k.log = append(k.log, "checkpoint "+step)
+	k.kept[step] = [2]map[string]bool{maps.Clone(k.home), maps.Clone(k.cluster)}
+}
+
+func (k *keepingEnv) RestoreCheckpoint(_ context.Context, step string) bool {
+	c, ok := k.kept[step]
+	if !ok || !maps.Equal(c[1], k.cluster) {
+		return false
+	}
+	k.log = append(k.log, "back-to "+step)
+	k.home, k.flash = maps.Clone(c[0]), map[string]bool{}
+	return true
 }

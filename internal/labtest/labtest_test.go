@@ -156,6 +156,37 @@ func TestGoodLabPasses(t *testing.T) {
 	}
 }
 
+// TestResetsGoBackToTheStepsStart: on an environment that keeps step
+// starts, a reset after a mistake that changed only the home goes back to
+// the step's start (the next mistake then runs from it, or it would not be
+// caught), and one after a mistake that changed the namespaces replays, then
+// keeps the start again.
+func TestResetsGoBackToTheStepsStart(t *testing.T) {
+	env := &keepingEnv{fakeEnv: newFakeEnv(), kept: map[string][2]map[string]bool{}}
+	rep, err := Run(context.Background(), env, Options{Lab: goodLab(), Store: progress.NewStore(t.TempDir()), Pause: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Passed {
+		t.Fatalf("a lab whose promises hold failed: %v", rep.Failures())
+	}
+	if rep.Resets != 4 || rep.StepStartsRestored != 2 {
+		t.Errorf("%d resets, %d going back to the step's start; want 4 and 2 (the first step's two mistakes)", rep.Resets, rep.StepStartsRestored)
+	}
+	i := slices.Index(env.log, "script apply api")
+	if i < 0 {
+		t.Fatalf("the mistake never ran: %q", env.log)
+	}
+	want := []string{"script apply api", "checks", "recreate-sandbox", "reset-namespaces",
+		"script touch /root/x", "script touch /root/setup-done", "checkpoint cluster", "script apply web"}
+	if got := env.log[i : i+len(want)]; !slices.Equal(got, want) {
+		t.Errorf("after the mistake that changed the namespaces:\n got %q\nwant %q", got, want)
+	}
+	if n := strings.Count(strings.Join(env.log, "\n"), "back-to files"); n != 2 {
+		t.Errorf("went back to the first step's start %d times, want 2: %q", n, env.log)
+	}
+}
+
 func TestUncaughtMistakeFails(t *testing.T) {
 	l := goodLab()
 	l.Steps[0].Mistakes[0].Script = "touch /root/x\ntouch /root/y"

@@ -110,10 +110,14 @@ func phaseName(p Phase) string {
 // resetParts lists where the resets spent their time, longest first.
 // kept says how many resets kept the sandbox, restoring its home in place.
 func kept(r *Report) string {
-	if r.SandboxesKept == 0 {
-		return ""
+	var s string
+	if r.SandboxesKept > 0 {
+		s = fmt.Sprintf("; %d kept the sandbox, restoring /root in place", r.SandboxesKept)
 	}
-	return fmt.Sprintf("; %d kept the sandbox, restoring /root in place", r.SandboxesKept)
+	if r.StepStartsRestored > 0 {
+		s += fmt.Sprintf("; %d went back to the step's start as it was kept, replaying nothing", r.StepStartsRestored)
+	}
+	return s
 }
 
 func resetParts(parts map[string]time.Duration) string {

@@ -13,7 +13,7 @@ import (
 )
 
 func sampleReport(passed bool) *Report {
-	r := &Report{Lab: "demo-test", Graded: true, Score: 3, MaxScore: 4, Resets: 2, SandboxesKept: 1,
+	r := &Report{Lab: "demo-test", Graded: true, Score: 3, MaxScore: 4, Resets: 3, SandboxesKept: 1, StepStartsRestored: 1,
 		ResetTime: 3 * time.Second, Duration: 9 * time.Second,
 		ResetParts: map[string]time.Duration{"sandbox": 2 * time.Second, "backup": time.Second}}
 	r.Phases = []Phase{
@@ -41,7 +41,7 @@ func TestWriteText(t *testing.T) {
 		"✗ files  mistake only-x is caught",
 		"step files: mistake only-x: check has-y: passed, so the mistake is not caught",
 		"step files: check has-z: failed: expected\n      something else\n",
-		"Grade: 3/4 points", "Resets: 2, 3.0s in all (sandbox 2.0s, backup 1.0s); 1 kept the sandbox, restoring /root in place", "FAIL: lab demo-test: 2 failures",
+		"Grade: 3/4 points", "Resets: 3, 3.0s in all (sandbox 2.0s, backup 1.0s); 1 kept the sandbox, restoring /root in place; 1 went back to the step's start as it was kept, replaying nothing", "FAIL: lab demo-test: 2 failures",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)

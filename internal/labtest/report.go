@@ -121,8 +121,12 @@ type Report struct {
 	// SandboxesKept counts the resets that restored the sandbox in place
 	// instead of recreating it (reset.Options.InPlace).
 	SandboxesKept int `json:"sandboxesKept"`
+	// StepStartsRestored counts the resets that went back to the step's
+	// start as it was kept (reset.Checkpointer), replaying nothing.
+	StepStartsRestored int `json:"stepStartsRestored"`
 	// ResetParts splits ResetTime by what the resets did: backup,
-	// sandbox, namespaces, cluster, scripts (setups and replayed solves).
+	// sandbox, namespaces, cluster, scripts (setups and replayed solves),
+	// checkpoint (keeping and going back to a step's start).
 	ResetParts map[string]time.Duration `json:"-"`
 	Duration   time.Duration            `json:"-"`
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/internal/reset"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -27,5 +28,11 @@ func (r *runner) stepStarted(ctx context.Context, s *lab.Step) {
 			p.fail(s.ID, "", "", "recording the step's start in the progress: "+err.Error())
 		})
 		r.stopped = true
+		return
+	}
+	// The step's start, kept for the resets after its mistakes and
+	// alternatives (reset.Checkpointer).
+	if c, ok := r.env.(reset.Checkpointer); ok {
+		c.Checkpoint(ctx, s.ID)
 	}
 }

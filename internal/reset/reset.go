@@ -48,6 +48,18 @@ type Environment interface {
 	RunScripts(ctx context.Context, scripts []string, stdout, stderr io.Writer, started func(int)) (failed, code int, err error)
 }
 
+// Checkpointer is an Environment that can keep the lab at the start of a
+// step and go back there when nothing but files changed since (labctl
+// test's, on kind).
+type Checkpointer interface {
+	// Checkpoint keeps the lab as it is now, at the start of step.
+	Checkpoint(ctx context.Context, step string)
+	// RestoreCheckpoint puts the lab back at the start of step as
+	// Checkpoint kept it and reports whether it did; when it did not,
+	// nothing changed.
+	RestoreCheckpoint(ctx context.Context, step string) bool
+}
+
 // Restorer is an Environment that can put the sandbox back in place.
 type Restorer interface {
 	// NotePristine keeps the sandbox as RecreateSandbox just left it.
@@ -94,6 +106,9 @@ type Options struct {
 	// (Restorer) instead of recreating it: for labctl test, whose scripts
 	// are the lab author's. A learner's reset recreates it always: root in
 	// the sandbox can leave more behind than a restore in place looks at.
+	// With To, it also goes back to the step's checkpoint when the
+	// environment kept one and can (Checkpointer), instead of recreating
+	// and replaying, and keeps one after a full reset.
 	InPlace bool
 	// Now is time.Now outside tests.
 	Now func() time.Time
@@ -151,11 +166,18 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 			return nil, fmt.Errorf("saving /root before the reset (nothing was reset): %w", err)
 		}
 	}
-	if o.Hard {
+	cp, checkpoints := env.(Checkpointer)
+	checkpoints = checkpoints && o.InPlace && !o.Hard && o.To != ""
+	restored := checkpoints && cp.RestoreCheckpoint(ctx, o.To)
+	switch {
+	case restored:
+		// The step's start is back as it was kept: nothing to recreate,
+		// nothing to replay.
+	case o.Hard:
 		if err := env.RecreateCluster(ctx); err != nil {
 			return res, fmt.Errorf("recreating the lab's environment: %w", err)
 		}
-	} else {
+	default:
 		if err := stage(o.Catalog.Say(msg.StatusRecreatingSandbox), func() error { return recreate(ctx, env, o.InPlace) }); err != nil {
 			return res, err
 		}
@@ -195,8 +217,13 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 	cur := &o.Lab.Steps[target]
 	add(cur, "setup", cur.Setup)
 	retry := grading.Retry{Situation: o.Situation, During: grading.Reset, To: o.To}
-	if err := runScripts(ctx, env, replay, st, o.Catalog, o.ScriptOutput, retry); err != nil {
-		return res, err
+	if !restored {
+		if err := runScripts(ctx, env, replay, st, o.Catalog, o.ScriptOutput, retry); err != nil {
+			return res, err
+		}
+		if checkpoints {
+			cp.Checkpoint(ctx, o.To)
+		}
 	}
 	if o.To != "" {
 		if err := o.Store.Update(ctx, o.Lab.Metadata.Name, func(p *progress.Progress) error {

@@ -461,3 +461,62 @@ func TestResetInPlaceKeepsTheSandboxOnlyWhenAskedAndAble(t *testing.T) {
 		})
 	}
 }
+
+// checkpointEnv is a restoringEnv that keeps step starts (Checkpointer);
+// its restores succeed when back is set.
+type checkpointEnv struct {
+	restoringEnv
+	back bool
+}
+
+func (c *checkpointEnv) Checkpoint(_ context.Context, step string) {
+	_ = c.call("checkpoint:" + step)
+}
+
+func (c *checkpointEnv) RestoreCheckpoint(_ context.Context, step string) bool {
+	_ = c.call("back-to:" + step)
+	return c.back
+}
+
+// TestResetGoesBackToTheStepsCheckpoint: labctl test's reset to a step goes
+// back to the step's kept start when the environment can, replaying nothing,
+// and keeps one after a full reset; the progress is the same either way. A
+// learner's reset, a reset to the lab's start and a hard one never ask.
+func TestResetGoesBackToTheStepsCheckpoint(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		to            string
+		inPlace, hard bool
+		back          bool
+		want          string
+	}{
+		{"back", "three", true, false, true, "back-to:three"},
+		{"cannot go back", "three", true, false, false,
+			"back-to:three namespaces script:setup-one script:solve-one script:solve-two script:setup-three checkpoint:three"},
+		{"a learner's reset", "three", false, false, true,
+			"sandbox namespaces script:setup-one script:solve-one script:solve-two script:setup-three"},
+		{"to the lab's start", "", true, false, true, "namespaces script:setup-one"},
+		{"hard", "three", true, true, true, "cluster script:solve-one script:solve-two script:setup-three"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := options(t)
+			seedProgress(t, o)
+			o.NoBackup, o.InPlace, o.To, o.Hard = true, c.inPlace, c.to, c.hard
+			env := &checkpointEnv{restoringEnv: restoringEnv{can: true}, back: c.back}
+			res, err := Run(context.Background(), env, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(env.calls, " "); got != c.want {
+				t.Errorf("calls %q, want %q", got, c.want)
+			}
+			p, _ := o.Store.Load("lab1")
+			if p.Grades == nil || len(p.Grades) != 1 {
+				t.Errorf("grades %+v, want the one kept", p.Grades)
+			}
+			if c.to == "three" && (p.Current != "three" || !p.IsPassed("two") || p.IsPassed("three") || res.Current.ID != "three") {
+				t.Errorf("progress after a reset to three: %+v", p)
+			}
+		})
+	}
+}

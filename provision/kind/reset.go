@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/msg"
@@ -110,6 +113,9 @@ type pristine struct {
 	state string
 	// home is /root as a tar (entries root/...).
 	home []byte
+	// audit is the audit log of the learner's writes as KeepSandbox
+	// found it ("" for NotePristine's, which does not look).
+	audit string
 }
 
 // sandboxState prints what a restore in place must find as the fresh
@@ -162,11 +168,69 @@ find /root /tmp -mindepth 1 -delete && tar -x -p -f - -C /
 
 // NotePristine keeps the sandbox as it is now, just made, for
 // RestoreSandbox; a sandbox it cannot keep is simply recreated next time.
-func (k *kindRuntime) NotePristine(ctx context.Context) {
-	k.pristine = nil
+func (k *kindRuntime) NotePristine(ctx context.Context) { k.pristine = k.keep(ctx) }
+
+// RestoreSandbox puts the sandbox back as NotePristine kept it without
+// recreating it: /root emptied and unpacked again. It does so only when the
+// container is the same one and its state (sandboxState) is as it was,
+// and reports whether it did; when it did not, RecreateSandbox must follow
+// (a restore that fails halfway leaves the home unusable).
+func (k *kindRuntime) RestoreSandbox(ctx context.Context) bool { return k.restore(ctx, k.pristine) }
+
+// KeepSandbox keeps the sandbox as it is now under key, as NotePristine
+// keeps a fresh one, for RestoreKeptSandbox; a sandbox it cannot keep (a
+// process left running, /tmp not empty, a big /root) forgets what key held.
+func (k *kindRuntime) KeepSandbox(ctx context.Context, key string) {
+	if k.kept == nil {
+		k.kept = map[string]*pristine{}
+	}
+	audit := k.auditLog()
+	if p := k.keep(ctx); p != nil {
+		p.audit = audit
+		k.kept[key] = p
+	} else {
+		delete(k.kept, key)
+	}
+}
+
+// RestoreKeptSandbox puts the sandbox back as KeepSandbox kept it under
+// key, on RestoreSandbox's conditions and only when the learner's identity
+// wrote nothing in the lab's namespaces since (the audit log is as it
+// was), and reports whether it did.
+func (k *kindRuntime) RestoreKeptSandbox(ctx context.Context, key string) bool {
+	p := k.kept[key]
+	if p == nil || k.auditLog() != p.audit {
+		return false
+	}
+	return k.restore(ctx, p)
+}
+
+// auditLog says where the API server's log of the learner's writes stands:
+// its file's identity, size and time, or that there is none yet. The
+// policy records nothing else (provision.AuditPolicy), so it changes with
+// every write of the learner's identity in the lab's namespaces, a status
+// or a subresource too.
+func (k *kindRuntime) auditLog() string {
+	if k.settings.AuditDir == "" {
+		return "no audit directory"
+	}
+	fi, err := os.Stat(filepath.Join(k.settings.AuditDir, provision.AuditLogFile))
+	if err != nil {
+		return "no log: " + err.Error()
+	}
+	id := ""
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id = fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	}
+	return fmt.Sprintf("%s %d %d", id, fi.Size(), fi.ModTime().UnixNano())
+}
+
+// keep takes the sandbox's state and /root as they are now; nil when the
+// sandbox cannot be kept.
+func (k *kindRuntime) keep(ctx context.Context) *pristine {
 	st, err := k.engine.State(ctx, k.container)
 	if err != nil || !st.Running {
-		return
+		return nil
 	}
 	var out bytes.Buffer
 	code, err := k.engine.Exec(ctx, k.container, docker.ExecOptions{
@@ -174,22 +238,17 @@ func (k *kindRuntime) NotePristine(ctx context.Context) {
 	})
 	since, state, ok := strings.Cut(out.String(), "\n")
 	if err != nil || code != 0 || !ok || !strings.HasPrefix(state, "processes 2\n") {
-		return
+		return nil
 	}
 	var home bytes.Buffer
 	if err := copyHome(ctx, k.engine, k.container, &limitedWriter{w: &home, left: pristineHomeLimit}); err != nil {
-		return
+		return nil
 	}
-	k.pristine = &pristine{id: st.ID, since: since, state: strings.TrimSuffix(state, "\n"), home: home.Bytes()}
+	return &pristine{id: st.ID, since: since, state: strings.TrimSuffix(state, "\n"), home: home.Bytes()}
 }
 
-// RestoreSandbox puts the sandbox back as NotePristine kept it without
-// recreating it: /root emptied and unpacked again. It does so only when the
-// container is the same one and its state (sandboxState) is as it was,
-// and reports whether it did; when it did not, RecreateSandbox must follow
-// (a restore that fails halfway leaves the home unusable).
-func (k *kindRuntime) RestoreSandbox(ctx context.Context) bool {
-	p := k.pristine
+// restore puts p back when the sandbox is still p's container in p's state.
+func (k *kindRuntime) restore(ctx context.Context, p *pristine) bool {
 	if p == nil {
 		return false
 	}

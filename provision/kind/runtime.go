@@ -44,6 +44,9 @@ type kindRuntime struct {
 	// pristine is the sandbox as RecreateSandbox last left it, for
 	// RestoreSandbox; nil when there is none to go back to.
 	pristine *pristine
+	// kept are the sandboxes KeepSandbox kept, by key, for
+	// RestoreKeptSandbox.
+	kept map[string]*pristine
 	// probe is the container of the probe under way (RunAdminScript), ""
 	// between probes; probeMu guards it.
 	probe   string

@@ -1,0 +1,161 @@
+package provision
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// A checkpoint is the lab at the start of a step, kept so that labctl test
+// can go back there after each of the step's mistakes and alternatives
+// without replaying every solve before it: the sandbox as the runtime keeps
+// it (KeepSandbox, which also notes the audit log of the learner's writes)
+// and a record of the lab's namespaces. Going back restores the sandbox
+// only when the namespaces are as recorded, object for object, and the
+// learner's identity wrote nothing since, which holds after a mistake that
+// changed only files; after any other the reset runs in full.
+
+// sandboxKeeper is a runtime that can keep the sandbox under a key and put
+// it back (kind's).
+type sandboxKeeper interface {
+	KeepSandbox(ctx context.Context, key string)
+	RestoreKeptSandbox(ctx context.Context, key string) bool
+}
+
+// Checkpoint keeps the lab as it is now, at the start of step, for
+// RestoreCheckpoint. On a runtime that cannot keep its sandbox, or when the
+// namespaces cannot be read, it forgets step's checkpoint instead.
+func (e *Live) Checkpoint(ctx context.Context, step string) {
+	k, ok := e.rt.(sandboxKeeper)
+	if !ok {
+		return
+	}
+	delete(e.checkpoints, step)
+	rec, err := e.namespacesRecord(ctx)
+	if err != nil {
+		return
+	}
+	k.KeepSandbox(ctx, step)
+	if e.checkpoints == nil {
+		e.checkpoints = map[string][sha256.Size]byte{}
+	}
+	e.checkpoints[step] = rec
+}
+
+// RestoreCheckpoint puts the lab back at the start of step as Checkpoint
+// kept it, and reports whether it did: only when every object of the lab's
+// namespaces, and the namespaces, are still the versions recorded then, and
+// the sandbox can be restored in place (RestoreSandbox's conditions). When
+// it did not, nothing was changed and a full reset must follow.
+func (e *Live) RestoreCheckpoint(ctx context.Context, step string) bool {
+	k, ok := e.rt.(sandboxKeeper)
+	if !ok {
+		return false
+	}
+	kept, ok := e.checkpoints[step]
+	if !ok {
+		return false
+	}
+	if now, err := e.namespacesRecord(ctx); err != nil || now != kept {
+		return false
+	}
+	return k.RestoreKeptSandbox(ctx, step)
+}
+
+// namespacesRecord sums up the lab's namespaces: each namespace's and each
+// object's identity and version (version), for every type the cluster can
+// list and delete (resourceTypes) but events. Any object made, removed or
+// made anew, and any change of its spec or metadata, changes it.
+func (e *Live) namespacesRecord(ctx context.Context) ([sha256.Size]byte, error) {
+	admin, err := e.adminConfig(ctx)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	r, err := newNSReset(admin, e.Lab, e.rt.Name())
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return r.record(ctx)
+}
+
+// version is what of o a change must change: for a type whose spec
+// changes Kubernetes counts in the generation, the generation and o's
+// labels, annotations, owners, finalizers and deletion; for any other, its
+// resource version. What a status says is the controllers' and kubelets'
+// to change (a Deployment's ready replicas, a Pod waiting for its image),
+// and changes with time alone. A write of the learner's own to a status
+// shows in the audit log, which the runtime's kept sandbox checks
+// (KeepSandbox).
+func version(o *metav1.PartialObjectMetadata) string {
+	if o.Generation == 0 {
+		return "rv " + o.ResourceVersion
+	}
+	b, _ := json.Marshal(struct {
+		G int64
+		L map[string]string
+		A map[string]string
+		O []metav1.OwnerReference
+		F []string
+		D *metav1.Time
+	}{o.Generation, o.Labels, o.Annotations, o.OwnerReferences, o.Finalizers, o.DeletionTimestamp})
+	return "gen " + string(b)
+}
+
+// record sums up r's namespaces as namespacesRecord says.
+func (r *nsReset) record(ctx context.Context) ([sha256.Size]byte, error) {
+	gvrs, err := r.resourceTypes(ctx)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	if gvrs == nil {
+		return [sha256.Size]byte{}, errors.New("part of the cluster's discovery failed")
+	}
+	// Events are Kubernetes' account of what happened, written by its
+	// components as things happen (a Pod's image pull retried), never
+	// state a lab's scripts make.
+	kept := slices.DeleteFunc(slices.Clone(gvrs), func(gvr schema.GroupVersionResource) bool { return gvr.Resource == "events" })
+	var (
+		mu    sync.Mutex
+		lines []string
+	)
+	for _, ns := range r.lab.Cluster.Namespaces {
+		n, err := r.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			lines = append(lines, "namespace "+ns+" absent")
+			continue
+		case err != nil:
+			return [sha256.Size]byte{}, err
+		}
+		lines = append(lines, fmt.Sprintf("namespace %s %s %s", ns, n.UID, n.ResourceVersion))
+		err = parallel(ctx, kept, func(ctx context.Context, gvr schema.GroupVersionResource) error {
+			items, err := r.objs.List(ctx, gvr, ns)
+			if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, o := range items {
+				lines = append(lines, fmt.Sprintf("%s %s %s %s %s", gvr, ns, o.Name, o.UID, version(&o)))
+			}
+			return nil
+		})
+		if err != nil {
+			return [sha256.Size]byte{}, err
+		}
+	}
+	slices.Sort(lines)
+	return sha256.Sum256([]byte(strings.Join(lines, "\n"))), nil
+}
