@@ -241,9 +241,24 @@ func TestClassUp(t *testing.T) {
 	if env.class.cfg.Prefix != "labctl-" || env.class.cfg.Lab.Metadata.Name != "two-steps" {
 		t.Errorf("class opened with %+v", env.class.cfg)
 	}
+	if strings.Contains(errOut, "--learner-nodes") {
+		t.Errorf("a note of the learner nodes without the flag:\n%s", errOut)
+	}
 	if !slices.Contains(env.class.calls, "isolation learner-1") || strings.Contains(errOut, "WARNING") ||
 		!strings.Contains(errOut, "✓ The learners are walled off from each other") {
 		t.Errorf("the walls were not tried, or warned of: calls %q\n%s", env.class.calls, errOut)
+	}
+}
+
+// --learner-nodes with a lab that declares its workloads gives no node,
+// and class up says so rather than leave the instructor to think it did.
+func TestClassUpSaysADeclareLabNeedsNoNode(t *testing.T) {
+	isolate(t)
+	env := &fakeEnv{class: &fakeClass{}}
+	code, _, errOut := runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "1", "--learner-nodes")
+	if code != 0 || !strings.Contains(errOut, "lab two-steps declares its workloads (workloads: declare), so its learners need no node: --learner-nodes changes nothing") ||
+		env.class.cfg.LearnerNodes {
+		t.Errorf("exit %d, learner nodes %t:\n%s", code, env.class.cfg.LearnerNodes, errOut)
 	}
 }
 
