@@ -10,7 +10,7 @@
 #   make bench                 # everything but the cold node image build
 #   BENCH_COLD=1 make bench    # also untag and rebuild the node image
 #   BENCH_SKIP_TEST=1 make bench  # leave out `labctl test` (minutes)
-#   BENCH_SKIP_CLASS=1 make bench # leave out the class of three learners (minutes)
+#   BENCH_SKIP_CLASS=1 make bench # leave out the classes (three learners; two with nodes) (minutes)
 #   BENCH_SKIP_NODES=1 make bench # leave out the three-node lab with add-ons (minutes)
 set -uo pipefail
 
@@ -322,21 +322,27 @@ else
 fi
 
 # A class of three learners on a kind cluster made from the node image,
-# measured by BenchmarkE2EClass (an e2e benchmark of provision/class): bringing
+# measured by BenchmarkE2EClass (an e2e benchmark of provision/class), then
+# two learners of labs/debug-rollout with nodes of their own
+# (BenchmarkE2EClassLearnerNodes), on the same class cluster: bringing
 # the three up at once, one class grade (all three at once, probes
 # included), and one learner's idle memory and CPU from the kubelet's
 # summary (docs/classroom.md has the capacity tables).
 if [ "${BENCH_SKIP_CLASS:-}" = 1 ]; then
 	row "class: bring up 3 learners" "not run" "BENCH_SKIP_CLASS" "-"
 else
-	note "bench: a class of three learners (minutes)"
-	ui=$(cd "$root" && go test -tags e2e -count=1 -run '^$' -bench '^BenchmarkE2EClass$' -benchtime 1x -timeout 30m ./provision/class/ 2>&1 |
+	note "bench: a class of three learners, then two with learner nodes (minutes)"
+	ui=$(cd "$root" && go test -tags e2e -count=1 -run '^$' -bench '^BenchmarkE2EClass(LearnerNodes)?$' -benchtime 1x -timeout 45m ./provision/class/ 2>&1 |
 		tee -a "$work/log" | grep '^BenchmarkE2EClass')
 	[ -n "$ui" ] || note "bench: BenchmarkE2EClass measured nothing (see $keep/log)"
 	uirow "class: bring up 3 learners" up3-s s 60 %.1f
 	uirow "class: grade of 3 learners" grade3-s s 10 %.2f
 	uirow "class: idle RSS per learner" idle-rss-MiB/learner MiB 300 %.0f
 	uirow "class: idle CPU per learner" idle-mCPU/learner mCPU 60 %.0f
+	uirow "class: bring up 2 learners with nodes" up2-s s 90 %.1f
+	uirow "class: grade of 2 learners with nodes" grade2-s s 20 %.2f
+	uirow "class: idle RSS per learner with a node" idle-rss-MiB/node-learner MiB 600 %.0f
+	uirow "class: idle CPU per learner with a node" idle-mCPU/node-learner mCPU 200 %.0f
 fi
 
 {

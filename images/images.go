@@ -204,8 +204,9 @@ const pullTimeout = 20 * time.Minute
 type ControlPlane struct {
 	Etcd, APIServer, ControllerManager string
 	// Scheduler and Proxy run beside the others when a class gives each
-	// learner a node.
-	Scheduler, Proxy string
+	// learner a node; DNS runs on that node, from the node image's own
+	// images.
+	Scheduler, Proxy, DNS string
 }
 
 // ControlPlaneImages are the control-plane images this labctl builds.
@@ -216,5 +217,6 @@ func ControlPlaneImages() ControlPlane {
 		ControllerManager: "registry.k8s.io/kube-controller-manager:" + KubernetesVersion,
 		Scheduler:         "registry.k8s.io/kube-scheduler:" + KubernetesVersion,
 		Proxy:             "registry.k8s.io/kube-proxy:" + KubernetesVersion,
+		DNS:               "registry.k8s.io/coredns/coredns:" + corednsVersion,
 	}
 }

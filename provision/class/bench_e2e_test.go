@@ -25,10 +25,28 @@ import (
 //	flock /tmp/labctl-e2e.lock go test -tags e2e -run '^$' -bench BenchmarkE2EClass -benchtime 1x ./provision/class/ -timeout 30m
 func BenchmarkE2EClass(b *testing.B) {
 	b.Setenv("LABCTL_STATE_DIR", b.TempDir())
-	ctx := context.Background()
 	h := newClassHost(b)
-	c := openClass(b, h, "bench-")
-	names := []string{"learner-1", "learner-2", "learner-3"}
+	benchClass(b, h, openClass(b, h, "bench-"), []string{"learner-1", "learner-2", "learner-3"}, "3", "learner")
+}
+
+// BenchmarkE2EClassLearnerNodes measures, as BenchmarkE2EClass does, a class
+// of two learners of labs/debug-rollout, each with a node of their own
+// (--learner-nodes): bringing the two up, one class grade with the lab's
+// probes, and one learner's idle memory and CPU, their node and the lab's
+// Pods running in it included.
+//
+//	flock /tmp/labctl-e2e.lock go test -tags e2e -run '^$' -bench BenchmarkE2EClassLearnerNodes -benchtime 1x ./provision/class/ -timeout 30m
+func BenchmarkE2EClassLearnerNodes(b *testing.B) {
+	b.Setenv("LABCTL_STATE_DIR", b.TempDir())
+	h := newClassHost(b)
+	benchClass(b, h, openNodeClass(b, h, "bench-nodes-"), []string{"learner-1", "learner-2"}, "2", "node-learner")
+}
+
+// benchClass brings names up in c, solves every step of each, grades them
+// all at once, and after a quiet minute reads one learner's idle use; its
+// metrics are up<n>-s, grade<n>-s, idle-rss-MiB/<per> and idle-mCPU/<per>.
+func benchClass(b *testing.B, h *classHost, c *Class, names []string, n, per string) {
+	ctx := context.Background()
 	b.Cleanup(func() {
 		for _, n := range names {
 			_ = c.Down(context.Background(), n)
@@ -71,10 +89,10 @@ func BenchmarkE2EClass(b *testing.B) {
 		}
 		time.Sleep(time.Minute)
 		mem, cpu := idlePerLearner(b, h, c, names)
-		b.ReportMetric(up.Seconds(), "up3-s")
-		b.ReportMetric(grade.Seconds(), "grade3-s")
-		b.ReportMetric(mem/(1<<20), "idle-rss-MiB/learner")
-		b.ReportMetric(cpu, "idle-mCPU/learner")
+		b.ReportMetric(up.Seconds(), "up"+n+"-s")
+		b.ReportMetric(grade.Seconds(), "grade"+n+"-s")
+		b.ReportMetric(mem/(1<<20), "idle-rss-MiB/"+per)
+		b.ReportMetric(cpu, "idle-mCPU/"+per)
 	}
 }
 

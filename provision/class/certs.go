@@ -11,6 +11,7 @@ import (
 	"maps"
 	"math/big"
 	"net"
+	"net/netip"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -78,14 +79,9 @@ func makeControlPlaneCerts(ns string, now time.Time) (map[string][]byte, error) 
 	if out[certCAKey], err = pemKey(caKey); err != nil {
 		return nil, err
 	}
-	svc := vcpService
-	server, serverKey, err := signedCert(ca, caKey, now, x509.ExtKeyUsageServerAuth, pkix.Name{CommonName: "kube-apiserver"},
-		[]string{"localhost", svc, svc + "." + ns, svc + "." + ns + ".svc", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-		[]net.IP{net.IPv4(127, 0, 0, 1)})
-	if err != nil {
+	if out[certServer], out[certServerKey], err = serverCert(ns, ca, caKey, now); err != nil {
 		return nil, err
 	}
-	out[certServer], out[certServerKey] = server, serverKey
 	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -116,6 +112,24 @@ func makeControlPlaneCerts(ns string, now time.Time) (map[string][]byte, error) 
 	return out, nil
 }
 
+// serverCert is the API server's serving certificate: its names on the
+// class cluster (through its Service) and, for the Pods of a learner node,
+// its names and address in the learner's cluster (the kubernetes Service,
+// the first address of the node's Service range).
+func serverCert(ns string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, now time.Time) (certPEM, keyPEM []byte, err error) {
+	svc := vcpService
+	return signedCert(ca, caKey, now, x509.ExtKeyUsageServerAuth, pkix.Name{CommonName: "kube-apiserver"},
+		[]string{"localhost", svc, svc + "." + ns, svc + "." + ns + ".svc",
+			"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		[]net.IP{net.IPv4(127, 0, 0, 1), nodeAPIServiceIP()})
+}
+
+// nodeAPIServiceIP is the kubernetes Service's address in a learner node's
+// cluster: the first of its Service range.
+func nodeAPIServiceIP() net.IP {
+	return net.IP(netip.MustParsePrefix(nodeServiceCIDR).Addr().Next().AsSlice())
+}
+
 // addNodeCerts adds to a control plane's Secret data the credentials of its
 // learner node (nodes.go), signed by its CA.
 func addNodeCerts(out map[string][]byte, ca *x509.Certificate, caKey *ecdsa.PrivateKey, now time.Time) error {
@@ -142,9 +156,12 @@ func addNodeCerts(out map[string][]byte, ca *x509.Certificate, caKey *ecdsa.Priv
 }
 
 // withNodeCerts is a Secret's data made by a labctl before learner nodes,
-// with their credentials added; ok is false when nothing was missing.
-func withNodeCerts(data map[string][]byte, now time.Time) (out map[string][]byte, ok bool, err error) {
-	if len(data[certKubeletConf]) > 0 && len(data[certKubeletClient]) > 0 {
+// with their credentials added and a serving certificate the node's Pods
+// can trust (an older labctl's lacked the kubernetes Service's address);
+// ok is false when nothing was missing.
+func withNodeCerts(ns string, data map[string][]byte, now time.Time) (out map[string][]byte, ok bool, err error) {
+	hasNode := len(data[certKubeletConf]) > 0 && len(data[certKubeletClient]) > 0
+	if hasNode && servesNodePods(data[certServer]) {
 		return data, false, nil
 	}
 	cb, _ := pem.Decode(data[certCA])
@@ -161,10 +178,29 @@ func withNodeCerts(data map[string][]byte, now time.Time) (out map[string][]byte
 		return nil, false, err
 	}
 	out = maps.Clone(data)
-	if err := addNodeCerts(out, ca, caKey, now); err != nil {
-		return nil, false, err
+	if !hasNode {
+		if err := addNodeCerts(out, ca, caKey, now); err != nil {
+			return nil, false, err
+		}
+	}
+	if !servesNodePods(data[certServer]) {
+		// The API server reloads its serving certificate from the file.
+		if out[certServer], out[certServerKey], err = serverCert(ns, ca, caKey, now); err != nil {
+			return nil, false, err
+		}
 	}
 	return out, true, nil
+}
+
+// servesNodePods reports whether the serving certificate certPEM holds the
+// address the Pods of a learner node reach the API server at.
+func servesNodePods(certPEM []byte) bool {
+	b, _ := pem.Decode(certPEM)
+	if b == nil {
+		return false
+	}
+	c, err := x509.ParseCertificate(b.Bytes)
+	return err == nil && c.VerifyHostname(nodeAPIServiceIP().String()) == nil
 }
 
 func serial() *big.Int {

@@ -159,8 +159,14 @@ func (e *learnerRuntime) setUp(ctx context.Context) error {
 		if err := waitNode(ctx, e.adminCS, classWait); err != nil {
 			return fromControlPlane(fmt.Errorf("%s: %w", e.ns, err))
 		}
+		if err := ensureNodeDNS(ctx, e.admin, e.class.cp.DNS); err != nil {
+			return fromControlPlane(fmt.Errorf("%s: %w", e.ns, err))
+		}
 		if err := e.loadNodeImages(ctx, e.class.cfg.Images); err != nil {
 			return err
+		}
+		if err := waitNodeDNS(ctx, e.adminCS, classWait); err != nil {
+			return fromControlPlane(fmt.Errorf("%s: %w", e.ns, err))
 		}
 	}
 	live := provision.NewLive(e.lab, e, learner, grader)

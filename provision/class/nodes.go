@@ -87,6 +87,7 @@ authentication:
   x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}
 authorization: {mode: Webhook}
 clusterDomain: cluster.local
+clusterDNS: [` + nodeDNSAddress + `]
 imageGCHighThresholdPercent: 100
 evictionHard: {memory.available: "0%", nodefs.available: "0%", nodefs.inodesFree: "0%", imagefs.available: "0%"}
 rotateCertificates: false

@@ -5,6 +5,7 @@ package class
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,9 +16,66 @@ import (
 
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/internal/fsx"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 )
+
+// openNodeClass opens a class of labs/debug-rollout with learner nodes on
+// h, the lab's images built and the node image loaded; CheckLab admits the
+// lab only with the instructor's consent.
+func openNodeClass(tb testing.TB, h *classHost, prefix string, extra ...string) *Class {
+	ctx := context.Background()
+	dir := filepath.Join(e2etest.Root(tb), "labs", "debug-rollout")
+	l, err := lab.Load(filepath.Join(dir, "lab.yaml"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	refs, err := images.EnsureWorkloads(ctx, images.Options{}, l, dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	refs = append(refs, extra...)
+	h.load(tb, images.NodeRef())
+	cfg := h.config(prefix)
+	cfg.Lab, cfg.Fixtures = l, os.DirFS(filepath.Join(dir, "fixtures"))
+	cfg.LearnerNodes, cfg.Images = true, refs
+	cfg.CheckerBinary = os.Getenv("LABCTL_TEST_CHECKER")
+	if cfg.CheckerBinary == "" {
+		cfg.CheckerBinary = e2etest.BuildLabctl(tb)
+	}
+	if err := CheckLab(l, false); err == nil {
+		tb.Fatal("CheckLab admits a run lab without the instructor's consent to learner nodes")
+	}
+	if err := CheckLab(l, true); err != nil {
+		tb.Fatal(err)
+	}
+	c, err := Open(ctx, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// netToolRef is provision/kind's small client image, which the test loads
+// into the learners' nodes to ask names from a Pod.
+const netToolRef = "labctl.local/e2e-net-tool:1"
+
+// buildNetTool builds netToolRef in the local engine and returns it.
+func buildNetTool(t *testing.T) string {
+	dir := t.TempDir()
+	src := os.DirFS(filepath.Join(e2etest.Root(t), "provision", "kind", "testdata", "net-tool"))
+	if err := fsx.CopyTree(src, filepath.Join(dir, "images", "net-tool"), fsx.ExecBit); err != nil {
+		t.Fatal(err)
+	}
+	l := e2etest.NewLab("e2e-net-tool", "e2e-net", lab.Step{ID: "one"})
+	l.Cluster.Images = []lab.Image{{Name: netToolRef, Build: "images/net-tool"}}
+	if _, err := images.EnsureWorkloads(context.Background(), images.Options{}, l, dir); err != nil {
+		t.Fatal(err)
+	}
+	return netToolRef
+}
 
 // TestE2EClassLearnerNodes runs labs/debug-rollout, a lab whose Pods must
 // run, as a class of two learners, each with a node of their own joined
@@ -28,37 +86,8 @@ import (
 func TestE2EClassLearnerNodes(t *testing.T) {
 	t.Setenv("LABCTL_STATE_DIR", t.TempDir())
 	ctx := context.Background()
-	root := e2etest.Root(t)
-	dir := filepath.Join(root, "labs", "debug-rollout")
-	l, err := lab.Load(filepath.Join(dir, "lab.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	refs, err := images.EnsureWorkloads(ctx, images.Options{}, l, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := newClassHost(t)
-	h.load(t, images.NodeRef())
-
-	cfg := h.config("nodes-")
-	cfg.Lab, cfg.Fixtures = l, os.DirFS(filepath.Join(dir, "fixtures"))
-	cfg.LearnerNodes, cfg.Images = true, refs
-	cfg.CheckerBinary = os.Getenv("LABCTL_TEST_CHECKER")
-	if cfg.CheckerBinary == "" {
-		cfg.CheckerBinary = e2etest.BuildLabctl(t)
-	}
-	if err := CheckLab(l, false); err == nil {
-		t.Fatal("CheckLab admits a run lab without the instructor's consent to learner nodes")
-	}
-	if err := CheckLab(l, true); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := openNodeClass(t, h, "nodes-", buildNetTool(t))
 	names := []string{"learner-1", "learner-2"}
 	start := time.Now()
 	upAll(t, c, names)
@@ -72,6 +101,7 @@ func TestE2EClassLearnerNodes(t *testing.T) {
 	})
 	ls := make([]*provision.Live, len(names))
 	for i, n := range names {
+		var err error
 		if ls[i], err = c.Connect(ctx, n); err != nil {
 			t.Fatal(err)
 		}
@@ -90,6 +120,44 @@ kubectl -n rollout get pods -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}
 	})
 
 	t.Run("every solve passes in both at once", func(t *testing.T) { solveAllAtOnce(t, ls, names) })
+
+	t.Run("the learner's Pods find Services by name, and only their own", func(t *testing.T) {
+		// A Pod of the learner's asks web's Service by its short and its
+		// full name through the node's cluster DNS; the class cluster's
+		// names (the learner's own vcp Service there) do not resolve.
+		classSvc := vcpService + "." + c.Namespace(names[0]) + ".svc.cluster.local"
+		out, code := runAs(t, ls[0], `set -e
+lookup() {
+  kubectl -n rollout delete pod dns --ignore-not-found --wait >/dev/null
+  kubectl -n rollout run dns --image=`+netToolRef+` --image-pull-policy=Never --restart=Never -- get "$1" >/dev/null
+  for i in $(seq 90); do
+    phase=$(kubectl -n rollout get pod dns -o jsonpath='{.status.phase}')
+    case $phase in Succeeded|Failed) break ;; esac
+    sleep 1
+  done
+  echo "== $1: $phase"
+  kubectl -n rollout logs dns
+}
+lookup http://web/
+lookup http://web.rollout.svc.cluster.local/
+lookup https://`+classSvc+`:`+fmt.Sprint(vcpPort)+`/version
+kubectl -n rollout delete pod dns --wait=false >/dev/null`)
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		for _, want := range []string{
+			"== http://web/: Succeeded\ngreeting: Hello from web",
+			"== http://web.rollout.svc.cluster.local/: Succeeded\ngreeting: Hello from web",
+			"== https://" + classSvc + ":" + fmt.Sprint(vcpPort) + "/version: Failed\nnet-tool: ",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("no %q in:\n%s", want, out)
+			}
+		}
+		if !strings.Contains(out, "no such host") {
+			t.Errorf("the class cluster's name did not fail as unknown:\n%s", out)
+		}
+	})
 
 	t.Run("the learner cannot turn their node against the class node", func(t *testing.T) {
 		// The learner may not read nodes: the kubelet's address is the vcp

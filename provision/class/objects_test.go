@@ -2,9 +2,12 @@ package class
 
 import (
 	"bytes"
+	"crypto/ecdsa"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"maps"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -465,14 +468,14 @@ func TestNodeCertsAdded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, changed, err := withNodeCerts(data, time.Now()); err != nil || changed {
+	if _, changed, err := withNodeCerts("labctl-ada", data, time.Now()); err != nil || changed {
 		t.Fatalf("a new control plane's certificates: changed %v, %v; want them complete", changed, err)
 	}
 	old := maps.Clone(data)
 	for _, k := range []string{certKubeletConf, certSchedulerConf, certProxyConf, certKubeletClient, certKubeletClientK} {
 		delete(old, k)
 	}
-	got, changed, err := withNodeCerts(old, time.Now())
+	got, changed, err := withNodeCerts("labctl-ada", old, time.Now())
 	if err != nil || !changed {
 		t.Fatalf("an old control plane's certificates: changed %v, %v", changed, err)
 	}
@@ -493,7 +496,64 @@ func TestNodeCertsAdded(t *testing.T) {
 	if cert.Subject.CommonName != "system:node:"+learnerNodeName || !slices.Equal(cert.Subject.Organization, []string{"system:nodes"}) {
 		t.Errorf("the kubelet's certificate is %v, want system:node:%s in system:nodes", cert.Subject, learnerNodeName)
 	}
-	if !bytes.Equal(got[certCA], data[certCA]) || !bytes.Equal(got[certAdminConf], data[certAdminConf]) {
+	if !bytes.Equal(got[certCA], data[certCA]) || !bytes.Equal(got[certAdminConf], data[certAdminConf]) || !bytes.Equal(got[certServer], data[certServer]) {
 		t.Error("adding the node's certificates changed the others")
 	}
+}
+
+// The API server's certificate is valid for the address and names the
+// Pods of a learner node reach it at (in-cluster clients, CoreDNS), signed
+// by the control plane's CA; one made before learner nodes is reissued,
+// nothing else changed.
+func TestServerCertServesTheNodesPods(t *testing.T) {
+	data, err := makeControlPlaneCerts("labctl-ada", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(data[certCA])
+	verify := func(certPEM []byte) {
+		t.Helper()
+		b, _ := pem.Decode(certPEM)
+		cert, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"10.97.0.1", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "127.0.0.1", "vcp.labctl-ada.svc"} {
+			if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, DNSName: name}); err != nil {
+				t.Errorf("the API server's certificate does not serve %s: %v", name, err)
+			}
+		}
+	}
+	verify(data[certServer])
+	// An older labctl's: without 10.97.0.1.
+	ca, caKey := parseCA(t, data)
+	old := maps.Clone(data)
+	if old[certServer], old[certServerKey], err = signedCert(ca, caKey, time.Now(), x509.ExtKeyUsageServerAuth,
+		pkix.Name{CommonName: "kube-apiserver"}, []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	got, changed, err := withNodeCerts("labctl-ada", old, time.Now())
+	if err != nil || !changed {
+		t.Fatalf("an old serving certificate: changed %v, %v", changed, err)
+	}
+	verify(got[certServer])
+	if !bytes.Equal(got[certKubeletConf], old[certKubeletConf]) || !bytes.Equal(got[certAdminConf], old[certAdminConf]) {
+		t.Error("reissuing the serving certificate changed the others")
+	}
+}
+
+func parseCA(t *testing.T, data map[string][]byte) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	cb, _ := pem.Decode(data[certCA])
+	kb, _ := pem.Decode(data[certCAKey])
+	ca, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, key
 }

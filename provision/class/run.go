@@ -789,7 +789,7 @@ func (c *Class) ensureNodeCerts(ctx context.Context, ns string) error {
 	if err != nil {
 		return fmt.Errorf("reading the certificates of %s: %w", ns, err)
 	}
-	data, changed, err := withNodeCerts(sec.Data, time.Now())
+	data, changed, err := withNodeCerts(ns, sec.Data, time.Now())
 	if err != nil {
 		return fmt.Errorf("making the node's certificates of %s: %w", ns, err)
 	}
