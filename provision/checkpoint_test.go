@@ -71,7 +71,9 @@ func TestNamespacesRecordSeesEveryWrite(t *testing.T) {
 		}},
 		{"a Pod made", func() error { return cs.Tracker().Add(pod("web", "1", 1, nil)) }},
 		{"a Pod's spec changed (its generation)", func() error { return cs.Tracker().Update(pods, pod("web", "3", 2, nil), "argo") }},
-		{"a Pod relabelled", func() error { return cs.Tracker().Update(pods, pod("web", "4", 2, map[string]string{"x": "y"}), "argo") }},
+		{"a Pod relabelled", func() error {
+			return cs.Tracker().Update(pods, pod("web", "4", 2, map[string]string{"x": "y"}), "argo")
+		}},
 		{"a namespace gone", func() error { return cs.CoreV1().Namespaces().Delete(ctx, "argo", metav1.DeleteOptions{}) }},
 	} {
 		if err := c.change(); err != nil {
