@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,7 +41,7 @@ func (e *Live) Checkpoint(ctx context.Context, step string) {
 		return
 	}
 	delete(e.checkpoints, step)
-	rec, err := e.namespacesRecord(ctx)
+	rec, err := settled(ctx, e.namespacesRecord, settlePause, checkpointLooks)
 	if err != nil {
 		return
 	}
@@ -49,6 +50,35 @@ func (e *Live) Checkpoint(ctx context.Context, step string) {
 		e.checkpoints = map[string][sha256.Size]byte{}
 	}
 	e.checkpoints[step] = rec
+}
+
+// A step's start is kept once the lab's namespaces have settled: right
+// after a solve's apply, the controllers are still making what it asked for
+// (a Deployment's ReplicaSet and Pods), and a record taken then would never
+// match again. Looks are settlePause apart, checkpointLooks at most.
+const (
+	settlePause     = time.Second
+	checkpointLooks = 6
+)
+
+// settled returns record's sum once two looks in a row, pause apart, agree;
+// an error when they never do in looks looks, or record fails.
+func settled(ctx context.Context, record func(context.Context) ([sha256.Size]byte, error), pause time.Duration, looks int) ([sha256.Size]byte, error) {
+	last, err := record(ctx)
+	if err != nil {
+		return last, err
+	}
+	for range looks - 1 {
+		if err := sleepCtx(ctx, pause); err != nil {
+			return last, err
+		}
+		now, err := record(ctx)
+		if err != nil || now == last {
+			return now, err
+		}
+		last = now
+	}
+	return last, fmt.Errorf("the lab's namespaces did not settle in %d looks", looks)
 }
 
 // RestoreCheckpoint puts the lab back at the start of step as Checkpoint

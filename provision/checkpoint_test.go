@@ -100,3 +100,23 @@ var (
 func pod(name, rv string, gen int64, labels map[string]string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "argo", UID: types.UID(name), ResourceVersion: rv, Generation: gen, Labels: labels}}
 }
+
+// settled waits for two looks in a row to agree, and gives up, keeping
+// nothing, on namespaces that never settle.
+func TestSettledWaitsForTwoLooksAlike(t *testing.T) {
+	seq := func(sums ...byte) func(context.Context) ([32]byte, error) {
+		i := 0
+		return func(context.Context) ([32]byte, error) {
+			s := [32]byte{sums[min(i, len(sums)-1)]}
+			i++
+			return s, nil
+		}
+	}
+	got, err := settled(context.Background(), seq(1, 2, 3, 3, 4), 0, 6)
+	if err != nil || got != [32]byte{3} {
+		t.Errorf("settled on %v, %v; want the third look's, 3", got[0], err)
+	}
+	if _, err := settled(context.Background(), seq(1, 2, 3, 4, 5, 6, 7), 0, 6); err == nil {
+		t.Error("namespaces that change at every look were taken as settled")
+	}
+}

@@ -129,7 +129,20 @@ kubectl -n rollout get pods -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}
 		out, code := runAs(t, ls[0], `set -e
 lookup() {
   kubectl -n rollout delete pod dns --ignore-not-found --wait >/dev/null
-  kubectl -n rollout run dns --image=`+netToolRef+` --image-pull-policy=Never --restart=Never -- get "$1" >/dev/null
+  kubectl -n rollout apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: dns}
+spec:
+  restartPolicy: Never
+  securityContext: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
+  containers:
+  - name: dns
+    image: `+netToolRef+`
+    imagePullPolicy: Never
+    args: [get, "$1"]
+    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+EOF
   for i in $(seq 90); do
     phase=$(kubectl -n rollout get pod dns -o jsonpath='{.status.phase}')
     case $phase in Succeeded|Failed) break ;; esac
