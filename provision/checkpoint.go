@@ -29,7 +29,9 @@ import (
 // it back (kind's).
 type sandboxKeeper interface {
 	KeepSandbox(ctx context.Context, key string)
-	RestoreKeptSandbox(ctx context.Context, key string) bool
+	// RestoreKeptSandbox restores the sandbox kept under key when its own
+	// conditions hold and then also unchanged does.
+	RestoreKeptSandbox(ctx context.Context, key string, unchanged func() bool) bool
 }
 
 // Checkpoint keeps the lab as it is now, at the start of step, for
@@ -41,7 +43,10 @@ func (e *Live) Checkpoint(ctx context.Context, step string) {
 		return
 	}
 	delete(e.checkpoints, step)
-	rec, err := settled(ctx, e.namespacesRecord, settlePause, checkpointLooks)
+	if e.misses[step] >= checkpointMisses {
+		return
+	}
+	rec, err := settled(ctx, func(ctx context.Context) ([sha256.Size]byte, error) { return recordOf(e, ctx) }, settlePause, checkpointLooks)
 	if err != nil {
 		return
 	}
@@ -51,6 +56,12 @@ func (e *Live) Checkpoint(ctx context.Context, step string) {
 	}
 	e.checkpoints[step] = rec
 }
+
+// checkpointMisses is how many times in a row going back to a step's start
+// may fail before Checkpoint stops keeping it: in a lab whose every answer
+// of a step changes the cluster (or makes its controllers change it),
+// keeping the start again after each full reset only costs time.
+const checkpointMisses = 2
 
 // A step's start is kept once the lab's namespaces have settled: right
 // after a solve's apply, the controllers are still making what it asked for
@@ -85,7 +96,9 @@ func settled(ctx context.Context, record func(context.Context) ([sha256.Size]byt
 // kept it, and reports whether it did: only when every object of the lab's
 // namespaces, and the namespaces, are still the versions recorded then, and
 // the sandbox can be restored in place (RestoreSandbox's conditions). When
-// it did not, nothing was changed and a full reset must follow.
+// it did not, nothing was changed and a full reset must follow. The
+// runtime's own conditions (the learner's audit log, the sandbox's state)
+// are asked first: they cost no request.
 func (e *Live) RestoreCheckpoint(ctx context.Context, step string) bool {
 	k, ok := e.rt.(sandboxKeeper)
 	if !ok {
@@ -95,16 +108,29 @@ func (e *Live) RestoreCheckpoint(ctx context.Context, step string) bool {
 	if !ok {
 		return false
 	}
-	if now, err := e.namespacesRecord(ctx); err != nil || now != kept {
-		return false
+	back := k.RestoreKeptSandbox(ctx, step, func() bool {
+		now, err := recordOf(e, ctx)
+		return err == nil && now == kept
+	})
+	if e.misses == nil {
+		e.misses = map[string]int{}
 	}
-	return k.RestoreKeptSandbox(ctx, step)
+	if back {
+		e.misses[step] = 0
+	} else {
+		e.misses[step]++
+	}
+	return back
 }
+
+// recordOf is namespacesRecord, which unit tests replace.
+var recordOf = (*Live).namespacesRecord
 
 // namespacesRecord sums up the lab's namespaces: each namespace's and each
 // object's identity and version (version), for every type the cluster can
 // list and delete (resourceTypes) but events. Any object made, removed or
-// made anew, and any change of its spec or metadata, changes it.
+// made anew, and any change of its spec or metadata (but a Service's
+// endpoints), changes it.
 func (e *Live) namespacesRecord(ctx context.Context) ([sha256.Size]byte, error) {
 	admin, err := e.adminConfig(ctx)
 	if err != nil {
@@ -117,16 +143,21 @@ func (e *Live) namespacesRecord(ctx context.Context) ([sha256.Size]byte, error) 
 	return r.record(ctx)
 }
 
-// version is what of o a change must change: for a type whose spec
-// changes Kubernetes counts in the generation, the generation and o's
-// labels, annotations, owners, finalizers and deletion; for any other, its
+// version is what of o, of type gvr, a change must change: for a type
+// whose spec changes Kubernetes counts in the generation, the generation and
+// o's labels, annotations, owners, finalizers and deletion; for Endpoints
+// and EndpointSlices, nothing but that o is there; for any other, its
 // resource version. What a status says is the controllers' and kubelets'
 // to change (a Deployment's ready replicas, a Pod waiting for its image),
-// and changes with time alone. A write of the learner's own to a status
-// shows in the audit log, which the runtime's kept sandbox checks
-// (KeepSandbox).
-func version(o *metav1.PartialObjectMetadata) string {
-	if o.Generation == 0 {
+// and changes with time alone; so do the endpoints of a Service, which its
+// controllers derive from its Pods' statuses. A write of the learner's
+// own, to a status or endpoints too, shows in the audit log, which the
+// runtime's kept sandbox checks (KeepSandbox).
+func version(gvr schema.GroupVersionResource, o *metav1.PartialObjectMetadata) string {
+	switch {
+	case gvr.Resource == "endpoints" || gvr.Resource == "endpointslices":
+		return "derived"
+	case o.Generation == 0:
 		return "rv " + o.ResourceVersion
 	}
 	b, _ := json.Marshal(struct {
@@ -178,7 +209,7 @@ func (r *nsReset) record(ctx context.Context) ([sha256.Size]byte, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, o := range items {
-				lines = append(lines, fmt.Sprintf("%s %s %s %s %s", gvr, ns, o.Name, o.UID, version(&o)))
+				lines = append(lines, fmt.Sprintf("%s %s %s %s %s", gvr, ns, o.Name, o.UID, version(gvr, &o)))
 			}
 			return nil
 		})

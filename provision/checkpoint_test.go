@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	fakediscovery "k8s.io/client-go/discovery/fake"
@@ -14,12 +15,14 @@ import (
 // same while nothing in the lab's namespaces changes, and differs after an
 // object is added, written (a new resource version), replaced (a new
 // identity under the same name) or removed, or a namespace is relabelled or
-// gone. A Pod's status and events, which Kubernetes' components write as
-// time goes by, do not change it. A cluster whose discovery is incomplete
+// gone. A Pod's status, a Service's endpoints and events, which
+// Kubernetes' components write as time goes by, do not change it. A cluster whose discovery is incomplete
 // gives no record.
 func TestNamespacesRecordSeesEveryWrite(t *testing.T) {
 	r, cs, _ := resetFixture(t)
 	cs.Fake.Resources[0].APIResources = append(cs.Fake.Resources[0].APIResources, resource("events", listDelete...))
+	cs.Fake.Resources = append(cs.Fake.Resources, &metav1.APIResourceList{GroupVersion: "discovery.k8s.io/v1",
+		APIResources: []metav1.APIResource{resource("endpointslices", listDelete...)}})
 	ctx := context.Background()
 	record := func() [32]byte {
 		t.Helper()
@@ -51,6 +54,24 @@ func TestNamespacesRecordSeesEveryWrite(t *testing.T) {
 	}
 	if now := record(); now != base {
 		t.Error("a Pod's new status or an event changed the record")
+	}
+	// A Service's endpoints follow its Pods' statuses: made, they count;
+	// changed, they do not.
+	slice := func(rv string, gen int64) *discoveryv1.EndpointSlice {
+		return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "api-x", Namespace: "argo", UID: "s", ResourceVersion: rv, Generation: gen}}
+	}
+	if err := cs.Tracker().Add(slice("4", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if now := record(); now == base {
+		t.Error("a new EndpointSlice did not change the record")
+	}
+	base = record()
+	if err := cs.Tracker().Update(discoveryv1.SchemeGroupVersion.WithResource("endpointslices"), slice("5", 2), "argo"); err != nil {
+		t.Fatal(err)
+	}
+	if now := record(); now != base {
+		t.Error("an EndpointSlice's new endpoints changed the record")
 	}
 	for _, c := range []struct {
 		name   string
@@ -118,5 +139,55 @@ func TestSettledWaitsForTwoLooksAlike(t *testing.T) {
 	}
 	if _, err := settled(context.Background(), seq(1, 2, 3, 4, 5, 6, 7), 0, 6); err == nil {
 		t.Error("namespaces that change at every look were taken as settled")
+	}
+}
+
+// keepingRuntime is a fakeRuntime that keeps sandboxes; its restores pass
+// its own conditions when back is set.
+type keepingRuntime struct {
+	fakeRuntime
+	back         bool
+	keeps, tries int
+}
+
+func (k *keepingRuntime) KeepSandbox(context.Context, string) { k.keeps++ }
+func (k *keepingRuntime) RestoreKeptSandbox(_ context.Context, _ string, unchanged func() bool) bool {
+	k.tries++
+	return k.back && unchanged()
+}
+
+// Going back to a step's start needs the namespaces as recorded and the
+// runtime's consent; after two misses in a row Checkpoint stops keeping
+// that step's start, and a step whose restores work keeps being kept.
+func TestCheckpointGoesBackOnlyToAnUnchangedLab(t *testing.T) {
+	sum := [32]byte{1}
+	recordOf = func(*Live, context.Context) ([32]byte, error) { return sum, nil }
+	t.Cleanup(func() { recordOf = (*Live).namespacesRecord })
+	rt := &keepingRuntime{back: true}
+	e := NewLive(testLab(), rt, Identity{}, Identity{})
+	ctx := context.Background()
+	if e.RestoreCheckpoint(ctx, "one") {
+		t.Fatal("went back to a start never kept")
+	}
+	e.Checkpoint(ctx, "one")
+	if rt.keeps != 1 || !e.RestoreCheckpoint(ctx, "one") || !e.RestoreCheckpoint(ctx, "one") {
+		t.Fatalf("kept %d, could not go back to an unchanged lab", rt.keeps)
+	}
+	sum = [32]byte{2} // the namespaces changed
+	if e.RestoreCheckpoint(ctx, "one") {
+		t.Fatal("went back although the namespaces changed")
+	}
+	sum = [32]byte{1}
+	rt.back = false // the runtime refuses (the audit log grew)
+	if e.RestoreCheckpoint(ctx, "one") {
+		t.Fatal("went back although the runtime refused")
+	}
+	e.Checkpoint(ctx, "one")
+	if rt.keeps != 1 || e.RestoreCheckpoint(ctx, "one") {
+		t.Errorf("after two misses in a row the start was kept again (%d keeps)", rt.keeps)
+	}
+	e.Checkpoint(ctx, "two")
+	if rt.keeps != 2 {
+		t.Errorf("another step's start was not kept: %d keeps", rt.keeps)
 	}
 }

@@ -63,8 +63,10 @@ type Live struct {
 	// renewed before a round that would outlive it.
 	grader Identity
 	// checkpoints are the records of the lab's namespaces Checkpoint
-	// kept, by step.
+	// kept, by step, and misses how many times in a row going back to
+	// each failed.
 	checkpoints map[string][sha256.Size]byte
+	misses      map[string]int
 }
 
 // Runtime is what a runtime does its own way for a live lab: where the

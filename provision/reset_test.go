@@ -42,7 +42,7 @@ type trackerStore struct {
 }
 
 var kinds = map[string]string{"configmaps": "ConfigMap", "serviceaccounts": "ServiceAccount", "pods": "Pod",
-	"rolebindings": "RoleBinding", "roles": "Role", "events": "Event"}
+	"rolebindings": "RoleBinding", "roles": "Role", "events": "Event", "endpointslices": "EndpointSlice"}
 
 func (l *trackerStore) List(_ context.Context, gvr schema.GroupVersionResource, ns string) ([]metav1.PartialObjectMetadata, error) {
 	if gvr.Resource == l.fail {

@@ -105,7 +105,7 @@ func idlePerLearner(b *testing.B, h *classHost, c *Class, names []string) (mem, 
 	if err != nil {
 		b.Fatal(err)
 	}
-	ns := map[string]bool{}
+	ns, seen := map[string]bool{}, map[string]bool{}
 	for _, n := range names {
 		ns[c.Namespace(n)] = true
 	}
@@ -116,7 +116,7 @@ func idlePerLearner(b *testing.B, h *classHost, c *Class, names []string) (mem, 
 		}
 		var sum struct {
 			Pods []struct {
-				PodRef struct{ Namespace string } `json:"podRef"`
+				PodRef struct{ Name, Namespace string } `json:"podRef"`
 				CPU    struct {
 					UsageNanoCores uint64 `json:"usageNanoCores"`
 				} `json:"cpu"`
@@ -132,6 +132,19 @@ func idlePerLearner(b *testing.B, h *classHost, c *Class, names []string) (mem, 
 			if ns[p.PodRef.Namespace] {
 				mem += float64(p.Memory.RSSBytes)
 				milli += float64(p.CPU.UsageNanoCores) / 1e6
+				if p.Memory.RSSBytes > 0 {
+					seen[p.PodRef.Namespace+"/"+p.PodRef.Name] = true
+				}
+				b.Logf("%s/%s: RSS %d MiB, CPU %.0f millicores", p.PodRef.Namespace, p.PodRef.Name, p.Memory.RSSBytes>>20, float64(p.CPU.UsageNanoCores)/1e6)
+			}
+		}
+	}
+	// A learner's Pod missing from the kubelets' summaries (or without
+	// figures yet) would make the learner look cheaper than it is.
+	for n := range ns {
+		for _, pod := range []string{vcpPod, sandboxPod} {
+			if !seen[n+"/"+pod] {
+				b.Fatalf("no figures for %s/%s in the kubelets' summaries", n, pod)
 			}
 		}
 	}

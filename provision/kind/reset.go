@@ -194,12 +194,12 @@ func (k *kindRuntime) KeepSandbox(ctx context.Context, key string) {
 }
 
 // RestoreKeptSandbox puts the sandbox back as KeepSandbox kept it under
-// key, on RestoreSandbox's conditions and only when the learner's identity
-// wrote nothing in the lab's namespaces since (the audit log is as it
-// was), and reports whether it did.
-func (k *kindRuntime) RestoreKeptSandbox(ctx context.Context, key string) bool {
+// key, on RestoreSandbox's conditions, only when the learner's identity
+// wrote nothing in the lab's namespaces since (the audit log is as it was)
+// and then unchanged holds, and reports whether it did.
+func (k *kindRuntime) RestoreKeptSandbox(ctx context.Context, key string, unchanged func() bool) bool {
 	p := k.kept[key]
-	if p == nil || k.auditLog() != p.audit {
+	if p == nil || k.auditLog() != p.audit || !unchanged() {
 		return false
 	}
 	return k.restore(ctx, p)
