@@ -97,8 +97,8 @@ func settled(ctx context.Context, record func(context.Context) ([sha256.Size]byt
 // namespaces, and the namespaces, are still the versions recorded then, and
 // the sandbox can be restored in place (RestoreSandbox's conditions). When
 // it did not, nothing was changed and a full reset must follow. The
-// runtime's own conditions (the learner's audit log, the sandbox's state)
-// are asked first: they cost no request.
+// runtime looks at the learner's audit log before the namespaces are
+// recorded: it costs no request.
 func (e *Live) RestoreCheckpoint(ctx context.Context, step string) bool {
 	k, ok := e.rt.(sandboxKeeper)
 	if !ok {
