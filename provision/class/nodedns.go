@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/labctl/labctl/internal/textsafe"
 )
 
 // The learner node's cluster DNS: CoreDNS, as a kind cluster has it, so
@@ -177,10 +179,29 @@ func waitNodeDNS(ctx context.Context, cs kubernetes.Interface, limit time.Durati
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the learner's cluster DNS (kube-system/coredns) is not ready after %s", limit)
+			return fmt.Errorf("the learner's cluster DNS (kube-system/coredns) is not ready after %s%s; `labctl class up` again waits for it anew",
+				limit, dnsPodState(context.WithoutCancel(ctx), cs))
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// dnsPodState says what CoreDNS's Pod is waiting for, for a message: its
+// container's waiting reason, or that it runs and is not ready.
+func dnsPodState(ctx context.Context, cs kubernetes.Interface) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
+	if err != nil || len(pods.Items) == 0 {
+		return " (no CoreDNS Pod)"
+	}
+	p := pods.Items[0]
+	for _, c := range p.Status.ContainerStatuses {
+		if w := c.State.Waiting; w != nil {
+			return fmt.Sprintf(" (Pod %s: %s: %s)", p.Name, w.Reason, textsafe.EscapeLine(w.Message))
+		}
+	}
+	return fmt.Sprintf(" (Pod %s: %s, not ready)", p.Name, p.Status.Phase)
 }
 
 func dnsReady(d *appsv1.Deployment) bool {

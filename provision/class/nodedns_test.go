@@ -1,12 +1,17 @@
 package class
 
 import (
+	"context"
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 // TestNodeDNSObjects: the learner's cluster DNS is every object it needs,
@@ -53,5 +58,19 @@ func TestNodeDNSObjects(t *testing.T) {
 	}
 	if c[0].Resources.Limits.Memory().IsZero() {
 		t.Error("CoreDNS has no memory limit")
+	}
+}
+
+// A learner's DNS that never gets ready is named with what its Pod waits
+// for, and the way to retry.
+func TestWaitNodeDNSSaysWhy(t *testing.T) {
+	cs := fake.NewClientset(&corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "coredns-1", Namespace: "kube-system", Labels: map[string]string{"k8s-app": "kube-dns"}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: "image not present"}}}}},
+	})
+	err := waitNodeDNS(context.Background(), cs, 10*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "(Pod coredns-1: ErrImageNeverPull: image not present); `labctl class up` again waits for it anew") {
+		t.Errorf("error %v", err)
 	}
 }
