@@ -58,6 +58,18 @@ func openNodeClass(tb testing.TB, h *classHost, prefix string, extra ...string) 
 	return c
 }
 
+// hostPathPod is a script that applies a Pod mounting the node's / in ns.
+func hostPathPod(ns string) string {
+	return `kubectl -n ` + ns + ` apply -f - <<'Y'
+apiVersion: v1
+kind: Pod
+metadata: {name: host}
+spec:
+  containers: [{name: c, image: labctl.local/rollout-web:1}]
+  volumes: [{name: h, hostPath: {path: /}}]
+Y`
+}
+
 // netToolRef is provision/kind's small client image, which the test loads
 // into the learners' nodes to ask names from a Pod.
 const netToolRef = "labctl.local/e2e-net-tool:1"
@@ -185,14 +197,7 @@ kubectl -n rollout delete pod dns --wait=false >/dev/null`)
 			{"a privileged Pod", `kubectl -n rollout run root --image=labctl.local/rollout-web:1 --restart=Never --privileged`, "disallowed by cluster policy"},
 			{"a Pod Security label changed", `kubectl label namespace rollout pod-security.kubernetes.io/enforce=privileged --overwrite`, "forbidden"},
 			{"a namespace of their own", `kubectl create namespace mine`, "forbidden"},
-			{"a hostPath Pod", `kubectl -n rollout apply -f - <<'Y'
-apiVersion: v1
-kind: Pod
-metadata: {name: host}
-spec:
-  containers: [{name: c, image: labctl.local/rollout-web:1}]
-  volumes: [{name: h, hostPath: {path: /}}]
-Y`, "violates PodSecurity"},
+			{"a hostPath Pod", hostPathPod("rollout"), "violates PodSecurity"},
 			{"the kubelet's API without credentials", `code=$(curl -sk -o /dev/null -w '%{http_code}' https://` + vcp.Status.PodIP + `:10250/pods); echo "kubelet answered $code"; [ "$code" = 200 ]`, "kubelet answered 401"},
 		} {
 			var out bytes.Buffer
@@ -207,14 +212,7 @@ Y`, "violates PodSecurity"},
 		// admission configuration says so.
 		for _, attack := range []struct{ what, script, refusal string }{
 			{"a privileged Pod in namespace default", `kubectl -n default run root --image=labctl.local/rollout-web:1 --restart=Never --privileged`, "disallowed by cluster policy"},
-			{"a hostPath Pod in namespace default", `kubectl -n default apply -f - <<'Y'
-apiVersion: v1
-kind: Pod
-metadata: {name: host}
-spec:
-  containers: [{name: c, image: labctl.local/rollout-web:1}]
-  volumes: [{name: h, hostPath: {path: /}}]
-Y`, "violates PodSecurity"},
+			{"a hostPath Pod in namespace default", hostPathPod("default"), "violates PodSecurity"},
 		} {
 			var out bytes.Buffer
 			code, err := ls[0].RunAdminScript(ctx, attack.script, &out)
