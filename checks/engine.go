@@ -159,6 +159,11 @@ func runOne(ctx context.Context, env Env, c lab.Check) Result {
 	select {
 	case err := <-done:
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			// Only the check's own deadline is "timed out after"; a
+			// request that ran out of its own bound before it is named.
+			if cctx.Err() == nil {
+				return newResult(c, Error, cat.Render(msg.T(msg.CallTimedOut, err)), env.now().Sub(start))
+			}
 			return newResult(c, Error, cat.Render(msg.T(msg.TimedOut, timeout)), env.now().Sub(start))
 		}
 		s, text := outcomeIn(err, cat)

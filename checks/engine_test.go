@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -115,6 +116,23 @@ func TestRunStopsWaitingAtTheDeadline(t *testing.T) {
 	}
 	expect(t, rs[0], Error, "timed out after 100ms")
 	expect(t, rs[1], Pass, "")
+}
+
+// slowCall's reads run out of their own bound at once, long before the
+// check's deadline, as a request whose client gives up does.
+type slowCall struct{}
+
+func (slowCall) Get(context.Context, string, string, string, string) (map[string]any, error) {
+	return nil, fmt.Errorf(`Get "https://10.96.0.1/api/v1/namespaces/x": %w`, context.DeadlineExceeded)
+}
+
+// TestRunSaysTimedOutOnlyAtTheChecksDeadline: a call that ran out of its
+// own time is the call's error, not "timed out after" the check's timeout,
+// which had not passed.
+func TestRunSaysTimedOutOnlyAtTheChecksDeadline(t *testing.T) {
+	rs := Run(context.Background(), Env{Root: "/", Kube: slowCall{}},
+		[]lab.Check{{Name: "slow", Timeout: lab.Duration{Duration: time.Minute}, Kube: &lab.KubeCheck{APIVersion: "v1", Kind: "Namespace", Name: "x"}}})
+	expect(t, rs[0], Error, `a request got no answer in time: Get "https://10.96.0.1/api/v1/namespaces/x": context deadline exceeded`)
 }
 
 func TestRunCanceled(t *testing.T) {

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,8 +94,10 @@ type syncWaiter struct {
 	mu      sync.Mutex
 	waiters map[*syncWait]bool
 	polling bool
-	// last is the newest reading, for the progress of a waiter that is late.
-	last map[string]float64
+	// last is the newest reading, for the progress of a waiter that is late;
+	// lateErr the error of the readings since, when they ran out of time.
+	last    map[string]float64
+	lateErr error
 }
 
 // syncWait is one check's wait: where a request for a sync may be made,
@@ -138,10 +142,14 @@ func (s *syncWaiter) wait(ctx context.Context, ns string, owner *unstructured.Un
 		default:
 		}
 		delete(s.waiters, w)
-		if w.base == nil {
-			return agentLate("no agent Pod answered")
+		progress := "no agent Pod answered"
+		if w.base != nil {
+			progress = syncProgress(w.base, s.last)
 		}
-		return agentLate(syncProgress(w.base, s.last))
+		if s.lateErr != nil {
+			progress += "; the last reading: " + s.lateErr.Error()
+		}
+		return agentLate(progress)
 	}
 }
 
@@ -172,18 +180,21 @@ func (s *syncWaiter) poll() {
 
 		ctx, cancel := context.WithTimeout(context.Background(), s.callTimeout)
 		now, err := s.agent.Syncs(ctx)
-		late := ctx.Err() != nil
+		late := ctx.Err() != nil || callTimedOut(err)
 		cancel()
 		s.mu.Lock()
 		if err != nil {
 			if !late {
 				s.endAllLocked(err)
+			} else {
+				s.lateErr = err
 			}
 			// A reading that outlasted its bound gives no counts, so the
 			// waiters that came for it wait for the next one.
 			s.mu.Unlock()
 			continue
 		}
+		s.lateErr = nil
 		moved := false
 		for pod, n := range now {
 			if n != s.last[pod] {
@@ -212,7 +223,7 @@ func (s *syncWaiter) poll() {
 		}
 		ctx, cancel = context.WithTimeout(context.Background(), s.callTimeout)
 		err = s.agent.AskSync(ctx, at.ns, at.owner)
-		late = ctx.Err() != nil
+		late = ctx.Err() != nil || callTimedOut(err)
 		cancel()
 		asked = time.Now()
 		if late {
@@ -226,6 +237,19 @@ func (s *syncWaiter) poll() {
 			s.mu.Unlock()
 		}
 	}
+}
+
+// callTimedOut says whether err is one call's running out of time rather
+// than an answer: the request's own bound (the client's), or the API
+// server's, or its proxy's to an agent that does not answer yet. Such a
+// call is no answer, as one that outlasts callTimeout is.
+func callTimedOut(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) ||
+		apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsServiceUnavailable(err)
 }
 
 // endAllLocked ends every wait with err.

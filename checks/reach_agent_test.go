@@ -5,12 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/labctl/labctl/lab"
 )
@@ -353,5 +358,87 @@ func TestReachGatedTriesAfterTheAgentSynced(t *testing.T) {
 				t.Errorf("deleted %v, want the Pod deleted", rc.deleted)
 			}
 		})
+	}
+}
+
+// timingOutAgent is a simAgent whose first readings fail at once with a
+// call's own timeout (the client's bound on one request, or the API server's
+// proxy giving up on an agent that does not answer), as when the agent is
+// stopped for a while: the caller's context is still alive.
+type timingOutAgent struct {
+	*simAgent
+	fails, execFails int
+	err              error
+}
+
+func (a *timingOutAgent) Exec(ctx context.Context, ns, pod string, cmd []string, out io.Writer) (int, error) {
+	a.mu.Lock()
+	fail := a.execFails > 0
+	a.execFails--
+	a.mu.Unlock()
+	if fail {
+		io.WriteString(out, "half an answer")
+		return -1, fmt.Errorf("exec in pod %s/%s: %w", ns, pod, a.err)
+	}
+	return a.simAgent.Exec(ctx, ns, pod, cmd, out)
+}
+
+func (a *timingOutAgent) Syncs(ctx context.Context) (map[string]float64, error) {
+	a.mu.Lock()
+	fail := a.fails > 0
+	a.fails--
+	a.mu.Unlock()
+	if fail {
+		return nil, fmt.Errorf("reading the network policy agent's syncs on node kind-worker: %w", a.err)
+	}
+	return a.simAgent.Syncs(ctx)
+}
+
+// TestReachOutlastsCallsThatRunOutOfTime: a reading of the agent or of
+// the check's Pod that runs out of its own time, well before the check's
+// deadline, is no answer: the check reads again and judges the tries.
+// (The check said "timed out after 1m30s" after 28 s.)
+func TestReachOutlastsCallsThatRunOutOfTime(t *testing.T) {
+	running := map[string]any{"containerStatuses": []any{map[string]any{"state": map[string]any{"running": map[string]any{}}}}}
+	no := false
+	c := lab.Check{Reach: &lab.ReachCheck{From: lab.ReachFrom{Namespace: "shop", Labels: map[string]string{"app": "client"}}, To: "web:80", Allowed: &no},
+		Timeout: lab.Duration{Duration: 20 * time.Second}}
+	for name, callErr := range map[string]error{
+		"the client's bound": &url.Error{Op: "Get", URL: "https://10.96.0.1/api/v1/namespaces/labctl-system/pods/x/proxy/metrics", Err: context.DeadlineExceeded},
+		"the proxy's 503":    apierrors.NewServiceUnavailable("error trying to reach service: dial tcp 172.18.0.3:9245: i/o timeout"),
+		"the server's 504":   apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0),
+	} {
+		t.Run(name, func(t *testing.T) {
+			rc := newReachCluster(t, running)
+			listFails := 2
+			rc.client.(*dynamicfake.FakeDynamicClient).PrependReactor("list", "pods", func(act k8stesting.Action) (bool, runtime.Object, error) {
+				ofTheCheck := strings.Contains(act.(k8stesting.ListAction).GetListRestrictions().Fields.String(), "labctl-reach-")
+				if ofTheCheck && listFails > 0 {
+					listFails--
+					return true, nil, callErr
+				}
+				return false, nil, nil
+			})
+			// Fails the gate's reading, the wait's first ones and the first execs.
+			a := &timingOutAgent{simAgent: &simAgent{syncTime: 5 * time.Millisecond, code: 0}, fails: 3, execFails: 2, err: callErr}
+			rc.agent = a
+			expect(t, runCheck(t, Env{Root: "/", Kube: rc, ReachImage: "labctl/addons:test"}, c), Fail,
+				"expected a new Pod in shop labelled app=client not to connect to web:80; it connected")
+			if len(a.execs) != 1 {
+				t.Errorf("tries answered %d times, want once, after two execs that got no answer", len(a.execs))
+			}
+		})
+	}
+}
+
+// TestSyncWaiterNamesTheLastLateReading: a wait that ends at its deadline
+// while the readings run out of time says what the last one said.
+func TestSyncWaiterNamesTheLastLateReading(t *testing.T) {
+	a := &timingOutAgent{simAgent: &simAgent{syncTime: 5 * time.Millisecond}, fails: 1 << 30, err: apierrors.NewServiceUnavailable("error trying to reach service")}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	err := newSyncWaiter(a, 5*time.Millisecond, 50*time.Millisecond).wait(ctx, "shop", nil)
+	if err == nil || !strings.Contains(err.Error(), "no agent Pod answered; the last reading: ") || !strings.Contains(err.Error(), "error trying to reach service") {
+		t.Fatalf("got %v, want the late reading's error named", err)
 	}
 }

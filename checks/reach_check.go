@@ -145,6 +145,11 @@ func (k *kubeReader) Reach(ctx context.Context, r *lab.ReachCheck, image string)
 	gated := false
 	if k.agent != nil {
 		agents, err := k.agent.Syncs(ctx)
+		for callTimedOut(err) && ctx.Err() == nil {
+			// An agent that answers late is still an agent: read again.
+			time.Sleep(reachPollEvery)
+			agents, err = k.agent.Syncs(ctx)
+		}
 		if err != nil {
 			return false, "", err
 		}
@@ -175,6 +180,10 @@ func (k *kubeReader) Reach(ctx context.Context, r *lab.ReachCheck, image string)
 	for {
 		pod, err := listOne(wait, pods, name)
 		switch {
+		case err != nil && wait.Err() == nil && callTimedOut(err):
+			// A read that ran out of its own time says nothing of the
+			// Pod: read again until the check's deadline.
+			waiting = "reading its status took too long: " + err.Error()
 		case err != nil && wait.Err() == nil:
 			return false, "", fmt.Errorf("reading the Pod that tries %s from %s: %w", r.To, ns, err)
 		case err == nil && pod == nil:
@@ -211,6 +220,13 @@ func (k *kubeReader) tryAfterSync(ctx context.Context, ns, pod string, owner *un
 	// Bounded: a chatty try cannot exhaust the checker's memory.
 	var out cappedBuffer
 	code, err := k.agent.Exec(ctx, ns, pod, reachCommand(host, port, want, 0, 0), &out)
+	for callTimedOut(err) && ctx.Err() == nil {
+		// The tries only read: an exec that got no answer in time runs
+		// them again, judged by the same rules.
+		out.Reset()
+		time.Sleep(reachPollEvery)
+		code, err = k.agent.Exec(ctx, ns, pod, reachCommand(host, port, want, 0, 0), &out)
+	}
 	if err != nil {
 		return false, "", fmt.Errorf("trying %s:%d in the check's Pod: %w", host, port, err)
 	}

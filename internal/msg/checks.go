@@ -150,9 +150,10 @@ const (
 	CommandStdout Key = "command.stdout"
 
 	// Checks that could not finish.
-	NotRun      Key = "engine.notRun"
-	TimedOut    Key = "engine.timedOut"
-	NotFinished Key = "engine.notFinished"
+	NotRun       Key = "engine.notRun"
+	TimedOut     Key = "engine.timedOut"
+	CallTimedOut Key = "engine.callTimedOut"
+	NotFinished  Key = "engine.notFinished"
 )
 
 // keyed holds the keyed texts of every language.
@@ -297,9 +298,12 @@ var englishKeyed = map[Key]string{
 	CommandExit:   "expected exit code %d from %s, found %d%s",
 	CommandStdout: "expected the output of %s to match %q, found %s",
 
-	NotRun:      "not run: %v",
-	TimedOut:    "timed out after %s",
-	NotFinished: "not finished: %v",
+	NotRun:   "not run: %v",
+	TimedOut: "timed out after %s",
+	// A request of the check's that ran out of its own bound, before the
+	// check's deadline.
+	CallTimedOut: "a request got no answer in time: %v",
+	NotFinished:  "not finished: %v",
 }
 
 var japaneseKeyed = map[Key]string{
@@ -441,7 +445,8 @@ var japaneseKeyed = map[Key]string{
 	CommandExit:   "%[2]s の終了コードは %[1]d のはずですが、%[3]d でした%[4]s",
 	CommandStdout: "%s の出力は %q に一致するはずですが、%s でした",
 
-	NotRun:      "実行されませんでした: %v",
-	TimedOut:    "%s で時間切れになりました",
-	NotFinished: "終わりませんでした: %v",
+	NotRun:       "実行されませんでした: %v",
+	TimedOut:     "%s で時間切れになりました",
+	CallTimedOut: "要求に時間内の応答がありませんでした: %v",
+	NotFinished:  "終わりませんでした: %v",
 }
