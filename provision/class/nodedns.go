@@ -177,6 +177,12 @@ func waitNodeDNS(ctx context.Context, cs kubernetes.Interface, limit time.Durati
 		if err == nil && dnsReady(d) {
 			return nil
 		}
+		if image, missing := dnsImageMissing(ctx, cs); missing {
+			// The Pod never pulls: waiting would not bring the image.
+			return fmt.Errorf("the learner's node has no image %s for its cluster DNS (ErrImageNeverPull): a node image "+
+				"given with --node-image must hold it, as labctl's own node image does; load it into that image, or leave "+
+				"--node-image unset, and run `labctl class up` again", image)
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("the learner's cluster DNS (kube-system/coredns) is not ready after %s%s; `labctl class up` again waits for it anew",
@@ -202,6 +208,23 @@ func dnsPodState(ctx context.Context, cs kubernetes.Interface) string {
 		}
 	}
 	return fmt.Sprintf(" (Pod %s: %s, not ready)", p.Name, p.Status.Phase)
+}
+
+// dnsImageMissing says whether CoreDNS's Pod waits for an image its node
+// does not have and will never pull, and which.
+func dnsImageMissing(ctx context.Context, cs kubernetes.Interface) (string, bool) {
+	pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
+	if err != nil {
+		return "", false
+	}
+	for _, p := range pods.Items {
+		for _, c := range p.Status.ContainerStatuses {
+			if w := c.State.Waiting; w != nil && w.Reason == "ErrImageNeverPull" {
+				return textsafe.EscapeLine(c.Image), true
+			}
+		}
+	}
+	return "", false
 }
 
 func dnsReady(d *appsv1.Deployment) bool {

@@ -67,10 +67,26 @@ func TestWaitNodeDNSSaysWhy(t *testing.T) {
 	cs := fake.NewClientset(&corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "coredns-1", Namespace: "kube-system", Labels: map[string]string{"k8s-app": "kube-dns"}},
 		Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: "image not present"}}}}},
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: "secret \"x\" not found"}}}}},
 	})
 	err := waitNodeDNS(context.Background(), cs, 10*time.Millisecond)
-	if err == nil || !strings.Contains(err.Error(), "(Pod coredns-1: ErrImageNeverPull: image not present); `labctl class up` again waits for it anew") {
+	if err == nil || !strings.Contains(err.Error(), `(Pod coredns-1: CreateContainerConfigError: secret "x" not found); `+"`labctl class up` again waits for it anew") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// TestWaitNodeDNSStopsAtAnImageTheNodeLacks: a node image without CoreDNS's
+// image is said at once, with the fix, not as the whole wait's timeout.
+func TestWaitNodeDNSStopsAtAnImageTheNodeLacks(t *testing.T) {
+	cs := fake.NewClientset(&corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "coredns-1", Namespace: "kube-system", Labels: map[string]string{"k8s-app": "kube-dns"}},
+		Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{
+			Image: "registry.k8s.io/coredns/coredns:v1.14.6",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: "image not present"}}}}},
+	})
+	err := waitNodeDNS(context.Background(), cs, time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "has no image registry.k8s.io/coredns/coredns:v1.14.6 for its cluster DNS") ||
+		!strings.Contains(err.Error(), "--node-image") {
 		t.Errorf("error %v", err)
 	}
 }
