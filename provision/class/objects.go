@@ -3,6 +3,9 @@ package class
 import (
 	"archive/tar"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -45,6 +48,10 @@ const (
 	labelPart          = "labctl.dev/part"
 	annotationDone     = "labctl.dev/setup-done"
 	annotationSpec     = "labctl.dev/spec"
+	// annotationConfig is the sum of what a Pod reads once, when it
+	// starts, from a ConfigMap that class up keeps current (the learner
+	// node's configuration): part of the Pod's settings, as its spec is.
+	annotationConfig = "labctl.dev/config"
 )
 
 // authnConfig is the learner's API server's authentication configuration:
@@ -586,6 +593,9 @@ mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `
 
 // addNode gives a control-plane Pod the learner's node (nodes.go).
 func (o classObjects) addNode(pod *corev1.Pod) {
+	data, _ := json.Marshal(nodeConfig())
+	sum := sha256.Sum256(data)
+	pod.Annotations = map[string]string{annotationConfig: hex.EncodeToString(sum[:12])}
 	spec := &pod.Spec
 	for i, c := range spec.Containers {
 		if c.Name != "kube-apiserver" {

@@ -371,12 +371,11 @@ func createIfMissing(ctx context.Context, create func(context.Context) error) er
 // an image that could not be pulled).
 func (c *Class) ensurePod(ctx context.Context, pod *corev1.Pod) error {
 	pods := c.cs.CoreV1().Pods(pod.Namespace)
-	spec, err := json.Marshal(pod.Spec)
+	sum, err := settingsSum(pod)
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(spec)
-	pod.Annotations = map[string]string{annotationSpec: hex.EncodeToString(sum[:12])}
+	pod.Annotations = map[string]string{annotationSpec: sum}
 	old, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
 	stale := err == nil && !podReady(old) && old.Annotations[annotationSpec] != pod.Annotations[annotationSpec]
 	if err == nil && (stale || old.Status.Phase == corev1.PodFailed || old.Status.Phase == corev1.PodSucceeded) {
@@ -396,6 +395,47 @@ func (c *Class) ensurePod(ctx context.Context, pod *corev1.Pod) error {
 		return fmt.Errorf("creating pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil
+}
+
+// settingsSum is the sum of the settings pod is made from: its spec, and
+// the sum of the configuration it reads when it starts (annotationConfig),
+// if any.
+func settingsSum(pod *corev1.Pod) (string, error) {
+	spec, err := json.Marshal(pod.Spec)
+	if err != nil {
+		return "", err
+	}
+	if config := pod.Annotations[annotationConfig]; config != "" {
+		spec = append(spec, config...)
+	}
+	sum := sha256.Sum256(spec)
+	return hex.EncodeToString(sum[:12]), nil
+}
+
+// Outdated names the learners of names whose Pods run from other settings
+// than class up makes them from now (an earlier labctl's, another image):
+// class up leaves a ready Pod as it is, so as not to end a session. A
+// learner whose Pods cannot be read is not named.
+func (c *Class) Outdated(ctx context.Context, names []string) []string {
+	var out []string
+	for _, name := range names {
+		if ctx.Err() != nil {
+			break
+		}
+		o := c.objects(name)
+		for _, want := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+			sum, err := settingsSum(want)
+			if err != nil {
+				continue
+			}
+			cur, err := c.cs.CoreV1().Pods(o.namespace).Get(ctx, want.Name, metav1.GetOptions{})
+			if err == nil && cur.DeletionTimestamp == nil && cur.Annotations[annotationSpec] != sum {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // deletePod deletes a pod at once and waits until it is gone.

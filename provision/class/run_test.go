@@ -275,3 +275,43 @@ func TestCheckNodeSafe(t *testing.T) {
 		}
 	}
 }
+
+// Outdated names the learners whose Pods run from other settings than class
+// up makes now, a learner node's configuration among them (its kubelet
+// reads it only when the Pod starts): class up keeps their ready Pods, so
+// it must say so.
+func TestOutdatedNamesLearnersOnOtherSettings(t *testing.T) {
+	ctx := context.Background()
+	c, cs := fakeClass()
+	c.cfg.LearnerNodes, c.cfg.NodeImage = true, "labctl/node:x"
+	for _, name := range []string{"ada", "bob"} {
+		o := c.objects(name)
+		for _, p := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+			if err := c.ensurePod(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got := c.Outdated(ctx, []string{"ada", "bob", "cy"}); len(got) != 0 {
+		t.Fatalf("Outdated = %v right after class up made them, want none", got)
+	}
+
+	// bob's node was made with an earlier configuration: same spec.
+	earlier := c.objects("bob").controlPlanePod()
+	earlier.Annotations[annotationConfig] = "earlier"
+	sum, err := settingsSum(earlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vcp, err := cs.CoreV1().Pods(c.Namespace("bob")).Get(ctx, vcpPod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vcp.Annotations[annotationSpec] = sum
+	if _, err := cs.CoreV1().Pods(vcp.Namespace).Update(ctx, vcp, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Outdated(ctx, []string{"ada", "bob", "cy"}); !slices.Equal(got, []string{"bob"}) {
+		t.Errorf("Outdated = %v, want [bob] (its node's configuration changed)", got)
+	}
+}

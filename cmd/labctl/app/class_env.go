@@ -32,6 +32,10 @@ type classCluster interface {
 	CheckIsolation(ctx context.Context, learner string) error
 	// Caveats says what the class cluster does not enforce.
 	Caveats(ctx context.Context) []string
+	// Outdated names the learners whose Pods run from other settings
+	// than class up makes now; Namespace is a learner's namespace.
+	Outdated(ctx context.Context, names []string) []string
+	Namespace(learner string) string
 	// RevokeInvites ends every invite written for the learner.
 	RevokeInvites(ctx context.Context, learner string) error
 	Close() error

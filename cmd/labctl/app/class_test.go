@@ -39,6 +39,8 @@ type fakeClass struct {
 	// isolation is what CheckIsolation answers, caveats what Caveats does.
 	isolation error
 	caveats   []string
+	// outdated are the learners Outdated names (those up among them).
+	outdated []string
 	// invited is the sandbox the last invite opened (fakeEnv.OpenInvite).
 	invited *fakeInvited
 }
@@ -154,6 +156,18 @@ func (c *fakeClass) CheckIsolation(_ context.Context, name string) error {
 }
 
 func (c *fakeClass) Caveats(context.Context) []string { return c.caveats }
+
+func (c *fakeClass) Outdated(_ context.Context, names []string) []string {
+	var out []string
+	for _, n := range names {
+		if slices.Contains(c.outdated, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (c *fakeClass) Namespace(learner string) string { return "labctl-" + learner }
 
 func (c *fakeClass) RevokeInvites(_ context.Context, name string) error {
 	c.called("revoke " + name)
@@ -274,6 +288,24 @@ func TestClassUpWarnsOfAnOpenNetwork(t *testing.T) {
 		!strings.Contains(errOut, "⚠ Not enforced by the class cluster: StorageClass standard (rancher.io/local-path) does not enforce a claim's size.") ||
 		!slices.Contains(c.calls, "isolation learner-2") {
 		t.Errorf("exit %d, calls %q\n%s", code, c.calls, errOut)
+	}
+}
+
+// Learners whose Pods run from an earlier labctl's settings are named, with
+// how to bring each to these; a learner that failed to come up is not.
+func TestClassUpNamesLearnersOnOtherSettings(t *testing.T) {
+	isolate(t)
+	c := &fakeClass{outdated: []string{"learner-1", "learner-3"}, upErr: map[string]error{"learner-3": errors.New("no room")}}
+	env := &fakeEnv{class: c}
+	code, _, errOut := runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "3")
+	if code != 2 || !strings.Contains(errOut, "Note: learner-1 run(s) Pods made from other settings") ||
+		!strings.Contains(errOut, "  kubectl -n labctl-learner-1 delete pod vcp sandbox\n") || strings.Contains(errOut, "labctl-learner-3 delete") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+	c.outdated = nil
+	delete(c.upErr, "learner-3")
+	if code, _, errOut = runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "3"); code != 0 || strings.Contains(errOut, "other settings") {
+		t.Errorf("exit %d, a note with no learner on other settings:\n%s", code, errOut)
 	}
 }
 

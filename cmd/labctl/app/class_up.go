@@ -134,6 +134,7 @@ func runClassUp(ctx context.Context, g *globals, names []string, o classUpOption
 		for _, c := range cs.class.Caveats(ctx) {
 			fmt.Fprintf(g.streams.Err, "⚠ Not enforced by the class cluster: %s.\n", c)
 		}
+		noteOutdated(ctx, g, cs.class, names, run.Failed)
 	}
 	if ctx.Err() != nil {
 		return &ExitError{Code: exitInterrupted, Err: fmt.Errorf("class up was interrupted with %d of %d learner(s) ready; "+
@@ -147,6 +148,29 @@ func runClassUp(ctx context.Context, g *globals, names []string, o classUpOption
 		fmt.Fprintf(g.streams.Err, "\nEvery learner is ready: `labctl class invite LEARNER` writes the file each one connects with.\n")
 	}
 	return nil
+}
+
+// noteOutdated says which learners that are up run Pods made from other
+// settings (an earlier labctl's, another image, their node's configuration),
+// which class up leaves as they are, and how to bring one to these.
+func noteOutdated(ctx context.Context, g *globals, c classCluster, names, failed []string) {
+	var up []string
+	for _, n := range names {
+		if !slices.Contains(failed, n) {
+			up = append(up, n)
+		}
+	}
+	old := c.Outdated(ctx, up)
+	if len(old) == 0 || g.quiet() {
+		return
+	}
+	fmt.Fprintf(g.streams.Err, "Note: %s run(s) Pods made from other settings (an earlier labctl's, another image or node configuration); "+
+		"class up leaves running Pods as they are, so as not to end a session. At a quiet moment, bring a learner to these settings "+
+		"(its /root and its cluster's objects are kept) with:\n", strings.Join(old, ", "))
+	for _, n := range old {
+		fmt.Fprintf(g.streams.Err, "  kubectl -n %s delete pod vcp sandbox\n", c.Namespace(n))
+	}
+	fmt.Fprintf(g.streams.Err, "and then the same `labctl class up` again.\n")
 }
 
 // checkIsolation tries the network wall of the first learner that is up,
