@@ -227,6 +227,9 @@ func (k *kubeReader) tryAfterSync(ctx context.Context, ns, pod string, owner *un
 		time.Sleep(reachPollEvery)
 		code, err = k.agent.Exec(ctx, ns, pod, reachCommand(host, port, want, 0, 0), &out)
 	}
+	if err != nil && ctx.Err() != nil {
+		return false, "", fmt.Errorf("the tries of %s:%d in the check's Pod did not end before the check's deadline", host, port)
+	}
 	if err != nil {
 		return false, "", fmt.Errorf("trying %s:%d in the check's Pod: %w", host, port, err)
 	}

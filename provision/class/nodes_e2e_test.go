@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +232,48 @@ kubectl -n rollout delete pod dns --wait=false >/dev/null`)
 				t.Errorf("container %s privileged: %v", ct.Name, priv)
 			}
 		}
+	})
+
+	t.Run("a node made from other settings is named, and made anew keeps the learner's work", func(t *testing.T) {
+		// learner-2's vcp Pod as an earlier labctl made it: its node's
+		// kubelet read another configuration when it started.
+		n := names[1]
+		mustRun(t, ls[1], "echo kept >/root/kept && kubectl -n rollout create configmap kept --from-literal=a=b")
+		pods := h.cs.CoreV1().Pods(c.Namespace(n))
+		vcp, err := pods.Get(ctx, vcpPod, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vcp.Annotations[annotationSpec] = "earlier"
+		if _, err := pods.Update(ctx, vcp, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Outdated(ctx, names); !slices.Equal(got, []string{n}) {
+			t.Fatalf("Outdated = %v, want [%s]", got, n)
+		}
+		// What class up's note says: delete the Pods, then class up.
+		for _, p := range []string{vcpPod, sandboxPod} {
+			if err := c.deletePod(ctx, c.Namespace(n), p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.Up(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Outdated(ctx, names); len(got) != 0 {
+			t.Errorf("Outdated = %v after its Pods were made anew, want none", got)
+		}
+		ls[1].Close()
+		if ls[1], err = c.Connect(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, ls[1], `set -e
+grep -qx kept /root/kept
+kubectl -n rollout get configmap kept >/dev/null
+for i in $(seq 120); do
+  kubectl -n rollout get pods -o jsonpath='{range .items[*]}{.spec.nodeName} {.status.phase}{"\n"}{end}' | grep -qx 'lab-node Running' && exit 0
+  sleep 1
+done
+kubectl -n rollout get pods -o wide; exit 1`)
 	})
 }
