@@ -282,6 +282,10 @@ func TestE2EClass(t *testing.T) {
 				t.Errorf("class up says no %q:\n%s", want, stderr.String())
 			}
 		}
+		// The learners' Pods are what this labctl makes from these settings.
+		if strings.Contains(stderr.String(), "other settings") {
+			t.Errorf("class up names learners on other settings:\n%s", stderr.String())
+		}
 		var status struct {
 			Learners []struct {
 				Name  string
