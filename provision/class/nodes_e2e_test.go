@@ -5,6 +5,7 @@ package class
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -263,10 +264,21 @@ kubectl -n rollout delete pod dns --wait=false >/dev/null`)
 		if got := c.Outdated(ctx, names); len(got) != 0 {
 			t.Errorf("Outdated = %v after its Pods were made anew, want none", got)
 		}
-		ls[1].Close()
-		if ls[1], err = c.Connect(ctx, n); err != nil {
+		// The control plane made anew may not be ready at every moment
+		// just after it came up (its probes, while its node registers and
+		// its images load): connect as a learner would, again until it is.
+		var again *provision.Live
+		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(2 * time.Second) {
+			again, err = c.Connect(ctx, n)
+			if err == nil || !errors.Is(err, provision.ErrNotUp) || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
+		ls[1].Close()
+		ls[1] = again
 		mustRun(t, ls[1], `set -e
 grep -qx kept /root/kept
 kubectl -n rollout get configmap kept >/dev/null
