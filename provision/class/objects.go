@@ -3,8 +3,6 @@ package class
 import (
 	"archive/tar"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -594,8 +592,7 @@ mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `
 // addNode gives a control-plane Pod the learner's node (nodes.go).
 func (o classObjects) addNode(pod *corev1.Pod) {
 	data, _ := json.Marshal(nodeConfig())
-	sum := sha256.Sum256(data)
-	pod.Annotations = map[string]string{annotationConfig: hex.EncodeToString(sum[:12])}
+	pod.Annotations = map[string]string{annotationConfig: shortSum(data)}
 	spec := &pod.Spec
 	for i, c := range spec.Containers {
 		if c.Name != "kube-apiserver" {

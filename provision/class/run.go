@@ -408,8 +408,13 @@ func settingsSum(pod *corev1.Pod) (string, error) {
 	if config := pod.Annotations[annotationConfig]; config != "" {
 		spec = append(spec, config...)
 	}
-	sum := sha256.Sum256(spec)
-	return hex.EncodeToString(sum[:12]), nil
+	return shortSum(spec), nil
+}
+
+// shortSum is the first 12 bytes of data's SHA-256, in hex: a settings sum.
+func shortSum(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:12])
 }
 
 // Outdated names the learners of names whose Pods run from other settings
