@@ -58,6 +58,9 @@ type fakeClass struct {
 	mu       sync.Mutex
 	labs     map[string]*fakeLab
 	problems map[string]string
+	// settling learners' Pods are not ready at the moment: Learners says
+	// so, and Connect reaches them (they were ready again within its wait).
+	settling map[string]bool
 	capacity class.Capacity
 	// capacities, when set, are what Capacity answers, one per call.
 	capacities []class.Capacity
@@ -74,7 +77,10 @@ func (c *fakeClass) Learners(context.Context) ([]class.LearnerInfo, error) {
 	var out []class.LearnerInfo
 	for name := range c.labs {
 		p := c.problems[name]
-		out = append(out, class.LearnerInfo{Name: name, Namespace: "p-" + name, Ready: p == "", Problem: p})
+		if c.settling[name] {
+			p = "pod vcp is not ready"
+		}
+		out = append(out, class.LearnerInfo{Name: name, Namespace: "p-" + name, Ready: p == "", Problem: p, Settling: c.settling[name]})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -439,5 +445,30 @@ func TestGrade(t *testing.T) {
 	if _, err := s.Grade(context.Background()); !errors.As(err, &empty) ||
 		err.Error() != "the class has no learner on this cluster (prefix p-): `labctl class up` makes them" {
 		t.Errorf("an empty class: %v", err)
+	}
+}
+
+// A learner whose running Pods are not ready at the moment is still
+// connected to (Connect waits a little for them), then graded and shown
+// ready; one whose Pods do not run is not.
+func TestGradeAndStatusConnectToASettlingLearner(t *testing.T) {
+	s, c := session(t)
+	c.settling = map[string]bool{"alice": true}
+	st, err := s.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := st.Learners[0]; !a.Ready || a.Problem != "" || a.Score == nil || *a.Score != 2 {
+		t.Errorf("alice, settling: %+v", a)
+	}
+	if cl := st.Learners[2]; cl.Ready || cl.Score != nil {
+		t.Errorf("carol, pending: %+v", cl)
+	}
+	rep, err := s.Grade(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := rep.Learners[0]; a.Report == nil || !a.Report.Passed || a.Error != "" {
+		t.Errorf("alice's grade, settling: %+v", a)
 	}
 }

@@ -27,7 +27,7 @@ func (s *Session[L]) Grade(ctx context.Context) (*report.Class, error) {
 // gradeLearner is one learner's grade, or why they could not be graded.
 func (s *Session[L]) gradeLearner(ctx context.Context, info class.LearnerInfo) report.ClassLearner {
 	lg := report.ClassLearner{Name: info.Name}
-	if !info.Ready {
+	if !info.Ready && !info.Settling {
 		lg.Error = "the learner's lab is not ready: " + info.Problem
 		return lg
 	}

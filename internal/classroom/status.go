@@ -71,7 +71,7 @@ func (s *Session[L]) Status(ctx context.Context) (*Status, error) {
 func (s *Session[L]) learnerStatus(ctx context.Context, info class.LearnerInfo) LearnerStatus {
 	st := LearnerStatus{Name: info.Name, Namespace: info.Namespace, Ready: info.Ready, Problem: info.Problem,
 		Steps: len(s.Lab.Steps)}
-	if !info.Ready {
+	if !info.Ready && !info.Settling {
 		if st.Problem == "" {
 			st.Problem = "not ready"
 		}
@@ -83,6 +83,7 @@ func (s *Session[L]) learnerStatus(ctx context.Context, info class.LearnerInfo) 
 		return st
 	}
 	defer env.Close()
+	st.Ready, st.Problem = true, ""
 	l := grading.WithoutProbes(s.Lab)
 	results, err := grading.RunAll(ctx, env, nil, l, s.learnerProgress(info.Name), s.Catalog)
 	if err != nil {

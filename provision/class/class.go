@@ -153,6 +153,9 @@ type LearnerInfo struct {
 	// is not, when not.
 	Ready   bool
 	Problem string
+	// Settling says the only problem is that a Pod that runs is not ready
+	// at the moment: Connect waits a little for it (readyGrace).
+	Settling bool
 }
 
 // Capacity is what the class cluster can still schedule and what one

@@ -55,14 +55,15 @@ func StateDir(labName, learner string) (string, error) {
 }
 
 // Connect reaches a learner's lab that is up (ErrNoLearner when there is
-// no such learner, ErrNotUp when it is not ready).
+// no such learner, ErrNotUp when it is not ready, after up to readyGrace
+// for Pods that run and are not ready at the moment).
 func (c *Class) Connect(ctx context.Context, learner string) (*provision.Live, error) {
 	ns := c.Namespace(learner)
 	n, err := c.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if err != nil || !c.owns(n, learner) {
 		return nil, fmt.Errorf("learner %s (namespace %s): %w", learner, ns, ErrNoLearner)
 	}
-	if p := c.problem(ctx, ns); p != "" {
+	if p := c.waitReady(ctx, ns, readyGrace); p != "" {
 		return nil, fmt.Errorf("learner %s: %s: %w", learner, p, provision.ErrNotUp)
 	}
 	rt, err := c.connect(ctx, learner)

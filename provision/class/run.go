@@ -50,7 +50,7 @@ func (c *Class) Learners(ctx context.Context) ([]LearnerInfo, error) {
 		case ns.Annotations[annotationDone] == "":
 			info.Problem = "not set up yet: `labctl class up` finishes it"
 		default:
-			info.Problem = c.problem(ctx, ns.Name)
+			info.Problem, info.Settling = c.readiness(ctx, ns.Name)
 		}
 		info.Ready = info.Problem == ""
 		out = append(out, info)
@@ -59,27 +59,56 @@ func (c *Class) Learners(ctx context.Context) ([]LearnerInfo, error) {
 	return out, nil
 }
 
-// problem says what keeps a learner's lab from being ready, or "".
-func (c *Class) problem(ctx context.Context, ns string) string {
+// readiness says what keeps a learner's lab from being ready ("" when
+// nothing does), and whether it is only that a Pod that runs is not
+// ready at the moment (its probe failed a few times: an API server whose
+// etcd answered slowly), which may pass by itself.
+func (c *Class) readiness(ctx context.Context, ns string) (msg string, passing bool) {
 	for _, name := range []string{vcpPod, sandboxPod} {
 		p, err := c.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			if apierrors.IsNotFound(err) {
-				return "pod " + name + " is missing"
+				return "pod " + name + " is missing", false
 			}
-			return err.Error()
+			return err.Error(), false
 		}
 		if msg := podProblem(p); msg != "" {
-			return msg
+			return msg, false
 		}
 		if msg := podPending(p); msg != "" {
-			return msg
+			return msg, false
 		}
 		if !podReady(p) {
-			return "pod " + name + " is not ready"
+			return "pod " + name + " is not ready", p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning
 		}
 	}
-	return ""
+	return "", false
+}
+
+// readyGrace is how long Connect waits for a learner's Pods that run but
+// are not ready at the moment to be ready again before it says the lab is
+// not up: a control plane made anew by `class up` may fail its readiness
+// probe for a few seconds under load right after it first passed.
+const readyGrace = 30 * time.Second
+
+// waitReady is "" once the learner's Pods are ready, waiting up to grace
+// while the only problem is one that may pass by itself; else the problem.
+func (c *Class) waitReady(ctx context.Context, ns string, grace time.Duration) string {
+	msg, passing := c.readiness(ctx, ns)
+	if msg == "" || !passing {
+		return msg
+	}
+	c.logf("%s: %s; waiting up to %s for it", ns, msg, grace)
+	deadline := time.Now().Add(grace)
+	for passing && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return msg
+		case <-time.After(time.Second):
+		}
+		msg, passing = c.readiness(ctx, ns)
+	}
+	return msg
 }
 
 // podReady says whether every container of p is ready.

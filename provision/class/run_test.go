@@ -315,3 +315,45 @@ func TestOutdatedNamesLearnersOnOtherSettings(t *testing.T) {
 		t.Errorf("Outdated = %v, want [bob] (its node's configuration changed)", got)
 	}
 }
+
+// A control plane that runs but failed its readiness probe a moment ago is
+// waited for; one that stays unready past the grace, and one that does not
+// run, are said at once (the latter without waiting).
+func TestWaitReadyOutwaitsAMomentNotReady(t *testing.T) {
+	ctx := context.Background()
+	o := testObjects()
+	running := func(p *corev1.Pod, ready bool) corev1.Pod {
+		st := corev1.ConditionFalse
+		if ready {
+			st = corev1.ConditionTrue
+		}
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}}
+		return *p
+	}
+	c, cs := fakeClass(running(o.controlPlanePod(), false), running(o.sandboxPod(), true))
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		p := running(o.controlPlanePod(), true)
+		_, _ = cs.CoreV1().Pods(o.namespace).UpdateStatus(ctx, &p, metav1.UpdateOptions{})
+	}()
+	if msg := c.waitReady(ctx, o.namespace, 20*time.Second); msg != "" {
+		t.Errorf("waitReady = %q, want the control plane ready again", msg)
+	}
+
+	c, _ = fakeClass(running(o.controlPlanePod(), false), running(o.sandboxPod(), true))
+	began := time.Now()
+	if msg := c.waitReady(ctx, o.namespace, 1500*time.Millisecond); msg != "pod vcp is not ready" {
+		t.Errorf("waitReady = %q, want the control plane not ready", msg)
+	}
+	if waited := time.Since(began); waited < 1500*time.Millisecond {
+		t.Errorf("waitReady gave up after %s, before its grace", waited)
+	}
+
+	pending := o.controlPlanePod()
+	pending.Status.Phase = corev1.PodPending
+	c, _ = fakeClass(*pending, running(o.sandboxPod(), true))
+	began = time.Now()
+	if msg := c.waitReady(ctx, o.namespace, time.Minute); msg == "" || time.Since(began) > 30*time.Second {
+		t.Errorf("a Pod that does not run: waitReady = %q after %s, want its problem at once", msg, time.Since(began))
+	}
+}
