@@ -353,6 +353,31 @@ func TestE2EAddons(t *testing.T) {
 		}
 		admin("-n", checks.PolicyAgentNamespace, "rollout", "status", "daemonset/labctl-network-policy", "--timeout=3m")
 	}
+	t.Log("a policy agent that stops answering is made anew by its liveness probe, and the next round is judged")
+	{
+		node := webNodes[0]
+		pod := admin("-n", checks.PolicyAgentNamespace, "get", "pods", "-l", checks.PolicyAgentSelector,
+			"--field-selector", "spec.nodeName="+node, "-o", "jsonpath={.items[0].metadata.name}")
+		state := func() string {
+			return admin("-n", checks.PolicyAgentNamespace, "get", "pod", pod, "-o",
+				"jsonpath={.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].ready}")
+		}
+		before := state()
+		signalAgents(t, engine, []string{node}, "STOP") // and never CONT
+		began := time.Now()
+		for now := state(); ; now = state() {
+			if now != before && strings.HasSuffix(now, " true") {
+				t.Logf("agent %s on %s: restarts and readiness %q, then %q after %s", pod, node, before, now, time.Since(began).Round(time.Second))
+				break
+			}
+			if time.Since(began) > 4*time.Minute {
+				t.Fatalf("agent %s on %s, stopped for good, was not restarted: restarts and readiness %q, then %q\n%s", pod, node, before, now,
+					admin("-n", checks.PolicyAgentNamespace, "describe", "pod", pod))
+			}
+			time.Sleep(2 * time.Second)
+		}
+	}
+
 	t.Log("deleting the Pod a reach check stands in for changes nothing")
 	if code, out := script(t, env, "kubectl -n e2e-net delete pod other --wait"); code != 0 {
 		t.Fatalf("deleting other: %s", out)
@@ -439,10 +464,6 @@ func nodeNames(lines string) []string {
 	return out
 }
 
-// agentsPaused runs round while, from the moment a reach check's Pod
-// appears (pods lists them) and for eight seconds, every node's policy
-// agent process is stopped (SIGSTOP): its rules stay as they were, and its
-// metrics do not answer.
 // wedgedAgents names the policy agents a reach check's error says made no
 // sync at all while it waited ("labctl-network-policy-x7k2p: 0 of 3 syncs").
 func wedgedAgents(results []checks.Result) []string {
@@ -456,16 +477,25 @@ func wedgedAgents(results []checks.Result) []string {
 	return out
 }
 
-func agentsPaused(t *testing.T, engine *docker.Engine, nodes []string, round func(), pods func() string) {
+// signalAgents sends sig (STOP, CONT) to the policy agent's process on
+// each of nodes.
+func signalAgents(t *testing.T, engine *docker.Engine, nodes []string, sig string) {
 	t.Helper()
-	signal := func(sig string) {
-		for _, n := range nodes {
-			cmd := `for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = kube-router ] && kill -` + sig + ` ${p#/proc/}; done; true`
-			if out, err := execIn(context.Background(), engine, n, []string{"sh", "-c", cmd}); err != nil {
-				t.Errorf("kill -%s kube-router on %s: %v\n%s", sig, n, err, out)
-			}
+	for _, n := range nodes {
+		cmd := `for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = kube-router ] && kill -` + sig + ` ${p#/proc/}; done; true`
+		if out, err := execIn(context.Background(), engine, n, []string{"sh", "-c", cmd}); err != nil {
+			t.Errorf("kill -%s kube-router on %s: %v\n%s", sig, n, err, out)
 		}
 	}
+}
+
+// agentsPaused runs round while, from the moment a reach check's Pod
+// appears (pods lists them) and for eight seconds, every node's policy
+// agent process is stopped (SIGSTOP): its rules stay as they were, and its
+// metrics do not answer.
+func agentsPaused(t *testing.T, engine *docker.Engine, nodes []string, round func(), pods func() string) {
+	t.Helper()
+	signal := func(sig string) { signalAgents(t, engine, nodes, sig) }
 	paused := make(chan struct{})
 	go func() {
 		defer close(paused)

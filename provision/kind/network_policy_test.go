@@ -94,6 +94,14 @@ func TestNetworkPolicyAddonManifest(t *testing.T) {
 		t.Errorf("the agent's arguments %s serve no metrics on port %d", args, checks.PolicyAgentMetricsPort)
 	}
 
+	// An agent that hangs is restarted: its liveness probe asks the port
+	// its health is served on.
+	probe, _ := c["livenessProbe"].(map[string]any)
+	get, _ := probe["httpGet"].(map[string]any)
+	if get == nil || get["path"] != "/healthz" || !slices.Contains(c["args"].([]any), any(fmt.Sprintf("--health-port=%v", get["port"]))) {
+		t.Errorf("the agent's liveness probe %v does not ask the health port its arguments %v serve", probe, c["args"])
+	}
+
 	rules, _ := clusterRole["rules"].([]any)
 	if len(rules) == 0 {
 		t.Fatal("ClusterRole has no rules")
