@@ -235,7 +235,7 @@ kubectl -n rollout delete pod dns --wait=false >/dev/null`)
 		}
 	})
 
-	t.Run("a node made from other settings is named, and made anew keeps the learner's work", func(t *testing.T) {
+	t.Run("a node made from other settings is named, and renewed keeps the learner's work", func(t *testing.T) {
 		// learner-2's vcp Pod as an earlier labctl made it: its node's
 		// kubelet read another configuration when it started.
 		n := names[1]
@@ -252,14 +252,24 @@ kubectl -n rollout delete pod dns --wait=false >/dev/null`)
 		if got := c.Outdated(ctx, names); !slices.Equal(got, []string{n}) {
 			t.Fatalf("Outdated = %v, want [%s]", got, n)
 		}
-		// What class up's note says: delete the Pods, then class up.
-		for _, p := range []string{vcpPod, sandboxPod} {
-			if err := c.deletePod(ctx, c.Namespace(n), p); err != nil {
+		// What class up --renew-outdated does: stop the outdated Pods within
+		// their grace, then bring the learner up.
+		sandboxUID := func() string {
+			p, err := pods.Get(ctx, sandboxPod, metav1.GetOptions{})
+			if err != nil {
 				t.Fatal(err)
 			}
+			return string(p.UID)
+		}
+		before := sandboxUID()
+		if err := c.Renew(ctx, n); err != nil {
+			t.Fatal(err)
 		}
 		if err := c.Up(ctx, n); err != nil {
 			t.Fatal(err)
+		}
+		if sandboxUID() != before {
+			t.Error("the sandbox, made from these settings, was made anew too")
 		}
 		if got := c.Outdated(ctx, names); len(got) != 0 {
 			t.Errorf("Outdated = %v after its Pods were made anew, want none", got)

@@ -357,3 +357,46 @@ func TestWaitReadyOutwaitsAMomentNotReady(t *testing.T) {
 		t.Errorf("a Pod that does not run: waitReady = %q after %s, want its problem at once", msg, time.Since(began))
 	}
 }
+
+// Renew stops only the learner's Pods made from other settings, ready or
+// not, and leaves current ones (and a learner with none) alone.
+func TestRenewStopsOnlyOutdatedPods(t *testing.T) {
+	ctx := context.Background()
+	c, cs := fakeClass()
+	o := c.objects("ada")
+	for _, p := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+		if err := c.ensurePod(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vcp, err := cs.CoreV1().Pods(o.namespace).Get(ctx, vcpPod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vcp.Annotations[annotationSpec] = "earlier"
+	vcp.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	if _, err := cs.CoreV1().Pods(o.namespace).Update(ctx, vcp, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Renew(ctx, "ada"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods(o.namespace).Get(ctx, vcpPod, metav1.GetOptions{}); err == nil {
+		t.Error("the outdated control plane is still there")
+	}
+	if _, err := cs.CoreV1().Pods(o.namespace).Get(ctx, sandboxPod, metav1.GetOptions{}); err != nil {
+		t.Errorf("the current sandbox was stopped: %v", err)
+	}
+	var graces []*int64
+	for _, a := range cs.Actions() {
+		if d, ok := a.(k8stesting.DeleteAction); ok {
+			graces = append(graces, d.GetDeleteOptions().GracePeriodSeconds)
+		}
+	}
+	if len(graces) != 1 || graces[0] != nil {
+		t.Errorf("deletes with grace %v, want one within the Pod's own grace period (etcd stops before another starts)", graces)
+	}
+	if err := c.Renew(ctx, "bob"); err != nil {
+		t.Errorf("a learner with no Pods: %v", err)
+	}
+}

@@ -33,9 +33,11 @@ type classCluster interface {
 	// Caveats says what the class cluster does not enforce.
 	Caveats(ctx context.Context) []string
 	// Outdated names the learners whose Pods run from other settings
-	// than class up makes now; Namespace is a learner's namespace.
+	// than class up makes now.
 	Outdated(ctx context.Context, names []string) []string
-	Namespace(learner string) string
+	// Renew stops the learner's Pods that run from other settings, so
+	// that Up makes them anew (their /root and cluster's data kept).
+	Renew(ctx context.Context, learner string) error
 	// RevokeInvites ends every invite written for the learner.
 	RevokeInvites(ctx context.Context, learner string) error
 	Close() error

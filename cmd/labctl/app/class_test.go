@@ -41,6 +41,8 @@ type fakeClass struct {
 	caveats   []string
 	// outdated are the learners Outdated names (those up among them).
 	outdated []string
+	// renewErr fails Renew of a learner.
+	renewErr map[string]error
 	// invited is the sandbox the last invite opened (fakeEnv.OpenInvite).
 	invited *fakeInvited
 }
@@ -167,7 +169,17 @@ func (c *fakeClass) Outdated(_ context.Context, names []string) []string {
 	return out
 }
 
-func (c *fakeClass) Namespace(learner string) string { return "labctl-" + learner }
+// Renew makes a learner's Pods current: Outdated names it no more.
+func (c *fakeClass) Renew(_ context.Context, name string) error {
+	c.called("renew " + name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.renewErr[name]; err != nil {
+		return err
+	}
+	c.outdated = slices.DeleteFunc(slices.Clone(c.outdated), func(n string) bool { return n == name })
+	return nil
+}
 
 func (c *fakeClass) RevokeInvites(_ context.Context, name string) error {
 	c.called("revoke " + name)
@@ -299,13 +311,30 @@ func TestClassUpNamesLearnersOnOtherSettings(t *testing.T) {
 	env := &fakeEnv{class: c}
 	code, _, errOut := runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "3")
 	if code != 2 || !strings.Contains(errOut, "Note: learner-1 run(s) Pods made from other settings") ||
-		!strings.Contains(errOut, "  kubectl -n labctl-learner-1 delete pod vcp sandbox\n") || strings.Contains(errOut, "labctl-learner-3 delete") {
-		t.Errorf("exit %d\n%s", code, errOut)
+		!strings.Contains(errOut, "with --renew-outdated") || strings.Contains(errOut, "learner-3 run(s)") || slices.ContainsFunc(c.calls, func(s string) bool { return strings.HasPrefix(s, "renew") }) {
+		t.Errorf("exit %d, calls %q\n%s", code, c.calls, errOut)
 	}
-	c.outdated = nil
+
+	// --renew-outdated renews each learner on other settings before it
+	// comes up; one whose renewal fails is named like any learner that
+	// did not come up, and the others come up.
 	delete(c.upErr, "learner-3")
-	if code, _, errOut = runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "3"); code != 0 || strings.Contains(errOut, "other settings") {
-		t.Errorf("exit %d, a note with no learner on other settings:\n%s", code, errOut)
+	c.renewErr = map[string]error{"learner-3": errors.New("waited 2m0s for pod labctl-learner-3/vcp to go")}
+	c.calls = nil
+	code, _, errOut = runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "3", "--renew-outdated")
+	if code != 2 || !strings.Contains(errOut, "Making anew the Pods of learner-1, learner-3, which run from other settings") ||
+		!strings.Contains(errOut, "✗ learner-3: waited 2m0s for pod labctl-learner-3/vcp to go") ||
+		!slices.Contains(c.calls, "renew learner-1") || slices.Contains(c.calls, "renew learner-2") || !slices.Contains(c.calls, "up learner-1") ||
+		!strings.Contains(errOut, "retry them with: labctl --lab "+classSteps+" class up --learners 3 --renew-outdated\n") || strings.Contains(errOut, "Note:") {
+		t.Errorf("--renew-outdated: exit %d, calls %q\n%s", code, c.calls, errOut)
+	}
+	delete(c.renewErr, "learner-3")
+	if code, _, errOut = runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "3", "--renew-outdated"); code != 0 ||
+		!strings.Contains(errOut, "Making anew the Pods of learner-3,") || strings.Contains(errOut, "Note:") {
+		t.Errorf("exit %d, learner-3 renewed:\n%s", code, errOut)
+	}
+	if code, _, errOut = runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "3", "--renew-outdated"); code != 0 || strings.Contains(errOut, "other settings") {
+		t.Errorf("exit %d, no learner on other settings:\n%s", code, errOut)
 	}
 }
 
@@ -693,5 +722,16 @@ func TestClassStatusRunsNoProbe(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "progress.json")); err != nil {
 		t.Errorf("the grade is not in class.StateDir: %v", err)
+	}
+}
+
+// The retry line of a class up that failed keeps its switches: a run lab's
+// retry without --learner-nodes would be refused.
+func TestClassUpRetryKeepsSwitches(t *testing.T) {
+	isolate(t)
+	env := &fakeEnv{class: &fakeClass{upErr: map[string]error{"learner-1": errors.New("no room")}}}
+	_, _, errOut := runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "1", "--learner-nodes", "--renew-outdated=false")
+	if want := "retry them with: labctl --lab " + classSteps + " class up --learners 1 --learner-nodes --renew-outdated=false\n"; !strings.Contains(errOut, want) {
+		t.Errorf("want %q in:\n%s", want, errOut)
 	}
 }

@@ -22,6 +22,9 @@ type classUpOptions struct {
 	// learnerNodes is the instructor's consent to a node per learner,
 	// which a lab whose Pods must run needs.
 	learnerNodes bool
+	// renewOutdated makes anew the Pods of learners that run from other
+	// settings (class up otherwise leaves running Pods as they are).
+	renewOutdated bool
 }
 
 func newClassUpCommand(g *globals) *cobra.Command {
@@ -51,6 +54,7 @@ func newClassUpCommand(g *globals) *cobra.Command {
 	_ = cmd.MarkFlagFilename("roster")
 	fl.IntVar(&o.parallel, "parallel", 4, "bring up at most `P` learners at once")
 	fl.BoolVar(&o.learnerNodes, "learner-nodes", false, "give each learner a node of their own, in a privileged container on the class cluster (a lab whose Pods must run needs it)")
+	fl.BoolVar(&o.renewOutdated, "renew-outdated", false, "make anew the Pods of learners that run from other settings (an earlier labctl's): their shells end, their /root and cluster's objects are kept")
 	return cmd
 }
 
@@ -117,9 +121,19 @@ func runClassUp(ctx context.Context, g *globals, names []string, o classUpOption
 		return &ExitError{Code: exitError, Err: err}
 	}
 
+	var upper classroom.Upper = cs.class
+	if o.renewOutdated {
+		if old := cs.class.Outdated(ctx, names); len(old) > 0 {
+			if !g.quiet() {
+				fmt.Fprintf(g.streams.Err, "Making anew the Pods of %s, which run from other settings: their shells end; their /root and their cluster's objects are kept.\n",
+					strings.Join(old, ", "))
+			}
+			upper = renewing{cs.class, old}
+		}
+	}
 	status := statusline.New(g.streams.Err, statusline.Options{Quiet: g.quiet(), NoColor: g.noColor(), Elapsed: true})
 	status.Start(fmt.Sprintf("Bringing up %d learner(s) of lab %s, %d at a time", len(names), st.lab.Metadata.Name, o.parallel))
-	run := classroom.UpAll(ctx, cs.class, names, o.parallel, func(r classroom.Outcome) {
+	run := classroom.UpAll(ctx, upper, names, o.parallel, func(r classroom.Outcome) {
 		switch {
 		case r.Err == nil:
 			status.Printf("✓ %s ready (%s)", r.Learner, statusline.Elapsed(r.Took))
@@ -165,12 +179,25 @@ func noteOutdated(ctx context.Context, g *globals, c classCluster, names, failed
 		return
 	}
 	fmt.Fprintf(g.streams.Err, "Note: %s run(s) Pods made from other settings (an earlier labctl's, another image or node configuration); "+
-		"class up leaves running Pods as they are, so as not to end a session. At a quiet moment, bring a learner to these settings "+
-		"(its /root and its cluster's objects are kept) with:\n", strings.Join(old, ", "))
-	for _, n := range old {
-		fmt.Fprintf(g.streams.Err, "  kubectl -n %s delete pod vcp sandbox\n", c.Namespace(n))
+		"class up leaves running Pods as they are, so as not to end a session. At a quiet moment, run the same `labctl class up` "+
+		"with --renew-outdated: it makes their Pods anew from these settings (their shells end; their /root and their cluster's objects are kept).\n",
+		strings.Join(old, ", "))
+}
+
+// renewing brings learners up as class up does, first stopping the Pods
+// of those in old that run from other settings (classCluster.Renew).
+type renewing struct {
+	classCluster
+	old []string
+}
+
+func (r renewing) Up(ctx context.Context, learner string) error {
+	if slices.Contains(r.old, learner) {
+		if err := r.Renew(ctx, learner); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintf(g.streams.Err, "and then the same `labctl class up` again.\n")
+	return r.classCluster.Up(ctx, learner)
 }
 
 // checkIsolation tries the network wall of the first learner that is up,
@@ -198,12 +225,19 @@ func checkIsolation(ctx context.Context, g *globals, c classCluster, names, fail
 // same command, which leaves the learners already up as they are.
 func retryUp(g *globals, cmd *cobra.Command) string {
 	line := classCommandLine(g) + " up"
-	names := []string{"learners", "roster", "parallel"}
+	names := []string{"learners", "roster", "parallel", "learner-nodes", "renew-outdated"}
 	for _, f := range classFlags {
 		names = append(names, f.flag)
 	}
 	for _, name := range names {
-		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+		f := cmd.Flags().Lookup(name)
+		switch {
+		case f == nil || !f.Changed:
+		case f.Value.Type() == "bool" && f.Value.String() == "true":
+			line += " --" + name
+		case f.Value.Type() == "bool":
+			line += " --" + name + "=" + f.Value.String()
+		default:
 			line += " --" + name + " " + shellQuote(f.Value.String())
 		}
 	}
