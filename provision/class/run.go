@@ -408,7 +408,9 @@ func (c *Class) ensurePod(ctx context.Context, pod *corev1.Pod) error {
 	old, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
 	stale := err == nil && !podReady(old) && old.Annotations[annotationSpec] != pod.Annotations[annotationSpec]
 	if err == nil && (stale || old.Status.Phase == corev1.PodFailed || old.Status.Phase == corev1.PodSucceeded) {
-		if err := c.deletePod(ctx, pod.Namespace, pod.Name); err != nil {
+		// Within the Pod's grace: a control plane that is not ready may
+		// still run etcd, which must stop before another starts on its data.
+		if err := c.stopPod(ctx, pod.Namespace, pod.Name); err != nil {
 			return err
 		}
 		err = nil
@@ -498,13 +500,27 @@ func (c *Class) Renew(ctx context.Context, learner string) error {
 		return err
 	}
 	for _, name := range old {
-		// Not at once: etcd must have stopped before another starts on
-		// its data.
-		if err := c.removePod(ctx, c.Namespace(learner), name, nil, 2*time.Minute); err != nil {
+		if err := c.stopPod(ctx, c.Namespace(learner), name); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// stopGrace is how long stopPod waits for a Pod's own graceful end.
+var stopGrace = 2 * time.Minute
+
+// stopPod deletes a pod within its own grace period and waits until it is
+// gone: a control plane's etcd must have stopped before another starts on
+// its data. A Pod whose node never says it ended (a node that is gone) is
+// deleted at once after stopGrace.
+func (c *Class) stopPod(ctx context.Context, ns, name string) error {
+	err := c.removePod(ctx, ns, name, nil, stopGrace)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		return err
+	}
+	c.logf("pod %s/%s did not end within %s; deleting it at once", ns, name, stopGrace)
+	return c.deletePod(ctx, ns, name)
 }
 
 // deletePod deletes a pod at once and waits until it is gone.

@@ -400,3 +400,32 @@ func TestRenewStopsOnlyOutdatedPods(t *testing.T) {
 		t.Errorf("a learner with no Pods: %v", err)
 	}
 }
+
+// A Pod whose node never says it ended (graceful deletes leave it there)
+// is deleted at once after stopGrace.
+func TestStopPodForcesAPodItsNodeNeverEnds(t *testing.T) {
+	ctx := context.Background()
+	o := testObjects()
+	c, cs := fakeClass(*o.controlPlanePod())
+	defer func(g time.Duration) { stopGrace = g }(stopGrace)
+	stopGrace = time.Second
+	var graces []string
+	cs.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		g := a.(k8stesting.DeleteAction).GetDeleteOptions().GracePeriodSeconds
+		if g == nil {
+			graces = append(graces, "own")
+			return true, nil, nil // the node never confirms
+		}
+		graces = append(graces, "0")
+		return false, nil, nil
+	})
+	if err := c.stopPod(ctx, o.namespace, vcpPod); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods(o.namespace).Get(ctx, vcpPod, metav1.GetOptions{}); err == nil {
+		t.Error("the Pod is still there")
+	}
+	if !slices.Equal(graces, []string{"own", "0"}) {
+		t.Errorf("deletes %v, want its own grace, then at once", graces)
+	}
+}
