@@ -241,6 +241,21 @@ kubectl -n rollout delete pod dns --wait=false >/dev/null`)
 		n := names[1]
 		mustRun(t, ls[1], "echo kept >/root/kept && kubectl -n rollout create configmap kept --from-literal=a=b")
 		pods := h.cs.CoreV1().Pods(c.Namespace(n))
+		defer func() {
+			if !t.Failed() {
+				return
+			}
+			// Which container of the control plane restarted, and why.
+			p, err := pods.Get(ctx, vcpPod, metav1.GetOptions{})
+			if err != nil {
+				t.Logf("pod vcp: %v", err)
+				return
+			}
+			for _, st := range p.Status.ContainerStatuses {
+				t.Logf("vcp container %s: ready %t, restarts %d, last %+v", st.Name, st.Ready, st.RestartCount, st.LastTerminationState.Terminated)
+			}
+			t.Logf("vcp conditions: %+v", p.Status.Conditions)
+		}()
 		vcp, err := pods.Get(ctx, vcpPod, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)

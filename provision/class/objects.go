@@ -380,12 +380,17 @@ func (o classObjects) claim(name, size string) *corev1.PersistentVolumeClaim {
 	return c
 }
 
+// service reaches the learner's API server whether or not its Pod is
+// ready: the Pod is not while any of its other containers (the controller
+// manager, the learner's node) restarts, and the learner's kubectl would
+// be refused meanwhile. An API server that is not up refuses all the same.
 func (o classObjects) service() *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: o.meta(vcpService, ""),
 		Spec: corev1.ServiceSpec{
-			Selector: o.labels("vcp"),
-			Ports:    []corev1.ServicePort{{Name: "https", Port: vcpPort}},
+			Selector:                 o.labels("vcp"),
+			Ports:                    []corev1.ServicePort{{Name: "https", Port: vcpPort}},
+			PublishNotReadyAddresses: true,
 		},
 	}
 }

@@ -273,10 +273,20 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 		}
 	}
 	if err := createIfMissing(ctx, func(ctx context.Context) error {
-		if _, err := core.Services(ns).Get(ctx, vcpService, metav1.GetOptions{}); err == nil {
-			return nil
+		// Read first: the quota refuses a second Service before the API
+		// server would say it exists.
+		cur, err := core.Services(ns).Get(ctx, vcpService, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			_, err = core.Services(ns).Create(ctx, o.service(), metav1.CreateOptions{})
+			return err
+		case err != nil || cur.Spec.PublishNotReadyAddresses:
+			return err
 		}
-		_, err := core.Services(ns).Create(ctx, o.service(), metav1.CreateOptions{})
+		// A class made by an older labctl: its Service dropped the API
+		// server while another container of the Pod restarted.
+		cur.Spec.PublishNotReadyAddresses = true
+		_, err = core.Services(ns).Update(ctx, cur, metav1.UpdateOptions{})
 		return err
 	}); err != nil {
 		return fmt.Errorf("creating service %s/%s: %w", ns, vcpService, err)

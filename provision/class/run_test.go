@@ -11,6 +11,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -427,5 +428,31 @@ func TestStopPodForcesAPodItsNodeNeverEnds(t *testing.T) {
 	}
 	if !slices.Equal(graces, []string{"own", "0"}) {
 		t.Errorf("deletes %v, want its own grace, then at once", graces)
+	}
+}
+
+// The learner's API server stays reachable through its Service while the
+// control-plane Pod is not ready (another container restarts); a class
+// made by an older labctl gets the same Service at its next class up.
+func TestServiceReachesAnAPIServerWhosePodIsNotReady(t *testing.T) {
+	ctx := context.Background()
+	c, cs := fakeClass()
+	o := c.objects("ada")
+	old := o.service()
+	old.Spec.PublishNotReadyAddresses = false
+	if _, err := cs.CoreV1().Services(o.namespace).Create(ctx, old, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The learner's quota (services: 1) refuses a second Service before
+	// the API server would say it exists.
+	cs.PrependReactor("create", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("services"), vcpService, errors.New("exceeded quota: learner"))
+	})
+	if err := c.ensureObjects(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := cs.CoreV1().Services(o.namespace).Get(ctx, vcpService, metav1.GetOptions{})
+	if err != nil || !svc.Spec.PublishNotReadyAddresses {
+		t.Errorf("the Service of an older class after class up: %+v, %v", svc.Spec, err)
 	}
 }
