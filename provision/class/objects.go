@@ -382,8 +382,9 @@ func (o classObjects) claim(name, size string) *corev1.PersistentVolumeClaim {
 
 // service reaches the learner's API server whether or not its Pod is
 // ready: the Pod is not while any of its other containers (the controller
-// manager, the learner's node) restarts, and the learner's kubectl would
-// be refused meanwhile. An API server that is not up refuses all the same.
+// manager, the learner's node) restarts, and the route to a Pod that just
+// became ready lags a moment behind; the learner's kubectl would be refused
+// meanwhile. An API server that is not up refuses all the same.
 func (o classObjects) service() *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: o.meta(vcpService, ""),
