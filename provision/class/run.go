@@ -289,7 +289,7 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 		_, err = core.Services(ns).Update(ctx, cur, metav1.UpdateOptions{})
 		return err
 	}); err != nil {
-		return fmt.Errorf("creating service %s/%s: %w", ns, vcpService, err)
+		return fmt.Errorf("making service %s/%s: %w", ns, vcpService, err)
 	}
 	sa, role, rb := o.inviteObjects()
 	for _, obj := range []struct {
