@@ -319,10 +319,16 @@ type AuditSource struct {
 	// (the time its step became current); a check not in it, or a zero
 	// time, looks at the whole log.
 	Since map[*lab.AuditCheck]time.Time
+	// Steps maps each audit check whose step's start the host did not
+	// see to that step: its window begins at the step's earliest mark
+	// at or after its Since (Request.MarkSteps).
+	Steps map[*lab.AuditCheck]string
 
 	once    sync.Once
 	records []auditRecord
-	err     error
+	// marks are the learner's step marks in the log, oldest first.
+	marks []stepMark
+	err   error
 	// rotated says the log was rotated; oldest is its oldest request
 	// still kept. Requests before oldest may be gone.
 	rotated bool
@@ -345,7 +351,15 @@ func (s *AuditSource) load() ([]auditRecord, error) {
 			s.oldest = recs[0].Time
 		}
 		for _, r := range recs {
-			if r.succeeded() {
+			switch {
+			case !r.succeeded():
+			case r.Resource == selfReviewResource:
+				// A question, not a write: a step's mark, or the
+				// learner's kubectl auth can-i.
+				if step, ok := markedStep(r.Body); ok {
+					s.marks = append(s.marks, stepMark{step: step, at: r.Time})
+				}
+			default:
 				s.records = append(s.records, r)
 			}
 		}
@@ -359,12 +373,27 @@ func (s *AuditSource) lost(since time.Time) bool {
 	return s != nil && s.rotated && (since.IsZero() || s.oldest.After(since))
 }
 
-// since is the start of c's window.
+// since is the start of c's window: its Since, or the earliest mark of
+// its step at or after it. Call it after load.
 func (s *AuditSource) since(c *lab.AuditCheck) time.Time {
 	if s == nil {
 		return time.Time{}
 	}
-	return s.Since[c]
+	start := s.Since[c]
+	step := s.Steps[c]
+	if step == "" {
+		return start
+	}
+	var first time.Time
+	for _, m := range s.marks {
+		if m.step == step && !m.at.Before(start) && (first.IsZero() || m.at.Before(first)) {
+			first = m.at
+		}
+	}
+	if first.IsZero() {
+		return start
+	}
+	return first
 }
 
 // describeSelector shows a selector the way the learner would type the

@@ -54,8 +54,14 @@ type Request struct {
 	// as the host noted it from ReportHead (HEAD's commit or HeadNone, then
 	// every branch's commit); HeadNotBegun for a step not begun, "" when
 	// the host did not see the step begin.
-	Heads  []string    `json:"heads,omitempty"`
-	Checks []lab.Check `json:"checks"`
+	Heads []string `json:"heads,omitempty"`
+	// MarkSteps gives, by position in Checks, the step of each audit
+	// check whose start the host did not see (a learner who works through
+	// an invite advances on their own machine): its window then begins at
+	// the step's earliest mark in the log (MarkStep) at or after its Since,
+	// and at Since when there is none.
+	MarkSteps []string    `json:"markSteps,omitempty"`
+	Checks    []lab.Check `json:"checks"`
 }
 
 // Zone is a time zone as the host names it at one moment.
@@ -193,10 +199,13 @@ func (k *KubeCredentials) restConfig() *rest.Config {
 
 // auditSource is the round's audit log, with each audit check's window.
 func (r Request) auditSource() *AuditSource {
-	src := &AuditSource{Dir: r.AuditDir, Since: map[*lab.AuditCheck]time.Time{}}
+	src := &AuditSource{Dir: r.AuditDir, Since: map[*lab.AuditCheck]time.Time{}, Steps: map[*lab.AuditCheck]string{}}
 	for i, c := range r.Checks {
 		if c.Audit != nil && i < len(r.Since) {
 			src.Since[c.Audit] = r.Since[i]
+		}
+		if c.Audit != nil && i < len(r.MarkSteps) && r.MarkSteps[i] != "" {
+			src.Steps[c.Audit] = r.MarkSteps[i]
 		}
 	}
 	return src

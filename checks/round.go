@@ -91,14 +91,8 @@ type Round struct {
 	// judges the probe's run (Request.ProbeStart). grading.RunStep, which
 	// runs the probe, sets it.
 	ProbeStart time.Time
-	// Since gives the start of each check's audit window, by position in
-	// Checks (progress's AuditWindows): nil, or a zero time, is the whole
-	// log (Request.Since).
-	Since []time.Time
-	// Heads gives each git check that counts commits since its step began
-	// where its repository was then, by position in Checks (progress's
-	// StepHeads; Request.Heads).
-	Heads []string
+	// Windows is what the host knows of when each check's step began.
+	Windows
 	// Lang, when set, is the language of the results' messages: the one
 	// the learner reads the lab in (Request.Lang). "" leaves it to the
 	// runner.
@@ -106,11 +100,20 @@ type Round struct {
 }
 
 // Windows is what the host knows of when the checks of a round began, by
-// position in its checks: their audit windows (Round.Since) and the
-// commits their repositories were at (Round.Heads).
+// position in its checks.
 type Windows struct {
+	// Since gives the start of each check's audit window (progress's
+	// AuditWindows): nil, or a zero time, is the whole log
+	// (Request.Since).
 	Since []time.Time
+	// Heads gives each git check that counts commits since its step began
+	// where its repository was then (progress's StepHeads;
+	// Request.Heads).
 	Heads []string
+	// Marks gives each audit check whose step's start the host did not
+	// see that step, whose earliest mark in the log then begins the
+	// window (progress's MarkSteps; Request.MarkSteps).
+	Marks []string
 }
 
 // RunRound runs the round r through run, the one way every caller runs a

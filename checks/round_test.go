@@ -83,7 +83,7 @@ func TestRoundTimeout(t *testing.T) {
 func TestRunRoundHandsTheRoundToTheRuntime(t *testing.T) {
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	since := []time.Time{start.Add(-time.Hour), {}}
-	r := Round{Checks: twoChecks(), ProbeStart: start, Since: since}
+	r := Round{Checks: twoChecks(), ProbeStart: start, Windows: Windows{Since: since}}
 	var got Round
 	calls := 0
 	rs, err := RunRound(context.Background(), r, func(ctx context.Context, r Round) ([]Result, error) {

@@ -550,6 +550,10 @@ type AccessCheck struct {
 	Name string `yaml:"name" json:"name,omitempty"`
 	// Allowed is the answer the check requires: true (may) or false (may not).
 	Allowed *bool `yaml:"allowed" json:"allowed"`
+	// Mark is labctl's own, never a lab's: the check asks nothing and
+	// marks, with the request's credentials, that step Mark began
+	// (checks.MarkStep).
+	Mark string `yaml:"-" json:"mark,omitempty"`
 }
 
 // ReachCheck tries a TCP connection from inside the cluster: labctl starts

@@ -30,14 +30,22 @@ var auditWriteVerbs = []string{"create", "update", "patch", "delete", "deletecol
 // AuditPolicy is the API server's audit policy for l: the learner's write
 // requests in the lab's namespaces at level Request (metadata and body),
 // nothing else, and no RequestReceived stage, so that each request is one
-// line.
-func AuditPolicy(l *lab.Lab) []byte {
+// line. With stepMarks (a class, whose learners may advance through an
+// invite on their own machines) it also records the learner's
+// SelfSubjectAccessReviews, by which their labctl marks each step's start
+// (checks.MarkStep); a local lab's progress is on the host, and its log
+// keeps no marks the learner could place.
+func AuditPolicy(l *lab.Lab, stepMarks bool) []byte {
+	learner := "system:serviceaccount:" + SystemNamespace + ":" + LearnerAccount
 	var b strings.Builder
 	b.WriteString("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n")
 	if len(l.Cluster.Namespaces) > 0 {
 		fmt.Fprintf(&b, "- level: Request\n  users: [%q]\n  verbs: [%s]\n  namespaces: [%s]\n",
-			"system:serviceaccount:"+SystemNamespace+":"+LearnerAccount,
-			strings.Join(auditWriteVerbs, ", "), quoteAll(l.Cluster.Namespaces))
+			learner, strings.Join(auditWriteVerbs, ", "), quoteAll(l.Cluster.Namespaces))
+	}
+	if stepMarks {
+		fmt.Fprintf(&b, "- level: Request\n  users: [%q]\n  verbs: [\"create\"]\n"+
+			"  resources: [{group: \"authorization.k8s.io\", resources: [\"selfsubjectaccessreviews\"]}]\n", learner)
 	}
 	b.WriteString("- level: None\n")
 	return []byte(b.String())

@@ -22,8 +22,8 @@ func TestAuditPolicyRecordsOnlyTheLearnersWrites(t *testing.T) {
 			Namespaces []string `json:"namespaces"`
 		} `json:"rules"`
 	}
-	if err := yaml.UnmarshalStrict(AuditPolicy(l), &policy); err != nil {
-		t.Fatalf("the policy is not valid YAML: %v\n%s", err, AuditPolicy(l))
+	if err := yaml.UnmarshalStrict(AuditPolicy(l, false), &policy); err != nil {
+		t.Fatalf("the policy is not valid YAML: %v\n%s", err, AuditPolicy(l, false))
 	}
 	if policy.APIVersion != "audit.k8s.io/v1" || policy.Kind != "Policy" || strings.Join(policy.OmitStages, ",") != "RequestReceived" {
 		t.Errorf("policy header: %+v", policy)
@@ -40,7 +40,45 @@ func TestAuditPolicyRecordsOnlyTheLearnersWrites(t *testing.T) {
 		t.Errorf("the last rule must drop everything else: %+v", last)
 	}
 	// A lab without namespaces records nothing.
-	if p := string(AuditPolicy(&lab.Lab{})); strings.Contains(p, "level: Request") {
+	if p := string(AuditPolicy(&lab.Lab{}, false)); strings.Contains(p, "level: Request") {
 		t.Errorf("policy without namespaces:\n%s", p)
+	}
+}
+
+// A class's policy also records the learner's SelfSubjectAccessReviews (the
+// marks of their steps' starts), before the rule that drops everything
+// else; a local lab's records none.
+func TestClassAuditPolicyRecordsTheLearnersStepMarks(t *testing.T) {
+	l := &lab.Lab{Cluster: lab.Cluster{Namespaces: []string{"gitops-lab"}}}
+	type resources struct {
+		Group     string   `json:"group"`
+		Resources []string `json:"resources"`
+	}
+	var policy struct {
+		APIVersion string   `json:"apiVersion"`
+		Kind       string   `json:"kind"`
+		OmitStages []string `json:"omitStages"`
+		Rules      []struct {
+			Level      string      `json:"level"`
+			Users      []string    `json:"users"`
+			Verbs      []string    `json:"verbs"`
+			Namespaces []string    `json:"namespaces"`
+			Resources  []resources `json:"resources"`
+		} `json:"rules"`
+	}
+	if err := yaml.UnmarshalStrict(AuditPolicy(l, true), &policy); err != nil {
+		t.Fatalf("the policy is not valid YAML: %v\n%s", err, AuditPolicy(l, true))
+	}
+	if len(policy.Rules) != 3 || policy.Rules[2].Level != "None" {
+		t.Fatalf("rules: %+v", policy.Rules)
+	}
+	r := policy.Rules[1]
+	if r.Level != "Request" || strings.Join(r.Users, ",") != "system:serviceaccount:labctl-system:learner" ||
+		strings.Join(r.Verbs, ",") != "create" || len(r.Namespaces) != 0 ||
+		len(r.Resources) != 1 || r.Resources[0].Group != "authorization.k8s.io" || strings.Join(r.Resources[0].Resources, ",") != "selfsubjectaccessreviews" {
+		t.Errorf("the marks' rule: %+v", r)
+	}
+	if strings.Contains(string(AuditPolicy(l, false)), "selfsubjectaccessreviews") {
+		t.Errorf("a local lab's policy records marks:\n%s", AuditPolicy(l, false))
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -67,6 +68,14 @@ type Live struct {
 	// each failed.
 	checkpoints map[string][sha256.Size]byte
 	misses      map[string]int
+	// marks is the step this live lab last marked (MarkStep).
+	marks *lastMark
+}
+
+// lastMark is the step a live lab last marked.
+type lastMark struct {
+	mu   sync.Mutex
+	step string
 }
 
 // Runtime is what a runtime does its own way for a live lab: where the
@@ -143,7 +152,7 @@ type Practice interface {
 // NewLive is the live lab of l on rt; learner and grader are identities
 // the runtime already holds (zero ones are issued when first needed).
 func NewLive(l *lab.Lab, rt Runtime, learner, grader Identity) *Live {
-	return &Live{Lab: l, rt: rt, learner: learner, grader: grader}
+	return &Live{Lab: l, rt: rt, learner: learner, grader: grader, marks: &lastMark{}}
 }
 
 // Runtime is the runtime the lab runs on.
@@ -240,6 +249,32 @@ func (e *Live) graderExpiry() time.Time {
 	return TokenExpiry(e.grader.Token)
 }
 
+// MarkStep marks, on a runtime without a grader (an invite), that step
+// began: the learner's labctl asks the learner's API server the question
+// the class's audit log keeps as the step's start (checks.MarkStep), so
+// that the instructor's grade begins the step's audit window there (the
+// earliest mark counts: a step marked already is not asked again). The
+// instructor's own record needs no mark: elsewhere it does nothing.
+func (e *Live) MarkStep(ctx context.Context, step string) error {
+	if _, ok := e.rt.(Practice); !ok {
+		return nil
+	}
+	e.marks.mu.Lock()
+	defer e.marks.mu.Unlock()
+	if e.marks.step == step {
+		return nil
+	}
+	rs, err := checks.RunRound(ctx, checks.Round{Checks: []lab.Check{checks.MarkStep(step)}}, e.RunChecks)
+	if err != nil {
+		return err
+	}
+	if rs[0].Status != checks.Pass {
+		return fmt.Errorf("marking the start of step %s: %s", step, rs[0].Message)
+	}
+	e.marks.step = step
+	return nil
+}
+
 // RunChecks runs the round r in one checker round where the learner cannot
 // reach it, until ctx ends: callers run it through checks.RunRound, which
 // sets the round's deadline. The round carries the probe's start and the
@@ -269,7 +304,7 @@ func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, 
 		}
 		req.Kube, req.Checks, req.Heads = kube, cs, r.Heads
 		if dir := e.rt.AuditDir(); dir != "" {
-			req.AuditDir, req.Since = dir, r.Since
+			req.AuditDir, req.Since, req.MarkSteps = dir, r.Since, r.Marks
 		}
 		return e.rt.RunChecker(ctx, req)
 	}

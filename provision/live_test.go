@@ -224,10 +224,14 @@ func TestLiveRunChecksSendsTheRoundsProbeStartAndAuditWindows(t *testing.T) {
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	since := []time.Time{start.Add(-time.Hour), {}}
 	heads := []string{"", "c0ffee"}
-	if _, err := e.RunChecks(context.Background(), checks.Round{Checks: []lab.Check{audit, file}, ProbeStart: start, Since: since, Heads: heads}); err != nil {
+	marks := []string{"scale-it", ""}
+	if _, err := e.RunChecks(context.Background(), checks.Round{Checks: []lab.Check{audit, file}, ProbeStart: start, Windows: checks.Windows{Since: since, Heads: heads, Marks: marks}}); err != nil {
 		t.Fatal(err)
 	}
 	req := rt.requests[0]
+	if !slices.Equal(req.MarkSteps, marks) {
+		t.Errorf("steps to mark %q, want %q", req.MarkSteps, marks)
+	}
 	if !slices.Equal(req.Heads, heads) {
 		t.Errorf("step-start commits %q, want %q", req.Heads, heads)
 	}
@@ -290,7 +294,7 @@ func TestLiveInviteRunsWhatTheSandboxCanJudgeAndMergesTheRest(t *testing.T) {
 	}
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	got, err := e.RunChecks(context.Background(), checks.Round{Checks: cs, ProbeStart: start,
-		Since: []time.Time{start, {}, start, {}}, Heads: []string{"", "h1", "", "h2"}})
+		Windows: checks.Windows{Since: []time.Time{start, {}, start, {}}, Heads: []string{"", "h1", "", "h2"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,4 +427,31 @@ func TestLiveProbesTakeTurns(t *testing.T) {
 	}
 	u1()
 	u2()
+}
+
+// An invited learner's labctl marks a step's start in the sandbox with
+// the learner's own credentials, once per step; the instructor's live lab
+// (a grader of its own) marks nothing.
+func TestLiveMarksStepsOnlyForAnInvite(t *testing.T) {
+	issuing(t, "never")
+	rt := &fakeInvite{}
+	e := NewLive(liveLab(""), rt, Identity{}, Identity{})
+	for _, step := range []string{"one", "one", "two"} {
+		if err := e.MarkStep(context.Background(), step); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rt.requests) != 2 {
+		t.Fatalf("%d rounds, want one per step", len(rt.requests))
+	}
+	for i, step := range []string{"one", "two"} {
+		req := rt.requests[i]
+		if len(req.Checks) != 1 || req.Checks[0].Access == nil || req.Checks[0].Access.Mark != step || req.Kube.Token != "learner-token" || req.AuditDir != "" {
+			t.Errorf("round %d: %+v", i, req)
+		}
+	}
+	own := &fakeRuntime{auditDir: "/var/log/audit"}
+	if err := NewLive(liveLab(""), own, Identity{}, fresh).MarkStep(context.Background(), "one"); err != nil || len(own.requests) != 0 {
+		t.Errorf("the instructor's live lab marked: %v, %d rounds", err, len(own.requests))
+	}
 }

@@ -185,7 +185,7 @@ func TestProbeTokenAndKubeconfig(t *testing.T) {
 // The API server's audit log records the learner's writes alone: the
 // probe's are never counted as the learner's.
 func TestAuditPolicyLeavesOutTheProbe(t *testing.T) {
-	p := string(AuditPolicy(probedLab()))
+	p := string(AuditPolicy(probedLab(), true))
 	if strings.Contains(p, ProbeAccount) || !strings.Contains(p, `"system:serviceaccount:labctl-system:learner"`) {
 		t.Errorf("audit policy:\n%s", p)
 	}

@@ -34,7 +34,7 @@ func Evidence(ctx context.Context, c Checker, step *lab.Step, rs []checks.Result
 	if windows != nil {
 		w = windows(all)
 	}
-	out, err := runRound(ctx, c, checks.Round{Checks: all, Since: w.Since, Heads: w.Heads, Lang: catalogLang(cat)})
+	out, err := runRound(ctx, c, checks.Round{Checks: all, Windows: w, Lang: catalogLang(cat)})
 	if err != nil {
 		return report.Evidence{}
 	}
@@ -74,5 +74,5 @@ func windowsOf(l *lab.Lab, pr *progress.Progress) func([]lab.Check) checks.Windo
 // their repositories were at (progress's StepHeads). Nil progress knows
 // nothing.
 func Windows(l *lab.Lab, pr *progress.Progress, cs []lab.Check) checks.Windows {
-	return checks.Windows{Since: pr.AuditWindows(l, cs), Heads: pr.StepHeads(l, cs)}
+	return checks.Windows{Since: pr.AuditWindows(l, cs), Heads: pr.StepHeads(l, cs), Marks: pr.MarkSteps(l, cs)}
 }

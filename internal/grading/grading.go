@@ -29,6 +29,12 @@ type Checker interface {
 	RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error)
 }
 
+// StepMarker is a Checker that marks a step's start where the instructor
+// cannot see it (an invite: provision's Live.MarkStep).
+type StepMarker interface {
+	MarkStep(ctx context.Context, step string) error
+}
+
 // Verdict is what a round of checks says about the learner's work
 // (checks.Verdict: the one rule, Summary.Verdict, decides it).
 type Verdict = checks.Verdict
@@ -90,7 +96,7 @@ func RunAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress.P
 		}
 	}
 	w := Windows(l, pr, all)
-	rs, err := runRound(ctx, c, checks.Round{Checks: all, Since: w.Since, Heads: w.Heads, Lang: catalogLang(cat)})
+	rs, err := runRound(ctx, c, checks.Round{Checks: all, Windows: w, Lang: catalogLang(cat)})
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +155,7 @@ func GradeAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress
 	if len(all) > 0 {
 		var err error
 		w := Windows(l, pr, all)
-		if rs, err = runRound(ctx, c, checks.Round{Checks: all, Since: w.Since, Heads: w.Heads, Lang: catalogLang(cat)}); err != nil {
+		if rs, err = runRound(ctx, c, checks.Round{Checks: all, Windows: w, Lang: catalogLang(cat)}); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -73,7 +73,7 @@ const (
 // when a setup or a restore fails or the lock stays taken (the lab's). cat words
 // the probe's result; nil means English. now is time.Now outside tests.
 func RunStep(ctx context.Context, c Checker, p Prober, step *lab.Step, w checks.Windows, cat *msg.Catalog, now func() time.Time) ([]checks.Result, error) {
-	round := checks.Round{Checks: step.Checks, Since: w.Since, Heads: w.Heads, Lang: catalogLang(cat)}
+	round := checks.Round{Checks: step.Checks, Windows: w, Lang: catalogLang(cat)}
 	pr := step.Probe
 	if pr == nil {
 		return runRound(ctx, c, round)

@@ -371,7 +371,7 @@ func (r *runner) named(ctx context.Context, s *lab.Step, m *lab.Mistake, script 
 	var out []Failure
 	if len(m.Evidence) > 0 {
 		w := grading.Windows(r.o.Lab, r.progress(), m.Evidence)
-		ers, err := checks.RunRound(ctx, checks.Round{Checks: m.Evidence, Since: w.Since, Heads: w.Heads}, r.env.RunChecks)
+		ers, err := checks.RunRound(ctx, checks.Round{Checks: m.Evidence, Windows: w}, r.env.RunChecks)
 		if err != nil {
 			return []Failure{{Step: s.ID, Script: script, Message: "its evidence could not be judged: " + err.Error()}}
 		}

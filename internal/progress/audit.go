@@ -34,6 +34,34 @@ func (p *Progress) AuditWindows(l *lab.Lab, cs []lab.Check) []time.Time {
 	return out
 }
 
+// MarkSteps gives each audit check of cs whose step has no recorded start
+// (Started: the progress did not see it become current, as for a learner
+// who advances through an invite on their own machine) that step, by
+// position in cs: the checker then begins its window at the step's
+// earliest mark in the log at or after its AuditWindows time
+// (checks.MarkStep). Other checks get "". It is nil when no check needs a
+// mark, and for nil progress.
+func (p *Progress) MarkSteps(l *lab.Lab, cs []lab.Check) []string {
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for i := range cs {
+		if cs[i].Audit == nil {
+			continue
+		}
+		step := p.stepOf(l, &cs[i])
+		if _, seen := p.Started[step]; step == "" || seen {
+			continue
+		}
+		if out == nil {
+			out = make([]string, len(cs))
+		}
+		out[i] = step
+	}
+	return out
+}
+
 // stepOf is the step of l that c belongs to (one of its checks, or of its
 // mistakes' evidence), found by content: of several, the current step
 // when it is one of them, else the first; "" for none.

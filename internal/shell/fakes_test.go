@@ -139,7 +139,7 @@ func (f *fakeProgress) stateLocked() State {
 	}
 	if f.current < len(f.lab.Steps) {
 		st.Current = &f.lab.Steps[f.current]
-		st.Since = f.since
+		st.Step.Since = f.since
 	}
 	return st
 }

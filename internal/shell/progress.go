@@ -67,6 +67,7 @@ func (p *StoreProgress) State() (State, error) {
 	pr.Reconcile(p.Lab, p.Digest)
 	if cur, _ := pr.CurrentStep(p.Lab); cur != nil && p.Checker != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), checks.RoundTimeout(nil))
+		p.mark(ctx, cur)
 		noted, err := grading.EnsureStart(ctx, p.Checker, p.Store, p.Lab, pr, cur)
 		cancel()
 		if noted && err == nil {
@@ -112,6 +113,7 @@ func (p *StoreProgress) Record(ctx context.Context, step string, results []check
 		return State{}, false, fmt.Errorf("recording progress: %w", err)
 	}
 	if out.Advanced && out.Next != nil {
+		p.mark(ctx, out.Next)
 		if err := grading.RunStepSetup(ctx, p.Scripts, out.Next, nil); err != nil {
 			return st, true, grading.Retrying(err, grading.Retry{Situation: p.Situation})
 		}
@@ -126,12 +128,23 @@ func (p *StoreProgress) Record(ctx context.Context, step string, results []check
 	return st, out.Advanced, nil
 }
 
+// mark marks that step began where the checker needs it
+// (grading.StepMarker: an invite, whose steps the instructor's labctl does
+// not see begin), before the step's setup runs, as its start is recorded
+// before it. A mark that fails is placed again by the next State: the
+// instructor's grade judges the step from its earliest mark, or from the
+// learner's start without one.
+func (p *StoreProgress) mark(ctx context.Context, step *lab.Step) {
+	if m, ok := p.Checker.(grading.StepMarker); ok {
+		_ = m.MarkStep(ctx, step.ID)
+	}
+}
+
 func (p *StoreProgress) state(pr *progress.Progress) State {
 	st := State{Passed: map[string]bool{}}
 	st.Current, _ = pr.CurrentStep(p.Lab)
 	if st.Current != nil {
-		w := grading.Windows(p.Lab, pr, st.Current.Checks)
-		st.Since, st.Heads = w.Since, w.Heads
+		st.Step = grading.Windows(p.Lab, pr, st.Current.Checks)
 		st.Windows = func(cs []lab.Check) checks.Windows { return grading.Windows(p.Lab, pr, cs) }
 	}
 	for _, s := range p.Lab.Steps {

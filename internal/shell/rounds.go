@@ -99,13 +99,13 @@ func (s *Session) autoRound(ctx context.Context) (string, bool) {
 // round runs the checks of st's current step once (checks.RunRound: its
 // deadline, its answer verified), with the audit windows st gives them.
 func (s *Session) round(ctx context.Context, st State) ([]checks.Result, error) {
-	return checks.RunRound(ctx, checks.Round{Checks: st.Current.Checks, Since: st.Since, Heads: st.Heads, Lang: s.catalog().Lang}, s.cfg.Check)
+	return checks.RunRound(ctx, checks.Round{Checks: st.Current.Checks, Windows: st.Step, Lang: s.catalog().Lang}, s.cfg.Check)
 }
 
 // askedRound runs the checks of st's current step when the learner asks:
 // through the step's probe when it has one (grading.RunStep).
 func (s *Session) askedRound(ctx context.Context, st State) ([]checks.Result, error) {
-	return grading.RunStep(ctx, s.cfg.Check, s.cfg.Probe, st.Current, checks.Windows{Since: st.Since, Heads: st.Heads}, s.catalog(), nil)
+	return grading.RunStep(ctx, s.cfg.Check, s.cfg.Probe, st.Current, st.Step, s.catalog(), nil)
 }
 
 // complete records that st's current step passed and returns the banner

@@ -2,7 +2,10 @@ package shell
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +50,7 @@ func TestAutoRoundReadsProgressOnce(t *testing.T) {
 		t.Fatalf("%d rounds, want 2 (a confirming round)", len(asked))
 	}
 	for i, r := range asked {
-		want := checks.Round{Checks: p.lab.Steps[0].Checks, Since: since, Lang: msg.English}
+		want := checks.Round{Checks: p.lab.Steps[0].Checks, Windows: checks.Windows{Since: since}, Lang: msg.English}
 		if !reflect.DeepEqual(r, want) {
 			t.Errorf("round %d asked %+v, want %+v", i+1, r, want)
 		}
@@ -91,7 +94,7 @@ func TestRequestedRoundCarriesTheAuditWindows(t *testing.T) {
 	if n := p.stateReads(); n != 1 {
 		t.Errorf("the request read the progress %d times, want once", n)
 	}
-	want := []checks.Round{{Checks: p.lab.Steps[0].Checks, Since: since, Lang: msg.English}}
+	want := []checks.Round{{Checks: p.lab.Steps[0].Checks, Windows: checks.Windows{Since: since}, Lang: msg.English}}
 	if got := c.asked(); !reflect.DeepEqual(got, want) {
 		t.Errorf("asked %+v, want %+v", got, want)
 	}
@@ -115,8 +118,8 @@ func TestStoreProgressGivesTheAuditWindowsAndKeepsACompletedStep(t *testing.T) {
 	if err != nil || st.Current == nil || st.Current.ID != "two" {
 		t.Fatalf("State: %+v, %v", st, err)
 	}
-	if want := []time.Time{{}, t0}; !reflect.DeepEqual(st.Since, want) {
-		t.Errorf("audit windows %v, want %v (step two began when step one passed)", st.Since, want)
+	if want := []time.Time{{}, t0}; !reflect.DeepEqual(st.Step.Since, want) {
+		t.Errorf("audit windows %v, want %v (step two began when step one passed)", st.Step.Since, want)
 	}
 	// A confirming round of step one, completed meanwhile, answers late.
 	after, moved, err := p.Record(ctx, "one", results(checks.Pass))
@@ -162,15 +165,61 @@ func TestStoreProgressNotesWhereAStepBegins(t *testing.T) {
 	}
 	want := make([]string, len(l.Steps[1].Checks))
 	want[len(want)-1] = "c0ffee"
-	if !reflect.DeepEqual(st.Heads, want) {
-		t.Errorf("heads %q, want %q", st.Heads, want)
+	if !reflect.DeepEqual(st.Step.Heads, want) {
+		t.Errorf("heads %q, want %q", st.Step.Heads, want)
 	}
 	// Progress from before the step was noted: read, it is noted now.
 	if err := store.Update(ctx, l.Metadata.Name, func(pr *progress.Progress) error { pr.Heads = nil; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	heads["/root/repo"] = "beef"
-	if st, err = p.State(); err != nil || st.Heads[len(st.Heads)-1] != "beef" {
-		t.Errorf("a step not noted: heads %q, %v; want it noted at beef", st.Heads, err)
+	if st, err = p.State(); err != nil || st.Step.Heads[len(st.Step.Heads)-1] != "beef" {
+		t.Errorf("a step not noted: heads %q, %v; want it noted at beef", st.Step.Heads, err)
+	}
+}
+
+// marker records the steps it is asked to mark, and the setups run by
+// then, as an invite's live lab marks them (grading.StepMarker).
+type marker struct {
+	headReporter
+	marked []string
+	last   string
+	ran    *[]string
+}
+
+func (m *marker) MarkStep(_ context.Context, step string) error {
+	if m.last == step {
+		return nil // marked already, as the live lab keeps it
+	}
+	m.last = step
+	m.marked = append(m.marked, fmt.Sprintf("%s after %d setups", step, len(*m.ran)))
+	return nil
+}
+
+// setupRecorder records the scripts it runs.
+type setupRecorder struct{ ran *[]string }
+
+func (s setupRecorder) RunScript(_ context.Context, script string, _, _ io.Writer) (int, error) {
+	*s.ran = append(*s.ran, script)
+	return 0, nil
+}
+
+// Where the checker marks steps (an invite), the current step is marked
+// when read and a step the learner moves on to is marked before its setup
+// runs: the instructor's grade begins its audit window there.
+func TestStoreProgressMarksEachStepAsItBegins(t *testing.T) {
+	l := testLab()
+	l.Steps[1].Setup = "kubectl apply -f step-two.yaml"
+	var ran []string
+	m := &marker{headReporter: headReporter{}, ran: &ran}
+	p := &StoreProgress{Store: progress.NewStore(t.TempDir()), Lab: l, Checker: m, Scripts: setupRecorder{&ran}}
+	if _, err := p.State(); err != nil {
+		t.Fatal(err)
+	}
+	if _, moved, err := p.Record(context.Background(), "one", results(checks.Pass)); err != nil || !moved {
+		t.Fatalf("Record: %t, %v", moved, err)
+	}
+	if want := []string{"one after 0 setups", "two after 0 setups"}; !slices.Equal(m.marked, want) || len(ran) != 1 {
+		t.Errorf("marked %q with setups %q, want %q and the setup after", m.marked, ran, want)
 	}
 }

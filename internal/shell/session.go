@@ -56,12 +56,10 @@ type State struct {
 	Current *lab.Step
 	// Passed holds the ids of the steps that have passed.
 	Passed map[string]bool
-	// Since gives the checks of Current their audit windows, by position
-	// (progress's AuditWindows); nil is the whole log.
-	Since []time.Time
-	// Heads gives the checks of Current the commits their repositories
-	// were at when it began, by position (progress's StepHeads).
-	Heads []string
+	// Step gives the checks of Current their windows, by position
+	// (grading.Windows): audit windows (nil is the whole log), the
+	// commits their repositories were at when it began, the step marks.
+	Step checks.Windows
 	// Windows gives other checks of the lab (a mistake's evidence) their
 	// windows in the same way; nil gives none.
 	Windows func([]lab.Check) checks.Windows

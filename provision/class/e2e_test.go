@@ -496,6 +496,11 @@ code=$(curl -sk -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $t
 				}
 			}
 		}
+		// The learner's labctl marks a step's start through the invite;
+		// the instructor's grade, whose record did not see the step
+		// begin, judges the step's audit checks from that mark: a
+		// request before it is not the step's, one after it is.
+		testStepMarks(ctx, t, ls[0], lv)
 		// Revoked, an invite opens nothing, and a new one works.
 		stale, _, err := c.Invite(ctx, "learner-1", time.Hour)
 		if err != nil {
@@ -622,5 +627,55 @@ func mustRun(t *testing.T, e *provision.Live, script string) {
 	code, err := e.RunScript(context.Background(), script, &out, &out)
 	if err != nil || code != 0 {
 		t.Fatalf("%s: %q: exit %d, %v:\n%s", learnerOf(e), script, code, err, out.String())
+	}
+}
+
+// testStepMarks marks a step of learner's lab through the invite's live lab
+// invited, between two writes of the learner's, and runs the instructor's
+// audit checks of that step as its grade does for a step its record did
+// not see begin: the window starts at the mark.
+func testStepMarks(ctx context.Context, t *testing.T, learner, invited *provision.Live) {
+	t.Helper()
+	ns, step := learner.Lab.Cluster.Namespaces[0], learner.Lab.Steps[1].ID
+	begun := time.Now().Add(-time.Second)
+	kubectl := func(args string) {
+		t.Helper()
+		var out bytes.Buffer
+		if code, err := invited.RunScript(ctx, "kubectl "+args+" -n "+ns, &out, &out); err != nil || code != 0 {
+			t.Fatalf("kubectl %s: %d, %v: %s", args, code, err, out.String())
+		}
+	}
+	kubectl("create configmap mark-before")
+	if err := invited.MarkStep(ctx, step); err != nil {
+		t.Fatalf("marking step %s through the invite: %v", step, err)
+	}
+	kubectl("create configmap mark-after")
+	defer kubectl("delete configmap mark-before mark-after")
+	created := func(name string, absent bool) lab.Check {
+		return lab.Check{Name: name, Audit: &lab.AuditCheck{Absent: absent,
+			AuditSelector: lab.AuditSelector{Verbs: []string{"create"}, Resource: "configmaps", Namespace: ns, Name: name}}}
+	}
+	cs := []lab.Check{created("mark-before", true), created("mark-after", false), created("mark-before", false), created("mark-before", true)}
+	for i := range cs {
+		cs[i].Name = fmt.Sprintf("%s-%d", cs[i].Name, i)
+	}
+	since := []time.Time{begun, begun, begun, begun}
+	want := []checks.Status{checks.Pass, checks.Pass, checks.Fail, checks.Fail}
+	var rs []checks.Result
+	for try := 0; try < 10; try++ {
+		var err error
+		rs, err = checks.RunRound(ctx, checks.Round{Checks: cs, Windows: checks.Windows{Since: since, Marks: []string{step, step, step, ""}}}, learner.RunChecks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs[1].Status == checks.Pass {
+			break // the API server has written the second request
+		}
+		time.Sleep(time.Second)
+	}
+	for i, r := range rs {
+		if r.Status != want[i] {
+			t.Errorf("%s (step to mark %q): %s %s, want %s", r.Name, []string{step, step, step, ""}[i], r.Status, r.Message, want[i])
+		}
 	}
 }

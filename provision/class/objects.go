@@ -357,7 +357,7 @@ func (o classObjects) certsSecret(data map[string][]byte) *corev1.Secret {
 func (o classObjects) labConfigMap(fixtures []byte) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{
 		ObjectMeta: o.meta(labConfigMap, ""),
-		Data:       map[string]string{"audit-policy.yaml": string(provision.AuditPolicy(o.lab)), authnConfigKey: authnConfig},
+		Data:       map[string]string{"audit-policy.yaml": string(provision.AuditPolicy(o.lab, true)), authnConfigKey: authnConfig},
 		BinaryData: map[string][]byte{"fixtures.tar": fixtures},
 	}
 	if o.node() {
@@ -589,16 +589,21 @@ mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `
 			},
 		},
 	}
+	// The API server reads its audit policy and authentication
+	// configuration when it starts: a Pod started from others is outdated.
+	config := provision.AuditPolicy(o.lab, true)
+	config = append(config, authnConfig...)
 	if o.node() {
 		o.addNode(pod)
+		data, _ := json.Marshal(nodeConfig())
+		config = append(config, data...)
 	}
+	pod.Annotations = map[string]string{annotationConfig: shortSum(config)}
 	return pod
 }
 
 // addNode gives a control-plane Pod the learner's node (nodes.go).
 func (o classObjects) addNode(pod *corev1.Pod) {
-	data, _ := json.Marshal(nodeConfig())
-	pod.Annotations = map[string]string{annotationConfig: shortSum(data)}
 	spec := &pod.Spec
 	for i, c := range spec.Containers {
 		if c.Name != "kube-apiserver" {

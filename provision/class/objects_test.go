@@ -126,6 +126,16 @@ func TestClassControlPlanePod(t *testing.T) {
 	if p.Spec.AutomountServiceAccountToken == nil || *p.Spec.AutomountServiceAccountToken {
 		t.Error("the control plane Pod mounts a token of the class cluster")
 	}
+	// The API server reads its audit policy when it starts: a Pod
+	// started with another (another lab's namespaces, an earlier
+	// labctl's) runs from other settings.
+	other := testObjects()
+	other.lab.Cluster.Namespaces = []string{"gitops-lab", "more"}
+	a, _ := settingsSum(p)
+	b, _ := settingsSum(other.controlPlanePod())
+	if p.Annotations[annotationConfig] == "" || a == b {
+		t.Errorf("the control plane's settings do not follow its audit policy: %q, %q", a, b)
+	}
 }
 
 // The class grader is sandbox.GraderPolicy as Kubernetes has it: the

@@ -42,7 +42,7 @@ func AuditDir(labName string) (string, error) {
 // API server refuses to start without the file, so it is written before
 // the cluster is made.
 func WriteAuditPolicy(dir string, l *lab.Lab) error {
-	return writeAuditPolicy(dir, provision.AuditPolicy(l))
+	return writeAuditPolicy(dir, provision.AuditPolicy(l, false))
 }
 
 func writeAuditPolicy(dir string, policy []byte) error {

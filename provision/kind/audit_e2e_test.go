@@ -76,7 +76,7 @@ func TestE2EAuditEvidence(t *testing.T) {
 		}
 		p, _ := progress.NewStore(dir).Load(l.Metadata.Name)
 		cs := l.Steps[0].Checks
-		rs, err := checks.RunRound(ctx, checks.Round{Checks: cs, Since: p.AuditWindows(l, cs)}, env.RunChecks)
+		rs, err := checks.RunRound(ctx, checks.Round{Checks: cs, Windows: checks.Windows{Since: p.AuditWindows(l, cs)}}, env.RunChecks)
 		if err != nil {
 			t.Fatalf("%s: %v", when, err)
 		}

@@ -72,7 +72,7 @@ func TestKindConfigFileIsWhatUpUses(t *testing.T) {
 			}
 		}
 		policy, err := os.ReadFile(filepath.Join(up.AuditDir, provision.AuditPolicyFile))
-		if err != nil || string(policy) != string(provision.AuditPolicy(l)) {
+		if err != nil || string(policy) != string(provision.AuditPolicy(l, false)) {
 			t.Errorf("the policy the file names was not written: %v", err)
 		}
 	}

@@ -62,7 +62,7 @@ func clusterConfig(l *lab.Lab, nodeImage, auditDir string) ClusterConfig {
 		KubeadmPatches:    ks.KubeadmConfigPatches,
 		WaitForReady:      3 * time.Minute,
 		AuditDir:          auditDir,
-		AuditPolicy:       provision.AuditPolicy(l),
+		AuditPolicy:       provision.AuditPolicy(l, false),
 		Workers:           l.Cluster.Workers,
 	}
 }
