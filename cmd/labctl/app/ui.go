@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/labwatch"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/statedir"
@@ -252,6 +253,15 @@ func (g *globals) detailOrDiscard() io.Writer {
 type uiSandbox struct {
 	liveLab
 	lab *lab.Lab
+}
+
+// MarkStep marks a step's start where the live lab marks them (an invite:
+// grading.StepMarker), as `labctl shell` does.
+func (u uiSandbox) MarkStep(ctx context.Context, step string) error {
+	if m, ok := u.liveLab.(grading.StepMarker); ok {
+		return m.MarkStep(ctx, step)
+	}
+	return nil
 }
 
 func (u uiSandbox) OpenShell(ctx context.Context, term string, lang msg.Lang, rows, cols uint) (web.Shell, error) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/provision/kind"
 )
 
@@ -410,5 +412,30 @@ func TestWatchNeedsALabFile(t *testing.T) {
 		env := &fakeEnv{}
 		code, out, errOut := runFake(t, env, args...)
 		want{code: 2, noOut: true, noCalls: true, errOut: []string{"--watch reloads a lab you edit", "--lab ./my-lab"}}.check(t, env, args, code, out, errOut)
+	}
+}
+
+// markingLab is a live lab that marks steps, as an invite's does.
+type markingLab struct {
+	liveLab
+	marked []string
+}
+
+func (m *markingLab) MarkStep(_ context.Context, step string) error {
+	m.marked = append(m.marked, step)
+	return nil
+}
+
+// The page's progress marks a step's start through its sandbox where the
+// live lab marks them (an invite), as `labctl shell` does, and nowhere
+// else.
+func TestUISandboxMarksStepsWhereTheLiveLabDoes(t *testing.T) {
+	m := &markingLab{}
+	var marker grading.StepMarker = uiSandbox{liveLab: m}
+	if err := marker.MarkStep(context.Background(), "two"); err != nil || !slices.Equal(m.marked, []string{"two"}) {
+		t.Errorf("marked %q, %v", m.marked, err)
+	}
+	if err := (uiSandbox{liveLab: struct{ liveLab }{}}).MarkStep(context.Background(), "two"); err != nil {
+		t.Errorf("a live lab that marks nothing: %v", err)
 	}
 }
