@@ -9,19 +9,26 @@ import (
 	"github.com/labctl/labctl/lab"
 )
 
+// auditPolicy is the part of an audit.k8s.io/v1 Policy the tests read.
+type auditPolicy struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	OmitStages []string `json:"omitStages"`
+	Rules      []struct {
+		Level      string   `json:"level"`
+		Users      []string `json:"users"`
+		Verbs      []string `json:"verbs"`
+		Namespaces []string `json:"namespaces"`
+		Resources  []struct {
+			Group     string   `json:"group"`
+			Resources []string `json:"resources"`
+		} `json:"resources"`
+	} `json:"rules"`
+}
+
 func TestAuditPolicyRecordsOnlyTheLearnersWrites(t *testing.T) {
 	l := &lab.Lab{Cluster: lab.Cluster{Namespaces: []string{"gitops-lab", "other"}}}
-	var policy struct {
-		APIVersion string   `json:"apiVersion"`
-		Kind       string   `json:"kind"`
-		OmitStages []string `json:"omitStages"`
-		Rules      []struct {
-			Level      string   `json:"level"`
-			Users      []string `json:"users"`
-			Verbs      []string `json:"verbs"`
-			Namespaces []string `json:"namespaces"`
-		} `json:"rules"`
-	}
+	var policy auditPolicy
 	if err := yaml.UnmarshalStrict(AuditPolicy(l, false), &policy); err != nil {
 		t.Fatalf("the policy is not valid YAML: %v\n%s", err, AuditPolicy(l, false))
 	}
@@ -50,22 +57,7 @@ func TestAuditPolicyRecordsOnlyTheLearnersWrites(t *testing.T) {
 // else; a local lab's records none.
 func TestClassAuditPolicyRecordsTheLearnersStepMarks(t *testing.T) {
 	l := &lab.Lab{Cluster: lab.Cluster{Namespaces: []string{"gitops-lab"}}}
-	type resources struct {
-		Group     string   `json:"group"`
-		Resources []string `json:"resources"`
-	}
-	var policy struct {
-		APIVersion string   `json:"apiVersion"`
-		Kind       string   `json:"kind"`
-		OmitStages []string `json:"omitStages"`
-		Rules      []struct {
-			Level      string      `json:"level"`
-			Users      []string    `json:"users"`
-			Verbs      []string    `json:"verbs"`
-			Namespaces []string    `json:"namespaces"`
-			Resources  []resources `json:"resources"`
-		} `json:"rules"`
-	}
+	var policy auditPolicy
 	if err := yaml.UnmarshalStrict(AuditPolicy(l, true), &policy); err != nil {
 		t.Fatalf("the policy is not valid YAML: %v\n%s", err, AuditPolicy(l, true))
 	}

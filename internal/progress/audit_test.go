@@ -8,10 +8,14 @@ import (
 	"github.com/labctl/labctl/lab"
 )
 
+// Two audit checks and a file check.
+var (
+	scale = lab.Check{Name: "scaled", Audit: &lab.AuditCheck{AuditSelector: lab.AuditSelector{Resource: "deployments", Subresource: "scale"}}}
+	apply = lab.Check{Name: "applied", Audit: &lab.AuditCheck{AuditSelector: lab.AuditSelector{Verbs: []string{"apply"}, Resource: "deployments"}}}
+	file  = lab.Check{Name: "note", File: &lab.FileCheck{Path: "/root/n"}}
+)
+
 func TestAuditWindowsFollowTheSteps(t *testing.T) {
-	scale := lab.Check{Name: "scaled", Audit: &lab.AuditCheck{AuditSelector: lab.AuditSelector{Resource: "deployments", Subresource: "scale"}}}
-	apply := lab.Check{Name: "applied", Audit: &lab.AuditCheck{AuditSelector: lab.AuditSelector{Verbs: []string{"apply"}, Resource: "deployments"}}}
-	file := lab.Check{Name: "note", File: &lab.FileCheck{Path: "/root/n"}}
 	l := &lab.Lab{Steps: []lab.Step{
 		{ID: "one", Checks: []lab.Check{file, apply}},
 		{ID: "two", Checks: []lab.Check{scale}},
@@ -50,9 +54,6 @@ func TestAuditWindowsFollowTheSteps(t *testing.T) {
 // invited learner's, in the instructor's record) are given their step to
 // mark; a step seen to begin, and every other check, are not.
 func TestMarkStepsNameTheStepsNotSeenToBegin(t *testing.T) {
-	scale := lab.Check{Name: "scaled", Audit: &lab.AuditCheck{AuditSelector: lab.AuditSelector{Resource: "deployments", Subresource: "scale"}}}
-	apply := lab.Check{Name: "applied", Audit: &lab.AuditCheck{AuditSelector: lab.AuditSelector{Verbs: []string{"apply"}, Resource: "deployments"}}}
-	file := lab.Check{Name: "note", File: &lab.FileCheck{Path: "/root/n"}}
 	l := &lab.Lab{Steps: []lab.Step{
 		{ID: "one", Checks: []lab.Check{file, apply}},
 		{ID: "two", Checks: []lab.Check{scale}},
