@@ -40,7 +40,10 @@ func MarkStep(step string) lab.Check {
 	return lab.Check{Name: "mark", Access: &lab.AccessCheck{Mark: step}}
 }
 
-// StepMarker marks a step's start with the round's credentials.
+// StepMarker marks that a step began (MarkStep): in the checker, the
+// cluster client with the round's credentials; on the host, a live lab
+// that marks steps where the instructor cannot see them begin (an invite:
+// provision's Live.MarkStep).
 type StepMarker interface {
 	MarkStep(ctx context.Context, step string) error
 }

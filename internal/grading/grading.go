@@ -29,12 +29,6 @@ type Checker interface {
 	RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error)
 }
 
-// StepMarker is a Checker that marks a step's start where the instructor
-// cannot see it (an invite: provision's Live.MarkStep).
-type StepMarker interface {
-	MarkStep(ctx context.Context, step string) error
-}
-
 // Verdict is what a round of checks says about the learner's work
 // (checks.Verdict: the one rule, Summary.Verdict, decides it).
 type Verdict = checks.Verdict

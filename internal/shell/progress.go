@@ -129,13 +129,13 @@ func (p *StoreProgress) Record(ctx context.Context, step string, results []check
 }
 
 // mark marks that step began where the checker needs it
-// (grading.StepMarker: an invite, whose steps the instructor's labctl does
+// (checks.StepMarker: an invite, whose steps the instructor's labctl does
 // not see begin), before the step's setup runs, as its start is recorded
 // before it. A mark that fails is placed again by the next State: the
 // instructor's grade judges the step from its earliest mark, or from the
 // learner's start without one.
 func (p *StoreProgress) mark(ctx context.Context, step *lab.Step) {
-	if m, ok := p.Checker.(grading.StepMarker); ok {
+	if m, ok := p.Checker.(checks.StepMarker); ok {
 		_ = m.MarkStep(ctx, step.ID)
 	}
 }

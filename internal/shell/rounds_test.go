@@ -179,7 +179,7 @@ func TestStoreProgressNotesWhereAStepBegins(t *testing.T) {
 }
 
 // marker records the steps it is asked to mark, and the setups run by
-// then, as an invite's live lab marks them (grading.StepMarker).
+// then, as an invite's live lab marks them (checks.StepMarker).
 type marker struct {
 	headReporter
 	marked []string

@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 
+	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/labwatch"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/statedir"
@@ -256,9 +256,9 @@ type uiSandbox struct {
 }
 
 // MarkStep marks a step's start where the live lab marks them (an invite:
-// grading.StepMarker), as `labctl shell` does.
+// checks.StepMarker), as `labctl shell` does.
 func (u uiSandbox) MarkStep(ctx context.Context, step string) error {
-	if m, ok := u.liveLab.(grading.StepMarker); ok {
+	if m, ok := u.liveLab.(checks.StepMarker); ok {
 		return m.MarkStep(ctx, step)
 	}
 	return nil

@@ -18,8 +18,8 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/e2etest"
-	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/provision/kind"
 )
 
@@ -431,7 +431,7 @@ func (m *markingLab) MarkStep(_ context.Context, step string) error {
 // else.
 func TestUISandboxMarksStepsWhereTheLiveLabDoes(t *testing.T) {
 	m := &markingLab{}
-	var marker grading.StepMarker = uiSandbox{liveLab: m}
+	var marker checks.StepMarker = uiSandbox{liveLab: m}
 	if err := marker.MarkStep(context.Background(), "two"); err != nil || !slices.Equal(m.marked, []string{"two"}) {
 		t.Errorf("marked %q, %v", m.marked, err)
 	}
