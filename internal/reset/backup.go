@@ -46,7 +46,7 @@ func (e *TooBigError) Error() string {
 	return fmt.Sprintf("your /root holds more than %s as a tar (files counted at their full size, sparse ones too, and every file's and link's header), beyond the %s a backup may hold; "+
 		"%s alone is %s: delete the files you do not need in the sandbox (for example `rm %s`) and try again, "+
 		"or pass --no-backup to go on without saving /root (what it holds is then lost)",
-		sizeText(e.Seen), sizeText(e.Limit), largest, sizeText(e.LargestSize), largest)
+		countio.Size(e.Seen), countio.Size(e.Limit), largest, countio.Size(e.LargestSize), largest)
 }
 
 // Backup writes the learner's /root from home to dir/root-<UTC timestamp>.tar
@@ -127,18 +127,4 @@ func copyBounded(ctx context.Context, home Home, w io.Writer, limit int64) error
 		return stop(err)
 	}
 	return <-done
-}
-
-// sizeText prints a byte count in binary units.
-func sizeText(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -17,6 +17,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -174,6 +175,13 @@ for i in $(seq 50); do timeout 1 bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080' 2>/de
 				return ignore(pods.Update(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: sandboxPod, Namespace: ns}}, metav1.UpdateOptions{}))
 			}},
 			{"read the control plane's certificates", func() error { return ignore(secrets.Get(ctx, certsSecret, metav1.GetOptions{})) }},
+			{"exec into the warden of /root", func() error { return stream(homeboundPod, "exec") }},
+			{"mint a token for the warden's account", func() error {
+				return ignore(v.sandbox.cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, homeboundPod, &authenticationv1.TokenRequest{}, metav1.CreateOptions{}))
+			}},
+			{"evict its own sandbox (to be stopped without a reason on record)", func() error {
+				return pods.EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: sandboxPod, Namespace: ns}})
+			}},
 			{"mint a token for its account", func() error {
 				return ignore(v.sandbox.cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, inviteAccount, &authenticationv1.TokenRequest{}, metav1.CreateOptions{}))
 			}},

@@ -19,7 +19,7 @@ import (
 // bring the three up, the time of one class grade (all three graded at
 // once, probes included, after every solve), and the idle memory and CPU
 // of one learner as the node's kubelet reports them (its summary API:
-// resident memory and CPU use of the learner's two Pods, averaged over
+// resident memory and CPU use of the learner's Pods, averaged over
 // the learners, after a quiet minute). hack/bench.sh prints the metrics as rows.
 //
 //	flock /tmp/labctl-e2e.lock go test -tags e2e -run '^$' -bench BenchmarkE2EClass -benchtime 1x ./provision/class/ -timeout 30m
@@ -158,8 +158,10 @@ func readIdle(b *testing.B, h *classHost, c *Class, names []string) (mem, milli 
 		if f := seen[n+"/"+vcpPod]; f.rss == 0 || f.cpu == 0 {
 			return 0, 0, n + "/" + vcpPod
 		}
-		if f := seen[n+"/"+sandboxPod]; f.rss == 0 {
-			return 0, 0, n + "/" + sandboxPod
+		for _, pod := range []string{sandboxPod, homeboundPod} {
+			if f := seen[n+"/"+pod]; f.rss == 0 {
+				return 0, 0, n + "/" + pod
+			}
 		}
 	}
 	for pod, f := range seen {

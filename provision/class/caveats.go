@@ -12,7 +12,8 @@ import (
 )
 
 // What labctl cannot promise on a class cluster, read from the cluster
-// itself: claim sizes its storage does not enforce, and processes its
+// itself: claim sizes its storage does not enforce (labctl's warden of
+// /root bounds them look by look, not write by write), and processes its
 // kubelets do not bound. (The network wall is tried: CheckIsolation.)
 
 // unsizedProvisioners make volumes that are directories on a node: a
@@ -31,9 +32,10 @@ func (c *Class) Caveats(ctx context.Context) []string {
 	if sc, err := c.learnerStorageClass(ctx); err != nil {
 		out = append(out, fmt.Sprintf("could not read the learners' StorageClass: %v", err))
 	} else if sc != nil && slices.Contains(unsizedProvisioners, sc.Provisioner) {
-		out = append(out, fmt.Sprintf("StorageClass %s (%s) does not enforce a claim's size: a learner can fill the node's disk "+
-			"through /root, and a node whose disk fills evicts every learner's Pods on it (docs/classroom.md, Known limits)",
-			sc.Name, sc.Provisioner))
+		out = append(out, fmt.Sprintf("StorageClass %s (%s) does not enforce a claim's size: labctl stops a sandbox whose /root "+
+			"is past its bound at its next look (every %s), but one allocation between two looks can still fill the node's disk, "+
+			"and a node whose disk fills evicts every learner's Pods on it (docs/classroom.md, A bounded /root)",
+			sc.Name, sc.Provisioner, homeLook))
 	}
 	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {

@@ -583,6 +583,8 @@ code=$(curl -sk -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $t
 		mustRun(t, ls[2], "grep -q mine /root/kept-through-eviction && test ! -e /tmp/fill")
 	})
 
+	t.Run("3 GiB written into learner 3's /root stops that sandbox only", func(t *testing.T) { testHomeBound(t, h, c, ls, names) })
+
 	t.Run("a hard reset of learner 3 leaves 1 and 2 untouched", func(t *testing.T) {
 		before := podUIDs(t, h, c, names[:2])
 		mustRun(t, ls[0], "touch /root/kept")
@@ -609,7 +611,8 @@ func podUIDs(t *testing.T, h *classHost, c *Class, names []string) map[string]st
 	t.Helper()
 	out := map[string]string{}
 	for _, n := range names {
-		for _, pod := range []string{vcpPod, sandboxPod} {
+		for _, pn := range podNames {
+			pod := pn.name
 			p, err := h.cs.CoreV1().Pods(c.Namespace(n)).Get(context.Background(), pod, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -618,6 +621,72 @@ func podUIDs(t *testing.T, h *classHost, c *Class, names []string) map[string]st
 		}
 	}
 	return out
+}
+
+// testHomeBound fills learner 3's /root past its bound on the class
+// cluster's local-path storage, which does not bound a claim: the warden
+// of /root stops that sandbox and says why, the other learners' Pods are
+// untouched, a sandbox started again over the full home runs until it
+// grows the home, and one back within the bound is left alone.
+func testHomeBound(t *testing.T, h *classHost, c *Class, ls []*provision.Live, names []string) {
+	ctx := context.Background()
+	ns := c.Namespace("learner-3")
+	before := podUIDs(t, h, c, names[:2])
+	mustRun(t, ls[2], "echo mine > /root/kept-through-the-bound")
+	// stopped waits until learner 3's sandbox is gone and class status
+	// says why.
+	stopped := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			list, err := c.Learners(ctx)
+			if err == nil && len(list) == 3 && strings.Contains(list[2].Problem, "pod sandbox is missing: /root holds") {
+				t.Logf("%s: %s", what, list[2].Problem)
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: learner 3's sandbox was not stopped: %+v, %v", what, list, err)
+			}
+			time.Sleep(time.Second)
+		}
+	}
+	var out bytes.Buffer
+	_, _ = ls[2].RunScript(ctx, "fallocate -l 3G /root/fill || dd if=/dev/zero of=/root/fill bs=1M count=3072 status=none", &out, &out)
+	stopped("3 GiB into /root")
+	if after := podUIDs(t, h, c, names[:2]); !maps.Equal(before, after) {
+		t.Errorf("learners 1 and 2's Pods changed: %v, then %v", before, after)
+	}
+	for _, e := range ls[:2] {
+		mustRun(t, e, "kubectl get namespace gitops-lab >/dev/null")
+	}
+	// Started again over the full home: it may read and delete, and is
+	// left alone for two looks and more.
+	if err := c.Up(ctx, "learner-3"); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := h.cs.CoreV1().Pods(ns).Get(ctx, sandboxPod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * homeLook)
+	mustRun(t, ls[2], "grep -q mine /root/kept-through-the-bound && test -e /root/fill")
+	if cur, err := h.cs.CoreV1().Pods(ns).Get(ctx, sandboxPod, metav1.GetOptions{}); err != nil || cur.UID != sb.UID || cur.DeletionTimestamp != nil {
+		t.Fatalf("the sandbox started again over the full home was stopped without growing it: %v", err)
+	}
+	// Growing the home past its bound again stops it again.
+	_, _ = ls[2].RunScript(ctx, "head -c 8388608 /dev/zero > /root/more", &out, &out)
+	stopped("8 MiB more")
+	// Back within the bound, the home may grow again.
+	if err := c.Up(ctx, "learner-3"); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, ls[2], "rm /root/fill /root/more")
+	time.Sleep(2 * homeLook)
+	mustRun(t, ls[2], "head -c 8388608 /dev/zero > /root/more")
+	time.Sleep(2 * homeLook)
+	if list, err := c.Learners(ctx); err != nil || !list[2].Ready {
+		t.Errorf("learner 3 within the bound: %+v, %v", list, err)
+	}
 }
 
 // mustRun runs a script in the learner's sandbox; it must exit 0.

@@ -10,6 +10,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -40,12 +41,15 @@ const (
 	// expired; class up deletes it.
 	legacyInviteSecret = "invite-token"
 	inviteRole         = "invite"
-	isolatePolicy      = "isolate"
-	learnerQuota       = "learner"
-	vcpPort            = 6443
-	labelPart          = "labctl.dev/part"
-	annotationDone     = "labctl.dev/setup-done"
-	annotationSpec     = "labctl.dev/spec"
+	// homeboundPod, its account, role and policy: the warden of the
+	// learner's /root (homeboundPod()).
+	homeboundPod   = "homebound"
+	isolatePolicy  = "isolate"
+	learnerQuota   = "learner"
+	vcpPort        = 6443
+	labelPart      = "labctl.dev/part"
+	annotationDone = "labctl.dev/setup-done"
+	annotationSpec = "labctl.dev/spec"
 	// annotationConfig is the sum of what a Pod reads once, when it
 	// starts, from a ConfigMap that class up keeps current (the learner
 	// node's configuration): part of the Pod's settings, as its spec is.
@@ -74,6 +78,7 @@ const (
 	containerGrader  = "grader"
 	containerAdmin   = "admin"
 	containerSandbox = "sandbox"
+	containerWarden  = "warden"
 )
 
 // Paths inside the control-plane Pod.
@@ -115,6 +120,7 @@ var classRequests = map[string][2]string{
 	containerGrader:           {"64Mi", "1m"},
 	containerAdmin:            {"32Mi", "1m"},
 	containerSandbox:          {"64Mi", "10m"},
+	containerWarden:           {"32Mi", "5m"},
 }
 
 // classLimits are the containers' memory and CPU limits: what one learner
@@ -127,6 +133,7 @@ var classLimits = map[string][2]string{
 	containerGrader:           {kres.NewQuantity(sandbox.GraderPolicy().Memory, kres.BinarySI).String(), "1"},
 	containerAdmin:            {"256Mi", "500m"},
 	containerSandbox:          {"1Gi", "1"},
+	containerWarden:           {"128Mi", "250m"},
 }
 
 // classDisk is each container's ephemeral storage: what it may write on
@@ -141,6 +148,7 @@ var classDisk = map[string][2]string{
 	containerGrader:           {"16Mi", "256Mi"},
 	containerAdmin:            {"16Mi", "256Mi"},
 	containerSandbox:          {"64Mi", "2Gi"},
+	containerWarden:           {"16Mi", "256Mi"},
 	containerPrepare:          {"16Mi", "64Mi"},
 }
 
@@ -150,6 +158,14 @@ const (
 	checkerDirSize  = "256Mi"
 	fixturesDirSize = "64Mi"
 	claimSize       = "2Gi"
+	// homeEntries bounds the names in /root (homeboundPod): a name costs
+	// the node an inode, whatever it holds.
+	homeEntries = 500000
+	// homeDepth bounds how deep a name in /root may be: a walk holds one
+	// open directory per level.
+	homeDepth = 4096
+	// homeLook is the least time between two looks at /root.
+	homeLook = 5 * time.Second
 )
 
 // learnerRequests is the sum of classRequests: memory in bytes, CPU in
@@ -189,19 +205,19 @@ func prepareResources() corev1.ResourceRequirements {
 }
 
 // quota is the box a learner's namespace holds: at most what labctl makes
-// there (two Pods, a third while the sandbox is made anew, two claims), so
+// there (three Pods, a fourth while the sandbox is made anew, two claims), so
 // whatever made more in it, or asked for more, would be refused by the
 // class cluster itself.
 func (o classObjects) quota() *corev1.ResourceQuota {
 	hard := corev1.ResourceList{
-		corev1.ResourcePods:                   kres.MustParse("3"),
+		corev1.ResourcePods:                   kres.MustParse("4"),
 		corev1.ResourcePersistentVolumeClaims: kres.MustParse("2"),
 		corev1.ResourceRequestsStorage:        kres.MustParse("4Gi"),
 		corev1.ResourceServices:               kres.MustParse("1"),
 		corev1.ResourceServicesNodePorts:      kres.MustParse("0"),
 		corev1.ResourceServicesLoadBalancers:  kres.MustParse("0"),
 	}
-	// Requests and limits: both Pods, and a second sandbox.
+	// Requests and limits: the three Pods, and a second sandbox.
 	sum := func(of map[string][2]string, i int, name corev1.ResourceName) {
 		var q kres.Quantity
 		for c, v := range of {
@@ -632,6 +648,17 @@ func (o classObjects) addNode(pod *corev1.Pod) {
 	spec.Volumes = append(spec.Volumes, nodeVolumes()...)
 }
 
+// pods are the learner's Pods, in the order class up makes them.
+func (o classObjects) pods() []*corev1.Pod {
+	return []*corev1.Pod{o.controlPlanePod(), o.sandboxPod(), o.homeboundPod()}
+}
+
+// podNames are the names of the learner's Pods, and where each has the
+// checker.
+var podNames = []struct{ name, checker string }{
+	{vcpPod, sandbox.CheckerMount}, {sandboxPod, practiceDir}, {homeboundPod, sandbox.CheckerMount},
+}
+
 // sandboxPod is the learner's Pod: the home claim at /root, the fixtures
 // read-only, no service-account token, the sandbox's seven capabilities and
 // no privilege escalation, memory and CPU limits, on the node of the
@@ -649,12 +676,7 @@ func (o classObjects) sandboxPod() *corev1.Pod {
 			TerminationGracePeriodSeconds: &grace,
 			SecurityContext:               runtimeDefault(),
 			Hostname:                      o.lab.Metadata.Name,
-			Affinity: &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
-				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-					LabelSelector: &metav1.LabelSelector{MatchLabels: o.labels("vcp")},
-					TopologyKey:   corev1.LabelHostname,
-				}},
-			}},
+			Affinity:                      o.besideControlPlane(),
 			InitContainers: []corev1.Container{{
 				Name: containerPrepare, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
 				Command:         []string{"sh", "-c", "set -e\ntar -x -f " + vcpLabSrc + "/fixtures.tar -C /fixtures-out" + waitForChecker(practiceDir)},
@@ -679,6 +701,110 @@ func (o classObjects) sandboxPod() *corev1.Pod {
 				claimVolume("home", homeClaim, false),
 				emptyDir("fixtures", fixturesDirSize),
 			},
+		},
+	}
+}
+
+// homeboundPod bounds the learner's /root where the class cluster's
+// storage does not (a claim of a local-path or host-path StorageClass is a
+// directory on a node, of no size): its warden measures /root, read-only,
+// every few seconds and evicts the sandbox Pod past its bound, as the
+// kubelet evicts a Pod past an emptyDir's sizeLimit (internal/homebound).
+// It is a Pod of its own: it holds the only identity on the class cluster
+// in the learner's namespace (it may read and evict the sandbox Pod and
+// record an Event, homeboundObjects) and the only way out to the class
+// cluster's API server (homeboundPolicy), and nothing of the learner's
+// shares its network.
+func (o classObjects) homeboundPod() *corev1.Pod {
+	no, grace, expiry := false, int64(2), int64(3600)
+	claim := kres.MustParse(claimSize)
+	return &corev1.Pod{
+		ObjectMeta: o.meta(homeboundPod, "homebound"),
+		Spec: corev1.PodSpec{
+			NodeSelector:                  o.nodeSelector(),
+			Tolerations:                   o.placement.Tolerations,
+			ServiceAccountName:            homeboundPod,
+			AutomountServiceAccountToken:  &no,
+			EnableServiceLinks:            &no,
+			TerminationGracePeriodSeconds: &grace,
+			SecurityContext:               runtimeDefault(),
+			Affinity:                      o.besideControlPlane(),
+			InitContainers: []corev1.Container{{
+				Name: containerPrepare, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:         []string{"sh", "-c", "set -e" + waitForChecker(sandbox.CheckerMount)},
+				Resources:       prepareResources(),
+				SecurityContext: hardened(true, "DAC_OVERRIDE", "FOWNER", "CHOWN"),
+				VolumeMounts:    []corev1.VolumeMount{mount("checker", sandbox.CheckerMount, false)},
+			}},
+			Containers: []corev1.Container{{
+				Name: containerWarden, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
+				Command: []string{checkerBin, "__homebound", "--dir=/root",
+					"--bytes=" + strconv.FormatInt(claim.Value(), 10), "--entries=" + strconv.Itoa(homeEntries),
+					"--depth=" + strconv.Itoa(homeDepth),
+					"--every=" + homeLook.String(), "--namespace=" + o.namespace, "--pod=" + sandboxPod},
+				Env:       []corev1.EnvVar{{Name: "GOMEMLIMIT", Value: "96MiB"}, {Name: "HOME", Value: "/"}},
+				Resources: resources(containerWarden),
+				// DAC_OVERRIDE: a directory the learner made unreadable is
+				// measured all the same.
+				SecurityContext: hardened(true, "DAC_OVERRIDE"),
+				VolumeMounts: []corev1.VolumeMount{
+					mount("checker", sandbox.CheckerMount, true), mount("home", "/root", true),
+					mount("token", "/var/run/secrets/kubernetes.io/serviceaccount", true),
+				},
+			}},
+			Volumes: []corev1.Volume{
+				emptyDir("checker", checkerDirSize),
+				claimVolume("home", homeClaim, true),
+				{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+					{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &expiry}},
+					{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+						Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+				}}}},
+			},
+		},
+	}
+}
+
+// besideControlPlane keeps a Pod on the node of the learner's control
+// plane, which mounts the home too.
+func (o classObjects) besideControlPlane() *corev1.Affinity {
+	return &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: o.labels("vcp")},
+			TopologyKey:   corev1.LabelHostname,
+		}},
+	}}
+}
+
+// homeboundObjects are the warden's identity: a service account whose role
+// may read and evict the sandbox Pod, by name, and record Events.
+func (o classObjects) homeboundObjects() (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding) {
+	no := false
+	sa := &corev1.ServiceAccount{ObjectMeta: o.meta(homeboundPod, ""), AutomountServiceAccountToken: &no}
+	role := &rbacv1.Role{ObjectMeta: o.meta(homeboundPod, ""), Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, ResourceNames: []string{sandboxPod}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"pods/eviction"}, ResourceNames: []string{sandboxPod}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}},
+	}}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: o.meta(homeboundPod, ""),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: homeboundPod},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: homeboundPod, Namespace: o.namespace}},
+	}
+	return sa, role, rb
+}
+
+// homeboundPolicy lets the warden, and no other Pod of the learner's,
+// reach the class cluster's API server at the addresses it serves on
+// (its endpoints: a Service's address is translated to them before a
+// network plugin applies a policy).
+func (o classObjects) homeboundPolicy(apiServer []networkingv1.NetworkPolicyPeer, ports []networkingv1.NetworkPolicyPort) *networkingv1.NetworkPolicy {
+	return &networkingv1.NetworkPolicy{
+		ObjectMeta: o.meta(homeboundPod, ""),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: o.labels("homebound")},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
+			Egress:      []networkingv1.NetworkPolicyEgressRule{{To: apiServer, Ports: ports}},
 		},
 	}
 }

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	kres "k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/labctl/labctl/images"
@@ -184,7 +185,7 @@ func TestClassPodsPassPodSecurityBaseline(t *testing.T) {
 	if l := o.namespaceObject().Labels[provision.PodSecurityEnforce]; l != "baseline" {
 		t.Fatalf("the namespace enforces %q", l)
 	}
-	for _, p := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+	for _, p := range o.pods() {
 		for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
 			if c.SecurityContext == nil || c.SecurityContext.Capabilities == nil {
 				continue
@@ -337,8 +338,8 @@ func TestClassNetworkPolicy(t *testing.T) {
 }
 
 // The learner's box: every container has memory, CPU and disk limits
-// within the LimitRange, and the quota admits both Pods and a second
-// sandbox, but no more.
+// within the LimitRange, and the quota admits the three Pods and a
+// second sandbox, but no more.
 func TestClassBox(t *testing.T) {
 	for _, node := range []string{"", "labctl/node:x"} {
 		o := testObjects()
@@ -356,7 +357,7 @@ func testClassBox(t *testing.T, o classObjects) {
 		cur.Add(v)
 		total[name] = cur
 	}
-	pods := []*corev1.Pod{o.controlPlanePod(), o.sandboxPod(), o.sandboxPod()}
+	pods := append(o.pods(), o.sandboxPod())
 	for _, p := range pods {
 		for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
 			for _, r := range []corev1.ResourceName{corev1.ResourceMemory, corev1.ResourceCPU, corev1.ResourceEphemeralStorage} {
@@ -378,19 +379,31 @@ func testClassBox(t *testing.T, o classObjects) {
 			add(corev1.ResourceRequestsEphemeralStorage, c.Resources.Requests[corev1.ResourceEphemeralStorage])
 			add(corev1.ResourceLimitsEphemeralStorage, c.Resources.Limits[corev1.ResourceEphemeralStorage])
 		}
+		// The kubelet evicts a Pod whose emptyDirs and layers hold more
+		// than its containers' ephemeral-storage limits together: they
+		// must leave room for its emptyDirs filled to their size.
+		var disk, dirs kres.Quantity
+		for _, c := range p.Spec.Containers {
+			disk.Add(c.Resources.Limits[corev1.ResourceEphemeralStorage])
+		}
 		for _, v := range p.Spec.Volumes {
 			if v.EmptyDir != nil && v.EmptyDir.SizeLimit == nil {
 				t.Errorf("pod %s: emptyDir %s has no size limit", p.Name, v.Name)
+			} else if v.EmptyDir != nil {
+				dirs.Add(*v.EmptyDir.SizeLimit)
 			}
+		}
+		if disk.Cmp(dirs) < 0 {
+			t.Errorf("pod %s: its containers may write %s on the node, less than its emptyDirs hold (%s)", p.Name, disk.String(), dirs.String())
 		}
 	}
 	for name, used := range total {
 		if hard := q.Spec.Hard[name]; used.Cmp(hard) > 0 {
-			t.Errorf("quota %s: the two Pods and a second sandbox take %s, the quota allows %s", name, used.String(), hard.String())
+			t.Errorf("quota %s: the three Pods and a second sandbox take %s, the quota allows %s", name, used.String(), hard.String())
 		}
 	}
-	if pods := q.Spec.Hard[corev1.ResourcePods]; pods.Value() != 3 {
-		t.Errorf("quota pods %s, want 3", pods.String())
+	if pods := q.Spec.Hard[corev1.ResourcePods]; pods.Value() != 4 {
+		t.Errorf("quota pods %s, want 4", pods.String())
 	}
 	claims := q.Spec.Hard[corev1.ResourceRequestsStorage]
 	size := kres.MustParse(claimSize)
@@ -400,11 +413,11 @@ func testClassBox(t *testing.T, o classObjects) {
 	}
 }
 
-// Both Pods run the checker: they go to nodes of its architecture only.
+// Every Pod runs the checker: they go to nodes of its architecture only.
 func TestClassPodsStayOnTheCheckersArch(t *testing.T) {
 	o := testObjects()
 	o.arch = "arm64"
-	for _, p := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+	for _, p := range o.pods() {
 		if got := p.Spec.NodeSelector[corev1.LabelArchStable]; got != "arm64" || len(p.Spec.NodeSelector) != 1 {
 			t.Errorf("pod %s: node selector %v, want %s=arm64", p.Name, p.Spec.NodeSelector, corev1.LabelArchStable)
 		}
@@ -466,8 +479,8 @@ func TestClassLearnerNode(t *testing.T) {
 func TestNodeLearnerRequests(t *testing.T) {
 	mem, milli := learnerRequests()
 	nm, nc := nodeLearnerRequests()
-	if got := (mem + nm) >> 20; got != 1008 || milli+nc != 112 {
-		t.Errorf("a learner with a node requests %d MiB and %dm, docs/classroom.md says 1008 MiB and 112m", got, milli+nc)
+	if got := (mem + nm) >> 20; got != 1040 || milli+nc != 117 {
+		t.Errorf("a learner with a node requests %d MiB and %dm, docs/classroom.md says 1040 MiB and 117m", got, milli+nc)
 	}
 }
 
@@ -566,4 +579,67 @@ func parseCA(t *testing.T, data map[string][]byte) (*x509.Certificate, *ecdsa.Pr
 		t.Fatal(err)
 	}
 	return ca, key
+}
+
+// The warden of /root is the only holder of a class-cluster identity in the
+// learner's namespace, and the only Pod let out to the class cluster's API
+// server: its token is mounted in its container alone, its role reads and
+// evicts the sandbox Pod by name and records Events, nothing else, and it
+// reads /root without writing it.
+func TestHomeboundHoldsTheOnlyIdentity(t *testing.T) {
+	o := testObjects()
+	for _, p := range o.pods() {
+		for _, c := range append(slices.Clone(p.Spec.InitContainers), p.Spec.Containers...) {
+			for _, m := range c.VolumeMounts {
+				if m.Name == "token" && (p.Name != homeboundPod || c.Name != containerWarden || !m.ReadOnly) {
+					t.Errorf("%s/%s mounts the warden's token", p.Name, c.Name)
+				}
+				if p.Name == homeboundPod && m.Name == "home" && !m.ReadOnly {
+					t.Errorf("%s/%s mounts /root read-write", p.Name, c.Name)
+				}
+			}
+		}
+		if p.Name != homeboundPod && p.Spec.ServiceAccountName != "" {
+			t.Errorf("pod %s runs as service account %s", p.Name, p.Spec.ServiceAccountName)
+		}
+		if *p.Spec.AutomountServiceAccountToken {
+			t.Errorf("pod %s mounts a token of its own", p.Name)
+		}
+	}
+	hb := o.homeboundPod()
+	w := hb.Spec.Containers[0]
+	if w.Name != containerWarden || !slices.Contains(w.Command, "--bytes=2147483648") || !slices.Contains(w.Command, "--namespace="+o.namespace) ||
+		!slices.Contains(w.Command, "--pod="+sandboxPod) || !slices.Equal(w.SecurityContext.Capabilities.Add, []corev1.Capability{"DAC_OVERRIDE"}) {
+		t.Errorf("warden %+v", w)
+	}
+	if hb.Spec.Affinity == nil || hb.Spec.Affinity.PodAffinity == nil {
+		t.Error("the warden is not kept beside the control plane, whose node has the home")
+	}
+	_, role, rb := o.homeboundObjects()
+	want := map[string][]string{"pods": {"get"}, "pods/eviction": {"create"}, "events": {"create"}}
+	if len(role.Rules) != len(want) {
+		t.Errorf("rules %+v", role.Rules)
+	}
+	for _, r := range role.Rules {
+		if len(r.Resources) != 1 || !slices.Equal(r.Verbs, want[r.Resources[0]]) {
+			t.Errorf("rule %+v", r)
+		}
+		if r.Resources[0] != "events" && !slices.Equal(r.ResourceNames, []string{sandboxPod}) {
+			t.Errorf("rule %+v is not limited to the sandbox Pod", r)
+		}
+	}
+	if rb.Subjects[0].Name != homeboundPod || rb.RoleRef.Name != homeboundPod {
+		t.Errorf("binding %+v", rb)
+	}
+	peer := []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "172.18.0.2/32"}}}
+	np := o.homeboundPolicy(peer, nil)
+	if !maps.Equal(np.Spec.PodSelector.MatchLabels, o.labels("homebound")) || len(np.Spec.Ingress) != 0 ||
+		!slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeEgress}) {
+		t.Errorf("policy %+v", np.Spec)
+	}
+	for _, p := range o.pods() {
+		if p.Name != homeboundPod && labels.SelectorFromSet(np.Spec.PodSelector.MatchLabels).Matches(labels.Set(p.Labels)) {
+			t.Errorf("the warden's way out also lets out pod %s", p.Name)
+		}
+	}
 }

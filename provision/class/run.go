@@ -10,25 +10,29 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/homebound"
 	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/provision"
-	"github.com/labctl/labctl/sandbox"
 )
 
 // Learners lists the class's learners, sorted by name.
@@ -64,10 +68,16 @@ func (c *Class) Learners(ctx context.Context) ([]LearnerInfo, error) {
 // ready at the moment (its probe failed a few times: an API server whose
 // etcd answered slowly), which may pass by itself.
 func (c *Class) readiness(ctx context.Context, ns string) (msg string, passing bool) {
-	for _, name := range []string{vcpPod, sandboxPod} {
+	for _, pn := range podNames {
+		name := pn.name
 		p, err := c.cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			if apierrors.IsNotFound(err) {
+				if name == sandboxPod {
+					if why := c.homeStopped(ctx, ns); why != "" {
+						return "pod " + name + " is missing: " + why, false
+					}
+				}
 				return "pod " + name + " is missing", false
 			}
 			return err.Error(), false
@@ -291,30 +301,21 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 	}); err != nil {
 		return fmt.Errorf("making service %s/%s: %w", ns, vcpService, err)
 	}
-	sa, role, rb := o.inviteObjects()
-	for _, obj := range []struct {
-		what   string
-		create func(context.Context) error
-	}{
-		{"service account " + inviteAccount, func(ctx context.Context) error {
-			_, err := core.ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{})
+	for _, id := range []func() (*corev1.ServiceAccount, *rbacv1.Role, *rbacv1.RoleBinding){o.inviteObjects, o.homeboundObjects} {
+		sa, role, rb := id()
+		if err := c.ensureIdentity(ctx, sa, role, rb); err != nil {
 			return err
-		}},
-		{"role " + inviteRole, func(ctx context.Context) error {
-			_, err := c.cs.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{})
-			return err
-		}},
-		{"role binding " + inviteRole, func(ctx context.Context) error {
-			_, err := c.cs.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{})
-			return err
-		}},
-	} {
-		if err := createIfMissing(ctx, obj.create); err != nil {
-			return fmt.Errorf("creating %s in %s: %w", obj.what, ns, err)
 		}
 	}
 	if err := c.ensurePolicy(ctx, o.networkPolicy()); err != nil {
 		return fmt.Errorf("making network policy %s in %s: %w", isolatePolicy, ns, err)
+	}
+	peers, ports, err := c.apiServerEndpoints(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.ensurePolicy(ctx, o.homeboundPolicy(peers, ports)); err != nil {
+		return fmt.Errorf("making network policy %s in %s: %w", homeboundPod, ns, err)
 	}
 	if err := c.ensureBox(ctx, o); err != nil {
 		return err
@@ -323,12 +324,80 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 	if err := core.Secrets(ns).Delete(ctx, legacyInviteSecret, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting the old invite token %s/%s: %w", ns, legacyInviteSecret, err)
 	}
-	for _, pod := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+	for _, pod := range o.pods() {
 		if err := c.ensurePod(ctx, pod); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ensureIdentity makes a service account, its role and the binding
+// between them where they are missing.
+func (c *Class) ensureIdentity(ctx context.Context, sa *corev1.ServiceAccount, role *rbacv1.Role, rb *rbacv1.RoleBinding) error {
+	ns := sa.Namespace
+	for _, obj := range []struct {
+		what   string
+		create func(context.Context) error
+	}{
+		{"service account " + sa.Name, func(ctx context.Context) error {
+			_, err := c.cs.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{})
+			return err
+		}},
+		{"role " + role.Name, func(ctx context.Context) error {
+			_, err := c.cs.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{})
+			return err
+		}},
+		{"role binding " + rb.Name, func(ctx context.Context) error {
+			_, err := c.cs.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{})
+			return err
+		}},
+	} {
+		if err := createIfMissing(ctx, obj.create); err != nil {
+			return fmt.Errorf("creating %s in %s: %w", obj.what, ns, err)
+		}
+	}
+	return nil
+}
+
+// apiServerEndpoints are the addresses and ports the class cluster's API
+// server serves on, as its default/kubernetes Service's endpoints say.
+func (c *Class) apiServerEndpoints(ctx context.Context) ([]networkingv1.NetworkPolicyPeer, []networkingv1.NetworkPolicyPort, error) {
+	list, err := c.cs.DiscoveryV1().EndpointSlices(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=kubernetes"})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the class cluster's API server endpoints (default/kubernetes): %w", err)
+	}
+	var peers []networkingv1.NetworkPolicyPeer
+	var ports []networkingv1.NetworkPolicyPort
+	seen := map[string]bool{}
+	for _, sl := range list.Items {
+		bits := "/32"
+		if sl.AddressType == discoveryv1.AddressTypeIPv6 {
+			bits = "/128"
+		}
+		for _, ep := range sl.Endpoints {
+			for _, a := range ep.Addresses {
+				if !seen[a] {
+					seen[a] = true
+					peers = append(peers, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: a + bits}})
+				}
+			}
+		}
+		for _, p := range sl.Ports {
+			if p.Port == nil {
+				continue
+			}
+			port := intstr.FromInt32(*p.Port)
+			np := networkingv1.NetworkPolicyPort{Protocol: p.Protocol, Port: &port}
+			if !slices.ContainsFunc(ports, func(q networkingv1.NetworkPolicyPort) bool { return equality.Semantic.DeepEqual(q, np) }) {
+				ports = append(ports, np)
+			}
+		}
+	}
+	if len(peers) == 0 || len(ports) == 0 {
+		return nil, nil, errors.New("the class cluster's API server has no endpoints in default/kubernetes: is the cluster up?")
+	}
+	return peers, ports, nil
 }
 
 // ensureBox makes the learner's LimitRange and ResourceQuota, or makes them
@@ -480,7 +549,7 @@ func (c *Class) Outdated(ctx context.Context, names []string) []string {
 func (c *Class) outdatedPods(ctx context.Context, learner string) ([]string, error) {
 	o := c.objects(learner)
 	var out []string
-	for _, want := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+	for _, want := range o.pods() {
 		sum, err := settingsSum(want)
 		if err != nil {
 			return nil, err
@@ -575,41 +644,39 @@ func (c *Class) poll(ctx context.Context, limit time.Duration, what string, done
 	}
 }
 
-// waitControlPlane places the checker in the control-plane Pod when its
+// waitControlPlane places the checker in each of the learner's Pods whose
 // prepare container waits for it, and waits until the API server is ready
-// and the sandbox runs. A problem that waiting will not mend ends it early.
+// and the sandbox and the warden of /root run. A problem that waiting will not mend ends it early.
 func (c *Class) waitControlPlane(ctx context.Context, ns string) error {
 	pods := c.cs.CoreV1().Pods(ns)
 	placed := map[string]bool{}
 	pending := ""
 	err := c.poll(ctx, classWait, "the control plane and the sandbox of "+ns, func() (bool, error) {
-		vcp, err := pods.Get(ctx, vcpPod, metav1.GetOptions{})
-		if err != nil {
-			return false, fmt.Errorf("reading pod %s/%s: %w", ns, vcpPod, err)
-		}
-		if msg := podProblem(vcp); msg != "" {
-			return false, errors.New(msg)
-		}
-		sb, err := pods.Get(ctx, sandboxPod, metav1.GetOptions{})
-		if err != nil {
-			return false, fmt.Errorf("reading pod %s/%s: %w", ns, sandboxPod, err)
-		}
-		if msg := podProblem(sb); msg != "" {
-			return false, errors.New(msg)
-		}
-		for _, p := range []struct {
-			pod *corev1.Pod
-			dir string
-		}{{vcp, sandbox.CheckerMount}, {sb, practiceDir}} {
-			if !placed[p.pod.Name] && initRunning(p.pod, containerPrepare) {
-				if err := c.placeChecker(ctx, ns, p.pod.Name, p.dir); err != nil {
+		pending = ""
+		ready := true
+		for _, pn := range podNames {
+			p, err := pods.Get(ctx, pn.name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) && pn.name == sandboxPod {
+				if why := c.homeStopped(ctx, ns); why != "" {
+					return false, fmt.Errorf("pod %s/%s is gone: %s", ns, pn.name, why)
+				}
+			}
+			if err != nil {
+				return false, fmt.Errorf("reading pod %s/%s: %w", ns, pn.name, err)
+			}
+			if msg := podProblem(p); msg != "" {
+				return false, errors.New(msg)
+			}
+			if !placed[p.Name] && initRunning(p, containerPrepare) {
+				if err := c.placeChecker(ctx, ns, p.Name, pn.checker); err != nil {
 					return false, err
 				}
-				placed[p.pod.Name] = true
+				placed[p.Name] = true
 			}
+			pending += podPending(p)
+			ready = ready && podReady(p)
 		}
-		pending = podPending(vcp) + podPending(sb)
-		return podReady(vcp) && podReady(sb), nil
+		return ready, nil
 	})
 	if err != nil && pending != "" {
 		if strings.Contains(pending, "PersistentVolumeClaim") {
@@ -620,6 +687,20 @@ func (c *Class) waitControlPlane(ctx context.Context, ns string) error {
 	return err
 }
 
+// homeStopped is why the warden of the learner's /root last stopped their
+// sandbox, escaped, or "" if it has not (within the Events the class
+// cluster keeps, an hour unless its API server says otherwise).
+func (c *Class) homeStopped(ctx context.Context, ns string) string {
+	evs, err := c.cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.name=" + sandboxPod + ",reason=" + homebound.EventReason})
+	if err != nil || len(evs.Items) == 0 {
+		return ""
+	}
+	last := slices.MaxFunc(evs.Items, func(a, b corev1.Event) int { return a.LastTimestamp.Compare(b.LastTimestamp.Time) })
+	return textsafe.EscapeLine(last.Message)
+}
+
+// initRunning says whether p's init container name runs.
 func initRunning(p *corev1.Pod, name string) bool {
 	for _, s := range p.Status.InitContainerStatuses {
 		if s.Name == name {

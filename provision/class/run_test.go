@@ -5,27 +5,43 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/labctl/labctl/internal/homebound"
 )
 
 func fakeClass(objs ...corev1.Pod) (*Class, *fake.Clientset) {
 	o := testObjects()
-	cs := fake.NewClientset()
+	cs := fake.NewClientset(apiServerSlice())
 	for i := range objs {
 		_, _ = cs.CoreV1().Pods(objs[i].Namespace).Create(context.Background(), &objs[i], metav1.CreateOptions{})
 	}
 	return &Class{cfg: Config{Lab: o.lab, Prefix: "labctl-", SandboxImage: o.image}, cs: cs, cp: o.cp}, cs
+}
+
+// apiServerSlice is the class cluster's API server as a kind cluster
+// publishes it.
+func apiServerSlice() *discoveryv1.EndpointSlice {
+	port, tcp := int32(6443), corev1.ProtocolTCP
+	return &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "kubernetes", Namespace: metav1.NamespaceDefault, Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"172.18.0.2"}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &[]string{"https"}[0], Port: &port, Protocol: &tcp}},
+	}
 }
 
 // A Pod that is not ready and was made from other settings (an image that
@@ -175,7 +191,7 @@ func TestCapacityNamesNodesNotReady(t *testing.T) {
 
 // With a placement, the room is that of the chosen nodes: those with the
 // selector's labels, tainted ones only when the learners tolerate the
-// taint; and both Pods carry the placement.
+// taint; and every Pod carries the placement.
 func TestCapacityCountsThePlacementsNodes(t *testing.T) {
 	ctx := context.Background()
 	c, cs := fakeClass()
@@ -208,7 +224,7 @@ func TestCapacityCountsThePlacementsNodes(t *testing.T) {
 		t.Errorf("capacity with pool=class tolerating labctl.dev/class: %+v, %v, want class-1 and class-2", got, err)
 	}
 	o := c.objects("ada")
-	for _, pod := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+	for _, pod := range o.pods() {
 		if pod.Spec.NodeSelector["pool"] != "class" || len(pod.Spec.Tolerations) != 1 || pod.Spec.Tolerations[0].Key != "labctl.dev/class" {
 			t.Errorf("pod %s: node selector %v, tolerations %v", pod.Name, pod.Spec.NodeSelector, pod.Spec.Tolerations)
 		}
@@ -287,7 +303,7 @@ func TestOutdatedNamesLearnersOnOtherSettings(t *testing.T) {
 	c.cfg.LearnerNodes, c.cfg.NodeImage = true, "labctl/node:x"
 	for _, name := range []string{"ada", "bob"} {
 		o := c.objects(name)
-		for _, p := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+		for _, p := range o.pods() {
 			if err := c.ensurePod(ctx, p); err != nil {
 				t.Fatal(err)
 			}
@@ -331,7 +347,7 @@ func TestWaitReadyOutwaitsAMomentNotReady(t *testing.T) {
 		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}}
 		return *p
 	}
-	c, cs := fakeClass(running(o.controlPlanePod(), false), running(o.sandboxPod(), true))
+	c, cs := fakeClass(running(o.controlPlanePod(), false), running(o.sandboxPod(), true), running(o.homeboundPod(), true))
 	go func() {
 		time.Sleep(1500 * time.Millisecond)
 		p := running(o.controlPlanePod(), true)
@@ -341,7 +357,7 @@ func TestWaitReadyOutwaitsAMomentNotReady(t *testing.T) {
 		t.Errorf("waitReady = %q, want the control plane ready again", msg)
 	}
 
-	c, _ = fakeClass(running(o.controlPlanePod(), false), running(o.sandboxPod(), true))
+	c, _ = fakeClass(running(o.controlPlanePod(), false), running(o.sandboxPod(), true), running(o.homeboundPod(), true))
 	began := time.Now()
 	if msg := c.waitReady(ctx, o.namespace, 1500*time.Millisecond); msg != "pod vcp is not ready" {
 		t.Errorf("waitReady = %q, want the control plane not ready", msg)
@@ -365,7 +381,7 @@ func TestRenewStopsOnlyOutdatedPods(t *testing.T) {
 	ctx := context.Background()
 	c, cs := fakeClass()
 	o := c.objects("ada")
-	for _, p := range []*corev1.Pod{o.controlPlanePod(), o.sandboxPod()} {
+	for _, p := range o.pods() {
 		if err := c.ensurePod(ctx, p); err != nil {
 			t.Fatal(err)
 		}
@@ -454,5 +470,33 @@ func TestServiceReachesAnAPIServerWhosePodIsNotReady(t *testing.T) {
 	svc, err := cs.CoreV1().Services(o.namespace).Get(ctx, vcpService, metav1.GetOptions{})
 	if err != nil || !svc.Spec.PublishNotReadyAddresses {
 		t.Errorf("the Service of an older class after class up: %+v, %v", svc.Spec, err)
+	}
+}
+
+// A sandbox the warden of /root stopped is named with the warden's reason,
+// escaped, where class status and class up say what keeps a learner from
+// being ready.
+func TestReadinessSaysWhyTheWardenStoppedTheSandbox(t *testing.T) {
+	ctx := context.Background()
+	o := testObjects()
+	ready := func(p *corev1.Pod) corev1.Pod {
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+		return *p
+	}
+	c, cs := fakeClass(ready(o.controlPlanePod()), ready(o.homeboundPod()))
+	if msg, _ := c.readiness(ctx, o.namespace); msg != "pod sandbox is missing" {
+		t.Errorf("readiness = %q", msg)
+	}
+	for i, m := range []string{"earlier", "/root holds 3.0 GiB\x1b]52;c;eA==\x07"} {
+		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e" + strconv.Itoa(i), Namespace: o.namespace},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: sandboxPod}, Reason: homebound.EventReason, Message: m,
+			LastTimestamp: metav1.NewTime(time.Now().Add(time.Duration(i) * time.Minute))}
+		if _, err := cs.CoreV1().Events(o.namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msg, _ := c.readiness(ctx, o.namespace)
+	if !strings.HasPrefix(msg, "pod sandbox is missing: /root holds 3.0 GiB") || strings.ContainsRune(msg, '\x1b') {
+		t.Errorf("readiness = %q, want the last reason, escaped", msg)
 	}
 }

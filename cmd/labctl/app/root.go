@@ -162,6 +162,7 @@ func newRoot(s Streams, env environment) (*cobra.Command, *globals) {
 		newLintCommand(g),
 		newSchemaCommand(g),
 		newCheckerCommand(g),
+		newHomeboundCommand(g),
 		newUpCommand(g),
 		newDownCommand(g),
 		newExecCommand(g),
