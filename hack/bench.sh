@@ -242,6 +242,14 @@ uirow "ui: page load to a prompt after up" load-s s 1.5 %.3f
 uirow "ui: keystroke echo via WebSocket, p95" echo-p95-ms ms 30 %.1f
 uirow "ui: labctl peak RSS, page + 1 terminal" peak-rss-MB MB 80 %.0f
 
+# The warden of a class learner's /root walks it every 5 s: one look at a
+# home of the bound's 500,000 names, at the pace of BenchmarkMeasure's
+# 20,000 (the warden has a quarter of a core: four times as long there).
+note "bench: the warden's walk of /root"
+ui=$(cd "$root" && go test -count=1 -run '^$' -bench '^BenchmarkMeasure$' -benchtime 20x ./internal/homebound/ 2>&1 |
+	tee -a "$work/log" | grep '^BenchmarkMeasure')
+uirow "class: warden's look at 500,000 names" s-per-500k-names s 4 %.2f
+
 note "bench: shell peak RSS"
 rss=$("$root/hack/bench_shell_rss.sh" "$labctl" 2>>"$work/log")
 if [ -n "$rss" ]; then

@@ -29,6 +29,10 @@ type Usage struct {
 	// Unread are the names it could not read (most often, names removed
 	// while the walk went on); their blocks are not in Bytes.
 	Unread int64
+	// Truncated says the walk did not see the whole tree (it stopped at
+	// twice the bound of names or levels, or could not read a directory
+	// that was there): every figure is a lower bound.
+	Truncated bool
 }
 
 // Limit is the bound of a home.
@@ -46,23 +50,26 @@ func (l Limit) String() string {
 }
 
 func (u Usage) String() string {
+	if u.Truncated {
+		return fmt.Sprintf("at least %s in %d names, %d levels deep", countio.Size(u.Bytes), u.Entries, u.Depth)
+	}
 	return fmt.Sprintf("%s in %d names, %d levels deep", countio.Size(u.Bytes), u.Entries, u.Depth)
 }
 
-// errPast ends a walk past the names or levels it may count.
+// errPast ends a walk at twice the bound of names or levels.
 var errPast = errors.New("past the bound")
 
 // Measure adds up what dir holds on its disk. It walks the tree without
 // following links, from directory to directory by their descriptors (so
 // no path is too long to read, and a name renamed meanwhile is not
-// followed elsewhere), reading a directory's names a batch at a time (so a
-// directory of a million names costs no more memory than one of a
-// thousand). It stops at the first name past l.Entries or level past
-// l.Depth: a home past the bound there is past it whatever the rest
-// holds, and the walk of a home of a million names would otherwise take
-// as long as the learner likes.
+// followed elsewhere), reading directories into one buffer whatever the
+// depth (so that no tree, however deep or wide, costs the walk more memory
+// than its bound of names allows). It counts on past the bound, so that a
+// home that shrinks while past it is seen to shrink, and stops at twice
+// the bound of names or levels (Truncated): the walk of a home of
+// millions of names would otherwise take as long as the learner likes.
 func Measure(dir string, l Limit) (Usage, error) {
-	u, err := measure(dir, l)
+	u, err := measure(dir, l, Limit{Bytes: l.Bytes, Entries: 2 * l.Entries, Depth: 2 * l.Depth})
 	if errors.Is(err, errPast) {
 		err = nil
 	}
@@ -84,6 +91,10 @@ type Ratchet struct {
 	floor *Usage
 }
 
+// Forget drops what the ratchet saw past the bound: a stop that failed is
+// tried again at the next look past it.
+func (r *Ratchet) Forget() { r.floor = nil }
+
 // Settle takes a look while no sandbox runs: nothing writes, so what the
 // home holds is where a sandbox started again begins.
 func (r *Ratchet) Settle(u Usage) {
@@ -94,13 +105,15 @@ func (r *Ratchet) Settle(u Usage) {
 	r.floor = &u
 }
 
-// Judge takes a look while a sandbox runs and says whether to stop it.
+// Judge takes a look while a sandbox runs and says whether to stop it. A
+// look that did not see the whole tree stops it: what it did not see
+// cannot be shown to have shrunk.
 func (r *Ratchet) Judge(u Usage) bool {
-	if !r.Limit.Over(u) {
+	if !r.Limit.Over(u) && !u.Truncated {
 		r.floor = nil
 		return false
 	}
-	if r.floor == nil {
+	if r.floor == nil || u.Truncated {
 		r.floor = &u
 		return true
 	}

@@ -3,6 +3,7 @@ package homebound
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,8 +66,8 @@ func TestMeasure(t *testing.T) {
 	}
 
 	u, err = Measure(dir, Limit{Entries: 3, Depth: 10})
-	if err != nil || u.Entries != 4 {
-		t.Errorf("with a bound of 3 names: %+v, %v, want the walk to stop at the fourth", u, err)
+	if err != nil || u.Entries != 7 || !u.Truncated || !strings.HasPrefix(u.String(), "at least ") {
+		t.Errorf("with a bound of 3 names: %+v, %v, want the walk to stop at the seventh, twice the bound, and say so", u, err)
 	}
 	if _, err := Measure(filepath.Join(dir, "none"), Limit{Entries: 3, Depth: 10}); err == nil {
 		t.Error("a home that is not there measured")
@@ -98,6 +99,10 @@ func TestRatchet(t *testing.T) {
 		{true, Usage{Bytes: gib, Entries: 101}, true, "past the names"},
 		{true, Usage{Bytes: gib, Entries: 10}, false, "back"},
 		{true, Usage{Bytes: gib, Entries: 10, Depth: 6}, true, "past the levels"},
+		{false, Usage{Bytes: gib, Entries: 150}, false, "stopped past the names"},
+		{true, Usage{Bytes: gib, Entries: 120}, false, "shrinking"},
+		{true, Usage{Bytes: gib, Entries: 120, Truncated: true}, true, "a walk that saw part of the tree cannot show it shrank"},
+		{true, Usage{Bytes: gib, Entries: 10, Truncated: true}, true, "nor that it is within the bound"},
 	}
 	for _, s := range steps {
 		var stop bool
@@ -113,16 +118,21 @@ func TestRatchet(t *testing.T) {
 }
 
 // fakeSandbox writes a little more into dir while it ends, as a sandbox's
-// processes do between the eviction and their end.
+// processes do between the eviction and their end; with fail, its stop
+// fails (the API server did not answer).
 type fakeSandbox struct {
 	dir     string
 	running bool
+	fail    bool
 	stopped []string
 }
 
 func (f *fakeSandbox) Running(context.Context) (bool, error) { return f.running, nil }
 func (f *fakeSandbox) Stop(_ context.Context, why string) error {
 	f.stopped = append(f.stopped, why)
+	if f.fail {
+		return errors.New("no answer")
+	}
 	f.running = false
 	return os.WriteFile(filepath.Join(f.dir, "while-ending"), bytes.Repeat([]byte{1}, 64<<10), 0o644)
 }
@@ -163,5 +173,16 @@ func TestWardenStopsTheSandboxPastTheBound(t *testing.T) {
 	w.Look(context.Background())
 	if len(sb.stopped) != 2 {
 		t.Errorf("a sandbox that grew a home past its bound was not stopped: %q", sb.stopped)
+	}
+	// A stop that failed is tried again at the next look.
+	sb.running, sb.fail = true, true
+	if err := os.WriteFile(filepath.Join(dir, "more2"), bytes.Repeat([]byte{1}, 64<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.Look(context.Background())
+	sb.fail = false
+	w.Look(context.Background())
+	if len(sb.stopped) != 4 || sb.running {
+		t.Errorf("a failed stop was not tried again: %d stops, running %v", len(sb.stopped), sb.running)
 	}
 }

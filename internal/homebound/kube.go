@@ -26,7 +26,8 @@ type PodSandbox struct {
 	Component string
 }
 
-// Running says whether the Pod exists and neither ends nor has ended.
+// Running says whether the Pod exists and has not ended: one that is
+// ending may still write.
 func (s PodSandbox) Running(ctx context.Context) (bool, error) {
 	p, err := s.Client.CoreV1().Pods(s.Namespace).Get(ctx, s.Pod, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -35,7 +36,7 @@ func (s PodSandbox) Running(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("reading pod %s/%s: %w", s.Namespace, s.Pod, err)
 	}
-	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded, nil
+	return p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded, nil
 }
 
 // Stop evicts the Pod and records why in an Event on it.

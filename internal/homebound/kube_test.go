@@ -54,9 +54,15 @@ func TestPodSandboxEvictsAndSaysWhy(t *testing.T) {
 	if err := s.Stop(ctx, "again"); err != nil {
 		t.Errorf("stopping a sandbox that is gone: %v", err)
 	}
+	// A Pod that is ending may still write; one that has ended does not.
 	ending := pod.DeepCopy()
 	ending.DeletionTimestamp = &metav1.Time{}
-	if ok, _ := (PodSandbox{Client: fake.NewClientset(ending), Namespace: "ns", Pod: "sandbox"}).Running(ctx); ok {
-		t.Error("a Pod that ends runs")
+	if ok, _ := (PodSandbox{Client: fake.NewClientset(ending), Namespace: "ns", Pod: "sandbox"}).Running(ctx); !ok {
+		t.Error("a Pod that is ending does not run")
+	}
+	ended := pod.DeepCopy()
+	ended.Status.Phase = corev1.PodSucceeded
+	if ok, _ := (PodSandbox{Client: fake.NewClientset(ended), Namespace: "ns", Pod: "sandbox"}).Running(ctx); ok {
+		t.Error("a Pod that has ended runs")
 	}
 }

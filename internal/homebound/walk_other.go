@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !linux
 
 package homebound
 
@@ -10,7 +10,7 @@ import (
 
 // measure counts lengths where a file's blocks cannot be read (the warden
 // runs on Linux; this keeps the package building elsewhere).
-func measure(dir string, l Limit) (Usage, error) {
+func measure(dir string, _ Limit, stop Limit) (Usage, error) {
 	var u Usage
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -25,7 +25,8 @@ func measure(dir string, l Limit) (Usage, error) {
 		if rel != "." {
 			u.Depth = max(u.Depth, int64(strings.Count(rel, string(filepath.Separator))+1))
 		}
-		if u.Entries > l.Entries || u.Depth > l.Depth {
+		if u.Entries > stop.Entries || u.Depth > stop.Depth {
+			u.Truncated = true
 			return errPast
 		}
 		if info, err := d.Info(); err == nil {

@@ -23,8 +23,8 @@ type Warden struct {
 	Limit   Limit
 	Sandbox Sandbox
 	// Every is the least time between two looks; a look that takes long
-	// makes the next wait three times as long, so that a home of many
-	// names costs the warden at most a quarter of its CPU.
+	// makes the next wait three times as long (up to maxWait), so that a
+	// home of many names costs the warden about a quarter of its CPU.
 	Every time.Duration
 	// Log receives one line per act and per error.
 	Log io.Writer
@@ -32,12 +32,15 @@ type Warden struct {
 	ratchet Ratchet
 }
 
+// maxWait is the longest wait between two looks, however long a look took.
+const maxWait = 15 * time.Second
+
 // Run looks until ctx ends.
 func (w *Warden) Run(ctx context.Context) error {
 	w.ratchet.Limit = w.Limit
 	for {
 		took := w.Look(ctx)
-		wait := max(w.Every, 3*took)
+		wait := min(max(w.Every, 3*took), maxWait)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -72,6 +75,7 @@ func (w *Warden) Look(ctx context.Context) time.Duration {
 	why := Reason(u, w.Limit)
 	if err := w.Sandbox.Stop(ctx, why); err != nil {
 		fmt.Fprintf(w.Log, "homebound: stopping the sandbox: %v\n", err)
+		w.ratchet.Forget()
 		return took
 	}
 	fmt.Fprintf(w.Log, "homebound: stopped the sandbox: %s\n", why)

@@ -1,0 +1,164 @@
+//go:build linux
+
+package homebound
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A tree deeper than a path can name is read all the same (the walk goes
+// from directory to directory by descriptor), and a tree deeper than the
+// bound stops the walk there.
+func TestMeasureDeepTrees(t *testing.T) {
+	dir := t.TempDir()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.Repeat("d", 200)
+	for range 30 { // 30 levels of 201 bytes: past PATH_MAX
+		if err := unix.Mkdirat(fd, name, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Close(fd)
+		fd = next
+	}
+	file, err := unix.Openat(fd, "deep", unix.O_WRONLY|unix.O_CREAT, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unix.Write(file, bytes.Repeat([]byte{1}, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(file)
+	unix.Close(fd)
+	u, err := Measure(dir, Limit{Entries: 100, Depth: 100})
+	if err != nil || u.Entries != 32 || u.Depth != 31 || u.Bytes < 1<<20 || u.Unread != 0 {
+		t.Errorf("a tree of 30 long levels: %+v, %v, want 32 names 31 deep, the file's MiB counted", u, err)
+	}
+	u, err = Measure(dir, Limit{Entries: 100, Depth: 10})
+	if err != nil || u.Depth != 21 || !u.Truncated {
+		t.Errorf("with a bound of 10 levels: %+v, %v, want the walk to stop at the 21st, twice the bound", u, err)
+	}
+}
+
+// A directory read in many buffers, its subdirectories among its files, is
+// walked whole: each is read on from where a subdirectory's walk left it.
+func TestMeasureResumesADirectoryAfterEachSubdirectory(t *testing.T) {
+	dir := t.TempDir()
+	pad := strings.Repeat("f", 200)
+	for i := range 3000 {
+		name := filepath.Join(dir, pad+strconv.Itoa(i))
+		if i%60 == 0 {
+			if err := os.Mkdir(name, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			name = filepath.Join(name, "inner")
+		}
+		if err := os.WriteFile(name, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, err := Measure(dir, Limit{Entries: 10000, Depth: 10})
+	// The top, 3000 names in it, and one file in each of its 50
+	// subdirectories.
+	if err != nil || u.Entries != 3051 || u.Depth != 2 || u.Truncated || u.Unread != 0 {
+		t.Errorf("%+v, %v, want 3051 names 2 deep, all read", u, err)
+	}
+}
+
+// The walk holds no level's names while it is deeper: a tree of many levels
+// of many long names costs it about one buffer, not levels × names.
+func TestMeasureHoldsNoNamesPerLevel(t *testing.T) {
+	dir := t.TempDir()
+	pad := strings.Repeat("n", 240)
+	cur := dir
+	for level := range 150 {
+		for i := range 200 {
+			if err := os.WriteFile(filepath.Join(cur, pad+strconv.Itoa(i)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The subdirectory's name sorts and lists last or first at
+		// random: either way, 200 names were read at this level.
+		cur = filepath.Join(cur, "d"+strconv.Itoa(level))
+		if err := os.Mkdir(cur, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	base := sample[1].Value.Uint64()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Microsecond):
+			}
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+		}
+	}()
+	u, err := Measure(dir, Limit{Entries: 100000, Depth: 1000})
+	close(done)
+	if err != nil || u.Entries != 150*201+1 {
+		t.Fatalf("%+v, %v", u, err)
+	}
+	// 150 levels of 200 names of 250 bytes kept at once would be 7 MiB.
+	if grew := int64(peak.Load()) - int64(base); grew > 6<<20 {
+		t.Errorf("the walk's heap grew by %d KiB: it holds names per level", grew>>10)
+	}
+}
+
+// BenchmarkMeasure walks a home of 20,000 files in 100 directories, and
+// reports what a look at a home of the bound's 500,000 names takes at that
+// pace (s-per-500k-names; the warden has a quarter of a core, so four
+// times as long in the class).
+//
+//	go test -run '^$' -bench Measure -benchtime 20x ./internal/homebound/
+func BenchmarkMeasure(b *testing.B) {
+	dir := b.TempDir()
+	for d := range 100 {
+		sub := filepath.Join(dir, "dir"+strconv.Itoa(d))
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 200 {
+			if err := os.WriteFile(filepath.Join(sub, "file-with-a-name-of-usual-length-"+strconv.Itoa(f)), []byte("x"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	l := Limit{Bytes: 1 << 40, Entries: 1 << 20, Depth: 100}
+	var u Usage
+	for b.Loop() {
+		var err error
+		if u, err = Measure(dir, l); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perName := b.Elapsed().Seconds() / (float64(u.Entries) * float64(b.N))
+	b.ReportMetric(perName*500000, "s-per-500k-names")
+}
