@@ -570,12 +570,7 @@ code=$(curl -sk -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $t
 			}
 			time.Sleep(2 * time.Second)
 		}
-		if after := podUIDs(t, h, c, names[:2]); !maps.Equal(before, after) {
-			t.Errorf("learners 1 and 2's Pods changed: %v, then %v", before, after)
-		}
-		for _, e := range ls[:2] {
-			mustRun(t, e, "kubectl get namespace gitops-lab >/dev/null")
-		}
+		othersUntouched(t, h, c, ls, names, before)
 		// class up gives learner 3 a new sandbox, /root kept.
 		if err := c.Up(ctx, "learner-3"); err != nil {
 			t.Fatal(err)
@@ -653,12 +648,7 @@ func testHomeBound(t *testing.T, h *classHost, c *Class, ls []*provision.Live, n
 	var out bytes.Buffer
 	_, _ = ls[2].RunScript(ctx, "fallocate -l 3G /root/fill || dd if=/dev/zero of=/root/fill bs=1M count=3072 status=none", &out, &out)
 	stopped("3 GiB into /root")
-	if after := podUIDs(t, h, c, names[:2]); !maps.Equal(before, after) {
-		t.Errorf("learners 1 and 2's Pods changed: %v, then %v", before, after)
-	}
-	for _, e := range ls[:2] {
-		mustRun(t, e, "kubectl get namespace gitops-lab >/dev/null")
-	}
+	othersUntouched(t, h, c, ls, names, before)
 	// Started again over the full home: it may read and delete, and is
 	// left alone for two looks and more.
 	if err := c.Up(ctx, "learner-3"); err != nil {
@@ -686,6 +676,18 @@ func testHomeBound(t *testing.T, h *classHost, c *Class, ls []*provision.Live, n
 	time.Sleep(2 * homeLook)
 	if list, err := c.Learners(ctx); err != nil || !list[2].Ready {
 		t.Errorf("learner 3 within the bound: %+v, %v", list, err)
+	}
+}
+
+// othersUntouched checks that learners 1 and 2 kept the Pods they had
+// (before, from podUIDs) and that their API servers answer.
+func othersUntouched(t *testing.T, h *classHost, c *Class, ls []*provision.Live, names []string, before map[string]string) {
+	t.Helper()
+	if after := podUIDs(t, h, c, names[:2]); !maps.Equal(before, after) {
+		t.Errorf("learners 1 and 2's Pods changed: %v, then %v", before, after)
+	}
+	for _, e := range ls[:2] {
+		mustRun(t, e, "kubectl get namespace gitops-lab >/dev/null")
 	}
 }
 
