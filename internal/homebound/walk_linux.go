@@ -18,7 +18,7 @@ type walker struct {
 	u       Usage
 	buf     []byte
 	// seen are the inodes of more than one name (not directories, whose
-	// links are their subdirectories' "..").
+	// links are their subdirectories' ".."), at most l.Entries of them.
 	seen map[[2]uint64]struct{}
 }
 
@@ -53,6 +53,12 @@ func (w *walker) count(st *unix.Stat_t, depth int64) error {
 		if _, ok := w.seen[id]; ok {
 			return nil
 		}
+		// More hard-linked inodes than the bound has names is past the
+		// bound: the walk remembers no more of them than that.
+		if int64(len(w.seen)) >= w.l.Entries {
+			w.u.Truncated = true
+			return errPast
+		}
 		w.seen[id] = struct{}{}
 	}
 	w.u.Bytes += st.Blocks * 512
@@ -65,8 +71,9 @@ func (w *walker) dir(fd int, depth int64) error {
 	for {
 		n, err := unix.Getdents(fd, w.buf)
 		if err != nil {
-			w.u.Unread++
-			w.u.Truncated = true
+			// A directory removed while the walk read it answers ENOENT:
+			// it is empty, and what it held was removed or moved.
+			w.missing(err)
 			return nil
 		}
 		if n == 0 {

@@ -4,6 +4,7 @@ package homebound
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -161,4 +162,44 @@ func BenchmarkMeasure(b *testing.B) {
 	}
 	perName := b.Elapsed().Seconds() / (float64(u.Entries) * float64(b.N))
 	b.ReportMetric(perName*500000, "s-per-500k-names")
+}
+
+// A directory removed while the walk reads it is empty: the look is whole.
+// More hard-linked inodes than the bound's names end the walk, so that
+// what it remembers of them stays within the bound.
+func TestMeasureRemovedDirectoriesAndManyHardLinks(t *testing.T) {
+	dir := t.TempDir()
+	gone := filepath.Join(dir, "gone")
+	if err := os.Mkdir(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(gone, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	w := walker{l: Limit{Entries: 10, Depth: 10}, stop: Limit{Entries: 20, Depth: 20}, buf: make([]byte, bufSize), seen: map[[2]uint64]struct{}{}}
+	if err := w.dir(fd, 1); err != nil || w.u.Truncated {
+		t.Errorf("a directory removed mid-walk: %+v, %v, want a whole look", w.u, err)
+	}
+
+	for i := range 3 {
+		name := filepath.Join(dir, "f"+strconv.Itoa(i))
+		if err := os.WriteFile(name, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(name, name+"-link"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, err := measure(dir, Limit{Entries: 2, Depth: 10}, Limit{Entries: 100, Depth: 20})
+	if !errors.Is(err, errPast) || !u.Truncated {
+		t.Errorf("three hard-linked inodes, a bound of two names: %+v, %v, want the walk ended", u, err)
+	}
+	if u, err := Measure(dir, Limit{Entries: 10, Depth: 10}); err != nil || u.Truncated || u.Entries != 7 {
+		t.Errorf("within the bound: %+v, %v", u, err)
+	}
 }
