@@ -50,10 +50,11 @@ func (l Limit) String() string {
 }
 
 func (u Usage) String() string {
+	atLeast := ""
 	if u.Truncated {
-		return fmt.Sprintf("at least %s in %d names, %d levels deep", countio.Size(u.Bytes), u.Entries, u.Depth)
+		atLeast = "at least "
 	}
-	return fmt.Sprintf("%s in %d names, %d levels deep", countio.Size(u.Bytes), u.Entries, u.Depth)
+	return fmt.Sprintf("%s%s in %d names, %d levels deep", atLeast, countio.Size(u.Bytes), u.Entries, u.Depth)
 }
 
 // errPast ends a walk at twice the bound of names or levels.

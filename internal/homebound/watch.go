@@ -37,7 +37,6 @@ const maxWait = 15 * time.Second
 
 // Run looks until ctx ends.
 func (w *Warden) Run(ctx context.Context) error {
-	w.ratchet.Limit = w.Limit
 	for {
 		took := w.Look(ctx)
 		wait := min(max(w.Every, 3*took), maxWait)

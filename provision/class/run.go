@@ -646,7 +646,8 @@ func (c *Class) poll(ctx context.Context, limit time.Duration, what string, done
 
 // waitControlPlane places the checker in each of the learner's Pods whose
 // prepare container waits for it, and waits until the API server is ready
-// and the sandbox and the warden of /root run. A problem that waiting will not mend ends it early.
+// and the sandbox and the warden of /root run. A problem that waiting will
+// not mend ends it early.
 func (c *Class) waitControlPlane(ctx context.Context, ns string) error {
 	pods := c.cs.CoreV1().Pods(ns)
 	placed := map[string]bool{}
