@@ -91,7 +91,7 @@ func (r *reader) file(d *os.File, name, p string, optional bool) (*File, error) 
 	case optional && errors.Is(err, unix.ENOENT):
 		return nil, nil
 	case errors.Is(err, unix.ENOENT):
-		return nil, fmt.Errorf("%s does not exist in %s", p, r.dir)
+		return nil, fmt.Errorf("reading lab file: %w", &fs.PathError{Op: "open", Path: filepath.Join(r.dir, p), Err: err})
 	case err != nil:
 		return nil, fmt.Errorf("reading %s in the lab %s: %w", p, r.dir, err)
 	case !mode.IsRegular():
