@@ -91,6 +91,11 @@ func TestDirectoryLabWithLinkedFixturesIsRefused(t *testing.T) {
 			want{code: 2, noCalls: true, errOut: []string{
 				"fixtures in the lab", "is a symbolic link to ../../.ssh", "labs may not contain links", "replace it with the files",
 			}}.check(t, env, tc.args, code, out, errOut)
+			if env.fixtures != nil {
+				if b, _ := fs.ReadFile(env.fixtures, "id_ed25519"); bytes.Contains(b, []byte(userKey)) {
+					t.Errorf("the user's key is among the fixtures given to Up, for the sandbox's /opt/lab/fixtures")
+				}
+			}
 			if env.fixtures != nil || len(env.class.calls) > 0 || env.class.cfg.Lab != nil {
 				t.Errorf("something was created: fixtures %v, class calls %q", env.fixtures, env.class.calls)
 			}
