@@ -2,11 +2,17 @@ package app
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/labctl/labctl/internal/importer"
 )
 
 // userKey is what a user's private key holds in these tests.
@@ -128,4 +134,31 @@ func TestDirectoryLabWithLinkedFixturesIsRefused(t *testing.T) {
 			t.Errorf("Up's fixtures: %q, %v", b, err)
 		}
 	})
+}
+
+// An interrupt ends `labctl import` whatever its import is doing: here a
+// read that never returns.
+func TestImportEndsOnInterrupt(t *testing.T) {
+	isolate(t)
+	block := make(chan struct{})
+	defer close(block)
+	stuck := func(src, out string) (*importer.Result, error) {
+		<-block
+		return nil, errors.New("unblocked")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	var errOut bytes.Buffer
+	g := &globals{streams: Streams{In: strings.NewReader(""), Out: io.Discard, Err: &errOut}}
+	done := make(chan error, 1)
+	go func() { done <- runImport(ctx, g, stuck, t.TempDir(), filepath.Join(t.TempDir(), "out")) }()
+	select {
+	case err := <-done:
+		var exit *ExitError
+		if !errors.As(err, &exit) || exit.Code != exitInterrupted || !strings.Contains(err.Error(), "import was interrupted") {
+			t.Errorf("got %v, want an interrupted import (exit %d)", err, exitInterrupted)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("labctl import does not end on an interrupt")
+	}
 }
