@@ -65,7 +65,7 @@ type File struct {
 
 // Lab is a lab as read from disk.
 type Lab struct {
-	// Dir is the lab's directory as named, for messages.
+	// Dir is the lab's directory as named (made absolute), for messages.
 	Dir string
 	// Name is the lab file's name in Dir.
 	Name string
@@ -110,8 +110,8 @@ func Read(file string, o Options) (*Lab, error) {
 		return nil, err
 	}
 	defer d.Close()
-	r := &reader{dir: dirName, maxBytes: o.MaxBytes, maxFiles: o.MaxFiles}
-	l := &Lab{Dir: dirName, Name: base}
+	r := &reader{dir: shown(dirName), maxBytes: o.MaxBytes, maxFiles: o.MaxFiles}
+	l := &Lab{Dir: r.dir, Name: base}
 	src, err := r.file(d, base, base, false)
 	if err != nil {
 		return nil, err
@@ -143,6 +143,14 @@ func Read(file string, o Options) (*Lab, error) {
 	}
 	l.Files = r.files
 	return l, nil
+}
+
+// shown is dir as messages name it: absolute when it can be.
+func shown(dir string) string {
+	if a, err := filepath.Abs(dir); err == nil {
+		return a
+	}
+	return dir
 }
 
 // reader is one Read's state: what was read and the bounds left.
@@ -358,7 +366,7 @@ func ReadFile(file string) ([]byte, error) {
 		return nil, err
 	}
 	defer d.Close()
-	r := &reader{dir: dirName, maxBytes: MaxBytes, maxFiles: MaxFiles}
+	r := &reader{dir: shown(dirName), maxBytes: MaxBytes, maxFiles: MaxFiles}
 	f, err := r.file(d, base, base, false)
 	if err != nil {
 		return nil, err
