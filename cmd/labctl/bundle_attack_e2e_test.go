@@ -16,7 +16,6 @@ import (
 	"github.com/labctl/labctl/internal/bundle"
 	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/internal/labstore"
-	"github.com/labctl/labctl/lab"
 )
 
 // attackWeb is the workload image of the forged bundles.
@@ -63,18 +62,11 @@ func forgeBundle(t *testing.T, tags ...string) string {
 			t.Fatal(err)
 		}
 	}
-	l, err := lab.Load(filepath.Join(src, "lab.yaml"))
+	read, _, err := labstore.Read(filepath.Join(src, "lab.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := labstore.Files(filepath.Join(src, "lab.yaml"), l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	digest, err := labstore.Digest(src, files)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files, digest := labstore.Files(read), labstore.DigestOf(read)
 	cfg := e2etest.ImageConfig("attack")
 	file := filepath.Join(t.TempDir(), "attack.labctl.tar")
 	f, err := os.Create(file)

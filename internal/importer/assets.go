@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/labctl/labctl/internal/labread"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -61,6 +62,10 @@ func (im *importer) assets(byHost map[string][]kcAsset) []string {
 			continue
 		}
 		wild := strings.ContainsAny(a.File, "*?[")
+		if len(lines)+len(matched) > maxAssetLines {
+			im.todo("the assets were placed only up to %d files (the scenario's asset list names more): place the others in setup", maxAssetLines)
+			break
+		}
 		for _, f := range matched {
 			dest := path.Join(target, path.Base(f))
 			if wild {
@@ -92,22 +97,35 @@ func (im *importer) assetFiles() []string {
 		if err != nil {
 			return err
 		}
+		rel := strings.TrimPrefix(p, assetsDir+"/")
+		if err := labread.HostToolFile(rel); err != nil && p != assetsDir {
+			var host *labread.HostToolFileError
+			errors.As(err, &host)
+			im.todo("asset %s is %s, which a tool on the host reads as its configuration (no lab may hold one); it was not copied", rel, host.What)
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
 		if d.IsDir() {
 			return nil
 		}
-		rel := strings.TrimPrefix(p, assetsDir+"/")
 		if !d.Type().IsRegular() {
-			im.todo("asset %s is not a regular file (a link or a device); it was not copied", rel)
+			im.todo("asset %s is not a regular file (a link, a FIFO or a device); it was not copied", rel)
 			return nil
 		}
 		if len(files) == maxAssetFiles {
 			return fmt.Errorf("more than %d files", maxAssetFiles)
 		}
-		f, err := fsys.Open(p)
+		f, err := im.src.root.OpenFile(p, openNonBlocking, 0)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			im.todo("asset %s is not a regular file (a link, a FIFO or a device); it was not copied", rel)
+			return nil
+		}
 		b, err := io.ReadAll(io.LimitReader(f, int64(maxAssets-total)+1))
 		if err != nil {
 			return err

@@ -74,6 +74,9 @@ func Instruqt(src, out string) (*Result, error) {
 		return nil, err
 	}
 	im.build(lf, im.iqScripts("track_scripts", "the track"), nil, steps, nil)
+	if s.over != nil {
+		return nil, s.over
+	}
 	if err := write(out, lf, im.fixtures, im.result); err != nil {
 		return nil, err
 	}

@@ -67,6 +67,9 @@ func Killercoda(src, out string) (*Result, error) {
 	}
 	im := &importer{src: s, result: &Result{Dir: out, From: "a Killercoda scenario"}, fixtures: map[string][]byte{}}
 	lf := im.kcLab(&idx, filepath.Base(filepath.Clean(src)))
+	if s.over != nil {
+		return nil, s.over
+	}
 	if err := write(out, lf, im.fixtures, im.result); err != nil {
 		return nil, err
 	}

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/labctl/labctl/internal/labstore"
+	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -108,7 +111,9 @@ func write(dir string, lf *labFile, fixtures map[string][]byte, r *Result) (err 
 	if err := os.Rename(tmp, dir); err != nil {
 		return err
 	}
-	l, err := lab.Load(filepath.Join(dir, "lab.yaml"))
+	// What was written is read back as every command reads a lab: through
+	// no link, with no host tool's file, within the bounds.
+	_, l, err := labstore.Read(filepath.Join(dir, "lab.yaml"))
 	if err != nil {
 		os.RemoveAll(dir)
 		return fmt.Errorf("the imported lab does not load (a defect of labctl import): %w", err)
@@ -121,6 +126,10 @@ func write(dir string, lf *labFile, fixtures map[string][]byte, r *Result) (err 
 func writeFiles(dir string, lf *labFile, fixtures map[string][]byte, r *Result) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Imported by labctl import from %s.\n# TODO.md lists what is left to decide; labctl test is the acceptance gate.\n", r.From)
+	// Every string of the source is the author's: written escaped, so
+	// that no control character reaches lab.yaml (or a terminal showing
+	// the lab) as it is.
+	escapeStrings(reflect.ValueOf(lf))
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(lf); err != nil {
@@ -147,17 +156,44 @@ func writeFiles(dir string, lf *labFile, fixtures map[string][]byte, r *Result) 
 	return os.WriteFile(filepath.Join(dir, "TODO.md"), []byte(todoFile(lf.Metadata.Title, r.Todo)), 0o644)
 }
 
-// todoFile is TODO.md: the author's list.
+// escapeStrings escapes, in place, every string v holds, through
+// pointers, structs and slices (textsafe.Escape: line feeds and tabs
+// stay).
+func escapeStrings(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			escapeStrings(v.Elem())
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				escapeStrings(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			escapeStrings(v.Index(i))
+		}
+	case reflect.String:
+		if v.CanSet() {
+			v.SetString(textsafe.Escape(v.String()))
+		}
+	}
+}
+
+// todoFile is TODO.md: the author's list. The title and every item hold
+// the source's strings, so each is escaped (textsafe.EscapeLine).
 func todoFile(title string, todo []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# What is left to decide: %s\n\n", title)
+	fmt.Fprintf(&b, "# What is left to decide: %s\n\n", textsafe.EscapeLine(title))
 	b.WriteString("`labctl lint` passes on this lab. `labctl test` proves it: every step must fail before its solve and pass after it.\n")
 	b.WriteString("Then add the mistakes learners really make (`mistakes:`) and the other right answers (`alternatives:`).\n\n")
 	if len(todo) == 0 {
 		b.WriteString("Nothing else was found.\n")
 	}
 	for _, t := range todo {
-		fmt.Fprintf(&b, "- [ ] %s\n", t)
+		fmt.Fprintf(&b, "- [ ] %s\n", textsafe.EscapeLine(t))
 	}
 	return b.String()
 }

@@ -428,12 +428,12 @@ func TestInstallDirRefusesLinksAndHostConfig(t *testing.T) {
 		{"images/web -> /etc", func(t *testing.T, src string) {
 			os.RemoveAll(filepath.Join(src, "images", "web"))
 			symlink(t, "/etc", filepath.Join(src, "images", "web"))
-		}, "images/web leads to /etc, outside the lab's directory"},
+		}, "images/web in the lab %s is a symbolic link to /etc"},
 		{"images -> elsewhere", func(t *testing.T, src string) {
 			other := t.TempDir()
 			os.Rename(filepath.Join(src, "images"), filepath.Join(other, "images"))
 			symlink(t, filepath.Join(other, "images"), filepath.Join(src, "images"))
-		}, "outside the lab's directory"},
+		}, "images in the lab %s is a symbolic link"},
 		{"images/web -> fixtures, inside the lab", func(t *testing.T, src string) {
 			os.RemoveAll(filepath.Join(src, "images", "web"))
 			writeFile(t, filepath.Join(src, "fixtures", "Dockerfile"), "FROM scratch\n")

@@ -3,244 +3,132 @@ package labstore
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"syscall"
 
 	"github.com/labctl/labctl/internal/bundle"
+	"github.com/labctl/labctl/internal/labread"
 	"github.com/labctl/labctl/lab"
 )
 
 // readmeFile is the lab's description for people, copied when present.
-const readmeFile = "README.md"
+const readmeFile = labread.Readme
 
-// Files lists what of the lab l, loaded from labFile, an install copies
-// and a bundle holds: the lab file (as lab.yaml), and from the lab file's
-// directory README.md when there is one, fixtures/ and the build directory
-// of every image, each directory before what it holds. Nothing outside the
-// lab file's directory is read: a link anywhere (the lab file, a tree's
-// root, a directory above a build directory, an entry of a tree) is an
-// error, as are devices, FIFOs and sockets, and a file that a tool on the
-// host reads as its configuration (*HostToolFileError: .git, go.work, …).
-func Files(labFile string, l *lab.Lab) ([]bundle.File, error) {
-	dir := filepath.Dir(labFile)
-	files := []bundle.File{{Path: LabFile}}
-	if filepath.Base(labFile) != LabFile {
-		files[0].From = labFile
-	}
-	if err := regular(labFile, filepath.Base(labFile)); err != nil {
-		return nil, err
-	}
-	switch info, err := os.Lstat(filepath.Join(dir, readmeFile)); {
-	case err == nil && info.Mode().IsRegular():
-		files = append(files, bundle.File{Path: readmeFile})
-	case err == nil:
-		return nil, linkError(dir, readmeFile, info.Mode())
-	}
-	trees := []string{"fixtures"}
-	for _, im := range l.Cluster.Images {
-		if im.Build == "" {
-			continue
-		}
-		b := path.Clean(filepath.ToSlash(im.Build))
-		if !filepath.IsLocal(filepath.FromSlash(b)) || b == "." {
-			return nil, fmt.Errorf("image %s: build directory %q is not inside the lab's directory", im.Name, im.Build)
-		}
-		trees = append(trees, b)
-	}
-	seen := map[string]bool{LabFile: true, readmeFile: true}
-	for i, tree := range trees {
-		if err := hostToolFile(tree); err != nil {
+// LinkError refuses a lab that holds a link, a device, a FIFO or a socket
+// (see labread).
+type LinkError = labread.LinkError
+
+// HostToolFileError refuses a lab that holds a file a host tool reads as
+// its configuration (see labread).
+type HostToolFileError = labread.HostToolFileError
+
+// hostToolFile returns the error for p, a slash-separated path in a lab,
+// when any of its components is a host tool's configuration.
+func hostToolFile(p string) error { return labread.HostToolFile(p) }
+
+// Read reads the lab whose lab file is labFile from disk, the one way a
+// lab is read (labread: no link at any level, no FIFO or device, bounded),
+// and loads it: the lab file parsed (its problems as lab.Errors) and its
+// images' build directories read with its fixtures. What Read returns is
+// what is then hashed, copied and packed: the disk is not read again.
+func Read(labFile string) (*labread.Lab, *lab.Lab, error) {
+	var l *lab.Lab
+	read, err := labread.Read(labFile, labread.Options{Trees: func(src []byte) ([]string, error) {
+		var err error
+		if l, err = lab.Parse(labFile, src); err != nil {
 			return nil, err
 		}
-		// The directories above a build directory come first; each of
-		// them, and the tree itself, must be a directory, not a link.
-		var parents []string
-		for p := tree; p != "."; p = path.Dir(p) {
-			parents = append([]string{p}, parents...)
-		}
-		missing := false
-		for _, p := range parents {
-			info, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
-			switch {
-			case i == 0 && errors.Is(err, fs.ErrNotExist):
-				missing = true // a lab without fixtures
-			case err != nil:
-				return nil, fmt.Errorf("reading the lab: %w", err)
-			case info.Mode()&fs.ModeSymlink != 0:
-				return nil, linkError(dir, p, info.Mode())
-			case !info.IsDir():
-				return nil, fmt.Errorf("%s in %s is not a directory", p, dir)
+		var dirs []string
+		for _, im := range l.Cluster.Images {
+			if im.Build != "" {
+				dirs = append(dirs, im.Build)
 			}
 		}
-		if missing {
-			continue
-		}
-		for _, p := range parents[:len(parents)-1] {
-			if !seen[p] {
-				seen[p] = true
-				files = append(files, bundle.File{Path: p, Dir: true})
-			}
-		}
-		err := fs.WalkDir(os.DirFS(dir), tree, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if err := hostToolFile(p); err != nil {
-				return err
-			}
-			if seen[p] {
-				return nil
-			}
-			seen[p] = true
-			switch {
-			case d.IsDir():
-				files = append(files, bundle.File{Path: p, Dir: true})
-			case d.Type().IsRegular():
-				files = append(files, bundle.File{Path: p})
-			default:
-				return linkError(dir, p, d.Type())
-			}
-			return nil
-		})
-		var hostErr *HostToolFileError
-		var linkErr *LinkError
-		switch {
-		case errors.As(err, &hostErr), errors.As(err, &linkErr):
-			return nil, err
-		case err != nil:
-			return nil, fmt.Errorf("reading the lab: %w", err)
-		}
-	}
-	return files, nil
-}
-
-// LinkError refuses a lab that holds a link, a device, a FIFO or a socket:
-// an install never reads outside the lab's directory.
-type LinkError struct {
-	Dir, Path string
-	Mode      fs.FileMode
-}
-
-func (e *LinkError) Error() string {
-	what := "a symbolic link"
-	switch {
-	case e.Mode&fs.ModeSymlink != 0:
-	case e.Mode&fs.ModeNamedPipe != 0:
-		what = "a FIFO"
-	case e.Mode&fs.ModeSocket != 0:
-		what = "a socket"
-	case e.Mode&fs.ModeDevice != 0:
-		what = "a device"
-	default:
-		what = "no regular file or directory"
-	}
-	return fmt.Sprintf("%s in the lab %s is %s: a lab holds only regular files and directories, and nothing of it is read through a link; "+
-		"put the file itself there, or remove it", e.Path, e.Dir, what)
-}
-
-func linkError(dir, p string, mode fs.FileMode) error {
-	return &LinkError{Dir: dir, Path: p, Mode: mode.Type()}
-}
-
-// regular checks that file (shown as name) is a regular file, not a link.
-func regular(file, name string) error {
-	info, err := os.Lstat(file)
+		return dirs, nil
+	}})
 	if err != nil {
-		return fmt.Errorf("reading the lab: %w", err)
+		return nil, nil, err
 	}
-	if !info.Mode().IsRegular() {
-		return linkError(filepath.Dir(file), name, info.Mode())
-	}
-	return nil
+	return read, l, nil
 }
 
-// Digest identifies an installed lab's files: "sha256:<hex>" over every
-// path of files (of the lab in dir) in lexical order, with a file's executable bit and the
-// SHA-256 of its content. The same lab installed twice from any source has
-// the same digest.
-func Digest(dir string, files []bundle.File) (string, error) {
-	sorted := append([]bundle.File(nil), files...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
+// Files lists what of the lab read an install copies and a bundle holds:
+// the lab file (as lab.yaml), README.md when there is one, fixtures/ and
+// the build directory of every image, each directory before what it holds.
+func Files(read *labread.Lab) []bundle.File {
+	files := []bundle.File{{Path: LabFile}}
+	for _, f := range read.Files {
+		files = append(files, bundle.File{Path: f.Path, Dir: f.Dir})
+	}
+	return files
+}
+
+// DigestOf identifies a lab's files as read: "sha256:<hex>" over every
+// path (the lab file as lab.yaml) in lexical order, with a file's
+// executable bit and the SHA-256 of its content. The same lab installed
+// twice from any source has the same digest.
+func DigestOf(read *labread.Lab) string {
+	all := append([]labread.File{{Path: LabFile, Data: read.Source}}, read.Files...)
+	sort.Slice(all, func(i, j int) bool { return all[i].Path < all[j].Path })
 	h := sha256.New()
 	io.WriteString(h, "labctl-installed-lab-v1\n")
-	for _, f := range sorted {
+	for _, f := range all {
 		if f.Dir {
 			fmt.Fprintf(h, "d %q\n", f.Path)
 			continue
 		}
-		sum, exec, err := hashFile(f.HostPath(dir))
+		exec := "-"
+		if f.Exec {
+			exec = "x"
+		}
+		sum := sha256.Sum256(f.Data)
+		fmt.Fprintf(h, "f %q %s %s\n", f.Path, exec, hex.EncodeToString(sum[:]))
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// Digest is DigestOf for files of the lab in dir, read from there: for a
+// lab labctl itself wrote (a staged or bundled lab).
+func Digest(dir string, files []bundle.File) (string, error) {
+	read := &labread.Lab{}
+	for _, f := range files {
+		if f.Dir {
+			read.Files = append(read.Files, labread.File{Path: f.Path, Dir: true})
+			continue
+		}
+		data, exec, err := readFile(f.HostPath(dir))
 		if err != nil {
 			return "", fmt.Errorf("hashing the lab: %w", err)
 		}
-		fmt.Fprintf(h, "f %q %s %s\n", f.Path, exec, sum)
+		if f.Path == LabFile {
+			read.Source = data
+			continue
+		}
+		read.Files = append(read.Files, labread.File{Path: f.Path, Data: data, Exec: exec})
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return DigestOf(read), nil
 }
 
-func hashFile(p string) (sum, exec string, err error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+func readFile(p string) ([]byte, bool, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return "", "", err
+		return nil, false, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return "", "", err
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", "", err
-	}
-	exec = "-"
-	if info.Mode().Perm()&0o111 != 0 {
-		exec = "x"
-	}
-	return hex.EncodeToString(h.Sum(nil)), exec, nil
-}
-
-// copyFiles copies files from the lab in src into dst: directories 0755,
-// files 0755 when any execute bit is set, else 0644.
-func copyFiles(src, dst string, files []bundle.File) error {
-	for _, f := range files {
-		to := filepath.Join(dst, filepath.FromSlash(f.Path))
-		if f.Dir {
-			if err := os.MkdirAll(to, 0o755); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := copyFile(f.HostPath(src), to); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func copyFile(from, to string) error {
-	in, err := os.OpenFile(from, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	info, err := in.Stat()
-	if err != nil {
-		return err
+		return nil, false, err
 	}
 	if !info.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", from)
+		return nil, false, fmt.Errorf("%s is not a regular file", p)
 	}
-	mode := os.FileMode(0o644)
-	if info.Mode().Perm()&0o111 != 0 {
-		mode = 0o755
-	}
-	return createFile(to, mode, in)
+	data, err := io.ReadAll(f)
+	return data, info.Mode().Perm()&0o111 != 0, err
 }
 
 // createFile writes what r holds into a new file at path (its directory

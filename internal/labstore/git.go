@@ -105,7 +105,7 @@ func (st *staging) fromGit(ctx context.Context, source string, o Options) (*Meta
 		return nil, fmt.Errorf("commit %.12s of %s has no %s in %s: name the lab's directory with --subdir", meta.Commit, source, LabFile, where)
 	}
 	st.shown = fmt.Sprintf("%s@%.12s:%s", source, meta.Commit, path.Join(meta.Subdir, LabFile))
-	if err := st.copyLab(src, filepath.Join(src, LabFile)); err != nil {
+	if err := st.copyLab(filepath.Join(src, LabFile)); err != nil {
 		return nil, err
 	}
 	return meta, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/labctl/labctl/internal/bundle"
 	"github.com/labctl/labctl/internal/flock"
+	"github.com/labctl/labctl/internal/labread"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -171,15 +172,21 @@ func (s *Store) install(ctx context.Context, o Options, fill func(context.Contex
 		return nil, fmt.Errorf("making a staging directory in the labs directory: %w", err)
 	}
 	defer os.RemoveAll(work)
+	// The labs directory is labctl's own, named by the environment: its
+	// path is resolved once, and the staged lab read beneath it by labread.
+	if real, err := filepath.EvalSymlinks(work); err == nil {
+		work = real
+	}
 	st := &staging{dir: work}
 	meta, err := fill(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	l, files, err := st.check()
+	read, l, err := st.check()
 	if err != nil {
 		return nil, err
 	}
+	files := Files(read)
 	if l.Metadata.Name == BuiltIn {
 		return nil, fmt.Errorf("lab %s is built into labctl, and an installed lab may not take its name: rename the lab (metadata.name), or use it with --lab PATH", BuiltIn)
 	}
@@ -196,9 +203,7 @@ func (s *Store) install(ctx context.Context, o Options, fill func(context.Contex
 	if err := consent(l, o.AllowHostAccess, meta); err != nil {
 		return nil, err
 	}
-	if meta.Digest, err = Digest(st.labDir(), files); err != nil {
-		return nil, err
-	}
+	meta.Digest = DigestOf(read)
 	if st.bundle != nil && st.bundle.Manifest.Lab.Digest != meta.Digest {
 		return nil, &bundle.Error{File: meta.Source, Problem: "is corrupt: its lab's files do not make up the digest its manifest names", Fix: "download it again"}
 	}
@@ -272,20 +277,15 @@ func (s *Store) removeStale() {
 	}
 }
 
-// check loads the staged lab and lists its files: the lab must load
-// (lab.Load: the lab file and its images' build directories) before it
-// lands.
-func (st *staging) check() (*lab.Lab, []bundle.File, error) {
+// check reads and loads the staged lab: it must load (the lab file, and
+// its images' build directories read with its fixtures) before it lands.
+func (st *staging) check() (*labread.Lab, *lab.Lab, error) {
 	file := filepath.Join(st.labDir(), LabFile)
-	l, err := lab.Load(file)
+	read, l, err := Read(file)
 	if err != nil {
-		return nil, nil, notLoaded(err, file, st.shown)
+		return nil, nil, st.notRead(err, file)
 	}
-	files, err := Files(file, l)
-	if err != nil {
-		return nil, nil, err
-	}
-	return l, files, nil
+	return read, l, nil
 }
 
 // notLoaded is the error of a lab that does not load, its problems naming
@@ -305,16 +305,26 @@ func notLoaded(err error, loaded, shown string) error {
 	return fmt.Errorf("the lab %s does not load, so nothing was installed:\n%w", shown, err)
 }
 
+// notRead is the error of a lab whose file, loaded from file, could not
+// be read or does not load.
+func (st *staging) notRead(err error, file string) error {
+	var errs lab.Errors
+	if errors.As(err, &errs) {
+		return notLoaded(err, file, st.shown)
+	}
+	return err
+}
+
 // installedDigest is the digest of the lab installed in dir.
 func installedDigest(dir string) (string, error) {
-	l, err := lab.Load(filepath.Join(dir, LabFile))
+	if real, err := filepath.EvalSymlinks(filepath.Dir(dir)); err == nil {
+		dir = filepath.Join(real, filepath.Base(dir)) // the labs directory's own path
+	}
+	read, _, err := Read(filepath.Join(dir, LabFile))
 	if err != nil {
 		return "", err
 	}
-	files, err := Files(filepath.Join(dir, LabFile), l)
-	if err != nil {
-		return "", err
-	}
+	files := Files(read)
 	// A lab directory holding more than its files (an install of an
 	// earlier labctl that landed every entry of a bundle) differs from
 	// any lab.
@@ -325,7 +335,7 @@ func installedDigest(dir string) (string, error) {
 	if len(extra) > 0 {
 		return "", fmt.Errorf("%s holds %s, which is no part of the lab", dir, strings.Join(extra, ", "))
 	}
-	return Digest(dir, files)
+	return DigestOf(read), nil
 }
 
 // uncovered is the error of a staged lab holding extra, which its file
@@ -389,29 +399,25 @@ func (st *staging) fromDir(source string) (*Meta, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, file := abs, filepath.Join(abs, LabFile)
+	file := filepath.Join(abs, LabFile)
 	if isYAML(abs) {
-		dir, file = filepath.Dir(abs), abs
+		file = abs
 	}
 	st.shown = file
-	if err := st.copyLab(dir, file); err != nil {
+	if err := st.copyLab(file); err != nil {
 		return nil, err
 	}
 	return &Meta{Kind: KindDir, Source: abs}, nil
 }
 
-// copyLab copies the lab whose lab file is file, in dir, into the staging
-// directory (the lab file as lab.yaml).
-func (st *staging) copyLab(dir, file string) error {
-	l, err := lab.Load(file)
+// copyLab reads the lab whose lab file is file and writes what it read
+// into the staging directory (the lab file as lab.yaml).
+func (st *staging) copyLab(file string) error {
+	read, _, err := Read(file)
 	if err != nil {
-		return notLoaded(err, file, st.shown)
+		return st.notRead(err, file)
 	}
-	files, err := Files(file, l)
-	if err != nil {
-		return err
-	}
-	if err := copyFiles(dir, st.labDir(), files); err != nil {
+	if err := read.Write(st.labDir(), LabFile); err != nil {
 		return fmt.Errorf("copying the lab: %w", err)
 	}
 	return nil

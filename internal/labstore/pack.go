@@ -51,15 +51,26 @@ func Pack(ctx context.Context, o PackOptions) (m *bundle.Manifest, err error) {
 			return nil, fmt.Errorf("image %s is labctl's own, and a bundle never carries it (install refuses it): leave it out, and move it with `labctl images save` and `labctl images load`", im.Ref)
 		}
 	}
-	files, err := Files(o.LabFile, o.Lab)
+	// The lab is read once; what was read is written to a private
+	// directory, hashed and packed from there.
+	read, l, err := Read(o.LabFile)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Dir(o.LabFile)
-	digest, err := Digest(dir, files)
-	if err != nil {
-		return nil, err
+	if l.Metadata.Name != o.Lab.Metadata.Name {
+		return nil, fmt.Errorf("%s changed while it was packed: pack it again", o.LabFile)
 	}
+	dir, err := os.MkdirTemp("", "labctl-pack-")
+	if err != nil {
+		return nil, fmt.Errorf("packing the lab: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if err := read.Write(filepath.Join(dir, "lab"), LabFile); err != nil {
+		return nil, fmt.Errorf("packing the lab: %w", err)
+	}
+	dir = filepath.Join(dir, "lab")
+	files := Files(read)
+	digest := DigestOf(read)
 	out, err := os.CreateTemp(filepath.Dir(o.Output), "."+filepath.Base(o.Output)+".tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("writing the bundle: %w", err)

@@ -117,7 +117,7 @@ func TestRefusedInstallsChangeNothing(t *testing.T) {
 	}{
 		{"other files under an installed name", other, Options{}, []string{"another lab named small is installed (from " + src + ")", "--force"}},
 		{"a lab that does not load", broken, Options{}, []string{"does not load", filepath.Join(broken, LabFile) + ":5:1", "bogus"}},
-		{"a build directory that is missing", noBuild, Options{}, []string{"does not load", "images/web"}},
+		{"a build directory that is missing", noBuild, Options{}, []string{"images/web does not exist in the lab", "create it"}},
 		{"the built-in lab's name", builtIn, Options{}, []string{"built into labctl", "rename the lab"}},
 		{"a directory that holds no lab", empty, Options{}, []string{"holds no lab.yaml and is no git repository"}},
 		{"a path that does not exist", filepath.Join(empty, "none"), Options{}, []string{"does not exist"}},

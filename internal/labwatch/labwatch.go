@@ -20,11 +20,11 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/labctl/labctl/internal/labread"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -90,9 +90,10 @@ func (w *Watcher) Run(ctx context.Context, apply func(Change)) {
 	}
 }
 
-// sum is the digest of the file's bytes; zero when it cannot be read.
+// sum is the digest of the file's bytes; zero when it cannot be read (as
+// labread reads a lab file: a link, a FIFO or a device is not read).
 func (w *Watcher) sum() [sha256.Size]byte {
-	b, err := os.ReadFile(w.File)
+	b, err := labread.ReadFile(w.File)
 	if err != nil {
 		return [sha256.Size]byte{}
 	}

@@ -93,7 +93,7 @@ func (g *globals) loadLabState() (*labState, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := labBytes(source)
+	raw, err := g.labBytes(source)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", source, err)
 	}

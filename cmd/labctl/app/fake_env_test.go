@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,8 @@ type fakeEnv struct {
 
 	mu    sync.Mutex
 	calls []string // what the command asked for, in order
+	// fixtures are the fixtures the last Up was given.
+	fixtures fs.FS
 }
 
 func (f *fakeEnv) called(format string) {
@@ -52,6 +55,7 @@ func (f *fakeEnv) called(format string) {
 
 func (f *fakeEnv) Up(_ context.Context, o kind.Options) (liveLab, error) {
 	f.called("up " + o.Lab.Metadata.Name)
+	f.fixtures = o.Fixtures
 	if f.upErr != nil {
 		return nil, f.upErr
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -59,7 +60,7 @@ func newImportSubcommand(g *globals, fn func(src, out string) (*importer.Result,
 		Example: example,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(g, fn, args[0], out)
+			return runImport(cmd.Context(), g, fn, args[0], out)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the lab `DIR` to write (default ./<the "+what+" directory's name>)")
@@ -67,14 +68,30 @@ func newImportSubcommand(g *globals, fn func(src, out string) (*importer.Result,
 }
 
 // runImport imports src with fn into out and says what came in and what
-// is left to the author.
-func runImport(g *globals, fn func(src, out string) (*importer.Result, error), src, out string) error {
+// is left to the author. An interrupt (ctrl-C, SIGTERM) ends it at once,
+// whatever the import is reading.
+func runImport(ctx context.Context, g *globals, fn func(src, out string) (*importer.Result, error), src, out string) error {
 	if out == "" {
 		out = filepath.Base(filepath.Clean(src))
 	}
-	r, err := fn(src, out)
-	if err != nil {
-		return err
+	type result struct {
+		r   *importer.Result
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := fn(src, out)
+		done <- result{r, err}
+	}()
+	var r *importer.Result
+	select {
+	case res := <-done:
+		if res.err != nil {
+			return res.err
+		}
+		r = res.r
+	case <-ctx.Done():
+		return &ExitError{Code: exitInterrupted, Err: fmt.Errorf("import was interrupted: no lab was written to %s (a .labctl-import-* directory beside it, if any, is a partial one: remove it)", textsafe.EscapeLine(out))}
 	}
 	w := g.streams.Out
 	fmt.Fprintf(w, "✓ Imported %s into %s: %s, %s (%d typed), %d of %d steps with a solve\n",
@@ -87,6 +104,6 @@ func runImport(g *globals, fn func(src, out string) (*importer.Result, error), s
 	if !strings.Contains(dir, "/") {
 		dir = "./" + dir // --lab reads a bare word as an installed lab's name
 	}
-	_, err = fmt.Fprintf(w, "Next: labctl test --lab %s\n", textsafe.EscapeLine(dir))
+	_, err := fmt.Fprintf(w, "Next: labctl test --lab %s\n", textsafe.EscapeLine(dir))
 	return err
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labctl/labctl"
+	"github.com/labctl/labctl/internal/labread"
 	"github.com/labctl/labctl/internal/labstore"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
@@ -70,11 +70,9 @@ func (g *globals) loadLabAsWritten() (*lab.Lab, fs.FS, string, string, error) {
 		}
 		return l, labctl.DefaultFixtures(), builtInLab, "", nil
 	}
-	l, err := lab.Load(file)
-	if err != nil {
-		return nil, nil, file, "", err
-	}
-	fixtures, err := fixturesBeside(file)
+	// The one read of the lab from disk: its fixtures are what was read,
+	// held in memory, and so is the lab file's content (labBytes).
+	read, l, err := labstore.Read(file)
 	if err != nil {
 		return nil, nil, file, "", err
 	}
@@ -82,7 +80,26 @@ func (g *globals) loadLabAsWritten() (*lab.Lab, fs.FS, string, string, error) {
 	if err != nil {
 		return nil, nil, file, "", err
 	}
-	return l, fixtures, file, dir, nil
+	g.read = &readLab{file: file, source: read.Source}
+	return l, read.FS(labread.Fixtures), file, dir, nil
+}
+
+// readLab is the lab file last read, and its content as read.
+type readLab struct {
+	file   string
+	source []byte
+}
+
+// labBytes are the bytes of the lab file source (builtInLab: the lab built
+// into labctl): as loadLab read them, else read as labread reads a lab file.
+func (g *globals) labBytes(source string) ([]byte, error) {
+	if source == builtInLab {
+		return labctl.DefaultLab(), nil
+	}
+	if g.read != nil && g.read.file == source {
+		return g.read.source, nil
+	}
+	return labread.ReadFile(source)
 }
 
 // labFile resolves the lab the configuration names to its lab file, "" for
@@ -122,6 +139,11 @@ func (g *globals) labFile() (string, error) {
 	}
 	if err != nil {
 		return "", err
+	}
+	// The labs directory is labctl's own, named by the environment: its
+	// path is resolved once; the lab is read beneath it through no link.
+	if real, err := filepath.EvalSymlinks(store.Dir()); err == nil {
+		dir = filepath.Join(real, filepath.Base(dir))
 	}
 	return filepath.Join(dir, labstore.LabFile), nil
 }
@@ -175,20 +197,4 @@ func completeLab(g *globals) cobra.CompletionFunc {
 		}
 		return names, cobra.ShellCompDirectiveDefault
 	}
-}
-
-// fixturesBeside returns the fixtures/ directory next to a lab file, or an
-// empty file system when the lab has none.
-func fixturesBeside(file string) (fs.FS, error) {
-	dir := filepath.Join(filepath.Dir(file), "fixtures")
-	info, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return embed.FS{}, nil // the zero embed.FS is an empty file system
-	case err != nil:
-		return nil, fmt.Errorf("reading the lab's fixtures: %w", err)
-	case !info.IsDir():
-		return nil, fmt.Errorf("%s is not a directory; a lab's fixtures/ must be one", dir)
-	}
-	return os.DirFS(dir), nil
 }

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/labctl/labctl/internal/labread"
 	"github.com/labctl/labctl/internal/labstore"
 	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
@@ -42,13 +42,12 @@ func runLint(g *globals, file string, strict bool) error {
 	var (
 		l      *lab.Lab
 		source = file
-		dir    = filepath.Dir(file)
 		err    error
 	)
 	if file != "" {
-		l, err = lab.Load(file)
+		_, l, err = labstore.Read(file)
 	} else {
-		l, _, source, dir, err = g.loadLabAsWritten()
+		l, _, source, _, err = g.loadLabAsWritten()
 	}
 	var problems lab.Errors
 	if errors.As(err, &problems) {
@@ -57,15 +56,17 @@ func runLint(g *globals, file string, strict bool) error {
 		}
 		return &ExitError{Code: exitFailed, Err: fmt.Errorf("%s: %s", source, count(len(problems), "problem"))}
 	}
+	// What the reader refuses (links, FIFOs, devices, host tools'
+	// configuration, a lab too large) is a problem of the lab.
+	var linkErr *labread.LinkError
+	var hostErr *labread.HostToolFileError
+	var limitErr *labread.LimitError
+	if errors.As(err, &linkErr) || errors.As(err, &hostErr) || errors.As(err, &limitErr) {
+		fmt.Fprintln(g.streams.Err, textsafe.EscapeLine(err.Error()))
+		return &ExitError{Code: exitFailed, Err: fmt.Errorf("%s: 1 problem", source)}
+	}
 	if err != nil {
 		return err
-	}
-	// What pack and install would refuse: links, host tools' configuration.
-	if dir != "" {
-		if _, err := labstore.Files(source, l); err != nil {
-			fmt.Fprintln(g.streams.Err, textsafe.EscapeLine(err.Error()))
-			return &ExitError{Code: exitFailed, Err: fmt.Errorf("%s: 1 problem", source)}
-		}
 	}
 	warnings := l.Lint()
 	for _, w := range warnings {

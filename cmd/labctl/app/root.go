@@ -37,6 +37,8 @@ type globals struct {
 	streams Streams
 	cfg     *viper.Viper
 	env     environment
+	// read is the lab file loadLab last read.
+	read *readLab
 }
 
 // labPath is the lab file named by --lab, LABCTL_LAB or the config file, or

@@ -149,7 +149,7 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 		if env, err = g.env.Up(ctx, up); err != nil {
 			return &ExitError{Code: exitError, Err: fmt.Errorf("bringing up the test environment: %w", err)}
 		}
-		if err := recordBuiltFrom(store.Dir(), source, tl, fixtures, labDir); err != nil {
+		if err := recordBuiltFrom(g, store.Dir(), source, tl, fixtures, labDir); err != nil {
 			env.Close()
 			return &ExitError{Code: exitError, Err: fmt.Errorf("recording what the test environment was built from: %w", err)}
 		}

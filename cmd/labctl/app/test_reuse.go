@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	labctl "github.com/labctl/labctl"
 	"github.com/labctl/labctl/internal/atomicfile"
 	"github.com/labctl/labctl/internal/labwatch"
 	"github.com/labctl/labctl/internal/progress"
@@ -52,18 +51,9 @@ func treesOf(l *lab.Lab, fixtures fs.FS, labDir string) (map[string]string, erro
 	return trees, nil
 }
 
-// labBytes are the bytes of the lab file source (builtInLab: the lab built
-// into labctl).
-func labBytes(source string) ([]byte, error) {
-	if source == builtInLab {
-		return labctl.DefaultLab(), nil
-	}
-	return os.ReadFile(source)
-}
-
 // recordBuiltFrom writes what the test environment in dir was built from.
-func recordBuiltFrom(dir, source string, l *lab.Lab, fixtures fs.FS, labDir string) error {
-	raw, err := labBytes(source)
+func recordBuiltFrom(g *globals, dir, source string, l *lab.Lab, fixtures fs.FS, labDir string) error {
+	raw, err := g.labBytes(source)
 	if err != nil {
 		return err
 	}
@@ -85,7 +75,7 @@ func recordBuiltFrom(dir, source string, l *lab.Lab, fixtures fs.FS, labDir stri
 // the file source (tl, under test, with its fixtures and directory), or ""
 // when it can: it was built from a lab whose cluster, sandbox, access and
 // copied trees are this one's.
-func reusable(dir, source string, tl *lab.Lab, fixtures fs.FS, labDir string) string {
+func reusable(g *globals, dir, source string, tl *lab.Lab, fixtures fs.FS, labDir string) string {
 	b, err := os.ReadFile(filepath.Join(dir, builtFromFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "no test environment was kept (`labctl test --keep` or --reuse keeps one)"
@@ -101,7 +91,7 @@ func reusable(dir, source string, tl *lab.Lab, fixtures fs.FS, labDir string) st
 	if err != nil {
 		return "the lab it was built from no longer loads: " + err.Error()
 	}
-	raw, err := labBytes(source)
+	raw, err := g.labBytes(source)
 	if err != nil {
 		return err.Error()
 	}
@@ -138,7 +128,7 @@ func reusable(dir, source string, tl *lab.Lab, fixtures fs.FS, labDir string) st
 // brings it back to the lab's start, as a reset does; nil, with the reason,
 // when it cannot be used (then a fresh one is brought up).
 func reuseTestEnvironment(ctx context.Context, g *globals, source string, tl *lab.Lab, store *progress.Store, up kind.Options) (liveLab, string) {
-	if why := reusable(store.Dir(), source, tl, up.Fixtures, up.LabDir); why != "" {
+	if why := reusable(g, store.Dir(), source, tl, up.Fixtures, up.LabDir); why != "" {
 		return nil, why
 	}
 	env, err := g.env.Connect(ctx, up)
