@@ -129,6 +129,8 @@ func (v *validator) translations(l *Lab) {
 			v.add(p, "%q is the lab's own language (metadata.language); a translation is in another one", tag)
 		}
 		tr := l.Translations[tag]
+		v.codeBlocks(p+".goal", "the "+tag+" goal", tr.Goal)
+		v.codeBlocks(p+".why", "the "+tag+" why", tr.Why)
 		for _, id := range slices.Sorted(maps.Keys(tr.Steps)) {
 			sp := joinKey(p+".steps", id)
 			i := slices.IndexFunc(l.Steps, func(s Step) bool { return s.ID == id })
@@ -136,6 +138,7 @@ func (v *validator) translations(l *Lab) {
 				v.add(sp, "the lab has no step %q; translations name steps by their id", id)
 				continue
 			}
+			v.stepTexts(sp, id, tr.Steps[id])
 			s, t := &l.Steps[i], tr.Steps[id]
 			if len(t.Hints) > len(s.Hints) {
 				v.add(sp+".hints", "%d hints, but step %s has %d; a translation gives the step's hints in their order", len(t.Hints), id, len(s.Hints))

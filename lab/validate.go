@@ -155,6 +155,8 @@ func (v *validator) metadata(m *Metadata) {
 	if len(m.Language) > maxLanguageTagLen || !languageRE.MatchString(m.Language) {
 		v.add("metadata.language", "%q is not a BCP 47 language tag such as en, ja or pt-BR", m.Language)
 	}
+	v.codeBlocks("metadata.goal", "the lab's goal", m.Goal)
+	v.codeBlocks("metadata.why", "the lab's why", m.Why)
 }
 
 func (v *validator) cluster(c *Cluster) {
@@ -304,6 +306,19 @@ func (v *validator) step(p string, s *Step) {
 	}
 	v.alternatives(p, s)
 	v.probe(p, s, checks)
+	v.stepTexts(p, s.ID, StepText{Instructions: s.Instructions, Why: s.Why, Solution: s.Solution, Hints: s.Hints})
+}
+
+// stepTexts checks the code blocks of a step's Markdown texts (its own or
+// a translation's) at p.
+func (v *validator) stepTexts(p, id string, t StepText) {
+	what := fmt.Sprintf("step %q", id)
+	v.codeBlocks(p+".instructions", what+"'s instructions", t.Instructions)
+	v.codeBlocks(p+".why", what+"'s why", t.Why)
+	v.codeBlocks(p+".solution", what+"'s solution", t.Solution)
+	for i, h := range t.Hints {
+		v.codeBlocks(joinIndex(p+".hints", i), fmt.Sprintf("%s's hint %d", what, i+1), h)
+	}
 }
 
 // sandboxCheck validates c, at p, and that what it reads in the sandbox

@@ -15,6 +15,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -29,6 +30,8 @@ import (
 
 	"github.com/coder/websocket"
 	"k8s.io/client-go/rest"
+
+	"github.com/labctl/labctl/lab"
 )
 
 // rawRequest sends text as one HTTP request on a new connection and
@@ -839,4 +842,46 @@ func TestAttackManyTerminals(t *testing.T) {
 	// An existing one still re-attaches.
 	c = dialTerminal(t, ts, "m0")
 	c.CloseNow()
+}
+
+// TestAttackCodeBlockShownAsTyped: the lab's author writes code blocks
+// that would show one text and have another typed (entities, raw HTML,
+// blocks in lists and quotes, an info string with entities): every <pre>
+// the server renders is one of the blocks the lab loader checks
+// (lab.CodeBlocks), holds no markup, and its text as the browser reads it
+// is the block's text, the language in its class the block's. So the
+// loader's refusal of what the page does not show covers exactly what
+// the Run and Copy buttons take.
+func TestAttackCodeBlockShownAsTyped(t *testing.T) {
+	preRE := regexp.MustCompile(`(?s)<pre><code(?: class="language-([^"]*)")?>(.*?)</code></pre>`)
+	r := newMarkdownRenderer(true)
+	for _, md := range []string{
+		"```sh\necho &lt;b&gt; &#x202E; &amp;\n```",
+		"<pre><code>raw html</code></pre>\n\n```sh\nls\n```",
+		"text <span style=\"display:none\">rm -rf ~</span>\n\n```sh\necho <span hidden>x</span>shown\n```",
+		"- item\n\n  ```sh\n  echo in-a-list\n  ```\n> quoted\n>\n>     indented in a quote\n",
+		"```b&#97;sh  {.x}\n\tls  \n\n```\n\n```YAML\nk: v\n```",
+		"\n\n    leading indented block\n\n``` sh\nls\n```",
+	} {
+		blocks := lab.CodeBlocks(md)
+		out := r.Render(md)
+		if len(blocks) == 0 {
+			t.Errorf("the loader finds no block in %q: this case shows nothing", md)
+		}
+		if n := strings.Count(out, "<pre"); n != len(blocks) {
+			t.Errorf("%q renders %d <pre> but the loader checks %d blocks:\n%s", md, n, len(blocks), out)
+			continue
+		}
+		for i, m := range preRE.FindAllStringSubmatch(out, -1) {
+			if strings.Contains(m[2], "<") {
+				t.Errorf("%q: block %d holds markup: %s", md, i+1, m[2])
+			}
+			if got := html.UnescapeString(m[2]); got != blocks[i].Text {
+				t.Errorf("%q: block %d shows %q, the loader checks %q", md, i+1, got, blocks[i].Text)
+			}
+			if lang := html.UnescapeString(m[1]); lang != blocks[i].Lang {
+				t.Errorf("%q: block %d is in %q on the page, in %q for the loader", md, i+1, lang, blocks[i].Lang)
+			}
+		}
+	}
 }

@@ -329,6 +329,10 @@ func TestBrowserAuthorsTextReachesNoOne(t *testing.T) {
 func TestBrowserCodeBlockButtons(t *testing.T) {
 	ts := startServer(t, realPage, func(c *Config) {
 		c.Lab.Steps[0].Instructions = "Look:\n\n```sh\necho from-the-page\nls /root\n```\n\nThen:\n\n```yaml\nkind: ConfigMap\n```\n"
+		// A lab that reached the page without the loader: its goal's blocks
+		// hold what the page does not show.
+		c.Lab.Metadata.Goal = "Hidden:\n\n```sh\necho unshown-1\u202Etxt.exe\n```\n\n```sh\necho unshown-2\x1b[2K\n```\n\n" +
+			"```sh\ncat /etc/unshown-3\t\n```\n\n```yaml\nkind: Con\u200bfigMap\n```\n"
 	})
 	ctx := e2etest.Chromium(t)
 	for _, name := range []string{"clipboard-read", "clipboard-write"} {
@@ -382,6 +386,41 @@ func TestBrowserCodeBlockButtons(t *testing.T) {
 	if strings.Contains(shell.typedText(), "kind: ConfigMap") {
 		t.Errorf("copying typed the block into the terminal: %q", shell.typedText())
 	}
+
+	t.Run("a block holding what the page does not show", func(t *testing.T) {
+		poll(t, ctx, "noted the goal's four refused blocks", `document.querySelectorAll('#lab-goal .code-refused').length === 4`)
+		type block struct {
+			Copy, Run string // "on", "off" or "" (no button)
+			Note      string
+			Visible   bool
+		}
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[[]block](`[...document.querySelectorAll('#lab-goal .code-actions')].map(bar => {
+			const state = (b) => b ? (b.disabled ? 'off' : 'on') : '';
+			const note = bar.nextElementSibling;
+			const run = bar.querySelector('.code-run');
+			return { copy: state(bar.querySelector('.code-copy')), run: state(run), note: note.textContent,
+				visible: note.getBoundingClientRect().height > 0 && (!run || run.getAttribute('aria-describedby') === note.id) };
+		})`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []struct{ copy, run, char string }{{"off", "off", "U+202E"}, {"off", "off", "U+001B"}, {"on", "off", "U+0009"}, {"off", "", "U+200B"}}
+		if len(got) != len(want) {
+			t.Fatalf("the goal's blocks: %+v, want %d", got, len(want))
+		}
+		for i, w := range want {
+			if g := got[i]; g.Copy != w.copy || g.Run != w.run || !strings.Contains(g.Note, w.char) || !g.Visible {
+				t.Errorf("block %d: copy %q, run %q, note %q (shown and described: %v); want copy %q, run %q and a shown note naming %s", i+1, g.Copy, g.Run, g.Note, g.Visible, w.copy, w.run, w.char)
+			}
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelectorAll('#lab-goal .code-run').forEach(b => b.click()), true`)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		if typed := shell.typedText(); strings.Contains(typed, "unshown") {
+			t.Errorf("a refused block reached the terminal: %q", typed)
+		}
+	})
 }
 
 // TestBrowserClosedSolution: a step's solution is not on the page until the

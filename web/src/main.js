@@ -55,13 +55,43 @@ function setHTML(container, html) {
 // or in none; a block of YAML, JSON or another language is only copied.
 const shellBlock = (code) => !/\blanguage-/.test(code.className) || /\blanguage-(sh|bash|shell|console|zsh)\b/.test(code.className);
 
+// unshownRE matches a character the page does not show but a terminal
+// gets: a control character, a format character (bidirectional controls,
+// zero-width spaces and joiners, soft hyphen, byte order mark), a line or
+// paragraph separator, a variation selector, another default-ignorable
+// character (the Hangul fillers) and a lone surrogate. The lab loader
+// (lab.FirstUnshown) refuses a lab whose code blocks hold one; the page
+// refuses them again.
+const unshownRE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Variation_Selector}\p{Default_Ignorable_Code_Point}]/u;
+
+// unshownChar is the first character of a code block's text that the page
+// does not show but the terminal would get, as U+XXXX; '' for none. A tab
+// counts in a block to run (the shell completes the word on it), a newline
+// never (each line is typed and ended by Enter, as shown).
+function unshownChar(text, toRun) {
+  for (const ch of text) {
+    if (ch === '\n' || (ch === '\t' && !toRun)) continue;
+    if (unshownRE.test(ch)) return `U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+  }
+  return '';
+}
+
 // addCodeButtons gives each code block a Copy button and, for a shell's
 // block, a Run button that types it into the terminal on show, as if the
-// learner had typed it: nothing is typed before the learner's click.
+// learner had typed it: nothing is typed before the learner's click. A
+// block holding markup or a character the page does not show is neither
+// copied nor run, and a tab keeps a block from being run: its buttons are
+// disabled, and a note under them says why.
+let refusedNotes = 0;
 function addCodeButtons(container) {
   for (const pre of container.querySelectorAll('pre')) {
     const code = pre.querySelector('code') || pre;
     const text = code.textContent.replace(/\n+$/, '');
+    const toRun = shellBlock(code);
+    // The server renders a block as text alone; markup inside would be
+    // text the page might show otherwise than it is typed.
+    const markup = code.children.length > 0;
+    const hidden = unshownChar(text, false);
     const copy = el('button', { type: 'button', class: 'code-copy', text: t('copy') });
     copy.addEventListener('click', async () => {
       try {
@@ -73,24 +103,38 @@ function addCodeButtons(container) {
       setTimeout(() => { copy.textContent = t('copy'); }, 2000);
     });
     const bar = el('div', { class: 'code-actions' }, copy);
-    if (shellBlock(code)) {
+    let refused = '';
+    if (markup || hidden) {
+      refused = markup ? t('codeMarkup') : t('codeRefused', hidden);
+      copy.disabled = true;
+    }
+    if (toRun) {
       const run = el('button', { type: 'button', class: 'code-run', text: t('runInTerminal') });
-      run.addEventListener('click', () => typeInTerminal(text));
+      if (!refused && unshownChar(text, true)) refused = t('runRefusedTab');
+      if (refused) run.disabled = true;
+      else run.addEventListener('click', () => typeInTerminal(text));
       bar.append(run);
     }
     pre.after(bar);
+    if (refused) {
+      const note = el('p', { class: 'code-refused', id: `code-refused-${++refusedNotes}`, text: refused });
+      for (const b of bar.querySelectorAll('button:disabled')) b.setAttribute('aria-describedby', note.id);
+      bar.after(note);
+    }
   }
 }
 
 // typeInTerminal types text into the terminal on show (a new one when
-// none is), each line ended by Enter, and gives it the focus.
+// none is), each line ended by Enter, and gives it the focus. It types
+// nothing that the page would not show.
 function typeInTerminal(text) {
+  if (unshownChar(text, true)) return;
   const tab = document.querySelector('#terminal-tabs [role=tab][aria-selected=true]')
     || document.querySelector('#terminal-tabs [role=tab]');
   let session = tab && page.terminals.get(tab.dataset.terminal);
   if (!session) session = addTerminal(true);
   else selectTab(tab, true);
-  session.send(session.encoder.encode(text.replace(/\r?\n/g, '\r') + '\r'));
+  session.send(session.encoder.encode(text.replace(/\n/g, '\r') + '\r'));
 }
 
 function say(text) {
