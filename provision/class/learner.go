@@ -28,7 +28,7 @@ import (
 
 // learnerRuntime is the runtime of one learner's lab on a class cluster:
 // the learner's namespace, with the control-plane Pod (the API server, the
-// grader and the admin containers) and the sandbox Pod, reached through
+// grader, the admin and the probe containers) and the sandbox Pod, reached through
 // the class cluster's exec API. labctl reaches the learner's API server
 // through a port-forward to the control-plane Pod, with the admin
 // certificate it made.

@@ -491,12 +491,14 @@ func mount(name, path string, readOnly bool) corev1.VolumeMount {
 var apiserverCerts = []string{certCA, certServer, certServerKey, certSA, certSAKey, certEtcdCA, certEtcdClient, certEtcdClientKey}
 
 // controlPlanePod is the virtual control plane: etcd (data on the
-// vcp-data claim), kube-apiserver (audit log beside it), the controller
+// vcp-data claim; TLS only, taking only the API server's client
+// certificate, so that nothing else sharing the Pod's loopback writes past
+// admission), kube-apiserver (audit log beside it), the controller
 // manager, the grader (the checker on a read-only mount placed through the
-// prepare init container; the home and the fixtures read-only) and the admin
-// container (probes' scripts with the control plane's admin identity; the
-// home read-write for seeding, wiping and backups). The learner can exec
-// into none of them.
+// prepare init container; the home and the fixtures read-only), the admin
+// container (no credentials; the home read-write for seeding, wiping and
+// backups) and the probe container (a probe's scripts, with the probe's
+// identity: RunAdminScript). The learner can exec into none of them.
 func (o classObjects) controlPlanePod() *corev1.Pod {
 	no, grace := false, int64(10)
 	fixtures := o.fixturesDir()
