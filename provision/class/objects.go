@@ -86,13 +86,13 @@ const (
 
 // Paths inside the control-plane Pod.
 const (
-	vcpCertDir  = "/etc/vcp"
+	vcpCertDir = "/etc/vcp"
 	// etcdCertDir holds etcd's certificate and its CA's (no CA key).
 	etcdCertDir = "/etc/etcd"
 	// etcdServer is where etcd takes the API server's connections: TLS
 	// with a client certificate of etcd's CA, which only the API server
 	// holds.
-	etcdServer = "https://127.0.0.1:2379"
+	etcdServer  = "https://127.0.0.1:2379"
 	vcpDataDir  = "/var/lib/labctl"
 	vcpAuditDir = vcpDataDir + "/audit"
 	vcpLabSrc   = "/etc/labctl"
@@ -167,10 +167,10 @@ var classDisk = map[string][2]string{
 // Sizes of the emptyDirs (the kubelet evicts a Pod whose emptyDir grows
 // past its sizeLimit) and of the claims.
 const (
-	checkerDirSize  = "256Mi"
+	checkerDirSize = "256Mi"
 	// probeDirSize bounds what a probe's scripts keep (ProbeDir) and their
 	// /tmp.
-	probeDirSize = "64Mi"
+	probeDirSize    = "64Mi"
 	fixturesDirSize = "64Mi"
 	claimSize       = "2Gi"
 	// homeEntries bounds the names in /root (homeboundPod): a name costs
@@ -583,7 +583,7 @@ mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `
 			Containers: []corev1.Container{
 				{
 					Name: "etcd", Image: o.cp.Etcd, ImagePullPolicy: corev1.PullIfNotPresent, Command: etcd,
-					Resources:    resources("etcd"),
+					Resources: resources("etcd"),
 					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: vcpDataDir + "/etcd", SubPath: "etcd"},
 						mount("etcd-certs", etcdCertDir, true)},
 				},
