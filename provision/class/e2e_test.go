@@ -674,6 +674,12 @@ func testHomeBound(t *testing.T, h *classHost, c *Class, ls []*provision.Live, n
 	var out bytes.Buffer
 	_, _ = ls[2].RunScript(ctx, "fallocate -l 3G /root/fill || dd if=/dev/zero of=/root/fill bs=1M count=3072 status=none", &out, &out)
 	stopped("3 GiB into /root")
+	// The warden did not wait for its next look: the file system of the
+	// home grew past what the home could still take, and it looked then.
+	logs, err := h.cs.CoreV1().Pods(ns).GetLogs(homeboundPod, &corev1.PodLogOptions{Container: containerWarden}).DoRaw(ctx)
+	if err != nil || !strings.Contains(string(logs), "more than the home may still take") || !strings.Contains(string(logs), "looking now") {
+		t.Errorf("the warden's log: %v\n%s", err, logs)
+	}
 	othersUntouched(t, h, c, ls, names, before)
 	// Started again over the full home: it may read and delete, and is
 	// left alone for two looks and more.

@@ -181,6 +181,10 @@ const (
 	homeDepth = 4096
 	// homeLook is the least time between two looks at /root.
 	homeLook = 5 * time.Second
+	// homePoll is how often the warden asks, between two looks, how much
+	// of the file system that holds /root is used: growth past what /root
+	// may still take starts a look at once (homebound.Warden.Poll).
+	homePoll = 250 * time.Millisecond
 )
 
 // learnerRequests is the sum of classRequests: memory in bytes, CPU in
@@ -784,7 +788,7 @@ func (o classObjects) homeboundPod() *corev1.Pod {
 				Command: []string{checkerBin, "__homebound", "--dir=/root",
 					"--bytes=" + strconv.FormatInt(claim.Value(), 10), "--entries=" + strconv.Itoa(homeEntries),
 					"--depth=" + strconv.Itoa(homeDepth),
-					"--every=" + homeLook.String(), "--namespace=" + o.namespace, "--pod=" + sandboxPod},
+					"--every=" + homeLook.String(), "--poll=" + homePoll.String(), "--namespace=" + o.namespace, "--pod=" + sandboxPod},
 				Env:       []corev1.EnvVar{{Name: "GOMEMLIMIT", Value: "96MiB"}, {Name: "HOME", Value: "/"}},
 				Resources: resources(containerWarden),
 				// DAC_OVERRIDE: a directory the learner made unreadable is

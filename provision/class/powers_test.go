@@ -310,3 +310,12 @@ func nodeObjects() classObjects {
 	o.nodeImage = "labctl/node:x"
 	return o
 }
+
+// The warden asks the home's file system every homePoll between its looks,
+// so that one allocation past the bound is seen at once.
+func TestHomeboundPolls(t *testing.T) {
+	cmd := container(testObjects().homeboundPod(), containerWarden).Command
+	if !slices.Contains(cmd, "--poll="+homePoll.String()) || homePoll <= 0 || homePoll >= homeLook {
+		t.Errorf("the warden's command: %q", cmd)
+	}
+}
