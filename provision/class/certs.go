@@ -43,11 +43,10 @@ const (
 	certProxyConf      = "kube-proxy.conf"
 	certKubeletClient  = "apiserver-kubelet-client.crt"
 	certKubeletClientK = "apiserver-kubelet-client.key"
-	// etcd's (etcdCerts): a CA of its own, whose only client is the API
-	// server, etcd's serving and peer certificate, and the API server's
-	// client certificate for etcd.
+	// etcd's (addEtcdCerts): the certificate of a CA of its own, whose
+	// key is not kept, etcd's serving and peer certificate, and the API
+	// server's client certificate for etcd.
 	certEtcdCA        = "etcd-ca.crt"
-	certEtcdCAKey     = "etcd-ca.key"
 	certEtcdServer    = "etcd-server.crt"
 	certEtcdServerKey = "etcd-server.key"
 	certEtcdClient    = "apiserver-etcd-client.crt"
@@ -108,13 +107,14 @@ func makeControlPlaneCerts(ns string, now time.Time) (map[string][]byte, error) 
 // a CA of etcd's own, so that no certificate of the control plane's CA
 // (the kubelet's, the scheduler's, labctl's admin) is one etcd accepts,
 // etcd's certificate (it serves and, for its peer port, is a client too)
-// and the API server's client certificate, the only other one it signs.
+// and the API server's client certificate, the only other one it signs:
+// its key is dropped once they are signed.
 func addEtcdCerts(out map[string][]byte, now time.Time) error {
-	ca, caKey, caPEM, caKeyPEM, err := newCA("labctl-class-etcd-ca", now)
+	ca, caKey, caPEM, _, err := newCA("labctl-class-etcd-ca", now)
 	if err != nil {
 		return err
 	}
-	out[certEtcdCA], out[certEtcdCAKey] = caPEM, caKeyPEM
+	out[certEtcdCA] = caPEM
 	if out[certEtcdServer], out[certEtcdServerKey], err = signedCert(ca, caKey, now,
 		[]x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		pkix.Name{CommonName: "etcd"}, []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}); err != nil {

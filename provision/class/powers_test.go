@@ -183,8 +183,7 @@ func TestClassEndProbe(t *testing.T) {
 
 // etcd takes only the API server: TLS with client certificates of a CA of
 // its own, on client and peer ports alike, no plain-HTTP listener; the API
-// server alone holds the client certificate, and no container the CA's
-// key.
+// server alone holds the client certificate, and no one the CA's key.
 func TestEtcdTakesOnlyTheAPIServer(t *testing.T) {
 	for _, o := range []classObjects{testObjects(), nodeObjects()} {
 		p := o.controlPlanePod()
@@ -223,8 +222,6 @@ func TestEtcdTakesOnlyTheAPIServer(t *testing.T) {
 			for _, m := range c.VolumeMounts {
 				for _, k := range keysOf[m.Name] {
 					switch {
-					case k == certEtcdCAKey:
-						t.Errorf("container %s has etcd's CA key", c.Name)
 					case k == certEtcdClientKey && c.Name != "kube-apiserver":
 						t.Errorf("container %s has etcd's client key", c.Name)
 					case k == certEtcdServerKey && c.Name != "etcd":
@@ -280,11 +277,16 @@ func TestEtcdTakesOnlyTheAPIServer(t *testing.T) {
 	if bytes.Equal(data[certEtcdCA], data[certCA]) {
 		t.Error("etcd's CA is the control plane's")
 	}
+	for k, v := range data {
+		if strings.HasPrefix(k, "etcd-ca") && strings.Contains(string(v), "PRIVATE KEY") {
+			t.Errorf("the Secret keeps etcd's CA key as %s", k)
+		}
+	}
 
 	// A control plane made when etcd took plain connections gets etcd's
 	// credentials; one that has them keeps them.
 	old := maps.Clone(data)
-	for _, k := range []string{certEtcdCA, certEtcdCAKey, certEtcdServer, certEtcdServerKey, certEtcdClient, certEtcdClientKey} {
+	for _, k := range []string{certEtcdCA, certEtcdServer, certEtcdServerKey, certEtcdClient, certEtcdClientKey} {
 		delete(old, k)
 	}
 	got, changed, err := withEtcdCerts(old, time.Now())
