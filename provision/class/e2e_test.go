@@ -539,10 +539,11 @@ ls /etc/vcp 2>&1; true`, &out)
 			t.Error(err)
 		}
 		// etcd, beside the grader, takes no connection without the API
-		// server's client certificate: not in plain HTTP, not over TLS
-		// without a certificate, not on its peer port.
+		// server's client certificate: not in plain HTTP (-f: a TLS port
+		// answers a plain request with a 400), not over TLS without a
+		// certificate, not on its peer port; no metrics port is left.
 		script := `for u in http://127.0.0.1:2379/version https://127.0.0.1:2379/version https://127.0.0.1:2380/members http://127.0.0.1:2381/health; do
-  if a=$(curl -sk --max-time 5 "$u" 2>&1); then echo "OPEN $u: $a"; else echo "refused $u"; fi
+  if a=$(curl -sfk --max-time 5 "$u" 2>&1); then echo "OPEN $u: $a"; else echo "refused $u"; fi
 done`
 		code, got, err := c.pods(c.Namespace(names[1])).run(ctx, podCommand{pod: vcpPod, container: containerGrader, cmd: []string{"sh", "-c", script}})
 		if err != nil || code != 0 || strings.Count(got.text(), "refused ") != 4 {
