@@ -260,8 +260,15 @@ func TestEtcdTakesOnlyTheAPIServer(t *testing.T) {
 	if err := verify(data[certEtcdClient], x509.ExtKeyUsageClientAuth); err != nil {
 		t.Errorf("the API server's etcd client certificate: %v", err)
 	}
-	if err := verify(data[certEtcdServer], x509.ExtKeyUsageServerAuth); err != nil {
-		t.Errorf("etcd's certificate: %v", err)
+	for _, usage := range []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth} {
+		if err := verify(data[certEtcdServer], usage); err != nil {
+			t.Errorf("etcd's certificate (usage %d: it serves, and is its own peer's client): %v", usage, err)
+		}
+	}
+	if b, _ := pem.Decode(data[certEtcdServer]); b != nil {
+		if c, err := x509.ParseCertificate(b.Bytes); err != nil || c.VerifyHostname("127.0.0.1") != nil {
+			t.Errorf("etcd's certificate does not name 127.0.0.1: %v", err)
+		}
 	}
 	for _, conf := range []string{certAdminConf, certKubeletConf, certSchedulerConf} {
 		cfg, err := clientcmd.Load(data[conf])
