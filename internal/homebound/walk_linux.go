@@ -153,3 +153,13 @@ func dirent(b []byte) (off int64, reclen int, name string) {
 	}
 	return off, reclen, string(nameb)
 }
+
+// usedSpace is how much of the file system that holds dir is used, in
+// bytes: one statfs, whatever dir holds.
+func usedSpace(dir string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Blocks-st.Bfree) * int64(st.Bsize), nil
+}

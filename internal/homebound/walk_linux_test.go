@@ -4,6 +4,7 @@ package homebound
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -202,4 +204,80 @@ func TestMeasureRemovedDirectoriesAndManyHardLinks(t *testing.T) {
 	if u, err := Measure(dir, Limit{Entries: 10, Depth: 10}); err != nil || u.Truncated || u.Entries != 7 {
 		t.Errorf("within the bound: %+v, %v", u, err)
 	}
+}
+
+// signalSandbox runs until stopped, and says on looked each time the
+// warden asks whether it runs, and on stopped why it was stopped.
+type signalSandbox struct {
+	looked  chan struct{}
+	stopped chan string
+}
+
+func (s *signalSandbox) Running(context.Context) (bool, error) {
+	select {
+	case s.looked <- struct{}{}:
+	default:
+	}
+	return true, nil
+}
+
+func (s *signalSandbox) Stop(_ context.Context, why string) error {
+	s.stopped <- why
+	return nil
+}
+
+// One allocation that takes the home past its bound is seen at once, not
+// at the next look: the file system that holds the home grew by more than
+// the home may still take, and the warden looks.
+func TestWardenLooksAtOnceWhenTheFileSystemGrows(t *testing.T) {
+	dir := t.TempDir()
+	sb := &signalSandbox{looked: make(chan struct{}, 1), stopped: make(chan string, 4)}
+	var log syncBuffer
+	w := Warden{Dir: dir, Limit: Limit{Bytes: 1 << 20, Entries: 1000, Depth: 10}, Sandbox: sb,
+		Every: time.Hour, Poll: 20 * time.Millisecond, Log: &log}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-sb.looked
+	f, err := os.Create(filepath.Join(dir, "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	start := time.Now()
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, 64<<20); err != nil {
+		t.Fatalf("allocating: %v", err)
+	}
+	select {
+	case why := <-sb.stopped:
+		t.Logf("stopped %s after the allocation: %s", time.Since(start).Round(time.Millisecond), why)
+		if !strings.Contains(why, "/root holds 64.0 MiB") {
+			t.Errorf("stopped for %q", why)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("64 MiB allocated past a bound of 1 MiB, and no look in 5 s; log:\n%s", log.String())
+	}
+	if !strings.Contains(log.String(), "looking now") {
+		t.Errorf("the log does not say why the warden looked: %q", log.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the warden's goroutine and the
+// test's.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/labctl/labctl/internal/countio"
 )
 
 // Sandbox is what writes to the home: the warden asks whether it runs and
@@ -26,10 +28,20 @@ type Warden struct {
 	// makes the next wait three times as long (up to maxWait), so that a
 	// home of many names costs the warden about a quarter of its CPU.
 	Every time.Duration
+	// Poll, when set, is how often the warden asks, between two looks, how
+	// much of the file system that holds Dir is used (statfs: one system
+	// call, whatever the home holds). When it grew since the last look by
+	// more than the home may still take, whoever grew it, the warden looks
+	// at once: one allocation (fallocate) that takes a home past its bound
+	// is seen within Poll and a walk, not at the next look. Growth of a
+	// neighbour's on the same file system costs only a look.
+	Poll time.Duration
 	// Log receives one line per act and per error.
 	Log io.Writer
 
 	ratchet Ratchet
+	// held is what the home held at the last look (-1: unknown).
+	held int64
 }
 
 // maxWait is the longest wait between two looks, however long a look took.
@@ -37,13 +49,47 @@ const maxWait = 15 * time.Second
 
 // Run looks until ctx ends.
 func (w *Warden) Run(ctx context.Context) error {
+	w.held = -1
 	for {
 		took := w.Look(ctx)
 		wait := min(max(w.Every, 3*took), maxWait)
+		if !w.wait(ctx, wait, took) {
+			return nil
+		}
+	}
+}
+
+// wait waits d, or less when the file system that holds the home grew by
+// more than the home may still take (Poll), but not less than 3*took, so
+// that looks keep to about a quarter of the warden's CPU; it returns false
+// when ctx ended.
+func (w *Warden) wait(ctx context.Context, d, took time.Duration) bool {
+	start := time.Now()
+	deadline, earliest := start.Add(d), start.Add(min(3*took, d))
+	base, err := usedSpace(w.Dir)
+	room := int64(-1)
+	if w.held >= 0 {
+		room = max(w.Limit.Bytes-w.held, 0)
+	}
+	for {
+		next := time.Until(deadline)
+		if w.Poll > 0 && err == nil && room >= 0 {
+			next = min(next, w.Poll)
+		}
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-time.After(wait):
+			return false
+		case <-time.After(next):
+		}
+		now := time.Now()
+		if !now.Before(deadline) {
+			return true
+		}
+		used, uerr := usedSpace(w.Dir)
+		if uerr == nil && used-base > room && !now.Before(earliest) {
+			fmt.Fprintf(w.Log, "homebound: the file system of %s grew by %s since the last look, more than the home may still take (%s): looking now\n",
+				w.Dir, countio.Size(used-base), countio.Size(room))
+			return true
 		}
 	}
 }
@@ -57,8 +103,10 @@ func (w *Warden) Look(ctx context.Context) time.Duration {
 	took := time.Since(start)
 	if err != nil {
 		fmt.Fprintf(w.Log, "homebound: %v\n", err)
+		w.held = -1
 		return took
 	}
+	w.held = u.Bytes
 	running, err := w.Sandbox.Running(ctx)
 	if err != nil {
 		fmt.Fprintf(w.Log, "homebound: %v\n", err)

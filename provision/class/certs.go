@@ -43,6 +43,14 @@ const (
 	certProxyConf      = "kube-proxy.conf"
 	certKubeletClient  = "apiserver-kubelet-client.crt"
 	certKubeletClientK = "apiserver-kubelet-client.key"
+	// etcd's (addEtcdCerts): the certificate of a CA of its own, whose
+	// key is not kept, etcd's serving and peer certificate, and the API
+	// server's client certificate for etcd.
+	certEtcdCA        = "etcd-ca.crt"
+	certEtcdServer    = "etcd-server.crt"
+	certEtcdServerKey = "etcd-server.key"
+	certEtcdClient    = "apiserver-etcd-client.crt"
+	certEtcdClientKey = "apiserver-etcd-client.key"
 )
 
 // certValidity is how long the certificates of a class live.
@@ -54,31 +62,11 @@ const vcpInternalServer = "https://127.0.0.1:6443"
 // makeControlPlaneCerts returns the Secret's data for a control plane whose
 // Service is vcpService in namespace ns.
 func makeControlPlaneCerts(ns string, now time.Time) (map[string][]byte, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, caKey, caPEM, caKeyPEM, err := newCA("labctl-class-ca "+ns, now)
 	if err != nil {
 		return nil, err
 	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "labctl-class-ca " + ns},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(certValidity),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string][]byte{certCA: pemBlock("CERTIFICATE", caDER)}
-	if out[certCAKey], err = pemKey(caKey); err != nil {
-		return nil, err
-	}
+	out := map[string][]byte{certCA: caPEM, certCAKey: caKeyPEM}
 	if out[certServer], out[certServerKey], err = serverCert(ns, ca, caKey, now); err != nil {
 		return nil, err
 	}
@@ -98,7 +86,7 @@ func makeControlPlaneCerts(ns string, now time.Time) (map[string][]byte, error) 
 		certAdminConf:   {CommonName: "labctl-admin", Organization: []string{"system:masters"}},
 		certManagerConf: {CommonName: "system:kube-controller-manager"},
 	} {
-		cert, certKey, err := signedCert(ca, caKey, now, x509.ExtKeyUsageClientAuth, subject, nil, nil)
+		cert, certKey, err := signedCert(ca, caKey, now, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, subject, nil, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +97,74 @@ func makeControlPlaneCerts(ns string, now time.Time) (map[string][]byte, error) 
 	if err := addNodeCerts(out, ca, caKey, now); err != nil {
 		return nil, err
 	}
+	if err := addEtcdCerts(out, now); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// addEtcdCerts adds to a control plane's Secret data etcd's credentials:
+// a CA of etcd's own, so that no certificate of the control plane's CA
+// (the kubelet's, the scheduler's, labctl's admin) is one etcd accepts,
+// etcd's certificate (it serves and, for its peer port, is a client too)
+// and the API server's client certificate, the only other one it signs:
+// its key is dropped once they are signed.
+func addEtcdCerts(out map[string][]byte, now time.Time) error {
+	ca, caKey, caPEM, _, err := newCA("labctl-class-etcd-ca", now)
+	if err != nil {
+		return err
+	}
+	out[certEtcdCA] = caPEM
+	if out[certEtcdServer], out[certEtcdServerKey], err = signedCert(ca, caKey, now,
+		[]x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		pkix.Name{CommonName: "etcd"}, []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}); err != nil {
+		return err
+	}
+	out[certEtcdClient], out[certEtcdClientKey], err = signedCert(ca, caKey, now, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		pkix.Name{CommonName: "kube-apiserver-etcd-client"}, nil, nil)
+	return err
+}
+
+// withEtcdCerts is a Secret's data made by a labctl whose etcd took
+// connections without TLS, with etcd's credentials added; ok is false when
+// nothing was missing.
+func withEtcdCerts(data map[string][]byte, now time.Time) (out map[string][]byte, ok bool, err error) {
+	if len(data[certEtcdCA]) > 0 && len(data[certEtcdServer]) > 0 && len(data[certEtcdClient]) > 0 {
+		return data, false, nil
+	}
+	out = maps.Clone(data)
+	if err := addEtcdCerts(out, now); err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
+}
+
+// newCA is a new CA named cn, with its key, also as PEM.
+func newCA(cn string, now time.Time) (ca *x509.Certificate, key *ecdsa.PrivateKey, certPEM, keyPEM []byte, err error) {
+	key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial(),
+		Subject:               pkix.Name{CommonName: cn},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(certValidity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if ca, err = x509.ParseCertificate(der); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if keyPEM, err = pemKey(key); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return ca, key, pemBlock("CERTIFICATE", der), keyPEM, nil
 }
 
 // serverCert is the API server's serving certificate: its names on the
@@ -118,7 +173,7 @@ func makeControlPlaneCerts(ns string, now time.Time) (map[string][]byte, error) 
 // the first address of the node's Service range).
 func serverCert(ns string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, now time.Time) (certPEM, keyPEM []byte, err error) {
 	svc := vcpService
-	return signedCert(ca, caKey, now, x509.ExtKeyUsageServerAuth, pkix.Name{CommonName: "kube-apiserver"},
+	return signedCert(ca, caKey, now, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, pkix.Name{CommonName: "kube-apiserver"},
 		[]string{"localhost", svc, svc + "." + ns, svc + "." + ns + ".svc",
 			"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
 		[]net.IP{net.IPv4(127, 0, 0, 1), nodeAPIServiceIP()})
@@ -138,7 +193,7 @@ func addNodeCerts(out map[string][]byte, ca *x509.Certificate, caKey *ecdsa.Priv
 		certSchedulerConf: {CommonName: "system:kube-scheduler"},
 		certProxyConf:     {CommonName: "system:kube-proxy"},
 	} {
-		cert, certKey, err := signedCert(ca, caKey, now, x509.ExtKeyUsageClientAuth, subject, nil, nil)
+		cert, certKey, err := signedCert(ca, caKey, now, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, subject, nil, nil)
 		if err != nil {
 			return err
 		}
@@ -146,7 +201,7 @@ func addNodeCerts(out map[string][]byte, ca *x509.Certificate, caKey *ecdsa.Priv
 			return err
 		}
 	}
-	cert, key, err := signedCert(ca, caKey, now, x509.ExtKeyUsageClientAuth,
+	cert, key, err := signedCert(ca, caKey, now, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 		pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}}, nil, nil)
 	if err != nil {
 		return err
@@ -211,7 +266,7 @@ func serial() *big.Int {
 	return n
 }
 
-func signedCert(ca *x509.Certificate, caKey *ecdsa.PrivateKey, now time.Time, usage x509.ExtKeyUsage, subject pkix.Name, dns []string, ips []net.IP) (certPEM, keyPEM []byte, err error) {
+func signedCert(ca *x509.Certificate, caKey *ecdsa.PrivateKey, now time.Time, usage []x509.ExtKeyUsage, subject pkix.Name, dns []string, ips []net.IP) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -222,7 +277,7 @@ func signedCert(ca *x509.Certificate, caKey *ecdsa.PrivateKey, now time.Time, us
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(certValidity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		ExtKeyUsage:  usage,
 		DNSNames:     dns,
 		IPAddresses:  ips,
 	}

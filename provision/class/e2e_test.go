@@ -524,6 +524,33 @@ code=$(curl -sk -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $t
 
 	t.Run("attacks", func(t *testing.T) { testClassAttacks(t, h, c, ls) })
 
+	t.Run("a probe and the grader hold no power over the control plane", func(t *testing.T) {
+		// A probe's script is the probe's service account, refused
+		// cluster-wide, with no certificate of the control plane's.
+		var out bytes.Buffer
+		code, err := ls[1].RunAdminScript(ctx, `kubectl auth whoami -o jsonpath='{.status.userInfo.username}'; echo
+if kubectl create clusterrolebinding probe-root --clusterrole=cluster-admin --serviceaccount=labctl-system:labctl-probe 2>&1; then echo BOUND; fi
+ls /etc/vcp 2>&1; true`, &out)
+		if err != nil || code != 0 || !strings.HasPrefix(out.String(), "system:serviceaccount:labctl-system:labctl-probe\n") ||
+			!strings.Contains(out.String(), "forbidden") || strings.Contains(out.String(), "BOUND") || !strings.Contains(out.String(), "No such file") {
+			t.Errorf("a probe's script: exit %d, %v:\n%s", code, err, out.String())
+		}
+		if err := ls[1].EndProbe(ctx); err != nil {
+			t.Error(err)
+		}
+		// etcd, beside the grader, takes no connection without the API
+		// server's client certificate: not in plain HTTP (-f: a TLS port
+		// answers a plain request with a 400), not over TLS without a
+		// certificate, not on its peer port; no metrics port is left.
+		script := `for u in http://127.0.0.1:2379/version https://127.0.0.1:2379/version https://127.0.0.1:2380/members http://127.0.0.1:2381/health; do
+  if a=$(curl -sfk --max-time 5 "$u" 2>&1); then echo "OPEN $u: $a"; else echo "refused $u"; fi
+done`
+		code, got, err := c.pods(c.Namespace(names[1])).run(ctx, podCommand{pod: vcpPod, container: containerGrader, cmd: []string{"sh", "-c", script}})
+		if err != nil || code != 0 || strings.Count(got.text(), "refused ") != 4 {
+			t.Errorf("etcd from the grader: exit %d, %v:\n%s", code, err, got.text())
+		}
+	})
+
 	t.Run("a soft reset empties /root and the lab's namespaces", func(t *testing.T) {
 		e := ls[1]
 		var backup bytes.Buffer
@@ -648,6 +675,12 @@ func testHomeBound(t *testing.T, h *classHost, c *Class, ls []*provision.Live, n
 	var out bytes.Buffer
 	_, _ = ls[2].RunScript(ctx, "fallocate -l 3G /root/fill || dd if=/dev/zero of=/root/fill bs=1M count=3072 status=none", &out, &out)
 	stopped("3 GiB into /root")
+	// The warden did not wait for its next look: the file system of the
+	// home grew past what the home could still take, and it looked then.
+	logs, err := h.cs.CoreV1().Pods(ns).GetLogs(homeboundPod, &corev1.PodLogOptions{Container: containerWarden}).DoRaw(ctx)
+	if err != nil || !strings.Contains(string(logs), "more than the home may still take") || !strings.Contains(string(logs), "looking now") {
+		t.Errorf("the warden's log: %v\n%s", err, logs)
+	}
 	othersUntouched(t, h, c, ls, names, before)
 	// Started again over the full home: it may read and delete, and is
 	// left alone for two looks and more.

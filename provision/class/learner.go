@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +28,7 @@ import (
 
 // learnerRuntime is the runtime of one learner's lab on a class cluster:
 // the learner's namespace, with the control-plane Pod (the API server, the
-// grader and the admin containers) and the sandbox Pod, reached through
+// grader, the admin and the probe containers) and the sandbox Pod, reached through
 // the class cluster's exec API. labctl reaches the learner's API server
 // through a port-forward to the control-plane Pod, with the admin
 // certificate it made.
@@ -40,6 +41,10 @@ type learnerRuntime struct {
 	// admin is the learner's control plane's admin config through fwd.
 	admin   *rest.Config
 	adminCS kubernetes.Interface
+	// probeMu orders a probe's scripts; probing is true from a probe's
+	// first script to its EndProbe.
+	probeMu sync.Mutex
+	probing bool
 }
 
 var _ provision.Runtime = (*learnerRuntime)(nil)
@@ -250,22 +255,58 @@ func roundOverran(cs []lab.Check, err error) []checks.Result {
 	return checks.ErrorResults(cs, fmt.Sprintf("the checker did not finish before its deadline (%v)", err))
 }
 
-// RunAdminScript runs a probe's script with the control plane's admin
-// identity in the admin container, never in the sandbox. Its kubectl
-// starts in the lab's first namespace, as the probe's does in kind.
+// RunAdminScript runs a probe's setup or restore script, the lab
+// author's, with the probe's identity, as kind runs it: a service account
+// that is admin of the lab's namespaces and may keep ConfigMaps in
+// provision.ProbeNamespace, nothing cluster-wide (provision.ProbeKubeconfig,
+// every right again on a probe's first script). It runs in the probe
+// container of the control-plane Pod (the sandbox image, no capabilities,
+// a read-only root, no certificate of the control plane's, no home), in
+// ProbeDir, which keeps what setup leaves for restore until EndProbe. Its
+// kubeconfig (a token of its own for each script) comes on the exec's
+// stdin, never on a command line. Its kubectl starts in the lab's first
+// namespace.
 func (e *learnerRuntime) RunAdminScript(ctx context.Context, script string, out io.Writer) (int, error) {
-	return e.execIn(ctx, containerAdmin, []string{"bash", "-c", adminScriptDriver, provision.ProbeDir, script, provision.FirstNamespace(e.lab)}, nil, out, out)
+	e.probeMu.Lock()
+	defer e.probeMu.Unlock()
+	kubeconfig, err := provision.ProbeKubeconfig(ctx, e.adminCS, e.lab, vcpInternalServer, e.admin.CAData, !e.probing)
+	if err != nil {
+		return -1, fromControlPlane(err)
+	}
+	e.probing = true
+	return e.execIn(ctx, containerProbe, []string{"bash", "-c", probeScriptDriver, provision.ProbeDir, script}, bytes.NewReader(kubeconfig), out, out)
 }
 
-// adminScriptDriver runs the script $1 in the directory $0 with a copy of
-// the admin kubeconfig whose context starts in namespace $2.
-const adminScriptDriver = `kc=$(mktemp) && cp "$KUBECONFIG" "$kc" &&
-KUBECONFIG="$kc" kubectl config set-context --current --namespace="$2" > /dev/null &&
-mkdir -p "$0" && cd "$0" || exit 1
-KUBECONFIG="$kc" bash -c "$1"
+// probeScriptDriver writes the kubeconfig on its stdin to a file only it
+// reads, runs the script $1 in the directory $0 with it (no stdin), and
+// removes the file.
+const probeScriptDriver = `umask 077 && kc=$(mktemp) && cat > "$kc" && cd "$0" || exit 1
+KUBECONFIG="$kc" bash -c "$1" < /dev/null
 rc=$?
 rm -f "$kc"
 exit $rc`
+
+// EndProbe ends a probe once its restore has run: whatever its scripts
+// left running in the probe container is stopped, and ProbeDir and /tmp
+// there are emptied; the next probe's first script gets every right again.
+func (e *learnerRuntime) EndProbe(ctx context.Context) error {
+	e.probeMu.Lock()
+	defer e.probeMu.Unlock()
+	e.probing = false
+	code, out, err := e.run(ctx, podCommand{pod: vcpPod, container: containerProbe, cmd: []string{"sh", "-c", probeEndScript}})
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit %d: %s", code, out.lastLines(3))
+	}
+	if err != nil {
+		return fmt.Errorf("ending the probe of %s: %w", e.ns, err)
+	}
+	return nil
+}
+
+// probeEndScript stops every process of the probe container but its first
+// (which only waits) and this shell, and empties what the probe wrote.
+const probeEndScript = `kill -KILL -1 2>/dev/null
+find ` + provision.ProbeDir + ` /tmp -mindepth 1 -delete`
 
 // BackupHome streams /root out as a tar (entries root/...), read from the
 // admin container's mount of the home.

@@ -73,7 +73,10 @@ const (
 
 // nodeKubelet is the learner kubelet's configuration. cgroupfs, not
 // systemd: the node's systemd sees the class node's cgroup paths on cgroup
-// v1 and cannot make slices where the kubelet looks for them.
+// v1 and cannot make slices where the kubelet looks for them. Every Pod of
+// the node runs under the container runtime's default seccomp profile
+// unless its spec asks for another (seccompDefault), as kind's nodes do:
+// a learner's Pod that names none is not Unconfined.
 const nodeKubelet = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: cgroupfs
@@ -92,6 +95,7 @@ imageGCHighThresholdPercent: 100
 evictionHard: {memory.available: "0%", nodefs.available: "0%", nodefs.inodesFree: "0%", imagefs.available: "0%"}
 rotateCertificates: false
 serializeImagePulls: false
+seccompDefault: true
 containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
 `
 

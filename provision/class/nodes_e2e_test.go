@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/e2etest"
@@ -212,14 +214,29 @@ kubectl -n rollout delete pod dns --wait=false >/dev/null`)
 		// allow them), and Pod Security baseline is the default of a
 		// namespace without labels, for every identity: the API server's
 		// admission configuration says so.
-		for _, attack := range []struct{ what, script, refusal string }{
-			{"a privileged Pod in namespace default", `kubectl -n default run root --image=labctl.local/rollout-web:1 --restart=Never --privileged`, "disallowed by cluster policy"},
-			{"a hostPath Pod in namespace default", hostPathPod("default"), "violates PodSecurity"},
+		admin, err := ls[0].Runtime().Admin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acs, err := kubernetes.NewForConfig(admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		yes := true
+		for _, attack := range []struct {
+			what    string
+			spec    corev1.PodSpec
+			refusal string
+		}{
+			{"a privileged Pod in namespace default", corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "labctl.local/rollout-web:1",
+				SecurityContext: &corev1.SecurityContext{Privileged: &yes}}}}, "disallowed by cluster policy"},
+			{"a hostPath Pod in namespace default", corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "labctl.local/rollout-web:1"}},
+				Volumes: []corev1.Volume{{Name: "h", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}}, "violates PodSecurity"},
 		} {
-			var out bytes.Buffer
-			code, err := ls[0].RunAdminScript(ctx, attack.script, &out)
-			if err != nil || code == 0 || !strings.Contains(out.String(), attack.refusal) {
-				t.Errorf("%s, as the control plane's admin: exit %d, %v, want refused (%q):\n%s", attack.what, code, err, attack.refusal, out.String())
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "root"}, Spec: attack.spec}
+			_, err := acs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+			if err == nil || !strings.Contains(err.Error(), attack.refusal) {
+				t.Errorf("%s, as the control plane's admin: %v, want refused (%q)", attack.what, err, attack.refusal)
 			}
 		}
 		// The node container is the only privileged one, in a namespace
@@ -232,6 +249,45 @@ kubectl -n rollout delete pod dns --wait=false >/dev/null`)
 			if priv := ct.SecurityContext != nil && ct.SecurityContext.Privileged != nil && *ct.SecurityContext.Privileged; priv != (ct.Name == containerNode || ct.Name == containerProxy) {
 				t.Errorf("container %s privileged: %v", ct.Name, priv)
 			}
+		}
+	})
+
+	t.Run("a Pod that names no seccomp profile runs under the runtime's default", func(t *testing.T) {
+		// The lab's namespace enforces restricted, which asks every Pod
+		// for a profile; namespace default is baseline, which does not: a
+		// Pod there that names none gets the runtime's default from the
+		// node's kubelet (seccompDefault), not Unconfined, and the kernel
+		// says so of its process (Seccomp: 2, filtered).
+		admin, err := ls[0].Runtime().Admin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acs, err := kubernetes.NewForConfig(admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods := acs.CoreV1().Pods(metav1.NamespaceDefault)
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "seccomp"}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "web", Image: "labctl.local/rollout-web:1", ImagePullPolicy: corev1.PullNever}}}}
+		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		defer pods.Delete(context.WithoutCancel(ctx), "seccomp", metav1.DeleteOptions{})
+		for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(time.Second) {
+			p, err := pods.Get(ctx, "seccomp", metav1.GetOptions{})
+			if err == nil && p.Status.Phase == corev1.PodRunning {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the Pod does not run: %v, %+v", err, p.Status)
+			}
+		}
+		script := `id=$(crictl ps -q --label io.kubernetes.pod.name=seccomp --label io.kubernetes.pod.namespace=default)
+pid=$(crictl inspect -o go-template --template '{{.info.pid}}' "$id")
+grep '^Seccomp:' /proc/"$pid"/status`
+		code, out, err := c.pods(c.Namespace(names[0])).run(ctx, podCommand{pod: vcpPod, container: containerNode, cmd: []string{"sh", "-c", script}})
+		if err != nil || code != 0 || strings.Join(strings.Fields(out.text()), " ") != "Seccomp: 2" {
+			t.Errorf("the Pod's process: exit %d, %v:\n%s\nwant Seccomp: 2 (filtered)", code, err, out.text())
 		}
 	})
 

@@ -79,11 +79,20 @@ const (
 	containerAdmin   = "admin"
 	containerSandbox = "sandbox"
 	containerWarden  = "warden"
+	// containerProbe runs a probe's scripts with the probe's identity
+	// (learnerRuntime.RunAdminScript), as kind's probe container does.
+	containerProbe = "probe"
 )
 
 // Paths inside the control-plane Pod.
 const (
-	vcpCertDir  = "/etc/vcp"
+	vcpCertDir = "/etc/vcp"
+	// etcdCertDir holds etcd's certificate and its CA's (no CA key).
+	etcdCertDir = "/etc/etcd"
+	// etcdServer is where etcd takes the API server's connections: TLS
+	// with a client certificate of etcd's CA, which only the API server
+	// holds.
+	etcdServer  = "https://127.0.0.1:2379"
 	vcpDataDir  = "/var/lib/labctl"
 	vcpAuditDir = vcpDataDir + "/audit"
 	vcpLabSrc   = "/etc/labctl"
@@ -121,6 +130,7 @@ var classRequests = map[string][2]string{
 	containerAdmin:            {"32Mi", "1m"},
 	containerSandbox:          {"64Mi", "10m"},
 	containerWarden:           {"32Mi", "5m"},
+	containerProbe:            {"16Mi", "1m"},
 }
 
 // classLimits are the containers' memory and CPU limits: what one learner
@@ -134,6 +144,7 @@ var classLimits = map[string][2]string{
 	containerAdmin:            {"256Mi", "500m"},
 	containerSandbox:          {"1Gi", "1"},
 	containerWarden:           {"128Mi", "250m"},
+	containerProbe:            {kres.NewQuantity(sandbox.ProbeMemoryLimit, kres.BinarySI).String(), "500m"},
 }
 
 // classDisk is each container's ephemeral storage: what it may write on
@@ -149,13 +160,17 @@ var classDisk = map[string][2]string{
 	containerAdmin:            {"16Mi", "256Mi"},
 	containerSandbox:          {"64Mi", "2Gi"},
 	containerWarden:           {"16Mi", "256Mi"},
+	containerProbe:            {"16Mi", "64Mi"},
 	containerPrepare:          {"16Mi", "64Mi"},
 }
 
 // Sizes of the emptyDirs (the kubelet evicts a Pod whose emptyDir grows
 // past its sizeLimit) and of the claims.
 const (
-	checkerDirSize  = "256Mi"
+	checkerDirSize = "256Mi"
+	// probeDirSize bounds what a probe's scripts keep (ProbeDir) and their
+	// /tmp.
+	probeDirSize    = "64Mi"
 	fixturesDirSize = "64Mi"
 	claimSize       = "2Gi"
 	// homeEntries bounds the names in /root (homeboundPod): a name costs
@@ -166,6 +181,10 @@ const (
 	homeDepth = 4096
 	// homeLook is the least time between two looks at /root.
 	homeLook = 5 * time.Second
+	// homePoll is how often the warden asks, between two looks, how much
+	// of the file system that holds /root is used: growth past what /root
+	// may still take starts a look at once (homebound.Warden.Poll).
+	homePoll = 250 * time.Millisecond
 )
 
 // learnerRequests is the sum of classRequests: memory in bytes, CPU in
@@ -470,19 +489,29 @@ func mount(name, path string, readOnly bool) corev1.VolumeMount {
 	return corev1.VolumeMount{Name: name, MountPath: path, ReadOnly: readOnly}
 }
 
+// apiserverCerts are what the API server reads of the certificates
+// Secret: its own, the service-account keys, and its client certificate
+// for etcd, which no other container has.
+var apiserverCerts = []string{certCA, certServer, certServerKey, certSA, certSAKey, certEtcdCA, certEtcdClient, certEtcdClientKey}
+
 // controlPlanePod is the virtual control plane: etcd (data on the
-// vcp-data claim), kube-apiserver (audit log beside it), the controller
+// vcp-data claim; TLS only, taking only the API server's client
+// certificate, so that nothing else sharing the Pod's loopback writes past
+// admission), kube-apiserver (audit log beside it), the controller
 // manager, the grader (the checker on a read-only mount placed through the
-// prepare init container; the home and the fixtures read-only) and the admin
-// container (probes' scripts with the control plane's admin identity; the
-// home read-write for seeding, wiping and backups). The learner can exec
-// into none of them.
+// prepare init container; the home and the fixtures read-only), the admin
+// container (no credentials; the home read-write for seeding, wiping and
+// backups) and the probe container (a probe's scripts, with the probe's
+// identity: RunAdminScript). The learner can exec into none of them.
 func (o classObjects) controlPlanePod() *corev1.Pod {
 	no, grace := false, int64(10)
 	fixtures := o.fixturesDir()
 	apiserver := []string{
 		"kube-apiserver",
-		"--etcd-servers=http://127.0.0.1:2379",
+		"--etcd-servers=" + etcdServer,
+		"--etcd-cafile=" + vcpCertDir + "/" + certEtcdCA,
+		"--etcd-certfile=" + vcpCertDir + "/" + certEtcdClient,
+		"--etcd-keyfile=" + vcpCertDir + "/" + certEtcdClientKey,
 		"--secure-port=" + strconv.Itoa(vcpPort),
 		"--bind-address=0.0.0.0",
 		"--client-ca-file=" + vcpCertDir + "/" + certCA,
@@ -514,12 +543,19 @@ func (o classObjects) controlPlanePod() *corev1.Pod {
 		"etcd",
 		"--name=vcp",
 		"--data-dir=" + vcpDataDir + "/etcd",
-		"--listen-client-urls=http://127.0.0.1:2379",
-		"--advertise-client-urls=http://127.0.0.1:2379",
-		"--listen-peer-urls=http://127.0.0.1:2380",
-		"--initial-advertise-peer-urls=http://127.0.0.1:2380",
-		"--initial-cluster=vcp=http://127.0.0.1:2380",
-		"--listen-metrics-urls=http://127.0.0.1:2381",
+		"--listen-client-urls=" + etcdServer,
+		"--advertise-client-urls=" + etcdServer,
+		"--cert-file=" + etcdCertDir + "/" + certEtcdServer,
+		"--key-file=" + etcdCertDir + "/" + certEtcdServerKey,
+		"--client-cert-auth=true",
+		"--trusted-ca-file=" + etcdCertDir + "/" + certEtcdCA,
+		"--listen-peer-urls=https://127.0.0.1:2380",
+		"--initial-advertise-peer-urls=https://127.0.0.1:2380",
+		"--initial-cluster=vcp=https://127.0.0.1:2380",
+		"--peer-cert-file=" + etcdCertDir + "/" + certEtcdServer,
+		"--peer-key-file=" + etcdCertDir + "/" + certEtcdServerKey,
+		"--peer-client-cert-auth=true",
+		"--peer-trusted-ca-file=" + etcdCertDir + "/" + certEtcdCA,
 		"--quota-backend-bytes=536870912",
 		"--auto-compaction-retention=1h",
 		"--snapshot-count=10000",
@@ -551,8 +587,9 @@ mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `
 			Containers: []corev1.Container{
 				{
 					Name: "etcd", Image: o.cp.Etcd, ImagePullPolicy: corev1.PullIfNotPresent, Command: etcd,
-					Resources:    resources("etcd"),
-					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: vcpDataDir + "/etcd", SubPath: "etcd"}},
+					Resources: resources("etcd"),
+					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: vcpDataDir + "/etcd", SubPath: "etcd"},
+						mount("etcd-certs", etcdCertDir, true)},
 				},
 				{
 					Name: "kube-apiserver", Image: o.cp.APIServer, ImagePullPolicy: corev1.PullIfNotPresent, Command: apiserver,
@@ -589,19 +626,29 @@ mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `
 				{
 					Name: containerAdmin, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
 					Command:      idle,
-					Env:          []corev1.EnvVar{{Name: "KUBECONFIG", Value: vcpCertDir + "/" + certAdminConf}, {Name: "HOME", Value: "/root"}, {Name: "LANG", Value: "C.UTF-8"}},
+					Env:          []corev1.EnvVar{{Name: "HOME", Value: "/root"}, {Name: "LANG", Value: "C.UTF-8"}},
 					Resources:    resources(containerAdmin),
-					VolumeMounts: []corev1.VolumeMount{mount("admin-certs", vcpCertDir, true), mount("home", homeMount, false)},
+					VolumeMounts: []corev1.VolumeMount{mount("home", homeMount, false)},
+				},
+				{
+					Name: containerProbe, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
+					Command:         idle,
+					Env:             []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}, {Name: "LANG", Value: "C.UTF-8"}},
+					WorkingDir:      provision.ProbeDir,
+					Resources:       resources(containerProbe),
+					SecurityContext: hardened(true),
+					VolumeMounts:    []corev1.VolumeMount{mount("probe", provision.ProbeDir, false), mount("probe-tmp", "/tmp", false)},
 				},
 			},
 			Volumes: []corev1.Volume{
-				certVolume("apiserver-certs", certCA, certServer, certServerKey, certSA, certSAKey),
+				certVolume("apiserver-certs", apiserverCerts...),
+				certVolume("etcd-certs", certEtcdCA, certEtcdServer, certEtcdServerKey),
 				certVolume("manager-certs", certCA, certManagerConf, certSAKey),
-				certVolume("admin-certs", certAdminConf),
 				{Name: "lab", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: labConfigMap}}}},
 				claimVolume("data", dataClaim, false),
 				claimVolume("home", homeClaim, false),
 				emptyDir("fixtures", fixturesDirSize), emptyDir("checker", checkerDirSize),
+				emptyDir("probe", probeDirSize), emptyDir("probe-tmp", probeDirSize),
 			},
 		},
 	}
@@ -639,7 +686,7 @@ func (o classObjects) addNode(pod *corev1.Pod) {
 	}
 	for i, v := range spec.Volumes {
 		if v.Name == "apiserver-certs" {
-			spec.Volumes[i] = certVolume("apiserver-certs", certCA, certServer, certServerKey, certSA, certSAKey, certKubeletClient, certKubeletClientK)
+			spec.Volumes[i] = certVolume("apiserver-certs", append(apiserverCerts, certKubeletClient, certKubeletClientK)...)
 		}
 	}
 	init, cs := o.nodeContainers()
@@ -741,7 +788,7 @@ func (o classObjects) homeboundPod() *corev1.Pod {
 				Command: []string{checkerBin, "__homebound", "--dir=/root",
 					"--bytes=" + strconv.FormatInt(claim.Value(), 10), "--entries=" + strconv.Itoa(homeEntries),
 					"--depth=" + strconv.Itoa(homeDepth),
-					"--every=" + homeLook.String(), "--namespace=" + o.namespace, "--pod=" + sandboxPod},
+					"--every=" + homeLook.String(), "--poll=" + homePoll.String(), "--namespace=" + o.namespace, "--pod=" + sandboxPod},
 				Env:       []corev1.EnvVar{{Name: "GOMEMLIMIT", Value: "96MiB"}, {Name: "HOME", Value: "/"}},
 				Resources: resources(containerWarden),
 				// DAC_OVERRIDE: a directory the learner made unreadable is

@@ -121,7 +121,7 @@ func TestClassControlPlanePod(t *testing.T) {
 		}
 	}
 	etcd := strings.Join(container(p, "etcd").Command, " ")
-	if strings.Contains(etcd, "0.0.0.0") || !strings.Contains(etcd, "--listen-client-urls=http://127.0.0.1:2379") {
+	if strings.Contains(etcd, "0.0.0.0") || !strings.Contains(etcd, "--listen-client-urls=https://127.0.0.1:2379") {
 		t.Errorf("etcd listens beyond its Pod's loopback: %s", etcd)
 	}
 	if p.Spec.AutomountServiceAccountToken == nil || *p.Spec.AutomountServiceAccountToken {
@@ -479,8 +479,8 @@ func TestClassLearnerNode(t *testing.T) {
 func TestNodeLearnerRequests(t *testing.T) {
 	mem, milli := learnerRequests()
 	nm, nc := nodeLearnerRequests()
-	if got := (mem + nm) >> 20; got != 1040 || milli+nc != 117 {
-		t.Errorf("a learner with a node requests %d MiB and %dm, docs/classroom.md says 1040 MiB and 117m", got, milli+nc)
+	if got := (mem + nm) >> 20; got != 1056 || milli+nc != 118 {
+		t.Errorf("a learner with a node requests %d MiB and %dm, docs/classroom.md says 1056 MiB and 118m", got, milli+nc)
 	}
 }
 
@@ -552,7 +552,7 @@ func TestServerCertServesTheNodesPods(t *testing.T) {
 	// An older labctl's: without 10.97.0.1.
 	ca, caKey := parseCA(t, data)
 	old := maps.Clone(data)
-	if old[certServer], old[certServerKey], err = signedCert(ca, caKey, time.Now(), x509.ExtKeyUsageServerAuth,
+	if old[certServer], old[certServerKey], err = signedCert(ca, caKey, time.Now(), []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		pkix.Name{CommonName: "kube-apiserver"}, []string{"localhost"}, []net.IP{net.IPv4(127, 0, 0, 1)}); err != nil {
 		t.Fatal(err)
 	}

@@ -233,10 +233,8 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 		}
 	} else if err != nil {
 		return fmt.Errorf("reading the certificates of %s: %w", ns, err)
-	} else if o.node() {
-		if err := c.ensureNodeCerts(ctx, ns); err != nil {
-			return err
-		}
+	} else if err := c.ensureCerts(ctx, ns, o.node()); err != nil {
+		return err
 	}
 	if o.node() {
 		cm := o.nodeConfigMap()
@@ -1004,24 +1002,33 @@ func (c *Class) CheckIsolation(ctx context.Context, learner string) error {
 	}
 }
 
-// ensureNodeCerts adds the node's credentials to a control plane made
-// before learner nodes.
-func (c *Class) ensureNodeCerts(ctx context.Context, ns string) error {
+// ensureCerts adds what a control plane made by an earlier labctl lacks:
+// etcd's credentials (its etcd took connections without TLS) and, with
+// node, the node's (made before learner nodes).
+func (c *Class) ensureCerts(ctx context.Context, ns string, node bool) error {
 	secrets := c.cs.CoreV1().Secrets(ns)
 	sec, err := secrets.Get(ctx, certsSecret, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("reading the certificates of %s: %w", ns, err)
 	}
-	data, changed, err := withNodeCerts(ns, sec.Data, time.Now())
+	data, changed, err := withEtcdCerts(sec.Data, time.Now())
 	if err != nil {
-		return fmt.Errorf("making the node's certificates of %s: %w", ns, err)
+		return fmt.Errorf("making etcd's certificates of %s: %w", ns, err)
+	}
+	if node {
+		var nodeChanged bool
+		data, nodeChanged, err = withNodeCerts(ns, data, time.Now())
+		if err != nil {
+			return fmt.Errorf("making the node's certificates of %s: %w", ns, err)
+		}
+		changed = changed || nodeChanged
 	}
 	if !changed {
 		return nil
 	}
 	sec.Data = data
 	if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("adding the node's certificates of %s: %w", ns, err)
+		return fmt.Errorf("adding certificates to %s: %w", ns, err)
 	}
 	return nil
 }

@@ -45,6 +45,7 @@ func newHomeboundCommand(g *globals) *cobra.Command {
 	f.Int64Var(&w.Limit.Entries, "entries", 500000, "the names the home may hold")
 	f.Int64Var(&w.Limit.Depth, "depth", 4096, "how many directories deep a name of the home may be")
 	f.DurationVar(&w.Every, "every", 5*time.Second, "the least time between two looks")
+	f.DurationVar(&w.Poll, "poll", 0, "how often to ask, between looks, how much of the home's file system is used (0: never)")
 	f.StringVar(&namespace, "namespace", "", "the sandbox Pod's namespace")
 	f.StringVar(&pod, "pod", "sandbox", "the sandbox Pod's name")
 	return cmd
