@@ -86,7 +86,7 @@ func TestMapVerify(t *testing.T) {
 		{"a string grepped", `kubectl get pod web -o jsonpath='{.spec.containers[0].image}' | grep -q nginx`, false, nil},
 		{"a label grepped", `kubectl get pod web -o jsonpath='{.metadata.labels.tier}' | grep -q 'front.end'`, true, []check{{Name: "pod-web-metadata-labels-tier",
 			Description: "Pod web: metadata.labels.tier", Kube: &kubeCheck{APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "web",
-				Field: &fieldCheck{Path: "metadata.labels.tier", Matches: `front\.end`}}}}},
+				Field: &fieldCheck{Path: "metadata.labels.tier", Matches: `front.end`}}}}},
 		{"two lines", "kubectl get pod a\nkubectl get pod b", true, []check{
 			{Name: "pod-a", Description: "Pod a exists", Kube: &kubeCheck{APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "a"}},
 			{Name: "pod-b", Description: "Pod b exists", Kube: &kubeCheck{APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "b"}}}},

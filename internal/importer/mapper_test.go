@@ -3,9 +3,13 @@ package importer
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/labctl/labctl/lab"
 )
 
 // todoOf reads the TODO.md an import wrote.
@@ -67,6 +71,59 @@ func TestKillercodaNamespaces(t *testing.T) {
 		"image redis (named in assets/cache.yaml) has no fixed tag", "waits for the cluster's nodes"} {
 		if !strings.Contains(todo, want) {
 			t.Errorf("TODO.md lacks %q:\n%s", want, todo)
+		}
+	}
+}
+
+// A typed check is exactly what its verify line asserts, or the line stays
+// in a command check: ConfigMap data is a string, grep finds a pattern
+// (anchored by line, -w at word bounds), and a number or a boolean of a
+// field of unknown type is not guessed.
+func TestKillercodaTypedChecksAreExact(t *testing.T) {
+	files := map[string]string{}
+	verify := []string{
+		`[ "$(kubectl get cm app -o jsonpath='{.data.port}')" = "8080" ]`,
+		`kubectl get cm app -o jsonpath='{.data.debug}' | grep -q true`,
+		`kubectl get pod web -o jsonpath='{.metadata.labels.app}' | grep -q '^web$'`,
+		`kubectl get pod web -o jsonpath='{.metadata.labels.tier}' | grep -qw ap`,
+		`[ "$(kubectl get deploy web -o jsonpath='{.spec.replicas}')" = "3" ]`,
+		`[ "$(kubectl get pod web -o jsonpath='{.spec.priority}')" = "8080" ]`,
+		`kubectl get deploy web -o jsonpath='{.spec.template.spec.hostNetwork}' | grep -q true`,
+	}
+	var steps []string
+	for i, v := range verify {
+		n := strconv.Itoa(i + 1)
+		steps = append(steps, `{"title": "S`+n+`", "text": "s.md", "verify": "`+n+`.sh"}`)
+		files[n+".sh"] = "#!/bin/bash\n" + v + "\n"
+	}
+	files["s.md"] = "Do it: `true`{{exec}}"
+	files["index.json"] = `{"title": "Typed", "details": {"steps": [` + strings.Join(steps, ",") + `]}, "backend": {"imageid": "kubernetes-kubeadm-1node"}}`
+	_, l, _ := importTree(t, Killercoda, "typed", files)
+	field := func(i int) *lab.FieldAssert {
+		if k := l.Steps[i].Checks[0].Kube; k != nil && k.Field != nil {
+			return k.Field
+		}
+		return nil
+	}
+	if f := field(0); f == nil || f.Equals == nil || f.Equals.Literal != "8080" {
+		t.Errorf("data.port = \"8080\": %+v, want equals the string 8080", f)
+	}
+	if f := field(1); f == nil || f.Equals != nil || f.Matches != "true" {
+		t.Errorf("data.debug | grep -q true: %+v, want matches true", f)
+	}
+	if f := field(2); f == nil || !regexp.MustCompile(f.Matches).MatchString("web") || regexp.MustCompile(f.Matches).MatchString("webs") {
+		t.Errorf("grep -q '^web$': %+v, want a match of web alone", f)
+	}
+	if f := field(3); f == nil || !regexp.MustCompile(f.Matches).MatchString("ap") || !regexp.MustCompile(f.Matches).MatchString("x-ap") ||
+		regexp.MustCompile(f.Matches).MatchString("app") {
+		t.Errorf("grep -qw ap: %+v, want a match of the word ap, not app", f)
+	}
+	if f := field(4); f == nil || f.Equals == nil || f.Equals.Literal != 3 {
+		t.Errorf("spec.replicas = 3: %+v, want equals the integer 3", f)
+	}
+	for _, i := range []int{5, 6} {
+		if c := l.Steps[i].Checks[0]; c.Command == nil {
+			t.Errorf("%s: %+v, want it left a command check (the field's type is not known)", verify[i], c)
 		}
 	}
 }

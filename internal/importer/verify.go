@@ -212,20 +212,23 @@ func mapLine(l, labNS string) (check, string, bool) {
 		if !ok || k.Field == nil {
 			return check{}, "", false
 		}
-		k.Field.Equals = scalar(unquote(m[2]))
+		v, ok := printedEquals(k, unquote(m[2]))
+		if !ok {
+			return check{}, "", false
+		}
+		k.Field.Equals = v
 		return fieldNamed(k), k.Namespace, true
 	}
 	if m := grepRE.FindStringSubmatch(l); m != nil {
 		k, ok := kubectlGet(m[1], labNS)
-		if !ok || k.Field == nil {
+		if !ok || k.Field == nil || fieldType(k) != "string" {
 			return check{}, "", false
 		}
-		v := unquote(m[3])
-		if s := scalar(v); s != v {
-			k.Field.Equals = s
-		} else {
-			k.Field.Matches = regexp.QuoteMeta(v)
+		re, ok := grepRegexp(m[2], unquote(m[3]))
+		if !ok {
+			return check{}, "", false
 		}
+		k.Field.Matches = re
 		return fieldNamed(k), k.Namespace, true
 	}
 	if strings.HasPrefix(l, "kubectl ") {
@@ -425,16 +428,111 @@ func unquote(s string) string {
 	return s
 }
 
-// scalar reads a value jsonpath printed as the JSON value it was: an
-// integer, a boolean, or the string itself.
-func scalar(s string) any {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && strconv.FormatInt(n, 10) == s {
-		return n
+// Fields whose JSON type is known, by kind ("" for every kind) and path;
+// a path ending in "." stands for every field under it.
+var (
+	stringFields = map[string][]string{
+		"":                      {"metadata.name", "metadata.namespace", "metadata.labels.", "metadata.annotations.", "status.phase"},
+		"ConfigMap":             {"data."},
+		"Secret":                {"data.", "stringData.", "type"},
+		"Service":               {"spec.type", "spec.clusterIP"},
+		"Pod":                   {"spec.nodeName", "spec.serviceAccountName", "spec.restartPolicy", "spec.priorityClassName"},
+		"CronJob":               {"spec.schedule", "spec.concurrencyPolicy"},
+		"PersistentVolumeClaim": {"spec.storageClassName", "spec.volumeName"},
 	}
-	if b, err := strconv.ParseBool(s); err == nil && (s == "true" || s == "false") {
-		return b
+	integerFields = map[string][]string{
+		"": {"spec.replicas", "status.replicas", "status.readyReplicas", "status.availableReplicas", "status.updatedReplicas",
+			"metadata.generation", "status.observedGeneration", "spec.revisionHistoryLimit"},
+		"Job":                     {"spec.parallelism", "spec.completions", "spec.backoffLimit", "status.succeeded", "status.failed", "status.active"},
+		"CronJob":                 {"spec.successfulJobsHistoryLimit", "spec.failedJobsHistoryLimit"},
+		"HorizontalPodAutoscaler": {"spec.minReplicas", "spec.maxReplicas"},
 	}
-	return s
+	booleanFields = map[string][]string{
+		"ConfigMap":  {"immutable"},
+		"Secret":     {"immutable"},
+		"Deployment": {"spec.paused"},
+		"CronJob":    {"spec.suspend"},
+		"Job":        {"spec.suspend"},
+	}
+)
+
+// fieldType is the JSON type of the field a kube check reads, when it is
+// known: "string", "integer", "boolean", or "".
+func fieldType(k *kubeCheck) string {
+	in := func(fields map[string][]string) bool {
+		for _, kind := range []string{"", k.Kind} {
+			for _, f := range fields[kind] {
+				if k.Field.Path == f || (strings.HasSuffix(f, ".") && strings.HasPrefix(k.Field.Path, f) && len(k.Field.Path) > len(f)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch {
+	case in(stringFields):
+		return "string"
+	case in(integerFields):
+		return "integer"
+	case in(booleanFields):
+		return "boolean"
+	}
+	return ""
+}
+
+// wordRE is a value that jsonpath prints only for a string field: not a
+// number, a boolean, null, a list or an object.
+var wordRE = regexp.MustCompile(`^[A-Za-z0-9._:/@+=-]+$`)
+
+// printedEquals is the value a field must equal for jsonpath to print
+// exactly v, and false when that depends on a type that is not known (a
+// ConfigMap's "8080" is a string, a Deployment's 3 an integer).
+func printedEquals(k *kubeCheck, v string) (any, bool) {
+	switch fieldType(k) {
+	case "string":
+		return v, v != ""
+	case "integer":
+		n, err := strconv.ParseInt(v, 10, 64)
+		return n, err == nil && strconv.FormatInt(n, 10) == v
+	case "boolean":
+		return v == "true", v == "true" || v == "false"
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil || v == "true" || v == "false" || v == "null" || !wordRE.MatchString(v) {
+		return nil, false
+	}
+	return v, true
+}
+
+// grepPatternRE is a grep pattern that reads the same as an RE2
+// expression: letters, digits and . _ : / = - and space, anchored or not.
+var grepPatternRE = regexp.MustCompile(`^\^?[A-Za-z0-9 ._:/=-]+\$?$`)
+
+// grepRegexp is the expression a string field must match for grep with
+// flags (q, w, F) to find pattern in what jsonpath printed, line by line;
+// false when there is none as exact.
+func grepRegexp(flags, pattern string) (string, bool) {
+	var re string
+	switch {
+	case strings.Contains(flags, "F"):
+		if pattern == "" || strings.Contains(pattern, "\n") {
+			return "", false
+		}
+		re = regexp.QuoteMeta(pattern)
+	case grepPatternRE.MatchString(pattern) && strings.Trim(pattern, "^$") != "":
+		re = pattern
+	default:
+		return "", false
+	}
+	if strings.Contains(flags, "w") {
+		// grep -w: the match is neither preceded nor followed by a
+		// letter, a digit or an underscore.
+		re = `(?:^|[^A-Za-z0-9_])(?:` + re + `)(?:[^A-Za-z0-9_]|$)`
+	}
+	if strings.ContainsAny(re, "^$") {
+		// grep reads lines: its anchors are a line's.
+		re = "(?m)" + re
+	}
+	return re, true
 }
 
 // failMessage gives a script that calls Instruqt's fail-message the
