@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labctl/labctl/lab"
 )
@@ -124,6 +125,60 @@ func TestKillercodaTypedChecksAreExact(t *testing.T) {
 	for _, i := range []int{5, 6} {
 		if c := l.Steps[i].Checks[0]; c.Command == nil {
 			t.Errorf("%s: %+v, want it left a command check (the field's type is not known)", verify[i], c)
+		}
+	}
+}
+
+// A solution's manifest is applied, not run as bash; what waits for a person
+// or never ends, and the other side of an "or", stay out of the solve; a
+// verify script runs with its interpreter, in /root, for as long as its
+// waits; an unclosed <details> hides the solution still; a lab with
+// placeholders is a draft.
+func TestKillercodaSolvesAndChecks(t *testing.T) {
+	_, l, out := importTree(t, Killercoda, "solves", map[string]string{
+		"index.json": `{"title": "Solves", "details": {"steps": [
+  {"title": "Pod", "text": "1.md", "verify": "1.sh"},
+  {"title": "Scale", "text": "2.md", "verify": "2.py"},
+  {"title": "Look", "text": "3.md", "verify": "3.sh"}]}, "backend": {"imageid": "kubernetes-kubeadm-1node"}}`,
+		"1.md": "Run pod web.\n<details><summary>Solution</summary>\n\nWrite pod.yaml:<br>\n\n```yaml\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: web\n    image: nginx:1.27\n```\n\n" +
+			"```\nkubectl apply -f pod.yaml\nkubectl get pods -w\n```\n\nOR\n\n```\nkubectl run web --image=nginx:1.27\n```\n\n```\nkubectl edit pod web\nkubectl exec -it web -- sh\n```\n</details>\n",
+		"1.sh": "#!/bin/bash\nkubectl wait --for=condition=Ready pod/web --timeout=120s\nIP=$(kubectl get pod web -o json | jq -r '.status.podIP // \"none\"')\n" +
+			"kubectl exec web -- cat /etc/nginx/nginx.conf | grep -q worker\n[ \"$IP\" != none ]\n",
+		"2.md": "Look with `kubectl get deploy`{{exec}}, then scale.\n<details><summary>Solution</summary>\n\n```\nkubectl scale deploy web --replicas=2\n```\n",
+		"2.py": "#!/usr/bin/env python3\nimport subprocess\nout = subprocess.run(['kubectl', 'get', 'deploy', 'web', '-o', 'name'], capture_output=True)\nassert out.returncode == 0\n",
+		"3.md": "Look around.",
+		"3.sh": "kubectl get pod web\n",
+	})
+	s1, s2, s3 := l.Steps[0], l.Steps[1], l.Steps[2]
+	if want := "cat > 'pod.yaml' <<'EOF'\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: web\n    image: nginx:1.27\nEOF\nkubectl apply -f pod.yaml"; s1.Solve != want {
+		t.Errorf("step 1's solve =\n%s\nwant\n%s", s1.Solve, want)
+	}
+	if strings.Contains(s1.Solution, "<br>") || !strings.Contains(s1.Solution, "kubectl edit pod web") {
+		t.Errorf("step 1's solution (the learner's to read, whole, without <br>) = %q", s1.Solution)
+	}
+	c := s1.Checks[0]
+	if c.Command == nil || c.Command.Dir != "/root" || c.Timeout.Duration != 130*time.Second {
+		t.Errorf("step 1's check = %+v, want a command in /root with a timeout of 130s", c)
+	}
+	if c := s2.Checks[0].Command; c == nil || c.Run[0] != "python3" || c.Run[1] != "-c" || !strings.Contains(c.Run[2], "import subprocess") {
+		t.Errorf("step 2's check = %+v, want python3 -c SCRIPT", c)
+	}
+	if s2.Solve != "kubectl scale deploy web --replicas=2" || strings.Contains(s2.Instructions, "kubectl scale") {
+		t.Errorf("step 2: solve %q, instructions %q; want the solution's command in the solve only", s2.Solve, s2.Instructions)
+	}
+	if !lab.PlaceholderScript(s3.Solve) || !l.Metadata.Draft {
+		t.Errorf("step 3's solve %q, draft %v; want a placeholder and a draft", s3.Solve, l.Metadata.Draft)
+	}
+	todo := todoOf(t, out)
+	for _, want := range []string{`"kubectl get pods -w"`, `"kubectl edit pod web"`, `"kubectl exec -it web -- sh"`, `gives another way after "or"`,
+		"<details> block is not closed", "metadata.draft: true"} {
+		if !strings.Contains(todo, want) {
+			t.Errorf("TODO.md lacks %q:\n%s", want, todo)
+		}
+	}
+	for _, wrong := range []string{"outside the learner's home"} {
+		if strings.Contains(todo, wrong) {
+			t.Errorf("TODO.md holds %q (jq's // and a path inside a Pod are no paths of the sandbox):\n%s", wrong, todo)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labctl/labctl/lab"
 )
@@ -14,6 +15,7 @@ import (
 type check struct {
 	Name        string        `yaml:"name"`
 	Description string        `yaml:"description,omitempty"`
+	Timeout     string        `yaml:"timeout,omitempty"`
 	File        *fileCheck    `yaml:"file,omitempty"`
 	Kube        *kubeCheck    `yaml:"kube,omitempty"`
 	Command     *commandCheck `yaml:"command,omitempty"`
@@ -43,6 +45,7 @@ type fieldCheck struct {
 
 type commandCheck struct {
 	Run []string `yaml:"run"`
+	Dir string   `yaml:"dir,omitempty"`
 }
 
 // resource is what a kubectl resource name reads.
@@ -160,13 +163,68 @@ func mapVerify(script, labNS string) verifyMapping {
 	return vm
 }
 
-// commandVerify is the check that runs a whole verify script.
+// commandVerify is the check that runs a whole verify script: with the
+// interpreter its first line names, in the learner's home as the
+// platform ran it, for as long as the script's own waits take.
 func commandVerify(script string) check {
-	return check{
+	script = strings.TrimSpace(script)
+	run := []string{"bash", "-c", failMessage(script)}
+	switch interpreter(script) {
+	case "sh", "dash":
+		run = []string{"sh", "-c", failMessage(script)}
+	case "python", "python3":
+		run = []string{"python3", "-c", script}
+	}
+	c := check{
 		Name:        "verify-script",
 		Description: "the scenario's verify script passes (it runs in the sandbox with the learner's kubectl: rewrite it as typed checks)",
-		Command:     &commandCheck{Run: []string{"bash", "-c", failMessage(strings.TrimSpace(script))}},
+		Command:     &commandCheck{Run: run, Dir: lab.HomeDir},
 	}
+	if d := waits(script); d > 0 {
+		c.Timeout = (d + lab.DefaultCheckTimeout).String()
+	}
+	return c
+}
+
+var (
+	shebangRE = regexp.MustCompile(`^#!\s*(\S+)(?:\s+(\S+))?`)
+	// waitRE is what bounds a wait of a script: --timeout=120s, timeout 60,
+	// sleep 5.
+	waitRE = regexp.MustCompile(`(?:--timeout[= ]|\btimeout\s+|\bsleep\s+)([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?\b`)
+)
+
+// interpreter is the program a script's first line (#!) names: bash, sh,
+// python3 ...; "" without one.
+func interpreter(script string) string {
+	m := shebangRE.FindStringSubmatch(script)
+	if m == nil {
+		return ""
+	}
+	prog := path.Base(m[1])
+	if prog == "env" && m[2] != "" {
+		prog = path.Base(m[2])
+	}
+	return prog
+}
+
+// maxCheckWait bounds the timeout an imported check takes from its script.
+const maxCheckWait = 10 * time.Minute
+
+// waits is how long the script's own waits (kubectl wait --timeout,
+// timeout N, sleep N) may take in all.
+func waits(script string) time.Duration {
+	var total time.Duration
+	for _, m := range waitRE.FindAllStringSubmatch(script, -1) {
+		unit := m[2]
+		if unit == "" {
+			unit = "s"
+		}
+		d, err := time.ParseDuration(m[1] + unit)
+		if err == nil {
+			total += d
+		}
+	}
+	return min(total, maxCheckWait)
 }
 
 // mapLine maps one line of a verify script, returning the namespace its
@@ -255,6 +313,9 @@ func mapLine(l, labNS string) (check, string, bool) {
 	return check{}, "", false
 }
 
+// inPodRE is a command run inside a Pod, to the end of its line.
+var inPodRE = regexp.MustCompile(`\b(?:kubectl|k)\s+(?:exec|run|debug|cp)\b[^\n]*`)
+
 // absPathRE finds absolute paths in a script.
 var absPathRE = regexp.MustCompile(`(?:^|[\s'"=<>])(/[A-Za-z0-9._/-]+)`)
 
@@ -264,8 +325,13 @@ var absPathRE = regexp.MustCompile(`(?:^|[\s'"=<>])(/[A-Za-z0-9._/-]+)`)
 func pathsOutsideHome(script string) []string {
 	var out []string
 	seen := map[string]bool{}
+	// A path after kubectl exec, run or debug is inside a Pod.
+	script = inPodRE.ReplaceAllString(script, "")
 	for _, m := range absPathRE.FindAllStringSubmatch(script, -1) {
 		p := m[1]
+		if strings.HasPrefix(p, "//") {
+			continue // jq's alternative operator, not a path
+		}
 		if graderSees(p) || seen[p] || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/bin/") || strings.HasPrefix(p, "/usr/") || strings.HasPrefix(p, "/proc/") {
 			continue
 		}
