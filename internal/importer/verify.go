@@ -115,9 +115,9 @@ var (
 	// grep [-q] [-i] P FILE, or cat FILE | grep [-q] [-i] P
 	grepFileRE = regexp.MustCompile(`^(?:grep (-[qi]+ )?(` + plainRE + `) (/[^\s;|&$` + "`" + `'"]+)|cat (/[^\s;|&$` + "`" + `'"]+) \| grep (-[qi]+ )?(` + plainRE + `))$`)
 	// [ "$(kubectl get K N -o jsonpath='{...}')" = "V" ]
-	compareRE = regexp.MustCompile(`^\[\[? "\$\((kubectl get [^)|;&$` + "`" + `]+)\)" ==? ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+) \]\]?$`)
+	compareRE = regexp.MustCompile(`^\[\[? "\$\(((?:kubectl|k) (?:(?:-n|--namespace)[= ][a-z0-9-]+ )?get [^)|;&$` + "`" + `]+)\)" ==? ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+) \]\]?$`)
 	// kubectl get K N -o jsonpath='{...}' | grep -q V
-	grepRE = regexp.MustCompile(`^(kubectl get [^|;&$` + "`" + `]+) \| grep -(q|qw|wq|Fq|qF) ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+)$`)
+	grepRE = regexp.MustCompile(`^((?:kubectl|k) (?:(?:-n|--namespace)[= ][a-z0-9-]+ )?get [^|;&$` + "`" + `]+) \| grep -(q|qw|wq|Fq|qF) ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+)$`)
 	// stat P, ls P, test -f P, [ -d P ]
 	fileRE = regexp.MustCompile(`^(stat|ls|cat|test -[efd]|\[\[? -[efd]) ("[^"$` + "`" + `]+"|'[^']+'|/[^\s;|&$` + "`" + `]+)( \]\]?)?( >\s*/dev/null( 2>&1)?| &>\s*/dev/null)?$`)
 	// a grep pattern that means the same as an RE2 expression, quoted or not
@@ -365,7 +365,7 @@ func fieldNamed(k *kubeCheck) check {
 // (another output, a selector, all namespaces) is not mapped.
 func kubectlGet(cmd, labNS string) (*kubeCheck, bool) {
 	words, ok := shellWords(cmd)
-	if !ok || len(words) < 3 || words[0] != "kubectl" {
+	if !ok || len(words) < 3 || (words[0] != "kubectl" && words[0] != "k") {
 		return nil, false
 	}
 	var kind, name, ns, jsonpath string
