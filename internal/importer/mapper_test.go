@@ -33,7 +33,7 @@ func TestKillercodaNamespaces(t *testing.T) {
   "steps": [{"title": "One", "text": "1.md", "verify": "1/verify.sh", "background": "1/background.sh"}],
   "assets": {"host01": [{"file": "ns.yaml", "target": "/root"}, {"file": "cache.yaml", "target": "/root"}]}},
   "backend": {"imageid": "kubernetes-kubeadm-1node"}}`,
-		"1.md": "Run the web pod.\n<details><summary>Solution</summary>\n\n```\nsudo kubectl -n default get pods\n" +
+		"1.md": "Run the web pod.\n<details><summary>Solution</summary>\n\n```\nsudo kubectl -n default get pods\nkubectl -n default-app get pods\n" +
 			"kubectl create ns extra\nhelm install web ./chart -n charts\nkubectl get pods -A\nssh node01 systemctl restart kubelet\ndocker ps\n```\n</details>\n",
 		"1/verify.sh": "#!/bin/bash\nopenssl x509 -in /root/cert.pem -noout -subject | grep -q web\nhead -n1 /root/a | grep -q x\n" +
 			"[ $? -ne 0 ] && exit 1\necho -n ok | grep -q odes\nkubectl -n shop get pod web\n",
@@ -43,14 +43,14 @@ func TestKillercodaNamespaces(t *testing.T) {
 		"assets/ns.yaml":    "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: store\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: store\n",
 		"assets/cache.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: cache\n  namespace: cache\nspec:\n  template:\n    spec:\n      containers:\n      - name: redis\n        image: redis\n",
 	})
-	want := []string{"lab", "shop", "team", "extra", "charts", "store", "heredoc", "cache"}
+	want := []string{"lab", "shop", "team", "extra", "charts", "store", "heredoc", "cache", "default-app"}
 	slices.Sort(want)
 	got := slices.Sorted(slices.Values(l.Cluster.Namespaces))
 	if !slices.Equal(got, want) {
 		t.Errorf("namespaces = %q, want %q", got, want)
 	}
 	st := l.Steps[0]
-	for _, gone := range []string{"sudo", "-n default", "name: heredoc"} {
+	for _, gone := range []string{"sudo", "-n default get", "name: heredoc"} {
 		if strings.Contains(st.Setup+st.Solve, gone) {
 			t.Errorf("setup or solve still holds %q:\n%s\n%s", gone, st.Setup, st.Solve)
 		}
@@ -60,7 +60,7 @@ func TestKillercodaNamespaces(t *testing.T) {
 			t.Errorf("setup lacks %q:\n%s", want, st.Setup)
 		}
 	}
-	if !strings.Contains(st.Solve, "kubectl -n lab get pods") {
+	if !strings.Contains(st.Solve, "kubectl -n lab get pods\nkubectl -n default-app get pods") {
 		t.Errorf("solve does not name the lab's namespace for default:\n%s", st.Solve)
 	}
 	ns, err := os.ReadFile(filepath.Join(out, "fixtures/assets/ns.yaml"))

@@ -11,9 +11,9 @@ var (
 	// user: -E, -H, -S): the sandbox has no sudo, and its learner is root.
 	sudoRE = regexp.MustCompile(`(^|[\s;&|(` + "`" + `!])sudo(?:\s+-[EHSn]+)*\s+`)
 	// defaultNSRE is the default namespace named to kubectl or in a manifest.
-	defaultNSRE = regexp.MustCompile(`(\s-n\s*|--namespace[= ]|\bnamespace:\s*["']?)default\b`)
+	defaultNSRE = regexp.MustCompile(`(?m)(\s-n\s*|--namespace[= ]|\bnamespace:\s*["']?)default([\s"';|&)]|$)`)
 	// defaultVarRE is a namespace variable set to default.
-	defaultVarRE = regexp.MustCompile(`(?m)^(\s*(?:export\s+)?[A-Za-z_]*(?:NS|[Nn]amespace|NAMESPACE)[A-Za-z_0-9]*=["']?)default\b`)
+	defaultVarRE = regexp.MustCompile(`(?m)^(\s*(?:export\s+)?[A-Za-z_]*(?:NS|[Nn]amespace|NAMESPACE)[A-Za-z_0-9]*=["']?)default(["'\s;]|$)`)
 	// createNSCmdRE is a kubectl create namespace command, up to the end
 	// of its command.
 	createNSCmdRE = regexp.MustCompile(`\b(?:kubectl|k)\s+create\s+(?:ns|namespace)\s+("[^"\n]*"|'[^'\n]*'|[^\s;&|)]+)[^;&|\n)]*`)
@@ -29,8 +29,8 @@ func stripSudo(s string) (string, bool) {
 
 // mapDefault names the lab's namespace where a script names default.
 func mapDefault(s string) string {
-	s = defaultNSRE.ReplaceAllString(s, "${1}"+labNamespace)
-	return defaultVarRE.ReplaceAllString(s, "${1}"+labNamespace)
+	s = defaultNSRE.ReplaceAllString(s, "${1}"+labNamespace+"${2}")
+	return defaultVarRE.ReplaceAllString(s, "${1}"+labNamespace+"${2}")
 }
 
 // dropCreateNamespace makes every kubectl create namespace of a namespace
