@@ -86,7 +86,7 @@ metadata:
 ` + header[len("apiVersion: labctl.dev/v1alpha1\nkind: Lab\nmetadata:\n  name: t\n"):] + `      - name: c1
         file: {path: /root/x}
 `,
-		want: []string{`t.yaml:5:3: metadata.colour: unknown field; metadata takes name, title, language, version, goal, why`},
+		want: []string{`t.yaml:5:3: metadata.colour: unknown field; metadata takes name, title, language, version, goal, why, draft`},
 	}, {
 		name: "every wrong type in one check, all reported",
 		src: header + `      - name: c1

@@ -52,6 +52,9 @@ func (w Warning) String() string {
 //     every namespace and object name a kube check reads, should be
 //     mentioned in the instructions of the check's step or an earlier
 //     step, or in the lab's goal; otherwise the learner has to guess it;
+//   - a lab marked metadata.draft is unfinished: its placeholder checks
+//     and solves that only fail are warned about (without draft, labctl
+//     lint reports them as problems, see Unfinished);
 //   - every step should have mistake scripts, so that labctl test proves
 //     its checks catch a wrong solution, and every mistake a way back: a
 //     recover script, or an explain that sends the learner to
@@ -122,6 +125,15 @@ func (l *Lab) Lint() []Warning {
 		add(joinIndex(joinIndex("steps", i)+".checks", j)+"."+r.field, "check %q reads %s %s, which neither the instructions of step %q or an earlier step nor the lab's goal mention; name it there so the learner need not guess",
 			l.Steps[i].Checks[j].Name, r.what, r.value, l.Steps[i].ID)
 	})
+	if l.Metadata.Draft {
+		unfinished := l.Unfinished()
+		ws = append(ws, unfinished...)
+		if len(unfinished) == 0 {
+			add("metadata.draft", "the lab is marked a draft, but every step has checks and a solve: remove draft")
+		} else {
+			add("metadata.draft", "the lab is a draft: remove draft when every step has real checks and a solve; lint then requires it")
+		}
+	}
 	for i, s := range l.Steps {
 		if len(s.Mistakes) == 0 {
 			add(joinIndex("steps", i)+".id", "step %q has no mistakes; add a known wrong solution with the checks that must catch it, so that labctl test proves they do", s.ID)

@@ -46,6 +46,11 @@ type Metadata struct {
 	// `lab why` shows it after the step's reason, the shell shows it again
 	// when the last step passes, and the browser view beside the goal.
 	Why string `yaml:"why" json:"why,omitempty"`
+	// Draft marks a lab still being written: labctl lint then reports a
+	// step whose checks are all placeholders (a command check running only
+	// false, or a shell script of false or exit 1) or whose solve does nothing but fail as a warning, not
+	// a problem. Remove it when every step has real checks and a solve.
+	Draft bool `yaml:"draft" json:"draft,omitempty"`
 }
 
 // Translation is the learner's texts of a lab in one more language.

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -184,6 +185,24 @@ func (im *importer) build(lf *labFile, setup []string, intro *part, steps []part
 		im.todo("setup scripts run in the sandbox as root with the learner's kubectl, not on a node with the cluster's admin as the platform's setup scripts did: move what they do to nodes or cluster-wide objects into the lab's cluster settings")
 	}
 	im.scan(lf)
+	im.markDraft(lf)
+}
+
+// markDraft marks the lab a draft while a step's checks are all
+// placeholders or its solve only fails: labctl lint refuses such a lab
+// unless it says it is one.
+func (im *importer) markDraft(lf *labFile) {
+	for _, st := range lf.Steps {
+		placeholders := !slices.ContainsFunc(st.Checks, func(c check) bool {
+			return c.Command == nil || !lab.PlaceholderCheck(lab.Check{Command: &lab.CommandCheck{Run: c.Command.Run}})
+		})
+		if placeholders || lab.PlaceholderScript(st.Solve) {
+			lf.Metadata.Draft = true
+		}
+	}
+	if lf.Metadata.Draft {
+		im.todo("the lab is marked a draft (metadata.draft: true) while placeholder checks or solves remain: labctl lint warns of them instead of refusing the lab; remove the mark when every step has real checks and a solve")
+	}
 }
 
 // steps writes the drafts as the lab's steps.
@@ -279,46 +298,142 @@ func (im *importer) namespace(ns string, lf *labFile) {
 var (
 	kAliasRE    = regexp.MustCompile(`(?m)^\s*k\s`)
 	dnsLabelRE  = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
-	nsFlagRE    = regexp.MustCompile(`(?:^|\s)(?:-n|--namespace)[= ]?([a-z0-9][a-z0-9-]*)\b`)
-	createNSRE  = regexp.MustCompile(`kubectl\s+create\s+(?:ns|namespace)\s+([a-z0-9][a-z0-9-]*)`)
 	clusterRE   = regexp.MustCompile(`kubectl\s+(?:(?:get|describe)\s+(?:nodes?|no)\b|taint\b|cordon\b|drain\b|uncordon\b|label\s+(?:nodes?|no)\b|create\s+clusterrole|apply\s+.*crd)`)
 	imageFlagRE = regexp.MustCompile(`--image[= ]([^\s'"]+)|\bimage:\s*['"]?([^\s'"]+)`)
 	internetRE  = regexp.MustCompile(`\b(curl|wget|apt(?:-get)?\s+install|pip3?\s+install|helm\s+repo\s+add|git\s+clone|go\s+install|npm\s+install)\b`)
 	tagRE2      = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]*:[A-Za-z0-9._-]+$`)
+	// nodesLoopRE is a loop (or a wait) on the cluster's nodes.
+	nodesLoopRE     = regexp.MustCompile(`\b(?:until|while)\b[^\n]*\b(?:kubectl|k)\s+get\s+(?:nodes?|no)\b[^\n;]*|\bkubectl\s+wait\b[^\n]*\b(?:nodes?|no)\b[^\n;]*`)
+	allNamespacesRE = regexp.MustCompile(`\b(?:kubectl|k)\s[^\n|;&]*?(?:\s-A\b|--all-namespaces\b)`)
+	sshRE           = regexp.MustCompile(`(?m)(?:^|[\s;&|(])(?:ssh|scp)\s+[^\n]*`)
+	systemctlRE     = regexp.MustCompile(`\bsystemctl\s+[a-z-]+[^\n;&|]*`)
+	dockerRE        = regexp.MustCompile(`(?m)(?:^|[\s;&|(])(?:docker|podman|crictl|nerdctl)\s+[a-z][^\n;&|]*`)
+	helmRE          = regexp.MustCompile(`(?m)(?:^|[\s;&|(])helm\s+[a-z][^\n;&|]*`)
 )
 
-// scan reads every script and command of the source for what a labctl
-// lab must declare or cannot do: namespaces, images, cluster-wide work,
-// the internet.
+// scan reads every script and command of the source, and the manifests
+// among its assets, for what a labctl lab must declare or cannot do:
+// namespaces, images, cluster-wide work, the internet, the machine the
+// source ran on; then it rewrites the lab's scripts to match (see rewrite).
 func (im *importer) scan(lf *labFile) {
 	all := strings.Join(im.scripts, "\n")
-	for _, m := range nsFlagRE.FindAllStringSubmatch(all, -1) {
-		im.namespace(m[1], lf)
+	manifests := im.manifests()
+	u := scanNamespaces(all, slices.Collect(maps.Values(manifests)))
+	for _, list := range [][]string{u.named, u.created, u.manifests} {
+		for _, ns := range list {
+			im.namespace(ns, lf)
+		}
 	}
-	for _, m := range createNSRE.FindAllStringSubmatch(all, -1) {
-		im.todo("the source creates namespace %s; labctl creates the lab's namespaces at up and the learner cannot create others: drop that command from the step and its solve", m[1])
+	if u.viaDefault {
+		im.todo("the source works in namespace default, which a lab cannot own: its scripts now name the lab's namespace, %s, instead (the learner's kubectl starts there); say so in the text where it names default", labNamespace)
+	}
+	if len(u.created) > 0 {
+		im.todo("the source creates namespace %s; labctl creates the lab's namespaces at up (they are declared in cluster.namespaces) and the learner cannot create others: its kubectl create namespace commands became no-ops (:) and the Namespace objects were taken out of what setup applies; say so in the text", strings.Join(u.created, ", "))
 	}
 	if m := clusterRE.FindString(all); m != "" {
 		im.todo("the source works on the cluster as a whole (%s); the learner is admin of the lab's namespaces only: grant what the step needs in access.clusterRules, or change the step", strings.Join(strings.Fields(m), " "))
 	}
+	if m := nodesLoopRE.FindString(all); m != "" {
+		im.todo("a script waits for the cluster's nodes (%s): labctl's cluster is ready before setup runs, and the learner may not read nodes, so it would wait forever: drop that loop", strings.Join(strings.Fields(m), " "))
+	}
+	if m := allNamespacesRE.FindString(all); m != "" {
+		im.todo("a command lists across all namespaces (%s): the learner may read only the lab's namespaces, so it fails: name the namespace (-n) instead", strings.Join(strings.Fields(m), " "))
+	}
+	for _, t := range []struct {
+		re  *regexp.Regexp
+		why string
+	}{
+		{sshRE, "ssh to another machine; a lab has one sandbox and no other machine to reach: do that work in the sandbox or the cluster"},
+		{systemctlRE, "systemctl; the sandbox runs no service manager: start what it needs in setup as a plain process, or in the cluster"},
+		{dockerRE, "docker (or another container engine); the sandbox has none: run containers as Pods, and list the images in cluster.images"},
+		{helmRE, "helm; the sandbox has no helm unless the lab's sandbox image adds it, and no chart repository answers: apply the chart's manifests (helm template) instead"},
+	} {
+		if m := t.re.FindString(all); m != "" {
+			im.todo("the source runs %s (%s)", t.why, strings.TrimSpace(m))
+		}
+	}
 	seen := map[string]bool{}
-	for _, m := range imageFlagRE.FindAllStringSubmatch(all, -1) {
-		ref := m[1] + m[2]
-		if seen[ref] || strings.ContainsAny(ref, "${}") {
-			continue
+	scanImages := func(text, where string) {
+		for _, m := range imageFlagRE.FindAllStringSubmatch(text, -1) {
+			ref := m[1] + m[2]
+			if seen[ref] || strings.ContainsAny(ref, "${}") {
+				continue
+			}
+			seen[ref] = true
+			if tagRE2.MatchString(ref) && !strings.HasSuffix(ref, ":latest") {
+				lf.Cluster.Images = append(lf.Cluster.Images, image{Name: ref})
+				im.todo("image %s%s: no registry answers in a lab; build it (cluster.images[].build) or have it in the host's Docker engine before labctl up", ref, where)
+			} else {
+				im.todo("image %s%s has no fixed tag: pin one and list it in cluster.images (labctl loads images, it never pulls them)", ref, where)
+			}
 		}
-		seen[ref] = true
-		if tagRE2.MatchString(ref) && !strings.HasSuffix(ref, ":latest") {
-			lf.Cluster.Images = append(lf.Cluster.Images, image{Name: ref})
-			im.todo("image %s: no registry answers in a lab; build it (cluster.images[].build) or have it in the host's Docker engine before labctl up", ref)
-		} else {
-			im.todo("image %s has no fixed tag: pin one and list it in cluster.images (labctl loads images, it never pulls them)", ref)
-		}
+	}
+	scanImages(all, "")
+	for _, name := range slices.Sorted(maps.Keys(manifests)) {
+		scanImages(manifests[name], " (named in "+name+")")
 	}
 	if m := internetRE.FindAllString(all, -1); len(m) > 0 {
 		slices.Sort(m)
 		im.todo("the source reaches the internet (%s), which a lab's sandbox cannot: put what it fetches in fixtures/ or an image", strings.Join(slices.Compact(m), ", "))
 	}
+	im.rewrite(lf, shellVars(all))
 }
+
+// manifests are the scenario's YAML assets, by their fixture name.
+func (im *importer) manifests() map[string]string {
+	out := map[string]string{}
+	for name, b := range im.fixtures {
+		if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
+			out[name] = string(b)
+		}
+	}
+	return out
+}
+
+// rewrite fits the lab's scripts to labctl's sandbox: no sudo, the lab's
+// namespace for default, no creating the namespaces labctl creates, no
+// Namespace object of the lab's in what setup and the solves apply.
+func (im *importer) rewrite(lf *labFile, vars map[string][]string) {
+	declared := lf.Cluster.Namespaces
+	var sudo bool
+	fix := func(s string) string {
+		s, had := stripSudo(s)
+		sudo = sudo || had
+		s = mapDefault(s)
+		s = dropCreateNamespace(s, declared, vars)
+		return mapHeredocs(s, func(body string) string {
+			out, _ := withoutNamespaces(body, declared)
+			return out
+		})
+	}
+	for i := range lf.Steps {
+		st := &lf.Steps[i]
+		st.Setup, st.Solve = fix(st.Setup), fix(st.Solve)
+		for j := range st.Checks {
+			if c := st.Checks[j].Command; c != nil && len(c.Run) == 3 && (c.Run[0] == "bash" || c.Run[0] == "sh") {
+				c.Run[2] = fix(c.Run[2])
+			}
+		}
+	}
+	if sudo {
+		im.todo("the source runs sudo, which the sandbox does not have (its learner is root): sudo was taken out of the scripts")
+	}
+	for _, name := range slices.Sorted(maps.Keys(im.manifests())) {
+		out, dropped := withoutNamespaces(string(im.fixtures[name]), declared)
+		if len(dropped) == 0 {
+			continue
+		}
+		im.fixtures[name] = []byte(out)
+		if strings.TrimSpace(stripComments(out)) == "" {
+			im.todo("fixture %s held only the Namespace object(s) %s, which labctl creates: take its kubectl apply out of setup", name, strings.Join(dropped, ", "))
+		} else {
+			im.todo("fixture %s: its Namespace object(s) %s were taken out (labctl creates the lab's namespaces, and the learner's kubectl, which setup uses, may not change them)", name, strings.Join(dropped, ", "))
+		}
+	}
+}
+
+var commentLineRE = regexp.MustCompile(`(?m)^\s*#.*$`)
+
+func stripComments(s string) string { return commentLineRE.ReplaceAllString(s, "") }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -32,6 +32,7 @@ type metadata struct {
 	Title    string `yaml:"title,omitempty"`
 	Language string `yaml:"language,omitempty"`
 	Goal     string `yaml:"goal,omitempty"`
+	Draft    bool   `yaml:"draft,omitempty"`
 }
 
 type cluster struct {
@@ -117,6 +118,10 @@ func write(dir string, lf *labFile, fixtures map[string][]byte, r *Result) (err 
 	if err != nil {
 		os.RemoveAll(dir)
 		return fmt.Errorf("the imported lab does not load (a defect of labctl import): %w", err)
+	}
+	if u := l.Unfinished(); len(u) > 0 && !l.Metadata.Draft {
+		os.RemoveAll(dir)
+		return fmt.Errorf("the imported lab does not pass labctl lint (a defect of labctl import): %s", u[0].String())
 	}
 	r.Warnings = l.Lint()
 	return nil

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labctl/labctl/lab"
 )
@@ -14,6 +15,7 @@ import (
 type check struct {
 	Name        string        `yaml:"name"`
 	Description string        `yaml:"description,omitempty"`
+	Timeout     string        `yaml:"timeout,omitempty"`
 	File        *fileCheck    `yaml:"file,omitempty"`
 	Kube        *kubeCheck    `yaml:"kube,omitempty"`
 	Command     *commandCheck `yaml:"command,omitempty"`
@@ -43,6 +45,7 @@ type fieldCheck struct {
 
 type commandCheck struct {
 	Run []string `yaml:"run"`
+	Dir string   `yaml:"dir,omitempty"`
 }
 
 // resource is what a kubectl resource name reads.
@@ -112,9 +115,9 @@ var (
 	// grep [-q] [-i] P FILE, or cat FILE | grep [-q] [-i] P
 	grepFileRE = regexp.MustCompile(`^(?:grep (-[qi]+ )?(` + plainRE + `) (/[^\s;|&$` + "`" + `'"]+)|cat (/[^\s;|&$` + "`" + `'"]+) \| grep (-[qi]+ )?(` + plainRE + `))$`)
 	// [ "$(kubectl get K N -o jsonpath='{...}')" = "V" ]
-	compareRE = regexp.MustCompile(`^\[\[? "\$\((kubectl get [^)|;&$` + "`" + `]+)\)" ==? ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+) \]\]?$`)
+	compareRE = regexp.MustCompile(`^\[\[? "\$\(((?:kubectl|k) (?:(?:-n|--namespace)[= ][a-z0-9-]+ )?get [^)|;&$` + "`" + `]+)\)" ==? ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+) \]\]?$`)
 	// kubectl get K N -o jsonpath='{...}' | grep -q V
-	grepRE = regexp.MustCompile(`^(kubectl get [^|;&$` + "`" + `]+) \| grep -(q|qw|wq|Fq|qF) ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+)$`)
+	grepRE = regexp.MustCompile(`^((?:kubectl|k) (?:(?:-n|--namespace)[= ][a-z0-9-]+ )?get [^|;&$` + "`" + `]+) \| grep -(q|qw|wq|Fq|qF) ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+)$`)
 	// stat P, ls P, test -f P, [ -d P ]
 	fileRE = regexp.MustCompile(`^(stat|ls|cat|test -[efd]|\[\[? -[efd]) ("[^"$` + "`" + `]+"|'[^']+'|/[^\s;|&$` + "`" + `]+)( \]\]?)?( >\s*/dev/null( 2>&1)?| &>\s*/dev/null)?$`)
 	// a grep pattern that means the same as an RE2 expression, quoted or not
@@ -160,13 +163,70 @@ func mapVerify(script, labNS string) verifyMapping {
 	return vm
 }
 
-// commandVerify is the check that runs a whole verify script.
+// commandVerify is the check that runs a whole verify script: with the
+// interpreter its first line names, in the learner's home as the
+// platform ran it, for as long as the script's own waits take.
 func commandVerify(script string) check {
-	return check{
+	script = strings.TrimSpace(script)
+	run := []string{"bash", "-c", failMessage(script)}
+	switch interpreter(script) {
+	case "sh", "dash":
+		if !strings.Contains(script, "fail-message") { // sh names no function with a '-'
+			run = []string{"sh", "-c", script}
+		}
+	case "python", "python3":
+		run = []string{"python3", "-c", script}
+	}
+	c := check{
 		Name:        "verify-script",
 		Description: "the scenario's verify script passes (it runs in the sandbox with the learner's kubectl: rewrite it as typed checks)",
-		Command:     &commandCheck{Run: []string{"bash", "-c", failMessage(strings.TrimSpace(script))}},
+		Command:     &commandCheck{Run: run, Dir: lab.HomeDir},
 	}
+	if d := waits(script); d > 0 {
+		c.Timeout = (d + lab.DefaultCheckTimeout).String()
+	}
+	return c
+}
+
+var (
+	shebangRE = regexp.MustCompile(`^#!\s*(\S+)(?:\s+(\S+))?`)
+	// waitRE is what bounds a wait of a script: --timeout=120s, timeout 60,
+	// sleep 5.
+	waitRE = regexp.MustCompile(`(?:--timeout[= ]|\btimeout\s+|\bsleep\s+)([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?\b`)
+)
+
+// interpreter is the program a script's first line (#!) names: bash, sh,
+// python3 ...; "" without one.
+func interpreter(script string) string {
+	m := shebangRE.FindStringSubmatch(script)
+	if m == nil {
+		return ""
+	}
+	prog := path.Base(m[1])
+	if prog == "env" && m[2] != "" {
+		prog = path.Base(m[2])
+	}
+	return prog
+}
+
+// maxCheckWait bounds the timeout an imported check takes from its script.
+const maxCheckWait = 10 * time.Minute
+
+// waits is how long the script's own waits (kubectl wait --timeout,
+// timeout N, sleep N) may take in all.
+func waits(script string) time.Duration {
+	var total time.Duration
+	for _, m := range waitRE.FindAllStringSubmatch(script, -1) {
+		unit := m[2]
+		if unit == "" {
+			unit = "s"
+		}
+		d, err := time.ParseDuration(m[1] + unit)
+		if err == nil {
+			total += d
+		}
+	}
+	return min(total, maxCheckWait)
 }
 
 // mapLine maps one line of a verify script, returning the namespace its
@@ -212,20 +272,23 @@ func mapLine(l, labNS string) (check, string, bool) {
 		if !ok || k.Field == nil {
 			return check{}, "", false
 		}
-		k.Field.Equals = scalar(unquote(m[2]))
+		v, ok := printedEquals(k, unquote(m[2]))
+		if !ok {
+			return check{}, "", false
+		}
+		k.Field.Equals = v
 		return fieldNamed(k), k.Namespace, true
 	}
 	if m := grepRE.FindStringSubmatch(l); m != nil {
 		k, ok := kubectlGet(m[1], labNS)
-		if !ok || k.Field == nil {
+		if !ok || k.Field == nil || fieldType(k) != "string" {
 			return check{}, "", false
 		}
-		v := unquote(m[3])
-		if s := scalar(v); s != v {
-			k.Field.Equals = s
-		} else {
-			k.Field.Matches = regexp.QuoteMeta(v)
+		re, ok := grepRegexp(m[2], unquote(m[3]))
+		if !ok {
+			return check{}, "", false
 		}
+		k.Field.Matches = re
 		return fieldNamed(k), k.Namespace, true
 	}
 	if strings.HasPrefix(l, "kubectl ") {
@@ -252,6 +315,9 @@ func mapLine(l, labNS string) (check, string, bool) {
 	return check{}, "", false
 }
 
+// inPodRE is a command run inside a Pod, to the end of its line.
+var inPodRE = regexp.MustCompile(`\b(?:kubectl|k)\s+(?:exec|run|debug|cp)\b[^\n]*`)
+
 // absPathRE finds absolute paths in a script.
 var absPathRE = regexp.MustCompile(`(?:^|[\s'"=<>])(/[A-Za-z0-9._/-]+)`)
 
@@ -261,8 +327,13 @@ var absPathRE = regexp.MustCompile(`(?:^|[\s'"=<>])(/[A-Za-z0-9._/-]+)`)
 func pathsOutsideHome(script string) []string {
 	var out []string
 	seen := map[string]bool{}
+	// A path after kubectl exec, run or debug is inside a Pod.
+	script = inPodRE.ReplaceAllString(script, "")
 	for _, m := range absPathRE.FindAllStringSubmatch(script, -1) {
 		p := m[1]
+		if strings.HasPrefix(p, "//") {
+			continue // jq's alternative operator, not a path
+		}
 		if graderSees(p) || seen[p] || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/bin/") || strings.HasPrefix(p, "/usr/") || strings.HasPrefix(p, "/proc/") {
 			continue
 		}
@@ -294,7 +365,7 @@ func fieldNamed(k *kubeCheck) check {
 // (another output, a selector, all namespaces) is not mapped.
 func kubectlGet(cmd, labNS string) (*kubeCheck, bool) {
 	words, ok := shellWords(cmd)
-	if !ok || len(words) < 3 || words[0] != "kubectl" {
+	if !ok || len(words) < 3 || (words[0] != "kubectl" && words[0] != "k") {
 		return nil, false
 	}
 	var kind, name, ns, jsonpath string
@@ -425,16 +496,111 @@ func unquote(s string) string {
 	return s
 }
 
-// scalar reads a value jsonpath printed as the JSON value it was: an
-// integer, a boolean, or the string itself.
-func scalar(s string) any {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && strconv.FormatInt(n, 10) == s {
-		return n
+// Fields whose JSON type is known, by kind ("" for every kind) and path;
+// a path ending in "." stands for every field under it.
+var (
+	stringFields = map[string][]string{
+		"":                      {"metadata.name", "metadata.namespace", "metadata.labels.", "metadata.annotations.", "status.phase"},
+		"ConfigMap":             {"data."},
+		"Secret":                {"data.", "stringData.", "type"},
+		"Service":               {"spec.type", "spec.clusterIP"},
+		"Pod":                   {"spec.nodeName", "spec.serviceAccountName", "spec.restartPolicy", "spec.priorityClassName"},
+		"CronJob":               {"spec.schedule", "spec.concurrencyPolicy"},
+		"PersistentVolumeClaim": {"spec.storageClassName", "spec.volumeName"},
 	}
-	if b, err := strconv.ParseBool(s); err == nil && (s == "true" || s == "false") {
-		return b
+	integerFields = map[string][]string{
+		"": {"spec.replicas", "status.replicas", "status.readyReplicas", "status.availableReplicas", "status.updatedReplicas",
+			"metadata.generation", "status.observedGeneration", "spec.revisionHistoryLimit"},
+		"Job":                     {"spec.parallelism", "spec.completions", "spec.backoffLimit", "status.succeeded", "status.failed", "status.active"},
+		"CronJob":                 {"spec.successfulJobsHistoryLimit", "spec.failedJobsHistoryLimit"},
+		"HorizontalPodAutoscaler": {"spec.minReplicas", "spec.maxReplicas"},
 	}
-	return s
+	booleanFields = map[string][]string{
+		"ConfigMap":  {"immutable"},
+		"Secret":     {"immutable"},
+		"Deployment": {"spec.paused"},
+		"CronJob":    {"spec.suspend"},
+		"Job":        {"spec.suspend"},
+	}
+)
+
+// fieldType is the JSON type of the field a kube check reads, when it is
+// known: "string", "integer", "boolean", or "".
+func fieldType(k *kubeCheck) string {
+	in := func(fields map[string][]string) bool {
+		for _, kind := range []string{"", k.Kind} {
+			for _, f := range fields[kind] {
+				if k.Field.Path == f || (strings.HasSuffix(f, ".") && strings.HasPrefix(k.Field.Path, f) && len(k.Field.Path) > len(f)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch {
+	case in(stringFields):
+		return "string"
+	case in(integerFields):
+		return "integer"
+	case in(booleanFields):
+		return "boolean"
+	}
+	return ""
+}
+
+// wordRE is a value that jsonpath prints only for a string field: not a
+// number, a boolean, null, a list or an object.
+var wordRE = regexp.MustCompile(`^[A-Za-z0-9._:/@+=-]+$`)
+
+// printedEquals is the value a field must equal for jsonpath to print
+// exactly v, and false when that depends on a type that is not known (a
+// ConfigMap's "8080" is a string, a Deployment's 3 an integer).
+func printedEquals(k *kubeCheck, v string) (any, bool) {
+	switch fieldType(k) {
+	case "string":
+		return v, v != ""
+	case "integer":
+		n, err := strconv.ParseInt(v, 10, 64)
+		return n, err == nil && strconv.FormatInt(n, 10) == v
+	case "boolean":
+		return v == "true", v == "true" || v == "false"
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil || v == "true" || v == "false" || v == "null" || !wordRE.MatchString(v) {
+		return nil, false
+	}
+	return v, true
+}
+
+// grepPatternRE is a grep pattern that reads the same as an RE2
+// expression: letters, digits and . _ : / = - and space, anchored or not.
+var grepPatternRE = regexp.MustCompile(`^\^?[A-Za-z0-9 ._:/=-]+\$?$`)
+
+// grepRegexp is the expression a string field must match for grep with
+// flags (q, w, F) to find pattern in what jsonpath printed, line by line;
+// false when there is none as exact.
+func grepRegexp(flags, pattern string) (string, bool) {
+	var re string
+	switch {
+	case strings.Contains(flags, "F"):
+		if pattern == "" || strings.Contains(pattern, "\n") {
+			return "", false
+		}
+		re = regexp.QuoteMeta(pattern)
+	case grepPatternRE.MatchString(pattern) && strings.Trim(pattern, "^$") != "":
+		re = pattern
+	default:
+		return "", false
+	}
+	if strings.Contains(flags, "w") {
+		// grep -w: the match is neither preceded nor followed by a
+		// letter, a digit or an underscore.
+		re = `(?:^|[^A-Za-z0-9_])(?:` + re + `)(?:[^A-Za-z0-9_]|$)`
+	}
+	if strings.ContainsAny(re, "^$") {
+		// grep reads lines: its anchors are a line's.
+		re = "(?m)" + re
+	}
+	return re, true
 }
 
 // failMessage gives a script that calls Instruqt's fail-message the

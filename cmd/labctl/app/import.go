@@ -18,7 +18,8 @@ func newImportCommand(g *globals) *cobra.Command {
 		Short: "Turn a lab written for another platform into a labctl lab directory",
 		Long: "import reads a lab written for another platform and writes a labctl lab directory: lab.yaml, fixtures/\n" +
 			"and TODO.md, the list of what the author must still decide. Nothing of the source runs while it is\n" +
-			"read. The lab lints; `labctl test` of it is the author's acceptance gate.",
+			"read. The lab lints (marked metadata.draft: true while placeholder checks or solves remain); `labctl test`\n" +
+			"of it is the author's acceptance gate.",
 		Example: "  labctl import killercoda ./my-scenario --out ./labs/my-scenario\n  labctl import instruqt ./my-track",
 		Args:    cobra.NoArgs,
 	}

@@ -21,7 +21,8 @@ func newLintCommand(g *globals) *cobra.Command {
 		Short: "Check a lab file and report every problem with its line",
 		Long: "lint loads a lab file strictly (FILE, else --lab, else ./lab.yaml, else the built-in lab),\n" +
 			"prints every problem as file:line:column: field: message on stderr, a summary on stdout,\n" +
-			"and exits 1 when there are problems. Warnings (file:line:column: warning: ...) do not fail it unless --strict.\n" +
+			"and exits 1 when there are problems: a step whose checks are all placeholders or whose solve only fails is one,\n" +
+			"unless the lab is marked metadata.draft: true. Warnings (file:line:column: warning: ...) do not fail it unless --strict.\n" +
 			"With -v it also lists the cluster objects the lab's checks read, which are all the grader may read, its\n" +
 			"probes, and what the lab may do: what `labctl install` shows, and what needs --allow-host-access.",
 		Example: "  labctl lint\n  labctl lint --strict my-lab/lab.yaml\n  labctl lint -v",
@@ -67,6 +68,16 @@ func runLint(g *globals, file string, strict bool) error {
 	}
 	if err != nil {
 		return err
+	}
+	// A step that proves nothing yet is a problem of a finished lab, and a
+	// warning of a draft (metadata.draft), which Lint reports.
+	if unfinished := l.Unfinished(); !l.Metadata.Draft && len(unfinished) > 0 {
+		for _, w := range unfinished {
+			e := lab.Error{File: w.File, Line: w.Line, Column: w.Column, Path: w.Path,
+				Msg: w.Msg + " (or mark the lab metadata.draft: true while it is being written)"}
+			fmt.Fprintln(g.streams.Err, textsafe.EscapeLine(e.Error()))
+		}
+		return &ExitError{Code: exitFailed, Err: fmt.Errorf("%s: %s", source, count(len(unfinished), "problem"))}
 	}
 	warnings := l.Lint()
 	for _, w := range warnings {

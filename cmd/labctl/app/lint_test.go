@@ -254,3 +254,31 @@ func TestLintRefusesHostToolFilesAndLinks(t *testing.T) {
 		})
 	}
 }
+
+// A step whose checks are all placeholders, or whose solve only fails, is a
+// problem of a lab, unless the lab is marked a draft.
+func TestLintRefusesPlaceholdersUnlessDraft(t *testing.T) {
+	lab := func(draft string) string {
+		return "apiVersion: labctl.dev/v1alpha1\nkind: Lab\nmetadata:\n  name: unfinished\n" + draft + "steps:\n" +
+			"  - id: one\n    title: One\n    instructions: Create /root/x.\n" +
+			"    checks:\n      - name: write-this-check\n        command: {run: [\"false\"]}\n" +
+			"    solve: |\n      # write what a correct learner runs\n      exit 1\n"
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "lab.yaml")
+	if err := os.WriteFile(file, []byte(lab("")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runLabctl(t, "lint", file)
+	if code != 1 || !strings.Contains(errOut, "lab.yaml:10:7: steps[0].checks: every check of step \"one\" is a placeholder") ||
+		!strings.Contains(errOut, "steps[0].solve: the solve of step \"one\" does nothing but fail") || !strings.Contains(errOut, "metadata.draft: true") {
+		t.Errorf("exit %d, stderr %q; want 1 and both problems", code, errOut)
+	}
+	if err := os.WriteFile(file, []byte(lab("  draft: true\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runLabctl(t, "lint", file)
+	if code != 0 || !strings.Contains(out, "OK") || !strings.Contains(errOut, "warning: steps[0].checks") || !strings.Contains(errOut, "warning: metadata.draft") {
+		t.Errorf("a draft: exit %d, stdout %q, stderr %q; want 0 and warnings", code, out, errOut)
+	}
+}
