@@ -1,9 +1,13 @@
 package progress
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
+	"slices"
 	"time"
 
+	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -100,7 +104,77 @@ func (p *Progress) StepHeads(l *lab.Lab, cs []lab.Check) []string {
 			out = make([]string, len(cs))
 		}
 		if step := p.stepOf(l, &cs[i]); step != "" {
-			out[i] = p.Heads[step][g.Repo]
+			out[i] = p.startHead(l, step, g.Repo)
+		}
+	}
+	return out
+}
+
+// startHead is where repo was as step id's work in it could begin: the
+// head noted as the earliest step of its run began (runStart), else as a
+// later one of the run did, else "". A head noted late (SetLateHead) is
+// given after checks.HeadLate.
+func (p *Progress) startHead(l *lab.Lab, id, repo string) string {
+	s := Index(l, id)
+	for k := runStart(l, s, repo); k <= s; k++ {
+		k := l.Steps[k].ID
+		if h, ok := p.Heads[k][repo]; ok {
+			if p.LateHeads[k][repo] {
+				return checks.HeadLate + " " + h
+			}
+			return h
+		}
+	}
+	return ""
+}
+
+// runStart is the first of the steps before step s (by index in l) that
+// do no work in repo, up to s: the steps from it to s-1 have no check that
+// looks at repo (worksIn), so every commit in repo after the step before
+// it passed is s's work, done early or not. A learner who works ahead of
+// labctl, as through labctl exec, makes step s's commit before labctl sees
+// step s-1 pass; a commit made before the step before the run passed is
+// never counted, as it may be that step's work.
+func runStart(l *lab.Lab, s int, repo string) int {
+	for s > 0 && !worksIn(&l.Steps[s-1], repo) {
+		s--
+	}
+	return s
+}
+
+// worksIn says whether any check of step (its mistakes' evidence
+// included) looks at repo: a git check of it, a commit of it an audit
+// check times, a value read from it.
+func worksIn(step *lab.Step, repo string) bool {
+	q, err := json.Marshal(repo)
+	if err != nil {
+		return true
+	}
+	ref, _ := json.Marshal("git:" + repo + "@")
+	ref = ref[:len(ref)-1]
+	found := false
+	step.EveryCheck(func(c *lab.Check) {
+		b, err := json.Marshal(c)
+		found = found || err != nil || bytes.Contains(b, append([]byte(`"repo":`), q...)) || bytes.Contains(b, ref)
+	})
+	return found
+}
+
+// StartRepos are the repositories whose heads the host notes as step id
+// of l begins (grading.NoteStart), each once: those its checks count
+// commits from (lab.Step.HeadRepos), then those of later steps whose runs
+// (runStart) begin with it.
+func StartRepos(l *lab.Lab, id string) []string {
+	s := Index(l, id)
+	if s < 0 {
+		return nil
+	}
+	out := l.Steps[s].HeadRepos()
+	for t := s + 1; t < len(l.Steps); t++ {
+		for _, r := range l.Steps[t].HeadRepos() {
+			if !slices.Contains(out, r) && runStart(l, t, r) <= s {
+				out = append(out, r)
+			}
 		}
 	}
 	return out
