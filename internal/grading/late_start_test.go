@@ -261,3 +261,97 @@ func TestStartNeverSeenDoesNotCountAnEarlierCommit(t *testing.T) {
 		t.Errorf("step change with its commit made before it began, its start unseen: passed\n%s", out)
 	}
 }
+
+// auditClock judges each audit check by the learner's requests it was
+// told of: the check passes when one of its name was made at or after the
+// start of its window (Round.Since; none, the whole log), as the real
+// audit check does. Other checks pass.
+type auditClock struct {
+	made   map[string][]time.Time
+	rounds int
+}
+
+func (a *auditClock) RunChecks(_ context.Context, r checks.Round) ([]checks.Result, error) {
+	a.rounds++
+	out := make([]checks.Result, len(r.Checks))
+	for i, c := range r.Checks {
+		out[i] = checks.Result{Name: c.Name, Status: checks.Pass}
+		if c.Audit == nil {
+			continue
+		}
+		var from time.Time
+		if i < len(r.Since) {
+			from = r.Since[i]
+		}
+		out[i].Status, out[i].Message = checks.Fail, "no request since "+from.String()
+		for _, t := range a.made[c.Name] {
+			if !t.Before(from) {
+				out[i].Status, out[i].Message = checks.Pass, ""
+			}
+		}
+	}
+	return out, nil
+}
+
+// An audit check of a step is judged from when labctl saw it begin: the
+// step before passing. What the learner did for it while the step before
+// was current, as one who works outside labctl's shell does before
+// checking, cannot be told the step's work, nor a failure: the check says
+// it cannot tell and asks for it again, and the round is not counted. What
+// was done before the step before began is a plain failure, and the step
+// passes once done again.
+func TestAuditBeforeTheStepWasSeenToBegin(t *testing.T) {
+	apply := lab.Check{Name: "applied", Audit: &lab.AuditCheck{AuditSelector: lab.AuditSelector{Verbs: []string{"apply"}, Resource: "deployments"}}}
+	again := lab.Check{Name: "applied-again", Audit: &lab.AuditCheck{AuditSelector: lab.AuditSelector{Verbs: []string{"apply"}, Resource: "deployments", Name: "web"}}}
+	ac := &auditClock{made: map[string][]time.Time{}}
+	s, out := newGrader(t, ac)
+	s.Lab.Steps = []lab.Step{
+		{ID: "one", Checks: []lab.Check{{Name: "a"}}},
+		{ID: "two", Checks: []lab.Check{{Name: "b"}, apply}},
+		{ID: "three", Checks: []lab.Check{{Name: "c"}, again}},
+	}
+	clock := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { return clock }
+	ctx := context.Background()
+	check := func() Verdict {
+		t.Helper()
+		out.Reset()
+		v, err := s.Check(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+
+	// Step three's request made while step one was current.
+	ac.made["applied-again"] = []time.Time{clock.Add(-time.Minute)}
+	if v := check(); v != Passed {
+		t.Fatalf("step one: %v\n%s", v, out)
+	}
+	clock = clock.Add(time.Minute)
+	ac.made["applied"] = []time.Time{clock}
+	clock = clock.Add(time.Minute)
+	if v := check(); v != Passed {
+		t.Fatalf("step two: %v\n%s", v, out)
+	}
+	clock = clock.Add(time.Minute)
+	if v := check(); v != Failed || !strings.Contains(out.String(), "✗ applied-again") {
+		t.Fatalf("step three, its request made before step two began: %v, want a failure\n%s", v, out)
+	}
+
+	// Step three's request made while step two was current, checked after.
+	ac.made["applied-again"] = append(ac.made["applied-again"], clock.Add(-2*time.Minute+time.Second))
+	p, _ := s.Store.Load(s.Lab.Metadata.Name)
+	attempts := p.Attempts["three"]
+	if v := check(); v != Errored || !strings.Contains(out.String(), "cannot tell whether this was done in this step") {
+		t.Fatalf("step three, its request made while step two was current: %v, want could not tell\n%s", v, out)
+	}
+	if p, _ := s.Store.Load(s.Lab.Metadata.Name); p.Attempts["three"] != attempts {
+		t.Errorf("a round that could not tell counted as an attempt: %d, was %d", p.Attempts["three"], attempts)
+	}
+	clock = clock.Add(time.Minute)
+	ac.made["applied-again"] = append(ac.made["applied-again"], clock)
+	if v := check(); v != Passed {
+		t.Errorf("step three done again: %v\n%s", v, out)
+	}
+}
