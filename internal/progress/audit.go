@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -89,43 +88,46 @@ func (p *Progress) stepOf(l *lab.Lab, c *lab.Check) string {
 // began (since: step) the commit its repository was at then (SetHead), by
 // position in cs; "" where the progress does not say (the step was not
 // seen to begin), and for other checks. It is nil when cs has no such
-// check, and for nil progress.
+// check, and for nil progress. See StepStarts.
 func (p *Progress) StepHeads(l *lab.Lab, cs []lab.Check) []string {
+	heads, _ := p.StepStarts(l, cs)
+	return heads
+}
+
+// StepStarts is StepHeads, with late saying, by position, which heads were
+// noted late (SetLateHead): the learner's commits for the step may be in
+// them. A step's start in a repository is where it was as the earliest
+// step of its run began (runStart), else as a later one of the run did.
+func (p *Progress) StepStarts(l *lab.Lab, cs []lab.Check) (heads []string, late []bool) {
 	if p == nil {
-		return nil
+		return nil, nil
 	}
-	var out []string
 	for i := range cs {
 		g := cs[i].Git
 		if g == nil || g.Since != lab.SinceStep {
 			continue
 		}
-		if out == nil {
-			out = make([]string, len(cs))
+		if heads == nil {
+			heads, late = make([]string, len(cs)), make([]bool, len(cs))
 		}
 		if step := p.stepOf(l, &cs[i]); step != "" {
-			out[i] = p.startHead(l, step, g.Repo)
+			heads[i], late[i] = p.startHead(l, step, g.Repo)
 		}
 	}
-	return out
+	return heads, late
 }
 
-// startHead is where repo was as step id's work in it could begin: the
-// head noted as the earliest step of its run began (runStart), else as a
-// later one of the run did, else "". A head noted late (SetLateHead) is
-// given after checks.HeadLate.
-func (p *Progress) startHead(l *lab.Lab, id, repo string) string {
+// startHead is where repo was as step id's work in it could begin, and
+// whether that was noted late; "" when the progress does not say.
+func (p *Progress) startHead(l *lab.Lab, id, repo string) (string, bool) {
 	s := Index(l, id)
 	for k := runStart(l, s, repo); k <= s; k++ {
 		k := l.Steps[k].ID
 		if h, ok := p.Heads[k][repo]; ok {
-			if p.LateHeads[k][repo] {
-				return checks.HeadLate + " " + h
-			}
-			return h
+			return h, p.LateHeads[k][repo]
 		}
 	}
-	return ""
+	return "", false
 }
 
 // runStart is the first of the steps before step s (by index in l) that
@@ -144,7 +146,7 @@ func runStart(l *lab.Lab, s int, repo string) int {
 
 // worksIn says whether any check of step (its mistakes' evidence
 // included) looks at repo: a git check of it, a commit of it an audit
-// check times, a value read from it.
+// check times, a value read from it, a command that names it.
 func worksIn(step *lab.Step, repo string) bool {
 	q, err := json.Marshal(repo)
 	if err != nil {
@@ -155,7 +157,15 @@ func worksIn(step *lab.Step, repo string) bool {
 	found := false
 	step.EveryCheck(func(c *lab.Check) {
 		b, err := json.Marshal(c)
-		found = found || err != nil || bytes.Contains(b, append([]byte(`"repo":`), q...)) || bytes.Contains(b, ref)
+		if err != nil {
+			found = true
+			return
+		}
+		found = found || bytes.Contains(b, append([]byte(`"repo":`), q...)) || bytes.Contains(b, ref)
+		if c.Command != nil {
+			cmd, err := json.Marshal(c.Command)
+			found = found || err != nil || bytes.Contains(cmd, q[1:len(q)-1])
+		}
 	})
 	return found
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -53,6 +52,12 @@ func TestStepHeadsCountFromTheStartOfTheRun(t *testing.T) {
 	if got, want := p.StepHeads(l, change), []string{"c2"}; !slices.Equal(got, want) {
 		t.Errorf("change's start with commit's noted %q, want %q", got, want)
 	}
+	// A command that names the repository works in it.
+	l.Steps[1].Checks = append(l.Steps[1].Checks, lab.Check{Name: "log", Command: &lab.CommandCheck{Run: []string{"git", "-C", "/root/repo", "log"}}})
+	p.SetHead("apply", "/root/repo", "c1")
+	if got, want := p.StepHeads(l, change), []string{"c2"}; !slices.Equal(got, want) {
+		t.Errorf("change's start after a step with a command in the repository %q, want %q", got, want)
+	}
 	// Step drift reads the repository (a ref): revert counts from its own
 	// start only.
 	p.Current = "revert"
@@ -82,18 +87,18 @@ func TestLateHeads(t *testing.T) {
 	p := New("l")
 	p.Current = "change"
 	p.SetLateHead("change", "/root/repo", "c2")
-	if got, want := p.StepHeads(l, change), []string{checks.HeadLate + " c2"}; !slices.Equal(got, want) {
-		t.Errorf("a late start %q, want %q", got, want)
+	if got, late := p.StepStarts(l, change); !slices.Equal(got, []string{"c2"}) || !slices.Equal(late, []bool{true}) {
+		t.Errorf("a late start %q, late %v; want c2, late", got, late)
 	}
 	// An earlier step of the run, seen to begin, bounds the step's work.
 	p.SetHead("apply", "/root/repo", "c1")
-	if got, want := p.StepHeads(l, change), []string{"c1"}; !slices.Equal(got, want) {
-		t.Errorf("a late start after apply's %q, want %q", got, want)
+	if got, late := p.StepStarts(l, change); !slices.Equal(got, []string{"c1"}) || late[0] {
+		t.Errorf("a late start after apply's %q, late %v; want c1, not late", got, late)
 	}
 	delete(p.Heads, "apply")
 	p.SetHead("change", "/root/repo", "c3")
-	if got, want := p.StepHeads(l, change), []string{"c3"}; !slices.Equal(got, want) {
-		t.Errorf("a start noted again as it began %q, want %q", got, want)
+	if got, late := p.StepStarts(l, change); !slices.Equal(got, []string{"c3"}) || late[0] {
+		t.Errorf("a start noted again as it began %q, late %v; want c3, not late", got, late)
 	}
 	p.SetLateHead("change", "/root/repo", "c2")
 	p.MarkStarted("change", time.Now())
