@@ -102,10 +102,9 @@ func commitsGrader(t *testing.T) (*Grader, func(args ...string)) {
 
 // learner does, in the temp root, what the commitsLab steps ask.
 type learner struct {
-	t    *testing.T
-	g    *Grader
-	git  func(args ...string)
-	root string
+	t   *testing.T
+	g   *Grader
+	git func(args ...string)
 }
 
 func (w learner) write(name, text string) {
