@@ -173,7 +173,10 @@ kubectl apply -n gitops-lab -f apps/web/ >/dev/null`); code != 0 {
 		if code != 2 || !strings.Contains(out, "✓ commit-on-top") || strings.Contains(out, "✗") {
 			t.Fatalf("step %s done before its start was seen: exit %d, want 2 (could not tell), commit-on-top passed, nothing failed\n%s", change.ID, code, out)
 		}
-		if code, _, _ := r.Run(ctx, "exec", "--", "kubectl", "apply", "-n", "gitops-lab", "-f", "/root/gitops/repo/apps/web/"); code != 0 {
+		if !strings.Contains(out, "--server-side") {
+			t.Errorf("step %s could not tell without saying how to apply again:\n%s", change.ID, out)
+		}
+		if code, _, _ := r.Run(ctx, "exec", "--", "kubectl", "apply", "--server-side", "-n", "gitops-lab", "-f", "/root/gitops/repo/apps/web/"); code != 0 {
 			t.Fatalf("applying again exited %d", code)
 		}
 		if code, out, _ := r.Run(ctx, "check"); code != 0 {

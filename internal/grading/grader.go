@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/labctl/labctl/checks"
@@ -272,7 +273,11 @@ func (s *Grader) auditsBeforeStart(ctx context.Context, p *progress.Progress, st
 		if r.Status == checks.Pass {
 			j := at[k]
 			rs[j].Status = checks.Error
-			rs[j].Message = cat.Render(msg.T(msg.AuditBeforeStart, msg.TimeOfDay(w.Since[j])))
+			hint := ""
+			if slices.Contains(step.Checks[j].Audit.Verbs, "apply") {
+				hint = cat.Render(msg.T(msg.AuditApplyAgain, "kubectl apply", "kubectl apply --server-side"))
+			}
+			rs[j].Message = cat.Render(msg.T(msg.AuditBeforeStart, msg.TimeOfDay(w.Since[j]), hint))
 		}
 	}
 	return rs

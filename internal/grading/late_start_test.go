@@ -342,7 +342,7 @@ func TestAuditBeforeTheStepWasSeenToBegin(t *testing.T) {
 	ac.made["applied-again"] = append(ac.made["applied-again"], clock.Add(-2*time.Minute+time.Second))
 	p, _ := s.Store.Load(s.Lab.Metadata.Name)
 	attempts := p.Attempts["three"]
-	if v := check(); v != Errored || !strings.Contains(out.String(), "cannot tell whether this was done in this step") {
+	if v := check(); v != Errored || !strings.Contains(out.String(), "cannot tell whether this was done in this step") || !strings.Contains(out.String(), "kubectl apply --server-side always does") {
 		t.Fatalf("step three, its request made while step two was current: %v, want could not tell\n%s", v, out)
 	}
 	if p, _ := s.Store.Load(s.Lab.Metadata.Name); p.Attempts["three"] != attempts {
