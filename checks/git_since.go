@@ -29,6 +29,11 @@ const (
 	// HeadNotBegun is what the host says of a step the learner has not
 	// begun: its new commits cannot be told yet.
 	HeadNotBegun = "not-begun"
+	// HeadLate, before a head, says the host noted it late: after the
+	// step had become current, so the learner's commits for the step may
+	// already be in it. Too few new commits then cannot be told a
+	// failure.
+	HeadLate = "late"
 )
 
 // ReportHead is the check by which the host notes where the repository at
@@ -84,9 +89,18 @@ func branchTips(repo *git.Repository) ([]string, error) {
 // on HEAD's first-parent line, and each of its branches' commits in HEAD's
 // history or still a branch: otherwise history was rewritten. A start the
 // host did not see ("": a step replayed by reset --to, or judged for a
-// class) counts every commit.
+// class) counts every commit. A start noted late (HeadLate) with too few
+// commits since cannot tell: the learner is asked for a new commit.
 func checkCommitsSince(ctx context.Context, repo *git.Repository, gc *lab.GitCheck, start string) error {
 	fields := strings.Fields(start)
+	if len(fields) > 0 && fields[0] == HeadLate {
+		err := checkCommitsSince(ctx, repo, gc, strings.Join(fields[1:], " "))
+		var f *failure
+		if errors.As(err, &f) && f.text.Key == msg.GitCommitsSince && len(fields) > 1 {
+			return undecidedf(msg.GitStepStartLate, gc.Repo, short(fields[1]))
+		}
+		return err
+	}
 	switch {
 	case start == HeadNotBegun:
 		return failf(msg.GitStepNotBegun, gc.Repo)

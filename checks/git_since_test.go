@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -76,6 +77,19 @@ func TestCommitsSinceStep(t *testing.T) {
 	if r := since(HeadNotBegun, 1); r.Status != Fail || !strings.Contains(r.Message, "has not begun") {
 		t.Errorf("a step not begun: %s %q, want a fail saying so", r.Status, r.Message)
 	}
+	// A start noted late: too few commits since cannot be told a fail; enough
+	// pass, counted from it.
+	if r := since(HeadLate+" "+start, 1); r.Status != Error || !strings.Contains(r.Message, "cannot tell which commits") || !strings.Contains(r.Message, tip[:7]) {
+		t.Errorf("no commit since a late start: %s %q, want could not tell, naming %s", r.Status, r.Message, tip[:7])
+	}
+	if r := since(HeadLate+" "+HeadNone, 2); r.Status != Pass {
+		t.Errorf("two commits since a late start with none: %s %q, want pass", r.Status, r.Message)
+	}
+	env.Lang = msg.Japanese
+	if r := since(HeadLate+" "+start, 1); r.Status != Error || !strings.Contains(r.Message, "判断できません") {
+		t.Errorf("no commit since a late start, in Japanese: %s %q, want could not tell", r.Status, r.Message)
+	}
+	env.Lang = ""
 
 	// An amended start commit: the two-commit history still holds, and a
 	// date set in the past changes nothing.

@@ -79,6 +79,19 @@ func failf(key msg.Key, args ...any) error {
 	return &failure{text: msg.T(key, args...)}
 }
 
+// undecided is a check that cannot tell whether the learner's work meets
+// its requirement: an error whose words, in the learner's language, say
+// what to do. It is not the learner's failure.
+type undecided struct{ text msg.Text }
+
+func (u *undecided) Error() string { return u.text.String() }
+
+// undecidedf reports that the check cannot tell, in the words of the
+// catalogue's key.
+func undecidedf(key msg.Key, args ...any) error {
+	return &undecided{text: msg.T(key, args...)}
+}
+
 // outcome maps what a check returned to a status and an English message.
 func outcome(err error) (Status, string) { return outcomeIn(err, msg.New(msg.English)) }
 
@@ -95,6 +108,10 @@ func outcomeIn(err error, cat *msg.Catalog) (Status, string) {
 	var f *failure
 	if errors.As(err, &f) {
 		return Fail, cat.Render(f.text)
+	}
+	var u *undecided
+	if errors.As(err, &u) {
+		return Error, cat.Render(u.text)
 	}
 	return Error, err.Error()
 }

@@ -467,7 +467,12 @@ type GitCheck struct {
 	// when the step began, as labctl saw it then (never the commits'
 	// dates, which the learner sets): the commits reachable from HEAD and
 	// not from that one. A step-start commit that is no longer in HEAD's
-	// history (amended, rebased or reset away) fails the check.
+	// history (amended, rebased or reset away) fails the check. The steps
+	// just before it that do no work in the repository (no check of
+	// theirs looks at it) share its start: a commit the learner made for
+	// it before checking the step before counts. A start labctl noted only
+	// at the step's first check cannot fail the learner for too few
+	// commits: the check is an error that asks for a new one.
 	Since string `yaml:"since" json:"since,omitempty" jsonschema:"enum=step"`
 	// ReportHead is labctl's own, never a lab's: the check passes and says
 	// which commit HEAD is (checks.ReportHead).

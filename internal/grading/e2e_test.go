@@ -150,6 +150,40 @@ kubectl apply -n gitops-lab -f apps/web/ >/dev/null`); code != 0 {
 		}
 	}
 
+	// A learner who works through labctl exec does the apply step and the
+	// change step before checking: the change's commit counts, being made
+	// after the commit step passed; its apply, made before labctl saw the
+	// step begin, cannot be told and is asked for again, never failed.
+	t.Run("work ahead of labctl check", func(t *testing.T) {
+		r := r.with(t)
+		commit, apply, change := l.Steps[2], l.Steps[3], l.Steps[4]
+		if code, _, _ := r.Run(ctx, "exec", "--", "bash", "-l", "-c", commit.Solve); code != 0 {
+			t.Fatalf("the solve script of %s exited %d", commit.ID, code)
+		}
+		if code, out, _ := r.Run(ctx, "check"); code != 0 {
+			t.Fatalf("step %s: exit %d\n%s", commit.ID, code, out)
+		}
+		if code, _, _ := r.Run(ctx, "exec", "--", "bash", "-l", "-c", apply.Solve+"\n"+change.Solve); code != 0 {
+			t.Fatalf("the solve scripts of %s and %s exited %d", apply.ID, change.ID, code)
+		}
+		if code, out, _ := r.Run(ctx, "check"); code != 0 {
+			t.Fatalf("step %s: exit %d\n%s", apply.ID, code, out)
+		}
+		code, out, _ := r.Run(ctx, "check")
+		if code != 2 || !strings.Contains(out, "✓ commit-on-top") || strings.Contains(out, "✗") {
+			t.Fatalf("step %s done before its start was seen: exit %d, want 2 (could not tell), commit-on-top passed, nothing failed\n%s", change.ID, code, out)
+		}
+		if !strings.Contains(out, "--server-side") {
+			t.Errorf("step %s could not tell without saying how to apply again:\n%s", change.ID, out)
+		}
+		if code, _, _ := r.Run(ctx, "exec", "--", "kubectl", "apply", "--server-side", "-n", "gitops-lab", "-f", "/root/gitops/repo/apps/web/"); code != 0 {
+			t.Fatalf("applying again exited %d", code)
+		}
+		if code, out, _ := r.Run(ctx, "check"); code != 0 {
+			t.Errorf("step %s applied again: exit %d, want 0\n%s", change.ID, code, out)
+		}
+	})
+
 	// reset --hard brings everything up anew, the lab's namespaces included.
 	code, out, _ = r.Run(ctx, "reset", "--hard")
 	if code != 0 {

@@ -74,5 +74,11 @@ func windowsOf(l *lab.Lab, pr *progress.Progress) func([]lab.Check) checks.Windo
 // their repositories were at (progress's StepHeads). Nil progress knows
 // nothing.
 func Windows(l *lab.Lab, pr *progress.Progress, cs []lab.Check) checks.Windows {
-	return checks.Windows{Since: pr.AuditWindows(l, cs), Heads: pr.StepHeads(l, cs), Marks: pr.MarkSteps(l, cs)}
+	heads, late := pr.StepStarts(l, cs)
+	for i := range heads {
+		if late[i] {
+			heads[i] = checks.HeadLate + " " + heads[i]
+		}
+	}
+	return checks.Windows{Since: pr.AuditWindows(l, cs), Heads: heads, Marks: pr.MarkSteps(l, cs)}
 }

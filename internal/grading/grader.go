@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/labctl/labctl/checks"
@@ -138,6 +139,9 @@ func (s *Grader) Check(ctx context.Context, stepID string) (Verdict, error) {
 	if err != nil {
 		return Errored, s.localise(err)
 	}
+	if cur, _ := p.CurrentStep(s.Lab); cur != nil && cur.ID == step.ID {
+		rs = s.auditsBeforeStart(ctx, p, step, w, rs)
+	}
 	ev := Evidence(ctx, s.Checker, step, rs, windowsOf(s.Lab, p), c)
 	if s.OnResults != nil {
 		s.OnResults(step, rs, ev)
@@ -226,3 +230,55 @@ func Record(p *progress.Progress, l *lab.Lab, stepID string, rs []checks.Result,
 
 // title is a step's title for a terminal (escaped), else its id.
 func title(s *lab.Step) string { return report.StepTitle(s) }
+
+// auditsBeforeStart makes each audit check of step, the current one, that
+// failed in its window but passes in one begun as the step before it
+// began, a check that cannot tell (checks.Error, msg.AuditBeforeStart):
+// labctl saw step begin only when the step before passed, which may be
+// after the learner did step's work, as a learner who works outside
+// labctl's shell does the next step before checking. What was done while
+// the step before was current may be that step's work, so it never
+// passes the check, and a failure is never made of it either: the
+// learner is asked to do it again. A second round that cannot run leaves
+// the results as they are.
+func (s *Grader) auditsBeforeStart(ctx context.Context, p *progress.Progress, step *lab.Step, w checks.Windows, rs []checks.Result) []checks.Result {
+	i := progress.Index(s.Lab, step.ID)
+	if i <= 0 {
+		return rs
+	}
+	from := p.StepStart(s.Lab.Steps[i-1].ID)
+	var (
+		at    []int
+		cs    []lab.Check
+		since []time.Time
+	)
+	for j, c := range step.Checks {
+		if c.Audit == nil || j >= len(rs) || rs[j].Status != checks.Fail || j >= len(w.Since) || !from.Before(w.Since[j]) {
+			continue
+		}
+		at, cs, since = append(at, j), append(cs, c), append(since, from)
+	}
+	if len(cs) == 0 {
+		return rs
+	}
+	again, err := runRound(ctx, s.Checker, checks.Round{Checks: cs, Windows: checks.Windows{Since: since}, Lang: catalogLang(s.Catalog)})
+	if err != nil {
+		return rs
+	}
+	cat := s.Catalog
+	if cat == nil {
+		cat = msg.New(msg.English)
+	}
+	for k, r := range again {
+		if r.Status == checks.Pass {
+			j := at[k]
+			rs[j].Status = checks.Error
+			hint := ""
+			if slices.Contains(step.Checks[j].Audit.Verbs, "apply") {
+				hint = cat.Render(msg.T(msg.AuditApplyAgain, "kubectl apply", "kubectl apply --server-side"))
+			}
+			rs[j].Message = cat.Render(msg.T(msg.AuditBeforeStart, msg.TimeOfDay(w.Since[j]), hint))
+		}
+	}
+	return rs
+}

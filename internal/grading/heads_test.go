@@ -50,9 +50,15 @@ func TestNoteStart(t *testing.T) {
 	ctx := context.Background()
 	hc := &headChecker{at: map[string]string{"/root/repo": "abc"}}
 
-	if err := NoteStart(ctx, hc, store, l, &l.Steps[0]); err != nil || hc.rounds != 0 {
-		t.Fatalf("a step without since checks: %v, %d rounds; want none", err, hc.rounds)
+	// Step one does no work in the repository: step two's commits count
+	// from where it was as step one began.
+	if err := NoteStart(ctx, hc, store, l, &l.Steps[0]); err != nil || hc.rounds != 1 {
+		t.Fatalf("a step before a since check: %v, %d rounds; want one", err, hc.rounds)
 	}
+	if pr, _ := store.Load("heads"); pr.Heads["one"]["/root/repo"] != "abc" {
+		t.Fatalf("heads %v, want one's repo at abc", pr.Heads)
+	}
+	hc.rounds = 0
 	if err := NoteStart(ctx, hc, store, l, &l.Steps[1]); err != nil {
 		t.Fatal(err)
 	}

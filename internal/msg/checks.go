@@ -90,6 +90,9 @@ const (
 	GitCommitsSince    Key = "git.commitsSince"
 	GitStepHeadGone    Key = "git.stepHeadGone"
 	GitStepNotBegun    Key = "git.stepNotBegun"
+	GitStepStartLate   Key = "git.stepStartLate"
+	AuditBeforeStart   Key = "audit.beforeStart"
+	AuditApplyAgain    Key = "audit.applyAgain"
 	GitTracked         Key = "git.tracked"
 	GitNoCommits       Key = "git.noCommits"
 	GitRevNotFound     Key = "git.revNotFound"
@@ -240,6 +243,9 @@ var englishKeyed = map[Key]string{
 	GitCommits:         "expected %s commits reachable from HEAD in %s, found %d",
 	GitCommitsSince:    "expected %s new commits in %s since the step began (on top of %s), found %d",
 	GitStepNotBegun:    "this step has not begun yet, so no commit in %s is new for it: labctl counts them from when the step becomes your current one",
+	AuditApplyAgain:    " (%[1]s sends nothing when nothing changed; %[2]s always does)",
+	AuditBeforeStart:   "labctl cannot tell whether this was done in this step: the API server's record holds it only from before %[1]s, when labctl saw the step begin (the step before was checked after it). This is not counted against you: do it again now%[2]s, and check again",
+	GitStepStartLate:   "labctl cannot tell which commits in %[1]s are this step's: it did not see the step begin, and noted the repository only later, at %[2]s. This is not counted against you: make this step's commit now, on top of %[2]s, and check again",
 	GitStepHeadGone:    "%[2]s was at commit %[1]s when the step began, and HEAD's history no longer holds it: it was rewritten (git commit --amend, rebase or reset). Keep that commit and make new ones on top of it",
 	GitTracked:         "expected %s to be tracked at HEAD in %s, found it is not",
 	GitNoCommits:       "the repository at %s has no commits",
@@ -387,6 +393,9 @@ var japaneseKeyed = map[Key]string{
 	GitCommits:         "%[2]s の HEAD から辿れるコミットの数は %[1]s のはずですが、%[3]d でした",
 	GitCommitsSince:    "%[2]s でステップの開始 (%[3]s) 以降の新しいコミットは %[1]s のはずですが、%[4]d でした",
 	GitStepNotBegun:    "このステップはまだ始まっていないので、%s に新しいコミットはありません。コミットは、このステップが現在のステップになったときから数えます",
+	AuditApplyAgain:    " (変更がないとき %[1]s は何も送りません。%[2]s は必ず送ります)",
+	AuditBeforeStart:   "これがこのステップで行われたのか判断できません。API サーバーの記録では、ステップの開始を確認した %[1]s より前にしか見つからないからです (前のステップをチェックしたのがその後でした)。これはあなたの減点にはなりません。いまもう一度行い%[2]s、もう一度チェックしてください",
+	GitStepStartLate:   "%[1]s のどのコミットがこのステップのものか判断できません。ステップの開始を確認できず、リポジトリを記録したのは後の %[2]s の時点だからです。これはあなたの減点にはなりません。このステップのコミットを %[2]s の上にいま作り、もう一度チェックしてください",
 	GitStepHeadGone:    "ステップの開始時に %[2]s はコミット %[1]s にありましたが、そのコミットが HEAD の履歴にありません。履歴が書き換えられています (コミットの修正、リベース、リセット)。%[1]s を残し、その上に新しいコミットを作ってください",
 	GitTracked:         "%[2]s の HEAD で %[1]s が追跡されているはずですが、されていません",
 	GitNoCommits:       "%s のリポジトリにはコミットがありません",

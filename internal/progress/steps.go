@@ -172,6 +172,7 @@ func (p *Progress) StartAt(l *lab.Lab, id string, now time.Time) error {
 	p.Current = id
 	p.Started = map[string]time.Time{id: now.UTC()}
 	p.Heads = nil
+	p.LateHeads = nil
 	return nil
 }
 
@@ -184,6 +185,7 @@ func (p *Progress) Restart() {
 	p.Current = ""
 	p.Started = nil
 	p.Heads = nil
+	p.LateHeads = nil
 }
 
 // RestartAt restarts the progress as Restart does, noting that the
@@ -214,6 +216,7 @@ func (p *Progress) MarkStarted(id string, now time.Time) {
 	}
 	p.Started[id] = now.UTC()
 	delete(p.Heads, id)
+	delete(p.LateHeads, id)
 }
 
 // SetHead notes where repository repo was when step id began: head is the
@@ -226,6 +229,20 @@ func (p *Progress) SetHead(id, repo, head string) {
 		p.Heads[id] = map[string]string{}
 	}
 	p.Heads[id][repo] = head
+	delete(p.LateHeads[id], repo)
+}
+
+// SetLateHead is SetHead for a head noted late: after step id had become
+// current, at a look that may follow the learner's commits for it.
+func (p *Progress) SetLateHead(id, repo, head string) {
+	p.SetHead(id, repo, head)
+	if p.LateHeads == nil {
+		p.LateHeads = map[string]map[string]bool{}
+	}
+	if p.LateHeads[id] == nil {
+		p.LateHeads[id] = map[string]bool{}
+	}
+	p.LateHeads[id][repo] = true
 }
 
 // HasHeads says whether the progress notes where each of repos was when

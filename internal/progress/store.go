@@ -49,6 +49,12 @@ type Progress struct {
 	// checks.HeadNone, then every branch's commit). The learner cannot set
 	// it: it is the host's.
 	Heads map[string]map[string]string `json:"heads,omitempty"`
+	// LateHeads maps a step id to the repositories of Heads it noted late:
+	// not as the step became current but at a later look (the step's
+	// first check), when the learner's commits for the step may already
+	// be there. A check cannot count too few commits since such a head
+	// against the learner (checks.HeadLate).
+	LateHeads map[string]map[string]bool `json:"lateHeads,omitempty"`
 	// Begun is when the learner's present attempt began (the last reset);
 	// zero when the lab was never reset.
 	Begun time.Time `json:"begun,omitzero"`

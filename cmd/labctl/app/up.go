@@ -90,8 +90,10 @@ func runUp(cmd *cobra.Command, g *globals, o *upOptions) error {
 }
 
 // noteStart notes, once, where the repositories of the learner's current
-// step are (grading.EnsureStart), after up ran its setup: the lab's first
-// step begins here. If it cannot, the step's first check notes it.
+// step are (grading.NoteStartIfMissing), after up ran its setup: the lab's
+// first step begins here when nothing was done in it yet; a lab brought up
+// again mid-way notes it late (grading.EnsureStart), as the step's first
+// check does if this cannot.
 func noteStart(ctx context.Context, c grading.Checker, l *lab.Lab) {
 	dir, err := statedir.Dir(os.Getenv, l.Metadata.Name)
 	if err != nil {
@@ -102,7 +104,14 @@ func noteStart(ctx context.Context, c grading.Checker, l *lab.Lab) {
 	if err != nil {
 		return
 	}
-	if cur, _ := p.CurrentStep(l); cur != nil {
+	cur, _ := p.CurrentStep(l)
+	switch {
+	case cur == nil:
+	case len(p.Passed) == 0 && len(p.Attempts) == 0:
+		_ = grading.NoteStartIfMissing(ctx, c, store, l, p, cur)
+	default:
+		// A lab brought up again mid-way: the learner may have worked
+		// on the step already.
 		_, _ = grading.EnsureStart(ctx, c, store, l, p, cur)
 	}
 }
