@@ -254,3 +254,44 @@ func TestBuildTrees(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 }
+
+// An absolute path that names a lab at or below the working directory, as
+// the shell names it ($PWD, through a link the user's own directories
+// hold) or as the system does, is read from the working directory: the
+// links above it are the user's, not the lab's. One below the working
+// directory is still refused.
+func TestAbsolutePathBelowALinkedWorkingDirectory(t *testing.T) {
+	top := t.TempDir()
+	repo := filepath.Join(top, "real", "repo")
+	mustWrite(t, filepath.Join(repo, "lab.yaml"), "name: x\n")
+	mustWrite(t, filepath.Join(repo, "fixtures", "a.txt"), "fixture\n")
+	if err := os.Symlink("real", filepath.Join(top, "link")); err != nil {
+		t.Fatal(err)
+	}
+	logical := filepath.Join(top, "link", "repo")
+	t.Chdir(logical)
+	t.Setenv("PWD", logical)
+	for _, file := range []string{
+		filepath.Join(logical, "lab.yaml"),
+		filepath.Join(logical, "fixtures", "..", "lab.yaml"),
+		filepath.Join(top, "real", "repo", "lab.yaml"),
+	} {
+		l, err := Read(file, Options{})
+		if err != nil {
+			t.Errorf("Read(%s) from the directory %s: %v", file, logical, err)
+			continue
+		}
+		if a, err := fs.ReadFile(l.FS(Fixtures), "a.txt"); string(l.Source) != "name: x\n" || string(a) != "fixture\n" {
+			t.Errorf("Read(%s) read %q and fixture %q (%v)", file, l.Source, a, err)
+		}
+	}
+	if _, err := ReadFile(filepath.Join(logical, "lab.yaml")); err != nil {
+		t.Errorf("ReadFile through the working directory's link: %v", err)
+	}
+	// From above the link, the link is part of the path the lab's
+	// directory names: refused.
+	t.Chdir(top)
+	t.Setenv("PWD", top)
+	_, err := Read(filepath.Join(logical, "lab.yaml"), Options{})
+	linkError(t, err, filepath.Join(top, "link"))
+}
