@@ -295,3 +295,34 @@ func TestAbsolutePathBelowALinkedWorkingDirectory(t *testing.T) {
 	_, err := Read(filepath.Join(logical, "lab.yaml"), Options{})
 	linkError(t, err, filepath.Join(top, "link"))
 }
+
+// A name of the lab's, or where its link points, is shown on one line
+// with its control characters escaped: an entry named to print a line of
+// its own ("labctl: ...") or steer the terminal cannot.
+func TestErrorsShowNamesOnOneLine(t *testing.T) {
+	dir := newLab(t)
+	name := "n\nlabctl: the lab is fine\x1b[2J"
+	if err := os.Symlink("/x\n\x1b[31mlabctl: OK", filepath.Join(dir, "fixtures", name)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Read(filepath.Join(dir, "lab.yaml"), Options{})
+	le := linkError(t, err, "fixtures/"+name)
+	if msg := le.Error(); strings.ContainsAny(msg, "\n\x1b") {
+		t.Errorf("the message holds a line feed or an escape: %q", msg)
+	}
+	dir = newLab(t)
+	mustWrite(t, filepath.Join(dir, "fixtures", "a\n", ".GIT", "config"), "x")
+	_, err = Read(filepath.Join(dir, "lab.yaml"), Options{})
+	if err == nil {
+		t.Fatal("a lab holding a host tool's file was read")
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("the message holds a line feed: %q", err)
+	}
+	dir = newLab(t)
+	mustWrite(t, filepath.Join(dir, "fixtures", "b\n\x1bbig"), "0123456789")
+	_, err = Read(filepath.Join(dir, "lab.yaml"), Options{MaxBytes: 4})
+	if err == nil || strings.ContainsAny(err.Error(), "\n\x1b") {
+		t.Errorf("the bound's message: %q", err)
+	}
+}
