@@ -131,7 +131,7 @@ func Read(file string, o Options) (*Lab, error) {
 		for _, t := range more {
 			c := path.Clean(filepath.ToSlash(t))
 			if !filepath.IsLocal(filepath.FromSlash(c)) || c == "." {
-				return nil, fmt.Errorf("the directory %q is not inside the lab's directory %s", t, dirName)
+				return nil, fmt.Errorf("the directory %q is not inside the lab's directory %s", t, line(dirName))
 			}
 			trees = append(trees, c)
 		}
@@ -195,7 +195,7 @@ func (r *reader) tree(root *os.File, t string, optional bool) error {
 		p := strings.Join(segs[:i+1], "/")
 		next, err := r.subdir(cur, seg, p, optional && i == len(segs)-1)
 		if errors.Is(err, errMissing) {
-			return fmt.Errorf("%s does not exist in the lab %s, whose lab file names it (an image's build directory): create it, or correct the lab file", t, r.dir)
+			return fmt.Errorf("%s does not exist in the lab %s, whose lab file names it (an image's build directory): create it, or correct the lab file", line(t), line(r.dir))
 		}
 		if err != nil || next == nil {
 			return err
@@ -233,7 +233,7 @@ func (r *reader) walk(d *os.File, p string, depth int) error {
 	}
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return fmt.Errorf("reading %s in the lab %s: %w", p, r.dir, err)
+		return fmt.Errorf("reading %s in the lab %s: %w", line(p), line(r.dir), err)
 	}
 	slices.Sort(names)
 	for _, name := range names {
@@ -249,7 +249,7 @@ func (r *reader) walk(d *os.File, p string, depth int) error {
 		}
 		mode, err := lstatAt(d, name)
 		if err != nil {
-			return fmt.Errorf("reading %s in the lab %s: %w", q, r.dir, err)
+			return fmt.Errorf("reading %s in the lab %s: %w", line(q), line(r.dir), err)
 		}
 		switch {
 		case mode.IsDir():

@@ -326,3 +326,15 @@ func TestErrorsShowNamesOnOneLine(t *testing.T) {
 		t.Errorf("the bound's message: %q", err)
 	}
 }
+
+// A build directory the lab file names with a line feed is shown on one
+// line in the reader's messages.
+func TestMissingTreeShownOnOneLine(t *testing.T) {
+	dir := newLab(t)
+	for _, tree := range []string{"a\nlabctl: the lab is fine", "../a\nlabctl: the lab is fine"} {
+		_, err := Read(filepath.Join(dir, "lab.yaml"), Options{Trees: func([]byte) ([]string, error) { return []string{tree}, nil }})
+		if err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("tree %q: %q", tree, err)
+		}
+	}
+}

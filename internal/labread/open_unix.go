@@ -88,15 +88,15 @@ func (r *reader) subdir(d *os.File, name, p string, optional bool) (*os.File, er
 	case errors.Is(err, unix.ENOENT):
 		return nil, errMissing
 	case err != nil:
-		return nil, fmt.Errorf("reading %s in the lab %s: %w", p, r.dir, err)
+		return nil, fmt.Errorf("reading %s in the lab %s: %w", line(p), line(r.dir), err)
 	case mode&fs.ModeSymlink != 0 || (!mode.IsDir() && !mode.IsRegular()):
 		return nil, r.linkError(d, name, p, mode)
 	case !mode.IsDir():
-		return nil, fmt.Errorf("%s in the lab %s is not a directory; it must be one", p, r.dir)
+		return nil, fmt.Errorf("%s in the lab %s is not a directory; it must be one", line(p), line(r.dir))
 	}
 	fd, err := unix.Openat(int(d.Fd()), name, openFlags|unix.O_DIRECTORY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s in the lab %s: %w", p, r.dir, err)
+		return nil, fmt.Errorf("reading %s in the lab %s: %w", line(p), line(r.dir), err)
 	}
 	return os.NewFile(uintptr(fd), p), nil
 }
@@ -114,19 +114,19 @@ func (r *reader) file(d *os.File, name, p string, optional bool) (*File, error) 
 	case errors.Is(err, unix.ENOENT):
 		return nil, fmt.Errorf("reading lab file: %w", &fs.PathError{Op: "open", Path: filepath.Join(r.dir, p), Err: err})
 	case err != nil:
-		return nil, fmt.Errorf("reading %s in the lab %s: %w", p, r.dir, err)
+		return nil, fmt.Errorf("reading %s in the lab %s: %w", line(p), line(r.dir), err)
 	case !mode.IsRegular():
 		return nil, r.linkError(d, name, p, mode)
 	}
 	fd, err := unix.Openat(int(d.Fd()), name, openFlags, 0)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s in the lab %s: %w", p, r.dir, err)
+		return nil, fmt.Errorf("reading %s in the lab %s: %w", line(p), line(r.dir), err)
 	}
 	f := os.NewFile(uintptr(fd), p)
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("reading %s in the lab %s: %w", p, r.dir, err)
+		return nil, fmt.Errorf("reading %s in the lab %s: %w", line(p), line(r.dir), err)
 	}
 	if !info.Mode().IsRegular() { // swapped since lstat
 		return nil, r.linkError(d, name, p, info.Mode())
@@ -137,7 +137,7 @@ func (r *reader) file(d *os.File, name, p string, optional bool) (*File, error) 
 	}
 	data, err := io.ReadAll(io.LimitReader(f, left+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s in the lab %s: %w", p, r.dir, err)
+		return nil, fmt.Errorf("reading %s in the lab %s: %w", line(p), line(r.dir), err)
 	}
 	if int64(len(data)) > left {
 		return nil, &LimitError{Dir: r.dir, What: "bytes", Max: r.maxBytes, Path: p}
