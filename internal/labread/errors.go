@@ -56,7 +56,7 @@ func (e *LinkError) Error() string {
 // LimitError refuses a lab larger than the reader's bounds.
 type LimitError struct {
 	Dir  string
-	What string // "bytes" or "files"
+	What string // "bytes", "lab file", "files" or "depth"
 	Max  int64
 	// Path is the file being read when the bound was passed.
 	Path string
@@ -66,6 +66,10 @@ func (e *LimitError) Error() string {
 	if e.What == "bytes" {
 		return fmt.Sprintf("the lab %s holds more than %d MiB (past it at %s): a lab's files are read into memory and copied into every sandbox; "+
 			"keep large data out of the lab (build it into an image, or have setup make it)", line(e.Dir), e.Max>>20, line(e.Path))
+	}
+	if e.What == "lab file" {
+		return fmt.Sprintf("the lab file %s is larger than %d MiB: a lab file is parsed whole, into memory; "+
+			"keep data out of it (in fixtures/, or made by setup)", line(path.Join(e.Dir, e.Path)), e.Max>>20)
 	}
 	if e.What == "depth" {
 		return fmt.Sprintf("the lab %s nests directories more than %d deep (at %s): flatten its tree", line(e.Dir), e.Max, line(e.Path))

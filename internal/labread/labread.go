@@ -40,6 +40,9 @@ const (
 	MaxBytes = 256 << 20
 	// MaxFiles bounds how many files and directories a lab holds.
 	MaxFiles = 10000
+	// MaxLabFile bounds the lab file, which is parsed whole (a lab file
+	// of labctl's own labs is under 200 KiB).
+	MaxLabFile = 16 << 20
 	// maxDepth bounds how deep its directories nest.
 	maxDepth = 64
 )
@@ -112,7 +115,7 @@ func Read(file string, o Options) (*Lab, error) {
 	defer d.Close()
 	r := &reader{dir: shown(dirName), maxBytes: o.MaxBytes, maxFiles: o.MaxFiles}
 	l := &Lab{Dir: r.dir, Name: base}
-	src, err := r.file(d, base, base, false)
+	src, err := r.labFile(d, base)
 	if err != nil {
 		return nil, err
 	}
@@ -367,9 +370,23 @@ func ReadFile(file string) ([]byte, error) {
 	}
 	defer d.Close()
 	r := &reader{dir: shown(dirName), maxBytes: MaxBytes, maxFiles: MaxFiles}
-	f, err := r.file(d, base, base, false)
+	f, err := r.labFile(d, base)
 	if err != nil {
 		return nil, err
 	}
 	return f.Data, nil
+}
+
+// labFile reads the lab file name in d, within MaxLabFile as well as the
+// lab's bounds.
+func (r *reader) labFile(d *os.File, name string) (*File, error) {
+	all := r.maxBytes
+	r.maxBytes = min(all, MaxLabFile)
+	f, err := r.file(d, name, name, false)
+	r.maxBytes = all
+	var le *LimitError
+	if errors.As(err, &le) && le.What == "bytes" && r.maxBytes > MaxLabFile {
+		le.What, le.Max = "lab file", MaxLabFile
+	}
+	return f, err
 }

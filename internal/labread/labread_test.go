@@ -338,3 +338,18 @@ func TestMissingTreeShownOnOneLine(t *testing.T) {
 		}
 	}
 }
+
+// A lab file past MaxLabFile is refused before it is parsed: a file of a
+// few hundred MiB takes gigabytes of memory to parse.
+func TestRefusesALargeLabFile(t *testing.T) {
+	dir := newLab(t)
+	mustWrite(t, filepath.Join(dir, "lab.yaml"), "name: \""+strings.Repeat("a", MaxLabFile)+"\"\n")
+	_, err := Read(filepath.Join(dir, "lab.yaml"), Options{})
+	var le *LimitError
+	if !errors.As(err, &le) || le.What != "lab file" || !strings.Contains(err.Error(), "lab.yaml is larger than 16 MiB") {
+		t.Errorf("Read: %v, want the lab file's bound", err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "lab.yaml")); !errors.As(err, &le) || le.What != "lab file" {
+		t.Errorf("ReadFile: %v, want the lab file's bound", err)
+	}
+}

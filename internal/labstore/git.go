@@ -168,6 +168,9 @@ func writeGitLab(ctx context.Context, tree *object.Tree, dir, shown string) erro
 		return err
 	}
 	parts := []string{readmeFile, labread.Fixtures}
+	if info, err := os.Stat(filepath.Join(dir, LabFile)); err != nil || info.Size() > labread.MaxLabFile {
+		return nil // refused when the lab is read
+	}
 	if data, err := os.ReadFile(filepath.Join(dir, LabFile)); err == nil {
 		// A lab file that does not parse is written alone: reading it
 		// says what is wrong.
