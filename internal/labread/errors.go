@@ -5,7 +5,14 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+
+	"github.com/labctl/labctl/internal/textsafe"
 )
+
+// line shows a name from the lab (or a link's target) on one line, its
+// control characters escaped: a name cannot print a line of its own or
+// steer the terminal.
+func line(s string) string { return textsafe.EscapeLine(s) }
 
 // LinkError refuses a lab that holds a link, a device, a FIFO or a socket,
 // or whose path goes through a link: nothing of a lab is read through a
@@ -27,7 +34,7 @@ func (e *LinkError) Error() string {
 	switch {
 	case e.Mode&fs.ModeSymlink != 0:
 		if e.Target != "" {
-			what += " to " + e.Target
+			what += " to " + line(e.Target)
 		}
 	case e.Mode&fs.ModeNamedPipe != 0:
 		what = "a FIFO"
@@ -40,16 +47,16 @@ func (e *LinkError) Error() string {
 	}
 	if e.InPath {
 		return fmt.Sprintf("%s, on the path to the lab, is %s: a lab is read only through the directories its path names, never through a link; "+
-			"give the lab's real path instead (with --lab), or replace the link with the directory", e.Path, what)
+			"give the lab's real path instead (with --lab), or replace the link with the directory", line(e.Path), what)
 	}
 	return fmt.Sprintf("%s in the lab %s is %s: labs may not contain links, devices, FIFOs or sockets, and nothing of a lab is read through a link; "+
-		"replace it with the files themselves, or remove it", e.Path, e.Dir, what)
+		"replace it with the files themselves, or remove it", line(e.Path), line(e.Dir), what)
 }
 
 // LimitError refuses a lab larger than the reader's bounds.
 type LimitError struct {
 	Dir  string
-	What string // "bytes" or "files"
+	What string // "bytes", "lab file", "files" or "depth"
 	Max  int64
 	// Path is the file being read when the bound was passed.
 	Path string
@@ -58,12 +65,16 @@ type LimitError struct {
 func (e *LimitError) Error() string {
 	if e.What == "bytes" {
 		return fmt.Sprintf("the lab %s holds more than %d MiB (past it at %s): a lab's files are read into memory and copied into every sandbox; "+
-			"keep large data out of the lab (build it into an image, or have setup make it)", e.Dir, e.Max>>20, e.Path)
+			"keep large data out of the lab (build it into an image, or have setup make it)", line(e.Dir), e.Max>>20, line(e.Path))
+	}
+	if e.What == "lab file" {
+		return fmt.Sprintf("the lab file %s is larger than %d MiB: a lab file is parsed whole, into memory; "+
+			"keep data out of it (in fixtures/, or made by setup)", line(path.Join(e.Dir, e.Path)), e.Max>>20)
 	}
 	if e.What == "depth" {
-		return fmt.Sprintf("the lab %s nests directories more than %d deep (at %s): flatten its tree", e.Dir, e.Max, e.Path)
+		return fmt.Sprintf("the lab %s nests directories more than %d deep (at %s): flatten its tree", line(e.Dir), e.Max, line(e.Path))
 	}
-	return fmt.Sprintf("the lab %s holds more than %d files and directories (past it at %s): keep fewer files in the lab (an archive, or an image, holds many)", e.Dir, e.Max, e.Path)
+	return fmt.Sprintf("the lab %s holds more than %d files and directories (past it at %s): keep fewer files in the lab (an archive, or an image, holds many)", line(e.Dir), e.Max, line(e.Path))
 }
 
 // hostToolFiles are names that a tool on the host reads as its own
@@ -102,7 +113,7 @@ type HostToolFileError struct {
 
 func (e *HostToolFileError) Error() string {
 	return fmt.Sprintf("the lab holds %s, %s: a tool on the host would read it as its own configuration, so no lab may hold one; "+
-		"remove it from the lab (a lab in a git repository is installed with `labctl install GIT-URL`, which copies no repository metadata)", e.Path, e.What)
+		"remove it from the lab (a lab in a git repository is installed with `labctl install GIT-URL`, which copies no repository metadata)", line(e.Path), e.What)
 }
 
 // HostToolFile returns the error for p, a slash-separated path in a lab,

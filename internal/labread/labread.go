@@ -40,6 +40,9 @@ const (
 	MaxBytes = 256 << 20
 	// MaxFiles bounds how many files and directories a lab holds.
 	MaxFiles = 10000
+	// MaxLabFile bounds the lab file, which is parsed whole (a lab file
+	// of labctl's own labs is under 200 KiB).
+	MaxLabFile = 16 << 20
 	// maxDepth bounds how deep its directories nest.
 	maxDepth = 64
 )
@@ -112,7 +115,7 @@ func Read(file string, o Options) (*Lab, error) {
 	defer d.Close()
 	r := &reader{dir: shown(dirName), maxBytes: o.MaxBytes, maxFiles: o.MaxFiles}
 	l := &Lab{Dir: r.dir, Name: base}
-	src, err := r.file(d, base, base, false)
+	src, err := r.labFile(d, base)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +134,7 @@ func Read(file string, o Options) (*Lab, error) {
 		for _, t := range more {
 			c := path.Clean(filepath.ToSlash(t))
 			if !filepath.IsLocal(filepath.FromSlash(c)) || c == "." {
-				return nil, fmt.Errorf("the directory %q is not inside the lab's directory %s", t, dirName)
+				return nil, fmt.Errorf("the directory %q is not inside the lab's directory %s", t, line(dirName))
 			}
 			trees = append(trees, c)
 		}
@@ -195,7 +198,7 @@ func (r *reader) tree(root *os.File, t string, optional bool) error {
 		p := strings.Join(segs[:i+1], "/")
 		next, err := r.subdir(cur, seg, p, optional && i == len(segs)-1)
 		if errors.Is(err, errMissing) {
-			return fmt.Errorf("%s does not exist in the lab %s, whose lab file names it (an image's build directory): create it, or correct the lab file", t, r.dir)
+			return fmt.Errorf("%s does not exist in the lab %s, whose lab file names it (an image's build directory): create it, or correct the lab file", line(t), line(r.dir))
 		}
 		if err != nil || next == nil {
 			return err
@@ -233,7 +236,7 @@ func (r *reader) walk(d *os.File, p string, depth int) error {
 	}
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return fmt.Errorf("reading %s in the lab %s: %w", p, r.dir, err)
+		return fmt.Errorf("reading %s in the lab %s: %w", line(p), line(r.dir), err)
 	}
 	slices.Sort(names)
 	for _, name := range names {
@@ -249,7 +252,7 @@ func (r *reader) walk(d *os.File, p string, depth int) error {
 		}
 		mode, err := lstatAt(d, name)
 		if err != nil {
-			return fmt.Errorf("reading %s in the lab %s: %w", q, r.dir, err)
+			return fmt.Errorf("reading %s in the lab %s: %w", line(q), line(r.dir), err)
 		}
 		switch {
 		case mode.IsDir():
@@ -367,9 +370,23 @@ func ReadFile(file string) ([]byte, error) {
 	}
 	defer d.Close()
 	r := &reader{dir: shown(dirName), maxBytes: MaxBytes, maxFiles: MaxFiles}
-	f, err := r.file(d, base, base, false)
+	f, err := r.labFile(d, base)
 	if err != nil {
 		return nil, err
 	}
 	return f.Data, nil
+}
+
+// labFile reads the lab file name in d, within MaxLabFile as well as the
+// lab's bounds.
+func (r *reader) labFile(d *os.File, name string) (*File, error) {
+	all := r.maxBytes
+	r.maxBytes = min(all, MaxLabFile)
+	f, err := r.file(d, name, name, false)
+	r.maxBytes = all
+	var le *LimitError
+	if errors.As(err, &le) && le.What == "bytes" && r.maxBytes > MaxLabFile {
+		le.What, le.Max = "lab file", MaxLabFile
+	}
+	return f, err
 }

@@ -254,3 +254,102 @@ func TestBuildTrees(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 }
+
+// An absolute path that names a lab at or below the working directory, as
+// the shell names it ($PWD, through a link the user's own directories
+// hold) or as the system does, is read from the working directory: the
+// links above it are the user's, not the lab's. One below the working
+// directory is still refused.
+func TestAbsolutePathBelowALinkedWorkingDirectory(t *testing.T) {
+	top := t.TempDir()
+	repo := filepath.Join(top, "real", "repo")
+	mustWrite(t, filepath.Join(repo, "lab.yaml"), "name: x\n")
+	mustWrite(t, filepath.Join(repo, "fixtures", "a.txt"), "fixture\n")
+	if err := os.Symlink("real", filepath.Join(top, "link")); err != nil {
+		t.Fatal(err)
+	}
+	logical := filepath.Join(top, "link", "repo")
+	t.Chdir(logical)
+	t.Setenv("PWD", logical)
+	for _, file := range []string{
+		filepath.Join(logical, "lab.yaml"),
+		filepath.Join(logical, "fixtures", "..", "lab.yaml"),
+		filepath.Join(top, "real", "repo", "lab.yaml"),
+	} {
+		l, err := Read(file, Options{})
+		if err != nil {
+			t.Errorf("Read(%s) from the directory %s: %v", file, logical, err)
+			continue
+		}
+		if a, err := fs.ReadFile(l.FS(Fixtures), "a.txt"); string(l.Source) != "name: x\n" || string(a) != "fixture\n" {
+			t.Errorf("Read(%s) read %q and fixture %q (%v)", file, l.Source, a, err)
+		}
+	}
+	if _, err := ReadFile(filepath.Join(logical, "lab.yaml")); err != nil {
+		t.Errorf("ReadFile through the working directory's link: %v", err)
+	}
+	// From above the link, the link is part of the path the lab's
+	// directory names: refused.
+	t.Chdir(top)
+	t.Setenv("PWD", top)
+	_, err := Read(filepath.Join(logical, "lab.yaml"), Options{})
+	linkError(t, err, filepath.Join(top, "link"))
+}
+
+// A name of the lab's, or where its link points, is shown on one line
+// with its control characters escaped: an entry named to print a line of
+// its own ("labctl: ...") or steer the terminal cannot.
+func TestErrorsShowNamesOnOneLine(t *testing.T) {
+	dir := newLab(t)
+	name := "n\nlabctl: the lab is fine\x1b[2J"
+	if err := os.Symlink("/x\n\x1b[31mlabctl: OK", filepath.Join(dir, "fixtures", name)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Read(filepath.Join(dir, "lab.yaml"), Options{})
+	le := linkError(t, err, "fixtures/"+name)
+	if msg := le.Error(); strings.ContainsAny(msg, "\n\x1b") {
+		t.Errorf("the message holds a line feed or an escape: %q", msg)
+	}
+	dir = newLab(t)
+	mustWrite(t, filepath.Join(dir, "fixtures", "a\n", ".GIT", "config"), "x")
+	_, err = Read(filepath.Join(dir, "lab.yaml"), Options{})
+	if err == nil {
+		t.Fatal("a lab holding a host tool's file was read")
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("the message holds a line feed: %q", err)
+	}
+	dir = newLab(t)
+	mustWrite(t, filepath.Join(dir, "fixtures", "b\n\x1bbig"), "0123456789")
+	_, err = Read(filepath.Join(dir, "lab.yaml"), Options{MaxBytes: 4})
+	if err == nil || strings.ContainsAny(err.Error(), "\n\x1b") {
+		t.Errorf("the bound's message: %q", err)
+	}
+}
+
+// A build directory the lab file names with a line feed is shown on one
+// line in the reader's messages.
+func TestMissingTreeShownOnOneLine(t *testing.T) {
+	dir := newLab(t)
+	for _, tree := range []string{"a\nlabctl: the lab is fine", "../a\nlabctl: the lab is fine"} {
+		_, err := Read(filepath.Join(dir, "lab.yaml"), Options{Trees: func([]byte) ([]string, error) { return []string{tree}, nil }})
+		if err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("tree %q: %q", tree, err)
+		}
+	}
+}
+
+// A lab file past MaxLabFile is refused before it is parsed: a file of a
+// few hundred MiB takes gigabytes of memory to parse.
+func TestRefusesALargeLabFile(t *testing.T) {
+	dir := newLab(t)
+	mustWrite(t, filepath.Join(dir, "lab.yaml"), "name: \""+strings.Repeat("a", MaxLabFile)+"\"\n")
+	_, err := Read(filepath.Join(dir, "lab.yaml"), Options{})
+	var le *LimitError
+	if !errors.As(err, &le) || le.What != "lab file" || !strings.Contains(err.Error(), "lab.yaml is larger than 16 MiB") {
+		t.Errorf("Read: %v, want the lab file's bound", err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "lab.yaml")); !errors.As(err, &le) || le.What != "lab file" {
+		t.Errorf("ReadFile: %v, want the lab file's bound", err)
+	}
+}

@@ -2,6 +2,7 @@ package labstore
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/labctl/labctl/lab"
@@ -204,5 +206,150 @@ func TestInstallFromGitRefusesABrokenLab(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(s.Dir()); len(entries) != 1 {
 		t.Errorf("the labs directory holds %d entries, want the lock alone", len(entries))
+	}
+}
+
+// bombTree stores a tree that holds levels of width directories each, the
+// same tree at every level, over one tiny file: width^levels files from a
+// few objects (a "git bomb").
+func bombTree(t *testing.T, repo *git.Repository, width, levels int) plumbing.Hash {
+	t.Helper()
+	st := repo.Storer
+	obj := st.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	w, err := obj.Writer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("x"))
+	w.Close()
+	h, err := st.SetEncodedObject(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode := filemode.Regular
+	for range levels {
+		tr := &object.Tree{}
+		for i := range width {
+			tr.Entries = append(tr.Entries, object.TreeEntry{Name: fmt.Sprintf("e%d", i), Mode: mode, Hash: h})
+		}
+		o := st.NewEncodedObject()
+		if err := tr.Encode(o); err != nil {
+			t.Fatal(err)
+		}
+		if h, err = st.SetEncodedObject(o); err != nil {
+			t.Fatal(err)
+		}
+		mode = filemode.Dir
+	}
+	return h
+}
+
+// commitWith commits the tree of head with the entry name (a tree) added
+// at its top, or in its directory in, and returns the new commit.
+func (r *labRepo) commitWith(t *testing.T, in, name string, h plumbing.Hash) plumbing.Hash {
+	return r.commitEntry(t, in, name, filemode.Dir, h)
+}
+
+// commitEntry is commitWith for an entry of any mode.
+func (r *labRepo) commitEntry(t *testing.T, in, name string, mode filemode.FileMode, h plumbing.Hash) plumbing.Hash {
+	t.Helper()
+	head, err := r.repo.CommitObject(r.v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := head.Tree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(tr *object.Tree, name string, mode filemode.FileMode, h plumbing.Hash) plumbing.Hash {
+		n := &object.Tree{Entries: slices.Clone(tr.Entries)}
+		n.Entries = append(n.Entries, object.TreeEntry{Name: name, Mode: mode, Hash: h})
+		slices.SortFunc(n.Entries, func(a, b object.TreeEntry) int { return strings.Compare(a.Name, b.Name) })
+		o := r.repo.Storer.NewEncodedObject()
+		if err := n.Encode(o); err != nil {
+			t.Fatal(err)
+		}
+		nh, err := r.repo.Storer.SetEncodedObject(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nh
+	}
+	top := h
+	if in != "" {
+		sub, err := root.Tree(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		top = put(sub, name, mode, h)
+		name, mode = in, filemode.Dir
+		root = &object.Tree{Entries: slices.DeleteFunc(slices.Clone(root.Entries), func(e object.TreeEntry) bool { return e.Name == in })}
+	}
+	rootHash := put(root, name, mode, top)
+	c := &object.Commit{Author: *r.signature, Committer: *r.signature, Message: "bomb", TreeHash: rootHash, ParentHashes: []plumbing.Hash{r.v2}}
+	o := r.repo.Storer.NewEncodedObject()
+	if err := c.Encode(o); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := r.repo.Storer.SetEncodedObject(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// A repository whose tree holds ten million tiny files from a few objects
+// is installed without writing them: what is not the lab's is never
+// written, and what is the lab's is bounded as a lab read from disk is.
+func TestInstallFromGitWritesABoundedLab(t *testing.T) {
+	r := newLabRepo(t)
+	bomb := bombTree(t, r.repo, 10, 7)
+	outside := r.commitWith(t, "", "junk", bomb)
+	inside := r.commitWith(t, "fixtures", "bomb", bomb)
+	s := New(filepath.Join(t.TempDir(), "labs"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := s.Install(ctx, "file://"+r.dir, Options{Ref: outside.String(), Force: true}); err != nil {
+		t.Errorf("a lab beside ten million files in its repository: %v", err)
+	}
+	_, err := s.Install(ctx, "file://"+r.dir, Options{Ref: inside.String(), Force: true})
+	if err == nil || !strings.Contains(err.Error(), "more than 10000 files") {
+		t.Errorf("a lab whose fixtures hold ten million files: %v, want the files' bound", err)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("the installs took a minute: %v", ctx.Err())
+	}
+}
+
+// A committed link or submodule among the lab's files is refused, as a
+// link in a lab's directory is, not left out in silence.
+func TestInstallFromGitRefusesLinksAndSubmodules(t *testing.T) {
+	r := newLabRepo(t)
+	o := r.repo.Storer.NewEncodedObject()
+	o.SetType(plumbing.BlobObject)
+	w, err := o.Writer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte("../../../.ssh/id_ed25519"))
+	w.Close()
+	target, err := r.repo.Storer.SetEncodedObject(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(filepath.Join(t.TempDir(), "labs"))
+	for _, tc := range []struct {
+		what string
+		c    plumbing.Hash
+		want string
+	}{
+		{"a link in fixtures/", r.commitEntry(t, "fixtures", "key", filemode.Symlink, target), "fixtures/key in the lab"},
+		{"a submodule in fixtures/", r.commitEntry(t, "fixtures", "sub", filemode.Submodule, r.v1), "fixtures/sub in the lab"},
+	} {
+		_, err := s.Install(context.Background(), "file://"+r.dir, Options{Ref: tc.c.String(), Force: true})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want it refused", tc.what, err)
+		}
 	}
 }
