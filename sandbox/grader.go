@@ -59,11 +59,13 @@ type Policy struct {
 // GraderPolicy is the grader's policy, the one both runtimes render. The
 // grader reads every file of the learner's home, whatever its owner and
 // mode (a learner who chmods their work to 000 gets a fail that says so,
-// not a check that cannot run), and writes none: DAC_OVERRIDE, which lets
-// root read and search every file and directory, is the only capability it
-// keeps (it is in Pod Security baseline's list, so both runtimes keep the
-// same), and everything it mounts is read-only and its root file system too,
-// which leaves it nothing to write.
+// not a check that cannot run), and writes none: DAC_OVERRIDE lets root
+// read and search every file and directory, and everything it mounts is
+// read-only and its root file system too, which leaves it nothing to write.
+// SETUID, SETGID and KILL let the checker run each command check as a user
+// of its own (with DAC_OVERRIDE alone) and kill what it leaves (see checks'
+// commandUser). All four are in Pod Security baseline's list, so both
+// runtimes keep the same.
 //
 // It never keeps DAC_READ_SEARCH: with it, open_by_handle_at opens any file
 // of a file system the container has a mount of (its bind mounts are the
@@ -73,8 +75,8 @@ func GraderPolicy() Policy {
 	return Policy{
 		UID:                  0,
 		GID:                  0,
-		Capabilities:         []string{"DAC_OVERRIDE"},
-		BaselineCapabilities: []string{"DAC_OVERRIDE"},
+		Capabilities:         []string{"DAC_OVERRIDE", "KILL", "SETGID", "SETUID"},
+		BaselineCapabilities: []string{"DAC_OVERRIDE", "KILL", "SETGID", "SETUID"},
 		ReadOnlyRoot:         true,
 		NoNewPrivileges:      true,
 		DeniedSyscalls:       []string{"name_to_handle_at", "open_by_handle_at"},

@@ -66,15 +66,17 @@ func TestBuildGraderSpecSharesNothingWritableWithTheLearner(t *testing.T) {
 	}
 }
 
-// The grader's policy reads the learner's files and can change none: one
-// capability, DAC_OVERRIDE (never DAC_READ_SEARCH, with which a forged file
+// The grader's policy reads the learner's files and can change none:
+// DAC_OVERRIDE, and what runs a command check as a user of its own (never
+// DAC_READ_SEARCH, with which a forged file
 // handle opens any file of a file system it has a mount of), as root with a
 // read-only root, no new privileges, bounded memory and processes, and an
 // environment of PATH, HOME and LANG only.
 func TestGraderPolicy(t *testing.T) {
 	p := GraderPolicy()
-	if !slices.Equal(p.Capabilities, []string{"DAC_OVERRIDE"}) || !slices.Equal(p.BaselineCapabilities, []string{"DAC_OVERRIDE"}) {
-		t.Errorf("capabilities %v (baseline %v), want DAC_OVERRIDE only", p.Capabilities, p.BaselineCapabilities)
+	want := []string{"DAC_OVERRIDE", "KILL", "SETGID", "SETUID"}
+	if !slices.Equal(p.Capabilities, want) || !slices.Equal(p.BaselineCapabilities, want) {
+		t.Errorf("capabilities %v (baseline %v), want %v", p.Capabilities, p.BaselineCapabilities, want)
 	}
 	if slices.Contains(p.Capabilities, "DAC_READ_SEARCH") || slices.Contains(p.BaselineCapabilities, "DAC_READ_SEARCH") {
 		t.Error("the grader keeps DAC_READ_SEARCH, which opens files by forged handles")
