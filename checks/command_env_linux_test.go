@@ -214,3 +214,40 @@ func TestCommandLeavesNoProcess(t *testing.T) {
 		t.Fatalf("process %d the command left is still running", pid)
 	}
 }
+
+// handleScript asks for a handle of / and opens it again by that handle
+// (name_to_handle_at, then open_by_handle_at): what a forged handle to
+// the root of a file system outside every mount needs. It exits 0 only if
+// the file opened.
+const handleScript = `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Handle(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint), ("type", ctypes.c_int), ("data", ctypes.c_ubyte * 128)]
+h, mnt = Handle(size=128), ctypes.c_int()
+if libc.name_to_handle_at(-100, b"/", ctypes.byref(h), ctypes.byref(mnt), 0) != 0:
+    print("name_to_handle_at:", os.strerror(ctypes.get_errno()))
+    sys.exit(2)
+fd = libc.open_by_handle_at(os.open("/", os.O_RDONLY), ctypes.byref(h), os.O_RDONLY)
+if fd < 0:
+    print("open_by_handle_at:", os.strerror(ctypes.get_errno()))
+    sys.exit(1)
+print("opened")
+`
+
+// Without DAC_READ_SEARCH the kernel itself refuses open_by_handle_at, with
+// no seccomp profile in the way (the test runs under none): a command
+// check's user, which keeps DAC_OVERRIDE only, cannot open a file by a
+// handle. The same script as root with DAC_READ_SEARCH opens it, so the
+// check proves the refusal is the capability's.
+func TestCommandCheckCannotOpenByHandle(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the checker switches users only as root")
+	}
+	if out, err := exec.Command("python3", "-c", handleScript).CombinedOutput(); err != nil || !strings.Contains(string(out), "opened") {
+		t.Skipf("root here cannot open by handle either (%v, %s): nothing to prove", err, out)
+	}
+	c := lab.Check{Command: &lab.CommandCheck{Run: []string{"python3", "-c", handleScript}}}
+	if r := runCheck(t, Env{Root: "/"}, c); r.Status != Fail || !strings.Contains(r.Message, `open_by_handle_at: Operation not permitted`) {
+		t.Errorf("a command check opening / by its handle: %s %q, want a fail with EPERM", r.Status, r.Message)
+	}
+}
