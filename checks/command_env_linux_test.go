@@ -251,3 +251,24 @@ func TestCommandCheckCannotOpenByHandle(t *testing.T) {
 		t.Errorf("a command check opening / by its handle: %s %q, want a fail with EPERM", r.Status, r.Message)
 	}
 }
+
+// A command's user, with DAC_OVERRIDE alone, reads a file of mode 000 in a
+// directory of mode 000: the learner who chmods their work gets a result.
+func TestCommandCheckReadsModeZero(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the checker switches users only as root")
+	}
+	dir := filepath.Join(t.TempDir(), "locked")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("secret\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
+	c := lab.Check{Command: &lab.CommandCheck{Run: []string{"cat", "f"}, Dir: dir, Stdout: `^secret$`}}
+	expect(t, runCheck(t, Env{Root: "/"}, c), Pass, "")
+}

@@ -481,6 +481,9 @@ mkdir -p "$site"
 echo 'import os; os._exit(0)' > "$site/flip.pth"
 printf '[core]\n\tfsmonitor = "touch /tmp/labctl-hook-ran; false"\n' >> /root/.gitconfig
 printf '[core]\n\tfsmonitor = "touch /tmp/labctl-hook-ran; false"\n' >> /root/gitops/repo/.git/config
+mkdir -p /root/locked
+echo locked-secret > /root/locked/f
+chmod 000 /root/locked/f /root/locked
 `
 
 // commandChecksInTheGrader runs a round of command checks in the grader
@@ -495,6 +498,8 @@ func commandChecksInTheGrader(ctx context.Context, t *testing.T, bin string, box
 		{Name: "python-fails", Command: &lab.CommandCheck{Run: []string{"python3", "-c", "import sys; sys.exit(3)"}}},
 		{Name: "git-hooks", Command: &lab.CommandCheck{Run: []string{"sh", "-c",
 			"git -C /root/gitops/repo status >/dev/null 2>&1; cd /root/gitops/repo && git status >/dev/null 2>&1; test ! -e /tmp/labctl-hook-ran"}}},
+		{Name: "locked-by-command", Command: &lab.CommandCheck{Run: []string{"cat", "/root/locked/f"}, Stdout: `^locked-secret$`}},
+		{Name: "locked-by-checker", File: &lab.FileCheck{Path: "/root/locked/f", Contains: []string{"locked-secret"}}},
 	}
 	e, err := docker.NewEngine(ctx)
 	if err != nil {
@@ -514,6 +519,13 @@ func commandChecksInTheGrader(ctx context.Context, t *testing.T, bin string, box
 	}
 	if r := got["python-fails"]; r.Status != checks.Fail {
 		t.Errorf("python3 exiting 3 with a .pth file in the learner's home: %s %q, want a fail", r.Status, r.Message)
+	}
+	// DAC_OVERRIDE alone reads a file and searches a directory of mode 000,
+	// for the checker and for a command's user.
+	for _, name := range []string{"locked-by-command", "locked-by-checker"} {
+		if r := got[name]; r.Status != checks.Pass {
+			t.Errorf("%s: a file of mode 000 in a directory of mode 000: %s %q, want it read", name, r.Status, r.Message)
+		}
 	}
 	if r := got["git-hooks"]; r.Status != checks.Pass {
 		t.Errorf("git in the learner's repository ran an fsmonitor of theirs in the grader: %s %q", r.Status, r.Message)
