@@ -139,6 +139,8 @@ func checkCommand(ctx context.Context, env Env, cc *lab.CommandCheck) error {
 	switch {
 	case errors.As(err, &exitErr):
 		code = exitErr.ExitCode()
+	case err != nil && user.uid != 0 && errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("running %s: the grader may not run it as a user of its own (%w): run `labctl up` to recreate the grader", shellWords(cc.Run), err)
 	case err != nil:
 		return fmt.Errorf("running %s: %w", shellWords(cc.Run), err)
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/labctl/labctl/lab"
 )
 
@@ -271,4 +273,35 @@ func TestCommandCheckReadsModeZero(t *testing.T) {
 	t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
 	c := lab.Check{Command: &lab.CommandCheck{Run: []string{"cat", "f"}, Dir: dir, Stdout: `^secret$`}}
 	expect(t, runCheck(t, Env{Root: "/"}, c), Pass, "")
+}
+
+// A grader made before command checks ran as a user of their own (no
+// SETUID) gets a message that says how to recreate it.
+func TestCommandCheckWithoutSetuidSaysWhatToDo(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the checker switches users only as root")
+	}
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the thread ends without its capabilities
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if e := unix.Capget(&hdr, &data[0]); e != nil {
+			t.Error(e)
+			return
+		}
+		data[0].Effective &^= 1 << unix.CAP_SETUID
+		data[0].Permitted &^= 1 << unix.CAP_SETUID
+		if e := unix.Capset(&hdr, &data[0]); e != nil {
+			t.Error(e)
+			return
+		}
+		err = checkCommand(context.Background(), Env{Root: "/"}, &lab.CommandCheck{Run: []string{"true"}})
+	}()
+	<-done
+	if err == nil || !strings.Contains(err.Error(), "run `labctl up` to recreate the grader") {
+		t.Errorf("err = %v, want one saying to recreate the grader", err)
+	}
 }
