@@ -41,10 +41,8 @@ var gitOverrides = [][2]string{
 	{"core.sshCommand", "false"},
 	{"core.askPass", "false"},
 	{"credential.helper", ""},
-	{"diff.external", ""},
 	{"sequence.editor", "false"},
 	{"protocol.ext.allow", "never"},
-	{"uploadpack.packObjectsHook", ""},
 }
 
 // commandEnv is a command's whole environment, labctl's own: PATH, a HOME
