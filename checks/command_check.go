@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/labctl/labctl/internal/msg"
@@ -23,9 +22,65 @@ const commandPath = "/usr/sbin:/usr/bin:/sbin:/bin"
 // maxOutput bounds how much of a command's output is kept.
 const maxOutput = 1 << 20
 
-// checkCommand runs a program with an empty environment except PATH and
-// HOME=/root, in Dir (default /, resolved under Env.Root), in its own
-// process group, which is killed at the check's deadline.
+// commandHome is a command's HOME: a directory that is not there, and that
+// no one can make in the grader, whose root file system is read-only. The
+// learner's home is not the program's: nothing the learner left there
+// (~/.gitconfig, ~/.bashrc, a .pth file in ~/.local/lib/python3.*) runs.
+const commandHome = "/nonexistent"
+
+// gitOverrides are git settings given on git's command-line level (through
+// GIT_CONFIG_COUNT), above any repository's own .git/config: none of the
+// commands a repository's configuration names runs. They are a second wall:
+// the first is that a command runs as a user that owns no repository, so git
+// refuses to read the learner's (see commandCredential).
+var gitOverrides = [][2]string{
+	{"core.fsmonitor", "false"},
+	{"core.hooksPath", "/dev/null"},
+	{"core.pager", "cat"},
+	{"core.editor", "false"},
+	{"core.sshCommand", "false"},
+	{"core.askPass", "false"},
+	{"credential.helper", ""},
+	{"sequence.editor", "false"},
+	{"protocol.ext.allow", "never"},
+}
+
+// commandEnv is a command's whole environment, labctl's own: PATH, a HOME
+// and XDG directories that are not there, git without system, global or
+// repository hooks, Python without the user's site directory and without the
+// working directory on its module path (a json.py beside the learner's work
+// is not imported in place of the standard library's).
+func commandEnv() []string {
+	env := []string{
+		"PATH=" + commandPath,
+		"HOME=" + commandHome,
+		"XDG_CONFIG_HOME=" + commandHome + "/.config",
+		"XDG_DATA_HOME=" + commandHome + "/.local/share",
+		"XDG_STATE_HOME=" + commandHome + "/.local/state",
+		"XDG_CACHE_HOME=" + commandHome + "/.cache",
+		"XDG_CONFIG_DIRS=" + commandHome,
+		"XDG_DATA_DIRS=" + commandHome,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_SYSTEM=/dev/null",
+		"GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_PAGER=cat",
+		"PAGER=cat",
+		"PYTHONNOUSERSITE=1",
+		"PYTHONSAFEPATH=1",
+		"PYTHONDONTWRITEBYTECODE=1",
+		fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(gitOverrides)),
+	}
+	for i, kv := range gitOverrides {
+		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
+	}
+	return env
+}
+
+// checkCommand runs a program with labctl's environment (commandEnv), in Dir
+// (default /, resolved under Env.Root), in its own process group, as a user
+// of its own when the checker is root (commandCredential); its processes are
+// killed at the check's deadline, and every one left when it ends.
 //
 // pass: the exit code is the expected one (default 0) and stdout matches.
 // fail: another exit code, stdout not matching, or no directory Dir. error: the program is
@@ -58,15 +113,22 @@ func checkCommand(ctx context.Context, env Env, cc *lab.CommandCheck) error {
 		return failf(msg.CommandNoDir, dir, shellWords(cc.Run))
 	}
 
-	cmd := exec.CommandContext(ctx, prog, cc.Run[1:]...)
-	cmd.Dir = hostDir
-	cmd.Env = []string{"PATH=" + commandPath, "HOME=/root"}
+	user, err := commandCredential()
+	if err != nil {
+		return err
+	}
+	cmd := user.command(ctx, hostDir, prog, cc.Run[1:])
+	cmd.Env = commandEnv()
 	var stdout, stderr cappedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.SysProcAttr = user.attr()
+	cmd.Cancel = func() error {
+		user.kill(cmd.Process.Pid)
+		return nil
+	}
 	cmd.WaitDelay = time.Second
 	err = cmd.Run()
+	user.kill(0)
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s killed: %w", shellWords(cc.Run), ctx.Err())
 	}
@@ -75,6 +137,8 @@ func checkCommand(ctx context.Context, env Env, cc *lab.CommandCheck) error {
 	switch {
 	case errors.As(err, &exitErr):
 		code = exitErr.ExitCode()
+	case err != nil && user.uid != 0 && errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("running %s: the grader may not run it as a user of its own (%w): run `labctl up` to recreate the grader", shellWords(cc.Run), err)
 	case err != nil:
 		return fmt.Errorf("running %s: %w", shellWords(cc.Run), err)
 	}

@@ -3,6 +3,7 @@ package checks
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,7 +24,7 @@ func TestCommandCheck(t *testing.T) {
 		status Status
 		msg    string
 	}{
-		{"environment is only PATH and HOME", cmd(lab.CommandCheck{Run: []string{"env"}, Stdout: `\A` + `PATH=/usr/sbin:/usr/bin:/sbin:/bin\nHOME=/root\n\z`}), Pass, ""},
+		{"environment is labctl's", cmd(lab.CommandCheck{Run: []string{"env"}, Stdout: `\A` + regexp.QuoteMeta(strings.Join(commandEnv(), "\n")) + `\n\z`}), Pass, ""},
 		{"stdout matches", cmd(lab.CommandCheck{Run: []string{"echo", "ready"}, Stdout: `^ready$`}), Pass, ""},
 		{"stdout does not match", cmd(lab.CommandCheck{Run: []string{"echo", "not ready"}, Stdout: `^ready$`}), Fail, "expected the output of `echo 'not ready'` to match \"^ready$\", found \"not ready\""},
 		{"exit code", cmd(lab.CommandCheck{Run: []string{"sh", "-c", "exit 3"}, ExitCode: intp(3)}), Pass, ""},

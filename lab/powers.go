@@ -30,6 +30,10 @@ type Powers struct {
 	// SandboxSetups are the ids of the steps whose setup script runs as
 	// root in the sandbox.
 	SandboxSetups []string
+	// CommandChecks name the command checks, e.g. "step build: compiles":
+	// programs of the sandbox image the grader runs with its reading of
+	// the learner's home and the grader's network.
+	CommandChecks []string
 	// Builds are the workload images labctl builds from the lab's
 	// directories; Loads the ones it takes from the host's Docker engine.
 	Builds []Image
@@ -80,6 +84,11 @@ func (l *Lab) Powers() Powers {
 	for _, s := range l.Steps {
 		if strings.TrimSpace(s.Setup) != "" {
 			p.SandboxSetups = append(p.SandboxSetups, s.ID)
+		}
+		for _, c := range s.Checks {
+			if c.Command != nil {
+				p.CommandChecks = append(p.CommandChecks, "step "+s.ID+": "+c.Name)
+			}
 		}
 		if s.Probe == nil {
 			continue
@@ -252,6 +261,7 @@ func (p Powers) Lines() []string {
 		"cluster-wide rules for the learner: " + cluster,
 		"probe scripts in a container of the sandbox image, admin of the lab's namespaces, nothing cluster-wide: " + none(p.AdminScripts, "none"),
 		"setup scripts as root in the sandbox: " + none(prefixAll("step ", p.SandboxSetups), "none"),
+		"command checks in the grader (programs of the sandbox image, as a user of their own, that read every file of the learner's home, run what the learner wrote when they run it, and reach the cluster's network): " + none(p.CommandChecks, "none"),
 		"workload images built from the lab's directory: " + none(builds, "none"),
 		"workload images taken from this machine's Docker engine: " + none(loads, "none"),
 		"node image: " + own(p.NodeImage) + "; sandbox image: " + own(p.SandboxImage),

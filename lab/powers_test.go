@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -142,5 +143,28 @@ func TestPowersListProbeScripts(t *testing.T) {
 	}
 	if len(l.Risks()) != 0 {
 		t.Errorf("a probe is no risk to the host now: %v", l.Risks())
+	}
+}
+
+// A lab's command checks are a power it asks for, listed with what they do.
+func TestPowersListCommandChecks(t *testing.T) {
+	src := header + "      - {name: c, file: {path: /root/x}}\n      - {name: runs, command: {run: [python3, /root/app.py]}}\n"
+	l, err := Parse("lab.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := l.Powers(); !slices.Equal(p.CommandChecks, []string{"step s1: runs"}) {
+		t.Fatalf("command checks %q", p.CommandChecks)
+	}
+	lines := strings.Join(l.Powers().Lines(), "\n")
+	if !strings.Contains(lines, "command checks in the grader (programs of the sandbox image, as a user of their own, that read every file of the learner's home, run what the learner wrote when they run it, and reach the cluster's network): step s1: runs") || !strings.Contains(lines, ": step s1: runs") {
+		t.Errorf("powers do not list the command check:\n%s", lines)
+	}
+	none, err := Parse("lab.yaml", []byte(header+"      - {name: c, file: {path: /root/x}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(none.Powers().Lines(), "\n"), "command checks in the grader (programs of the sandbox image, as a user of their own, that read every file of the learner's home, run what the learner wrote when they run it, and reach the cluster's network): none") {
+		t.Error("a lab without command checks does not say so")
 	}
 }

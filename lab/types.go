@@ -594,11 +594,16 @@ type ReachFrom struct {
 	Labels map[string]string `yaml:"labels" json:"labels,omitempty"`
 }
 
-// CommandCheck runs a program in the grader with a cleared environment: the
-// sandbox's image, which sees of the sandbox only the learner's home and
-// the fixtures, read-only. It is the escape hatch for what no other kind
-// covers: a program or script it runs from /root is the learner's to
-// change, so prefer the other kinds.
+// CommandCheck runs a program in the grader: the sandbox's image, which
+// sees of the sandbox only the learner's home and the fixtures, read-only.
+// The program runs with labctl's environment (HOME=/nonexistent, git
+// without global, system or repository hooks, Python without the user's
+// site directory or the working directory on its path), as a user of its
+// own that owns no file and keeps only DAC_OVERRIDE: it reads every file,
+// and git refuses the learner's repositories as not theirs (use a git
+// check). It is the escape hatch for what no other kind covers: a program
+// or script it runs from /root is the learner's to change, so prefer the
+// other kinds. `labctl install` and `lint -v` list a lab's command checks.
 type CommandCheck struct {
 	// Run is the program and its arguments (no shell unless you name one).
 	Run []string `yaml:"run" json:"run"`

@@ -39,6 +39,12 @@ type Policy struct {
 	// NoNewPrivileges stops a process from gaining privileges (setuid
 	// files, file capabilities).
 	NoNewPrivileges bool
+	// DeniedSyscalls are refused (EPERM) whatever the capabilities, by a
+	// seccomp profile derived from the engine's default. Docker only: a
+	// Kubernetes container keeps the runtime's default profile
+	// (RuntimeDefault), which allows these only with capabilities the
+	// policy does not keep.
+	DeniedSyscalls []string
 	// Memory is the memory limit in bytes, swap included.
 	Memory int64
 	// Pids bounds the processes and threads. Kubernetes has no limit per
@@ -53,21 +59,27 @@ type Policy struct {
 // GraderPolicy is the grader's policy, the one both runtimes render. The
 // grader reads every file of the learner's home, whatever its owner and
 // mode (a learner who chmods their work to 000 gets a fail that says so,
-// not a check that cannot run), and writes none: DAC_READ_SEARCH, which
-// bypasses the read and search permission checks and no other, is the only
-// capability it keeps, and everything it mounts is read-only. Pod Security
-// baseline does not admit DAC_READ_SEARCH; there the grader keeps
-// DAC_OVERRIDE, the one capability of baseline's list that reads every
-// file, and its read-only root file system and mounts leave it nothing to
-// write.
+// not a check that cannot run), and writes none: DAC_OVERRIDE lets root
+// read and search every file and directory, and everything it mounts is
+// read-only and its root file system too, which leaves it nothing to write.
+// SETUID, SETGID and KILL let the checker run each command check as a user
+// of its own (with DAC_OVERRIDE alone) and kill what it leaves (see checks'
+// commandUser). All four are in Pod Security baseline's list, so both
+// runtimes keep the same.
+//
+// It never keeps DAC_READ_SEARCH: with it, open_by_handle_at opens any file
+// of a file system the container has a mount of (its bind mounts are the
+// user's own directories) by a forged handle, outside every mount. The two
+// file handle syscalls are denied outright besides (DeniedSyscalls).
 func GraderPolicy() Policy {
 	return Policy{
 		UID:                  0,
 		GID:                  0,
-		Capabilities:         []string{"DAC_READ_SEARCH"},
-		BaselineCapabilities: []string{"DAC_OVERRIDE"},
+		Capabilities:         []string{"DAC_OVERRIDE", "KILL", "SETGID", "SETUID"},
+		BaselineCapabilities: []string{"DAC_OVERRIDE", "KILL", "SETGID", "SETUID"},
 		ReadOnlyRoot:         true,
 		NoNewPrivileges:      true,
+		DeniedSyscalls:       []string{"name_to_handle_at", "open_by_handle_at"},
 		Memory:               GraderMemoryLimit,
 		Pids:                 GraderPidsLimit,
 		Env:                  []string{CheckerPath, "HOME=/", "LANG=C.UTF-8"},
@@ -78,12 +90,23 @@ func GraderPolicy() Policy {
 // User is the policy's user as Docker's User setting: "UID:GID".
 func (p Policy) User() string { return fmt.Sprintf("%d:%d", p.UID, p.GID) }
 
-// SecurityOpt are the policy's Docker security options.
-func (p Policy) SecurityOpt() []string {
+// SecurityOpt are the policy's Docker security options: no new
+// privileges, and a seccomp profile denying DeniedSyscalls.
+func (p Policy) SecurityOpt() ([]string, error) {
+	var opts []string
 	if p.NoNewPrivileges {
-		return []string{"no-new-privileges"}
+		opts = append(opts, "no-new-privileges")
 	}
-	return nil
+	if len(p.DeniedSyscalls) > 0 {
+		profile, err := seccompProfile(p.DeniedSyscalls)
+		if err != nil {
+			return nil, err
+		}
+		if profile != "" {
+			opts = append(opts, "seccomp="+profile)
+		}
+	}
+	return opts, nil
 }
 
 // BuildGraderSpec returns the grader container's settings. The grader runs
@@ -138,6 +161,10 @@ func BuildGraderSpec(s Settings) (Spec, error) {
 		})
 	}
 	p := GraderPolicy()
+	secOpt, err := p.SecurityOpt()
+	if err != nil {
+		return Spec{}, err
+	}
 	pids := p.Pids
 	init := true
 	cfg := &container.Config{
@@ -159,7 +186,7 @@ func BuildGraderSpec(s Settings) (Spec, error) {
 		IpcMode:        container.IPCModePrivate,
 		CapDrop:        []string{"ALL"},
 		CapAdd:         p.Capabilities,
-		SecurityOpt:    p.SecurityOpt(),
+		SecurityOpt:    secOpt,
 		Init:           &init,
 		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyDisabled},
 		Resources: container.Resources{

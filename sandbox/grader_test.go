@@ -66,14 +66,23 @@ func TestBuildGraderSpecSharesNothingWritableWithTheLearner(t *testing.T) {
 	}
 }
 
-// The grader's policy reads the learner's files and can change none: one
-// capability, which bypasses read and search checks only, as root with a
+// The grader's policy reads the learner's files and can change none:
+// DAC_OVERRIDE, and what runs a command check as a user of its own (never
+// DAC_READ_SEARCH, with which a forged file
+// handle opens any file of a file system it has a mount of), as root with a
 // read-only root, no new privileges, bounded memory and processes, and an
 // environment of PATH, HOME and LANG only.
 func TestGraderPolicy(t *testing.T) {
 	p := GraderPolicy()
-	if !slices.Equal(p.Capabilities, []string{"DAC_READ_SEARCH"}) || !slices.Equal(p.BaselineCapabilities, []string{"DAC_OVERRIDE"}) {
-		t.Errorf("capabilities %v (baseline %v), want DAC_READ_SEARCH only (DAC_OVERRIDE)", p.Capabilities, p.BaselineCapabilities)
+	want := []string{"DAC_OVERRIDE", "KILL", "SETGID", "SETUID"}
+	if !slices.Equal(p.Capabilities, want) || !slices.Equal(p.BaselineCapabilities, want) {
+		t.Errorf("capabilities %v (baseline %v), want %v", p.Capabilities, p.BaselineCapabilities, want)
+	}
+	if slices.Contains(p.Capabilities, "DAC_READ_SEARCH") || slices.Contains(p.BaselineCapabilities, "DAC_READ_SEARCH") {
+		t.Error("the grader keeps DAC_READ_SEARCH, which opens files by forged handles")
+	}
+	if !slices.Equal(p.DeniedSyscalls, []string{"name_to_handle_at", "open_by_handle_at"}) {
+		t.Errorf("denied syscalls %v", p.DeniedSyscalls)
 	}
 	if p.UID != 0 || p.GID != 0 || p.User() != "0:0" || !p.ReadOnlyRoot || !p.NoNewPrivileges || p.WorkDir != "/" {
 		t.Errorf("policy %+v", p)
@@ -85,7 +94,7 @@ func TestGraderPolicy(t *testing.T) {
 		t.Errorf("env %v", p.Env)
 	}
 	p.Capabilities[0] = "SYS_ADMIN"
-	if GraderPolicy().Capabilities[0] != "DAC_READ_SEARCH" {
+	if GraderPolicy().Capabilities[0] != "DAC_OVERRIDE" {
 		t.Error("a caller changed the policy of every grader")
 	}
 }

@@ -15,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/lab"
 
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/sandbox"
@@ -439,6 +442,94 @@ func TestE2ETamper(t *testing.T) {
 			t.Errorf("the sandbox has the checker's mount %s", sandbox.CheckerMount)
 		}
 	})
+
+	// 6. A command check, the lab's, cannot leave the grader's mounts by a
+	// file handle, and the learner's .pth file and git configuration run
+	// nothing in it.
+	t.Run("command checks", func(t *testing.T) {
+		commandChecksInTheGrader(ctx, t, bin, box)
+	})
+}
+
+// handleScript tries what a command check would do to leave the grader's
+// mounts: a handle of /root's file system (name_to_handle_at), then a
+// forged handle of that file system's root directory (open_by_handle_at,
+// the inode 2 of ext2/3/4). It exits 0 only if a file opened.
+const handleScript = `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class Handle(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint), ("type", ctypes.c_int), ("data", ctypes.c_ubyte * 128)]
+h, mnt = Handle(size=128), ctypes.c_int()
+if libc.name_to_handle_at(-100, b"/root", ctypes.byref(h), ctypes.byref(mnt), 0) != 0:
+    print("name_to_handle_at:", os.strerror(ctypes.get_errno()))
+    h = Handle(size=8, type=1)
+    h.data[0] = 2
+fd = libc.open_by_handle_at(os.open("/root", os.O_RDONLY), ctypes.byref(h), os.O_RDONLY)
+if fd < 0:
+    print("open_by_handle_at:", os.strerror(ctypes.get_errno()))
+    sys.exit(1)
+print("opened", os.listdir("/proc/self/fd/%d" % fd)[:5])
+`
+
+// learnerHooksScript leaves, in the learner's home and repository, what
+// ran as root in the grader when a command check ran python3 or git: a .pth
+// file of the user's site directory that makes every python3 exit 0, and an
+// fsmonitor command in ~/.gitconfig and the repository's .git/config.
+const learnerHooksScript = `set -eu
+site=$(HOME=/root python3 -c 'import site; print(site.getusersitepackages())')
+mkdir -p "$site"
+echo 'import os; os._exit(0)' > "$site/flip.pth"
+printf '[core]\n\tfsmonitor = "touch /tmp/labctl-hook-ran; false"\n' >> /root/.gitconfig
+printf '[core]\n\tfsmonitor = "touch /tmp/labctl-hook-ran; false"\n' >> /root/gitops/repo/.git/config
+mkdir -p /root/locked
+echo locked-secret > /root/locked/f
+chmod 000 /root/locked/f /root/locked
+`
+
+// commandChecksInTheGrader runs a round of command checks in the grader
+// container as labctl does: the grader's policy holds against them.
+func commandChecksInTheGrader(ctx context.Context, t *testing.T, bin string, box string) {
+	t.Helper()
+	if out := sandboxExec(ctx, t, box, "sh", "-c", learnerHooksScript+"echo planted"); !strings.Contains(out, "planted") {
+		t.Fatalf("planting the learner's hooks: %q", out)
+	}
+	cs := []lab.Check{
+		{Name: "file-handles", Command: &lab.CommandCheck{Run: []string{"python3", "-c", handleScript}}},
+		{Name: "python-fails", Command: &lab.CommandCheck{Run: []string{"python3", "-c", "import sys; sys.exit(3)"}}},
+		{Name: "git-hooks", Command: &lab.CommandCheck{Run: []string{"sh", "-c",
+			"git -C /root/gitops/repo status >/dev/null 2>&1; cd /root/gitops/repo && git status >/dev/null 2>&1; test ! -e /tmp/labctl-hook-ran"}}},
+		{Name: "locked-by-command", Command: &lab.CommandCheck{Run: []string{"cat", "/root/locked/f"}, Stdout: `^locked-secret$`}},
+		{Name: "locked-by-checker", File: &lab.FileCheck{Path: "/root/locked/f", Contains: []string{"locked-secret"}}},
+	}
+	e, err := docker.NewEngine(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	resp, err := e.RunChecker(ctx, sandbox.GraderName(tamperLabName), bin, checks.Request{Root: "/", Checks: cs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]checks.Result{}
+	for _, r := range resp.Results {
+		got[r.Name] = r
+	}
+	if r := got["file-handles"]; r.Status != checks.Fail || !strings.Contains(r.Message, "open_by_handle_at: Operation not permitted") {
+		t.Errorf("a command check opening a file by a forged handle: %s %q, want a fail refused with EPERM", r.Status, r.Message)
+	}
+	if r := got["python-fails"]; r.Status != checks.Fail {
+		t.Errorf("python3 exiting 3 with a .pth file in the learner's home: %s %q, want a fail", r.Status, r.Message)
+	}
+	// DAC_OVERRIDE alone reads a file and searches a directory of mode 000,
+	// for the checker and for a command's user.
+	for _, name := range []string{"locked-by-command", "locked-by-checker"} {
+		if r := got[name]; r.Status != checks.Pass {
+			t.Errorf("%s: a file of mode 000 in a directory of mode 000: %s %q, want it read", name, r.Status, r.Message)
+		}
+	}
+	if r := got["git-hooks"]; r.Status != checks.Pass {
+		t.Errorf("git in the learner's repository ran an fsmonitor of theirs in the grader: %s %q", r.Status, r.Message)
+	}
 }
 
 // hijackScript starts, detached, a learner process that watches /proc for

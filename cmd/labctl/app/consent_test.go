@@ -155,6 +155,7 @@ func TestPowersOfBuiltInLabs(t *testing.T) {
 		"  cluster-wide rules for the learner: none\n" +
 		"  probe scripts in a container of the sandbox image, admin of the lab's namespaces, nothing cluster-wide: step sync-script: probe setup, probe restore\n" +
 		"  setup scripts as root in the sandbox: none\n" +
+		"  command checks in the grader (programs of the sandbox image, as a user of their own, that read every file of the learner's home, run what the learner wrote when they run it, and reach the cluster's network): none\n" +
 		"  workload images built from the lab's directory: none\n" +
 		"  workload images taken from this machine's Docker engine: nginx:1.27 (optional)\n" +
 		"  node image: labctl's; sandbox image: labctl's\n",
@@ -164,6 +165,7 @@ func TestPowersOfBuiltInLabs(t *testing.T) {
 		"  cluster-wide rules for the learner: none\n" +
 		"  probe scripts in a container of the sandbox image, admin of the lab's namespaces, nothing cluster-wide: step smoke: probe setup, probe worlds' setup and restore; step smoke-catches: probe setup, probe restore, probe worlds' setup and restore\n" +
 		"  setup scripts as root in the sandbox: step crash-loop; step readiness; step service\n" +
+		"  command checks in the grader (programs of the sandbox image, as a user of their own, that read every file of the learner's home, run what the learner wrote when they run it, and reach the cluster's network): none\n" +
 		"  workload images built from the lab's directory: labctl.local/rollout-web:1 from images/web\n" +
 		"  workload images taken from this machine's Docker engine: none\n" +
 		"  node image: labctl's; sandbox image: labctl's\n",
