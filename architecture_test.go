@@ -45,7 +45,7 @@ var layers = map[string][]string{
 	"internal/countio":         {},
 	"internal/homebound":       {"internal/countio"},
 	"internal/bundle":          {"internal/countio"},
-	"internal/labread":         {},
+	"internal/labread":         {"internal/textsafe"},
 	"internal/labstore":        {"lab", "internal/bundle", "internal/flock", "internal/labread"},
 	"internal/importer":        {"lab", "internal/labread", "internal/labstore", "internal/textsafe"},
 	"internal/labwatch":        {"lab", "internal/labread"},
