@@ -10,20 +10,28 @@ import (
 )
 
 // PermissionsCheck judges what identities may do in the lab's namespaces
-// as a whole: for every subject it names, and every subject a RoleBinding
+// as a whole. Its subjects are those it names, every subject a RoleBinding
 // in Namespaces binds (a user, a group, a service account; labctl's own
-// accounts aside), the grader asks the API server (SubjectAccessReviews)
-// about every verb of every resource of the universe, on every namespace
-// of it, unnamed and by each name a rule of a role bound there limits
-// itself to (resourceNames). The answers must be exactly what Subjects
-// state: an answer yes that no must or may entry covers fails the check
-// (least privilege), as does an answer no to a must entry.
+// accounts aside) and every service account of Namespaces, or group
+// system:serviceaccounts:NAMESPACE of one, that a ClusterRoleBinding
+// binds. For each, the grader asks the API server (SubjectAccessReviews,
+// a service account with its groups) about every verb (get, list, watch,
+// create, update, patch, delete, deletecollection and Verbs) on every
+// resource (Resources, secrets, configmaps, pods, pods/exec, roles and
+// rolebindings) in every namespace, naming no object and naming each
+// object a bound role's rule limits itself to (resourceNames) or a must
+// or may entry names. The answers must be what Subjects state: a yes that
+// no must or may entry covers fails the check (least privilege), as does a
+// no to a must entry; the failure names the subject, the verb, the
+// resource, the object, the namespace and the binding and role that grant
+// it.
 type PermissionsCheck struct {
 	// Namespaces asked about; default the lab's namespaces.
 	Namespaces []string `yaml:"namespaces" json:"namespaces,omitempty"`
-	// Resources asked about beside the ones always asked about
-	// (PermissionsSensitive): resource, resource.group or
-	// resource/subresource, e.g. deployments.apps or pods/log.
+	// Resources asked about beside the ones always asked about (secrets,
+	// configmaps, pods, pods/exec, roles and rolebindings): resource,
+	// resource.group or resource/subresource, e.g. deployments.apps or
+	// pods/log.
 	Resources []string `yaml:"resources" json:"resources,omitempty"`
 	// Verbs asked about beside get, list, watch, create, update, patch,
 	// delete and deletecollection, e.g. bind or escalate.
@@ -59,8 +67,8 @@ type PermissionSubject struct {
 // namespace, on the named objects.
 type Permission struct {
 	Verbs []string `yaml:"verbs" json:"verbs"`
-	// Resources are written like PermissionsCheck.Resources, and each is
-	// one of the check's or of PermissionsSensitive.
+	// Resources are written like PermissionsCheck.Resources, each one the
+	// check asks about.
 	Resources []string `yaml:"resources" json:"resources"`
 	// Namespaces default to the check's.
 	Namespaces []string `yaml:"namespaces" json:"namespaces,omitempty"`
