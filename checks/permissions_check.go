@@ -391,6 +391,11 @@ func covers(perm lab.Permission, pt point, ns []string) bool {
 	return len(perm.Names) == 0 || slices.Contains(perm.Names, pt.name)
 }
 
+// unnamedVerbs never name an object: the API server authorizes a create
+// or a deletecollection with no name, so a rule limited by resourceNames
+// never allows one.
+var unnamedVerbs = map[string]bool{"create": true, "deletecollection": true}
+
 // judgePermissions asks every question of p's universe for every
 // identity and returns the answers that are not what p states, sorted by
 // identity, namespace, resource, verb and name. A named object's answer is
@@ -409,6 +414,9 @@ func judgePermissions(ctx context.Context, asker AccessAsker, lister ObjectListe
 			for _, r := range universe {
 				for _, verb := range verbs {
 					for _, name := range append([]string{""}, names[r]...) {
+						if name != "" && unnamedVerbs[verb] {
+							continue
+						}
 						points = append(points, point{id: i, verb: verb, res: r, namespace: ns, name: name})
 					}
 				}
