@@ -65,12 +65,14 @@ func TestRbacLabLoads(t *testing.T) {
 	for _, s := range l.Steps {
 		requireCompleteStep(t, s)
 		// Least privilege is shown both ways: what an identity may do and
-		// what it may not.
+		// what it may not (an access check, or a permissions check, which
+		// judges everything no must or may entry states).
 		var may, mayNot bool
 		for _, ch := range s.Checks {
 			if a := ch.Access; a != nil && a.Allowed != nil {
 				may, mayNot = may || *a.Allowed, mayNot || !*a.Allowed
 			}
+			mayNot = mayNot || ch.Permissions != nil
 		}
 		if !may || !mayNot {
 			t.Errorf("step %s: access checks allowed: true %v, allowed: false %v; want both", s.ID, may, mayNot)
@@ -127,7 +129,7 @@ func TestRbacLabChecksNeedTheCluster(t *testing.T) {
 				}
 				continue
 			}
-			if c.Access == nil && c.Kube == nil {
+			if c.Access == nil && c.Kube == nil && c.Permissions == nil {
 				t.Errorf("%s/%s is neither an access, a kube nor an audit check", s.ID, r.Name)
 			}
 			if r.Status != checks.Error || !strings.Contains(r.Message, "no cluster credentials") {

@@ -188,13 +188,13 @@ func runOne(ctx context.Context, env Env, c lab.Check) Result {
 // evaluate dispatches a check to its kind.
 func evaluate(ctx context.Context, env Env, c lab.Check) error {
 	n := 0
-	for _, set := range []bool{c.File != nil, c.Git != nil, c.Kube != nil, c.Access != nil, c.Reach != nil, c.Command != nil, c.Audit != nil} {
+	for _, set := range []bool{c.File != nil, c.Git != nil, c.Kube != nil, c.Access != nil, c.Permissions != nil, c.Reach != nil, c.Command != nil, c.Audit != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return fmt.Errorf("check %q sets %d of file, git, kube, access, reach, command and audit; set exactly one", c.Name, n)
+		return fmt.Errorf("check %q sets %d of file, git, kube, access, permissions, reach, command and audit; set exactly one", c.Name, n)
 	}
 	if env.Root == "" || !filepath.IsAbs(env.Root) {
 		return fmt.Errorf("checker root %q is not an absolute path", env.Root)
@@ -208,6 +208,8 @@ func evaluate(ctx context.Context, env Env, c lab.Check) error {
 		return checkKube(ctx, env, c.Kube)
 	case c.Access != nil:
 		return checkAccess(ctx, env, c.Access)
+	case c.Permissions != nil:
+		return checkPermissions(ctx, env, c.Permissions)
 	case c.Reach != nil:
 		return checkReach(ctx, env, c.Reach)
 	case c.Audit != nil:

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -144,6 +145,36 @@ func (k *kubeReader) Review(ctx context.Context, a *lab.AccessCheck) (bool, erro
 	}
 	allowed, _, _ := unstructured.NestedBool(got.Object, "status", "allowed")
 	return allowed, nil
+}
+
+// Ask asks the API server q (a SubjectAccessReview) and returns its answer.
+func (k *kubeReader) Ask(ctx context.Context, q AccessQuestion) (AccessAnswer, error) {
+	attrs := map[string]any{"verb": q.Verb, "group": q.Group, "resource": q.Resource}
+	for key, v := range map[string]string{"subresource": q.Subresource, "namespace": q.Namespace, "name": q.Name} {
+		if v != "" {
+			attrs[key] = v
+		}
+	}
+	groups := make([]any, len(q.Groups))
+	for i, g := range q.Groups {
+		groups[i] = g
+	}
+	spec := map[string]any{"groups": groups, "resourceAttributes": attrs}
+	if q.User != "" {
+		spec["user"] = q.User
+	}
+	review := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "authorization.k8s.io/v1",
+		"kind":       "SubjectAccessReview",
+		"spec":       spec,
+	}}
+	got, err := k.client.Resource(accessReviews).Create(ctx, review, metav1.CreateOptions{})
+	if err != nil {
+		return AccessAnswer{}, fmt.Errorf("asking the API server whether %s may %s %s: %w", cmp.Or(q.User, strings.Join(q.Groups, ",")), q.Verb, q.Resource, err)
+	}
+	allowed, _, _ := unstructured.NestedBool(got.Object, "status", "allowed")
+	reason, _, _ := unstructured.NestedString(got.Object, "status", "reason")
+	return AccessAnswer{Allowed: allowed, Reason: reason}, nil
 }
 
 // describeObject names an object for messages: "apps/v1 Deployment

@@ -191,9 +191,10 @@ func (k *KubeCredentials) restConfig() *rest.Config {
 		TLSClientConfig: rest.TLSClientConfig{CAData: k.CAData},
 		Timeout:         kubeRequestTimeout,
 		UserAgent:       "labctl-checker",
-		QPS:             50,
-		Burst:           100,
-		Proxy:           func(*http.Request) (*url.URL, error) { return nil, nil },
+		// A permissions check asks hundreds of questions in one round.
+		QPS:   200,
+		Burst: 400,
+		Proxy: func(*http.Request) (*url.URL, error) { return nil, nil },
 	}
 }
 

@@ -1,6 +1,9 @@
 package lab
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Defaults written into a lab by Default.
 const (
@@ -51,6 +54,11 @@ func (l *Lab) Default() {
 	setString(&l.Metadata.Language, DefaultLanguage)
 	for i := range l.Steps {
 		l.Steps[i].EveryCheck((*Check).Default)
+		l.Steps[i].EveryCheck(func(c *Check) {
+			if c.Permissions != nil && len(c.Permissions.Namespaces) == 0 {
+				c.Permissions.Namespaces = slices.Clone(l.Cluster.Namespaces)
+			}
+		})
 		if p := l.Steps[i].Probe; p != nil && p.Timeout.Duration == 0 {
 			p.Timeout.Duration = DefaultProbeTimeout
 		}
@@ -64,6 +72,9 @@ func (c *Check) Default() {
 		if c.Reach != nil {
 			// A reach check starts a Pod before it connects.
 			c.Timeout.Duration = DefaultReachTimeout
+		}
+		if c.Permissions != nil {
+			c.Timeout.Duration = DefaultPermissionsTimeout
 		}
 	}
 	if c.Points == 0 {

@@ -34,12 +34,15 @@ func (r KubeRead) String() string {
 	return fmt.Sprintf("%s %s %s/%s", r.APIVersion, r.Kind, r.Namespace, r.Name)
 }
 
+// RBACAPIVersion is the API version of Roles and bindings.
+const RBACAPIVersion = "rbac.authorization.k8s.io/v1"
+
 // AsksAccess reports whether a check of the lab asks the API server about
 // an identity's access (an access check), which the grader may then do.
 func (l *Lab) AsksAccess() bool {
 	asks := false
 	for i := range l.Steps {
-		l.Steps[i].EveryCheck(func(c *Check) { asks = asks || c.Access != nil })
+		l.Steps[i].EveryCheck(func(c *Check) { asks = asks || c.Access != nil || c.Permissions != nil })
 	}
 	return asks
 }
@@ -75,6 +78,16 @@ func (l *Lab) KubeReads() []KubeRead {
 	}
 	for i := range l.Steps {
 		l.Steps[i].EveryCheck(func(c *Check) {
+			if p := c.Permissions; p != nil {
+				// The bindings and roles that name the subjects and the
+				// objects a permissions check asks about.
+				for _, ns := range p.Namespaces {
+					add(KubeRead{APIVersion: RBACAPIVersion, Kind: "RoleBinding", Namespace: ns, List: true})
+					add(KubeRead{APIVersion: RBACAPIVersion, Kind: "Role", Namespace: ns, List: true})
+				}
+				add(KubeRead{APIVersion: RBACAPIVersion, Kind: "ClusterRoleBinding", List: true})
+				add(KubeRead{APIVersion: RBACAPIVersion, Kind: "ClusterRole", List: true})
+			}
 			if k := c.Kube; k != nil {
 				add(KubeRead{APIVersion: k.APIVersion, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, List: k.Selector != nil})
 			}

@@ -330,7 +330,7 @@ type Mistake struct {
 	Recover string `yaml:"recover" json:"recover,omitempty"`
 }
 
-// Check is one typed assertion. Exactly one of File, Git, Kube, Access, Reach, Command and Audit is set.
+// Check is one typed assertion. Exactly one of File, Git, Kube, Access, Permissions, Reach, Command and Audit is set.
 type Check struct {
 	// Name is unique within its step ([a-z0-9-]).
 	Name string `yaml:"name" json:"name"`
@@ -347,13 +347,15 @@ type Check struct {
 	// keeps as they were when the step passed.
 	Final bool `yaml:"final" json:"final,omitempty"`
 
-	File    *FileCheck    `yaml:"file" json:"file,omitempty"`
-	Git     *GitCheck     `yaml:"git" json:"git,omitempty"`
-	Kube    *KubeCheck    `yaml:"kube" json:"kube,omitempty"`
-	Access  *AccessCheck  `yaml:"access" json:"access,omitempty"`
-	Reach   *ReachCheck   `yaml:"reach" json:"reach,omitempty"`
-	Command *CommandCheck `yaml:"command" json:"command,omitempty"`
-	Audit   *AuditCheck   `yaml:"audit" json:"audit,omitempty"`
+	File   *FileCheck   `yaml:"file" json:"file,omitempty"`
+	Git    *GitCheck    `yaml:"git" json:"git,omitempty"`
+	Kube   *KubeCheck   `yaml:"kube" json:"kube,omitempty"`
+	Access *AccessCheck `yaml:"access" json:"access,omitempty"`
+	// Permissions judges what identities may do as a whole set.
+	Permissions *PermissionsCheck `yaml:"permissions" json:"permissions,omitempty"`
+	Reach       *ReachCheck       `yaml:"reach" json:"reach,omitempty"`
+	Command     *CommandCheck     `yaml:"command" json:"command,omitempty"`
+	Audit       *AuditCheck       `yaml:"audit" json:"audit,omitempty"`
 }
 
 // FileCheck asserts things about one path in the sandbox. Every set field

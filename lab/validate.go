@@ -372,6 +372,10 @@ func (v *validator) check(p string, c *Check) {
 		kinds = append(kinds, "access")
 		v.accessCheck(p+".access", c.Access)
 	}
+	if c.Permissions != nil {
+		kinds = append(kinds, "permissions")
+		v.permissionsCheck(p+".permissions", c.Permissions)
+	}
 	if c.Reach != nil {
 		kinds = append(kinds, "reach")
 		v.reachCheck(p+".reach", c.Reach)

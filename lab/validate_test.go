@@ -198,6 +198,36 @@ func TestValidateRules(t *testing.T) {
 		good: check("      - name: c\n        kube:\n          apiVersion: v1\n          kind: Pod\n          name: web\n"),
 		want: `steps[0].checks[0].kube.count: count bounds the objects a selector selects`,
 	}, {
+		name: "permissions check subject with two identities",
+		bad:  check("      - name: c\n        permissions:\n          subjects:\n            - {serviceAccount: ci/deployer, group: ci} #!\n") + "cluster: {namespaces: [shop, ci]}\n",
+		good: check("      - name: c\n        permissions:\n          subjects:\n            - {serviceAccount: ci/deployer}\n") + "cluster: {namespaces: [shop, ci]}\n",
+		want: "steps[0].checks[0].permissions.subjects[0]: name exactly one of serviceAccount (namespace/name), user and group",
+	}, {
+		name: "permissions check namespace outside the lab",
+		bad:  check("      - name: c\n        permissions:\n          namespaces: [shop, prod] #!\n          subjects: [{group: ops}]\n") + "cluster: {namespaces: [shop, ci]}\n",
+		good: check("      - name: c\n        permissions:\n          namespaces: [shop, ci]\n          subjects: [{group: ops}]\n") + "cluster: {namespaces: [shop, ci]}\n",
+		want: "steps[0].checks[0].permissions.namespaces[1]: \"prod\" is not one of the lab's namespaces",
+	}, {
+		name: "permissions check resource written as kubectl does not",
+		bad:  check("      - name: c\n        permissions:\n          resources: [deployments/apps/web] #!\n          subjects: [{group: ops}]\n") + "cluster: {namespaces: [shop, ci]}\n",
+		good: check("      - name: c\n        permissions:\n          resources: [deployments.apps]\n          subjects: [{group: ops}]\n") + "cluster: {namespaces: [shop, ci]}\n",
+		want: "steps[0].checks[0].permissions.resources[0]: \"deployments/apps/web\" is not a resource",
+	}, {
+		name: "permissions stated on a resource not asked about",
+		bad:  check("      - name: c\n        permissions:\n          subjects:\n            - serviceAccount: ci/deployer\n              must:\n                - {verbs: [get], resources: [deployments.apps]} #!\n") + "cluster: {namespaces: [shop, ci]}\n",
+		good: check("      - name: c\n        permissions:\n          resources: [deployments.apps]\n          subjects:\n            - serviceAccount: ci/deployer\n              must:\n                - {verbs: [get], resources: [deployments.apps]}\n") + "cluster: {namespaces: [shop, ci]}\n",
+		want: "steps[0].checks[0].permissions.subjects[0].must[0].resources[0]: deployments.apps is not asked about; add it to the check's resources",
+	}, {
+		name: "permissions stated with a verb not asked about",
+		bad:  check("      - name: c\n        permissions:\n          subjects:\n            - serviceAccount: ci/deployer\n              may:\n                - {verbs: [bind], resources: [roles.rbac.authorization.k8s.io]} #!\n") + "cluster: {namespaces: [shop, ci]}\n",
+		good: check("      - name: c\n        permissions:\n          verbs: [bind]\n          subjects:\n            - serviceAccount: ci/deployer\n              may:\n                - {verbs: [bind], resources: [roles.rbac.authorization.k8s.io]}\n") + "cluster: {namespaces: [shop, ci]}\n",
+		want: "steps[0].checks[0].permissions.subjects[0].may[0].verbs[0]: \"bind\" is not asked about",
+	}, {
+		name: "permissions stated in a namespace the check does not ask about",
+		bad:  check("      - name: c\n        permissions:\n          namespaces: [shop]\n          subjects:\n            - serviceAccount: ci/deployer\n              may:\n                - {verbs: [get], resources: [pods], namespaces: [ci]} #!\n") + "cluster: {namespaces: [shop, ci]}\n",
+		good: check("      - name: c\n        permissions:\n          namespaces: [shop, ci]\n          subjects:\n            - serviceAccount: ci/deployer\n              may:\n                - {verbs: [get], resources: [pods], namespaces: [ci]}\n") + "cluster: {namespaces: [shop, ci]}\n",
+		want: "steps[0].checks[0].permissions.subjects[0].may[0].namespaces[0]: \"ci\" is not one of the check's namespaces",
+	}, {
 		name: "access check without an identity",
 		bad:  check("      - name: c\n        access: {verb: get, resource: secrets, allowed: false} #!\n"),
 		good: check("      - name: c\n        access: {user: alice, verb: get, resource: secrets, allowed: false}\n"),

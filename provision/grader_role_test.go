@@ -341,6 +341,35 @@ func TestLabGraderGrants(t *testing.T) {
 	}
 }
 
+// TestLabGraderGrantsPermissions: a permissions check lets the grader
+// list the bindings and roles (in the check's namespaces, and the
+// cluster's own) and ask the access reviews, and nothing more.
+func TestLabGraderGrantsPermissions(t *testing.T) {
+	cs := fake.NewClientset()
+	cs.Fake.Resources = discoveryResources
+	l := &lab.Lab{Steps: []lab.Step{{Checks: []lab.Check{
+		{Permissions: &lab.PermissionsCheck{Namespaces: []string{"shop"}, Subjects: []lab.PermissionSubject{{ServiceAccount: "ci/deployer"}}}},
+	}}}}
+	grants, err := labGraderGrants(context.Background(), cs.Discovery(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range grants {
+		got = append(got, fmt.Sprintf("%s|%s|%s|%s|%s", g.Namespace, g.Group, g.Resource, g.Verb, g.Name))
+	}
+	want := []string{
+		"|authorization.k8s.io|subjectaccessreviews|create|",
+		"|rbac.authorization.k8s.io|clusterrolebindings|list|",
+		"|rbac.authorization.k8s.io|clusterroles|list|",
+		"shop|rbac.authorization.k8s.io|rolebindings|list|",
+		"shop|rbac.authorization.k8s.io|roles|list|",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("grants:\n got %q\nwant %q", got, want)
+	}
+}
+
 // TestLabGraderGrantsReach: a lab with a reach check lets the grader make,
 // list, delete and exec into Pods (its own) and read its namespace; and
 // find the network policy agent's Pods and read their metrics through the

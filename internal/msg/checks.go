@@ -128,24 +128,29 @@ const (
 	DescAnd            Key = "git.descAnd"
 
 	// Kube checks and references.
-	KubeExpectExist   Key = "kube.expectExist"
-	KubeExpectAbsent  Key = "kube.expectAbsent"
-	KubeLabelMissing  Key = "kube.labelMissing"
-	KubeLabelWrong    Key = "kube.labelWrong"
-	KubeCount         Key = "kube.count"
-	KubeEvery         Key = "kube.every"
-	KubeEveryIn       Key = "kube.everyIn"
-	KubeMatching      Key = "kube.matching"
-	KubeMatchingIn    Key = "kube.matchingIn"
-	AccessExpectYes   Key = "access.expectYes"
-	AccessExpectNo    Key = "access.expectNo"
-	ReachExpectOpen   Key = "reach.expectOpen"
-	ReachExpectClosed Key = "reach.expectClosed"
-	ReachFrom         Key = "reach.from"
-	ReachFromLabelled Key = "reach.fromLabelled"
-	RefFailed         Key = "ref.failed"
-	RefObjectNotFound Key = "ref.objectNotFound"
-	RefFieldNotFound  Key = "ref.fieldNotFound"
+	KubeExpectExist  Key = "kube.expectExist"
+	KubeExpectAbsent Key = "kube.expectAbsent"
+	KubeLabelMissing Key = "kube.labelMissing"
+	KubeLabelWrong   Key = "kube.labelWrong"
+	KubeCount        Key = "kube.count"
+	KubeEvery        Key = "kube.every"
+	KubeEveryIn      Key = "kube.everyIn"
+	KubeMatching     Key = "kube.matching"
+	KubeMatchingIn   Key = "kube.matchingIn"
+	AccessExpectYes  Key = "access.expectYes"
+	AccessExpectNo   Key = "access.expectNo"
+	// Permissions checks: the findings (a []Text) and how many more.
+	PermissionsFailed  Key = "permissions.failed"
+	PermissionsExtra   Key = "permissions.extra"
+	PermissionsMissing Key = "permissions.missing"
+	PermissionsMore    Key = "permissions.more"
+	ReachExpectOpen    Key = "reach.expectOpen"
+	ReachExpectClosed  Key = "reach.expectClosed"
+	ReachFrom          Key = "reach.from"
+	ReachFromLabelled  Key = "reach.fromLabelled"
+	RefFailed          Key = "ref.failed"
+	RefObjectNotFound  Key = "ref.objectNotFound"
+	RefFieldNotFound   Key = "ref.fieldNotFound"
 
 	// Command checks.
 	CommandNoDir  Key = "command.noDir"
@@ -281,24 +286,28 @@ var englishKeyed = map[Key]string{
 	DescExist:          "exist",
 	DescAnd:            "%s and %s",
 
-	KubeExpectExist:   "expected %s to exist, found no such object in the cluster",
-	KubeExpectAbsent:  "expected %s to be absent, found it in the cluster",
-	KubeLabelMissing:  "expected label %s=%s on %s, found no such label",
-	KubeLabelWrong:    "expected label %s=%s on %s, found %s=%v",
-	KubeCount:         "expected %s: %s, found %d%s",
-	KubeEvery:         "every %s",
-	KubeEveryIn:       "every %s in %s",
-	KubeMatching:      "every %s matching %q",
-	KubeMatchingIn:    "every %s in %s matching %q",
-	AccessExpectYes:   "expected %s to answer yes; the API server answers no",
-	AccessExpectNo:    "expected %s to answer no; the API server answers yes",
-	ReachExpectOpen:   "expected %s to connect to %s; it could not: %s",
-	ReachExpectClosed: "expected %s not to connect to %s; it connected",
-	ReachFrom:         "a new Pod in %s",
-	ReachFromLabelled: "a new Pod in %s labelled %s",
-	RefFailed:         "reference %s: %s",
-	RefObjectNotFound: "%s not found in the cluster",
-	RefFieldNotFound:  "%s not found in %s",
+	KubeExpectExist:    "expected %s to exist, found no such object in the cluster",
+	KubeExpectAbsent:   "expected %s to be absent, found it in the cluster",
+	KubeLabelMissing:   "expected label %s=%s on %s, found no such label",
+	KubeLabelWrong:     "expected label %s=%s on %s, found %s=%v",
+	KubeCount:          "expected %s: %s, found %d%s",
+	KubeEvery:          "every %s",
+	KubeEveryIn:        "every %s in %s",
+	KubeMatching:       "every %s matching %q",
+	KubeMatchingIn:     "every %s in %s matching %q",
+	AccessExpectYes:    "expected %s to answer yes; the API server answers no",
+	AccessExpectNo:     "expected %s to answer no; the API server answers yes",
+	PermissionsFailed:  "the rights in the lab's namespaces are not the ones the lab states: %s%s",
+	PermissionsExtra:   "%s may %s %s in %s, which the lab does not allow (%s)",
+	PermissionsMissing: "%s may not %s %s in %s, which the lab requires",
+	PermissionsMore:    ", and %d more",
+	ReachExpectOpen:    "expected %s to connect to %s; it could not: %s",
+	ReachExpectClosed:  "expected %s not to connect to %s; it connected",
+	ReachFrom:          "a new Pod in %s",
+	ReachFromLabelled:  "a new Pod in %s labelled %s",
+	RefFailed:          "reference %s: %s",
+	RefObjectNotFound:  "%s not found in the cluster",
+	RefFieldNotFound:   "%s not found in %s",
 
 	CommandNoDir:  "expected a directory %s to run %s in, found none",
 	CommandExit:   "expected exit code %d from %s, found %d%s",
@@ -431,24 +440,28 @@ var japaneseKeyed = map[Key]string{
 	DescExist:          "存在する",
 	DescAnd:            "%s、かつ%s",
 
-	KubeExpectExist:   "クラスターに %s があるはずですが、ありません",
-	KubeExpectAbsent:  "%s は無いはずですが、クラスターにあります",
-	KubeLabelMissing:  "%[3]s にラベル %[1]s=%[2]s があるはずですが、そのラベルはありません",
-	KubeLabelWrong:    "%[3]s のラベルは %[1]s=%[2]s のはずですが、%[4]s=%[5]v でした",
-	KubeCount:         "%[1]s は %[2]s のはずですが、%[3]d 個でした%[4]s",
-	KubeEvery:         "%s のすべて",
-	KubeEveryIn:       "%[2]s の %[1]s のすべて",
-	KubeMatching:      "%[1]s のうち %[2]q に合うもの",
-	KubeMatchingIn:    "%[2]s の %[1]s のうち %[3]q に合うもの",
-	AccessExpectYes:   "%s は許可されるはずですが、API サーバーは許可しませんでした",
-	AccessExpectNo:    "%s は許可されないはずですが、API サーバーは許可しました",
-	ReachExpectOpen:   "%s から %s に接続できるはずですが、できませんでした: %s",
-	ReachExpectClosed: "%s から %s には接続できないはずですが、接続できました",
-	ReachFrom:         "%s に新しく作った Pod",
-	ReachFromLabelled: "%s に新しく作った、ラベル %s の Pod",
-	RefFailed:         "参照 %s: %s",
-	RefObjectNotFound: "クラスターに %s がありません",
-	RefFieldNotFound:  "%[2]s に %[1]s がありません",
+	KubeExpectExist:    "クラスターに %s があるはずですが、ありません",
+	KubeExpectAbsent:   "%s は無いはずですが、クラスターにあります",
+	KubeLabelMissing:   "%[3]s にラベル %[1]s=%[2]s があるはずですが、そのラベルはありません",
+	KubeLabelWrong:     "%[3]s のラベルは %[1]s=%[2]s のはずですが、%[4]s=%[5]v でした",
+	KubeCount:          "%[1]s は %[2]s のはずですが、%[3]d 個でした%[4]s",
+	KubeEvery:          "%s のすべて",
+	KubeEveryIn:        "%[2]s の %[1]s のすべて",
+	KubeMatching:       "%[1]s のうち %[2]q に合うもの",
+	KubeMatchingIn:     "%[2]s の %[1]s のうち %[3]q に合うもの",
+	AccessExpectYes:    "%s は許可されるはずですが、API サーバーは許可しませんでした",
+	AccessExpectNo:     "%s は許可されないはずですが、API サーバーは許可しました",
+	PermissionsFailed:  "ラボの名前空間での権限が、ラボの定める権限と一致しません: %s%s",
+	PermissionsExtra:   "%[1]s は %[4]s の %[3]s を %[2]s できますが、ラボはこの権限を認めていません(%[5]s)",
+	PermissionsMissing: "%[1]s は %[4]s の %[3]s を %[2]s できませんが、ラボはこの権限を求めています",
+	PermissionsMore:    "、ほか %d 件",
+	ReachExpectOpen:    "%s から %s に接続できるはずですが、できませんでした: %s",
+	ReachExpectClosed:  "%s から %s には接続できないはずですが、接続できました",
+	ReachFrom:          "%s に新しく作った Pod",
+	ReachFromLabelled:  "%s に新しく作った、ラベル %s の Pod",
+	RefFailed:          "参照 %s: %s",
+	RefObjectNotFound:  "クラスターに %s がありません",
+	RefFieldNotFound:   "%[2]s に %[1]s がありません",
 
 	CommandNoDir:  "%[2]s を実行するディレクトリ %[1]s がありません",
 	CommandExit:   "%[2]s の終了コードは %[1]d のはずですが、%[3]d でした%[4]s",
