@@ -1,7 +1,7 @@
-// Package checks owns grading: every check kind of a lab (file, git, kube,
-// command), the engine that runs them concurrently under deadlines, their
-// pass/fail/error results, and the stdin/stdout protocol of the checker that
-// runs inside the sandbox.
+// Package checks owns grading: every check kind of a lab (lab.Check), the
+// engine that runs them concurrently under deadlines, their pass/fail/error
+// results, and the stdin/stdout protocol of the checker that runs in the
+// grader container, beside the sandbox and out of the learner's reach.
 //
 // A check passes when the requirement is met, fails when the learner's work
 // does not meet it (a missing file the check needs is a failure), and ends in
