@@ -304,7 +304,8 @@ func (e *learnerRuntime) EndProbe(ctx context.Context) error {
 }
 
 // probeEndScript stops every process of the probe container but its first
-// (which only waits) and this shell, and empties what the probe wrote.
+// (which only waits, and outlives this: probeIdle) and this shell, and
+// empties what the probe wrote.
 const probeEndScript = `kill -KILL -1 2>/dev/null
 find ` + provision.ProbeDir + ` /tmp -mindepth 1 -delete`
 
