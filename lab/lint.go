@@ -282,10 +282,13 @@ func nameByte(c byte) bool {
 }
 
 // writesNamespaces reports whether r grants a verb other than get, list and
-// watch on the core group's namespaces.
+// watch on the core group's namespaces, or on their status or finalize
+// (which carry a namespace's labels as well).
 func writesNamespaces(r PolicyRule) bool {
 	core := slices.Contains(r.APIGroups, "") || slices.Contains(r.APIGroups, "*")
-	ns := slices.Contains(r.Resources, "namespaces") || slices.Contains(r.Resources, "*")
+	ns := slices.ContainsFunc(r.Resources, func(res string) bool {
+		return res == "*" || res == "namespaces" || strings.HasPrefix(res, "namespaces/") || strings.HasPrefix(res, "*/")
+	})
 	writes := slices.ContainsFunc(r.Verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" })
 	return core && ns && writes
 }

@@ -52,6 +52,13 @@ func TestRisks(t *testing.T) {
 		{"namespaced write", "cluster: {namespaces: [work]}\naccess: {rules: [{apiGroups: [''], resources: [pods], verbs: ['*']}]}\n", nil},
 		{"namespaced namespaces write", "cluster: {namespaces: [work]}\naccess: {rules: [{apiGroups: [''], resources: [namespaces], verbs: [update]}]}\n",
 			[]string{"access.rules[0]: update namespaces (core)"}},
+		// A namespace's status and finalize carry its labels as well.
+		{"namespaced namespaces status write", "cluster: {namespaces: [work]}\naccess: {rules: [{apiGroups: [''], resources: [namespaces/status], verbs: [patch]}]}\n",
+			[]string{"access.rules[0]: patch namespaces/status (core)"}},
+		{"namespaced namespaces finalize write", "cluster: {namespaces: [work]}\naccess: {rules: [{apiGroups: [''], resources: [namespaces/finalize], verbs: [update]}]}\n",
+			[]string{"access.rules[0]: update namespaces/finalize (core)"}},
+		{"namespaced every status write", "cluster: {namespaces: [work]}\naccess: {rules: [{apiGroups: [''], resources: ['*/status'], verbs: [update]}]}\n",
+			[]string{"access.rules[0]: update */status (core)"}},
 	}
 	for _, tt := range tests {
 		l, err := Parse("lab.yaml", []byte(header+"      - {name: c, file: {path: /root/x}}\n"+tt.yaml))

@@ -247,8 +247,8 @@ type Alternative struct {
 // the probe's run, beside its checks; no check of such a step may take it.
 const ProbeResult = "probe"
 
-// Probe tests what the learner built by running it: the host first changes
-// the world with the cluster's admin identity (Setup), then runs Run in the
+// Probe tests what the learner built by running it: labctl first changes
+// the world with the probe's identity (Setup), then runs Run in the
 // sandbox as the learner with a deadline, then the step's checks judge what
 // it did, and finally Restore puts the world back, whatever happened. A
 // probe runs in labctl check, labctl grade, labctl test and the shell's

@@ -535,8 +535,27 @@ ls /etc/vcp 2>&1; true`, &out)
 			!strings.Contains(out.String(), "forbidden") || strings.Contains(out.String(), "BOUND") || !strings.Contains(out.String(), "No such file") {
 			t.Errorf("a probe's script: exit %d, %v:\n%s", code, err, out.String())
 		}
+		// What a probe's script leaves, running or written, ends with the
+		// probe; the probe container itself goes on, not restarted.
+		if code, err := ls[1].RunAdminScript(ctx, `touch left-behind /tmp/left-behind; (sleep 377 > /dev/null 2>&1 < /dev/null &) ; true`, &out); err != nil || code != 0 {
+			t.Errorf("a probe's script that leaves a process: exit %d, %v:\n%s", code, err, out.String())
+		}
 		if err := ls[1].EndProbe(ctx); err != nil {
 			t.Error(err)
+		}
+		left := `ls -A ` + provision.ProbeDir + ` /tmp; for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < "$f" 2>/dev/null; echo; done | grep -c '^sleep 377' || true`
+		lcode, lgot, lerr := c.pods(c.Namespace(names[1])).run(ctx, podCommand{pod: vcpPod, container: containerProbe, cmd: []string{"sh", "-c", left}})
+		if lerr != nil || lcode != 0 || strings.Contains(lgot.text(), "left-behind") || !strings.HasSuffix(strings.TrimSpace(lgot.text()), "0") {
+			t.Errorf("the probe container after EndProbe: exit %d, %v:\n%s", lcode, lerr, lgot.text())
+		}
+		if vcp, err := c.cs.CoreV1().Pods(c.Namespace(names[1])).Get(ctx, vcpPod, metav1.GetOptions{}); err != nil {
+			t.Error(err)
+		} else {
+			for _, st := range vcp.Status.ContainerStatuses {
+				if st.Name == containerProbe && st.RestartCount != 0 {
+					t.Errorf("the probe container restarted %d time(s) over the probes: %+v", st.RestartCount, st.LastTerminationState.Terminated)
+				}
+			}
 		}
 		// etcd, beside the grader, takes no connection without the API
 		// server's client certificate: not in plain HTTP (-f: a TLS port

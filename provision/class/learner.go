@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -274,7 +275,14 @@ func (e *learnerRuntime) RunAdminScript(ctx context.Context, script string, out 
 		return -1, fromControlPlane(err)
 	}
 	e.probing = true
-	return e.execIn(ctx, containerProbe, []string{"bash", "-c", probeScriptDriver, provision.ProbeDir, script}, bytes.NewReader(kubeconfig), out, out)
+	code, err := e.execIn(ctx, containerProbe, []string{"bash", "-c", probeScriptDriver, provision.ProbeDir, script}, bytes.NewReader(kubeconfig), out, out)
+	if err != nil && strings.Contains(err.Error(), "container "+containerProbe+" is not valid for pod") {
+		// A control plane an earlier labctl made, which class up keeps
+		// while it runs: its probes ran with the admin identity.
+		return code, fmt.Errorf("the control plane of learner %s was made by an earlier labctl and has no probe container: "+
+			"at a quiet moment run `labctl class up --renew-outdated` (their shell ends; their /root and their cluster's objects are kept), then try again", e.learner)
+	}
+	return code, err
 }
 
 // probeScriptDriver writes the kubeconfig on its stdin to a file only it
@@ -304,7 +312,8 @@ func (e *learnerRuntime) EndProbe(ctx context.Context) error {
 }
 
 // probeEndScript stops every process of the probe container but its first
-// (which only waits) and this shell, and empties what the probe wrote.
+// (which only waits, and outlives this: probeIdle) and this shell, and
+// empties what the probe wrote.
 const probeEndScript = `kill -KILL -1 2>/dev/null
 find ` + provision.ProbeDir + ` /tmp -mindepth 1 -delete`
 

@@ -350,20 +350,15 @@ func checkNodeRanges(ctx context.Context, cs kubernetes.Interface) error {
 // checkNodeSafe refuses a lab whose learner could undo what keeps their
 // node's Pods from the class node: Pod Security labels on namespaces,
 // admission policies, and the kubelet's own API (which runs commands in any
-// Pod of the node, by name).
+// Pod of the node, by name). RBAC authorizes a write on namespace N (its
+// status and finalize included, which carry its labels as well) against
+// the roles bound in N too, so each is asked cluster-wide and in each of
+// the lab's namespaces; so are the rights that grant the rest (a role of
+// any rules, a binding to any role, another's identity).
 func checkNodeSafe(ctx context.Context, cs kubernetes.Interface, l *lab.Lab) error {
 	user := "system:serviceaccount:" + provision.SystemNamespace + ":" + provision.LearnerAccount
 	groups := []string{"system:serviceaccounts", "system:serviceaccounts:" + provision.SystemNamespace, "system:authenticated"}
-	for _, a := range []authorizationv1.ResourceAttributes{
-		{Verb: "create", Resource: "namespaces"},
-		{Verb: "update", Resource: "namespaces"},
-		{Verb: "patch", Resource: "namespaces"},
-		{Verb: "create", Resource: "nodes", Subresource: "proxy"},
-		{Verb: "get", Resource: "nodes", Subresource: "proxy"},
-		{Verb: "create", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"},
-		{Verb: "delete", Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"},
-		{Verb: "create", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"},
-	} {
+	for _, a := range nodeUnsafeRights(l.Cluster.Namespaces) {
 		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &a}}
 		res, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 		if err != nil {
@@ -374,10 +369,43 @@ func checkNodeSafe(ctx context.Context, cs kubernetes.Interface, l *lab.Lab) err
 			if a.Subresource != "" {
 				what += "/" + a.Subresource
 			}
+			if a.Namespace != "" {
+				what += " in " + a.Namespace
+			}
 			return &LabError{Lab: l.Metadata.Name, Reason: "its access lets the learner " + what + ", which on a learner node would open the way to root on the class cluster's node (Pod Security labels, admission, the kubelet's API)"}
 		}
 	}
 	return nil
+}
+
+// nodeUnsafeRights are what checkNodeSafe asks, cluster-wide and in each
+// of namespaces.
+func nodeUnsafeRights(namespaces []string) []authorizationv1.ResourceAttributes {
+	const rbac = "rbac.authorization.k8s.io"
+	out := []authorizationv1.ResourceAttributes{
+		{Verb: "create", Resource: "namespaces"},
+		{Verb: "create", Resource: "nodes", Subresource: "proxy"},
+		{Verb: "get", Resource: "nodes", Subresource: "proxy"},
+		{Verb: "create", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"},
+		{Verb: "delete", Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"},
+		{Verb: "create", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"},
+		{Verb: "impersonate", Resource: "users"},
+		{Verb: "impersonate", Resource: "groups"},
+		{Verb: "impersonate", Resource: "serviceaccounts"},
+	}
+	for _, ns := range append([]string{""}, namespaces...) {
+		for _, verb := range []string{"update", "patch"} {
+			for _, sub := range []string{"", "status", "finalize"} {
+				out = append(out, authorizationv1.ResourceAttributes{Namespace: ns, Name: ns, Verb: verb, Resource: "namespaces", Subresource: sub})
+			}
+		}
+		for _, verb := range []string{"escalate", "bind"} {
+			for _, res := range []string{"roles", "clusterroles"} {
+				out = append(out, authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: rbac, Resource: res})
+			}
+		}
+	}
+	return out
 }
 
 // waitNode waits until the learner's node is Ready in their API server.

@@ -319,6 +319,13 @@ func policyContainer(c corev1.Container, p sandbox.Policy) corev1.Container {
 // holds the deletion for the whole grace period).
 var idle = []string{"sh", "-c", "trap 'exit 0' TERM; sleep infinity & wait"}
 
+// probeIdle is the probe container's command: idle, but it outlives
+// EndProbe's kill -KILL -1, which ends every process of the container
+// but its first, the sleep it waits on included; it starts another. Were
+// it to end, the container would end with EndProbe's own shell before
+// that emptied ProbeDir, and be restarted, in back-off after a few probes.
+var probeIdle = []string{"sh", "-c", "trap 'exit 0' TERM; while :; do sleep infinity & wait $!; done"}
+
 // classObjects are the settings the objects are made from.
 type classObjects struct {
 	lab       *lab.Lab
@@ -632,7 +639,7 @@ mv ` + vcpAuditDir + `/` + provision.AuditPolicyFile + `.new ` + vcpAuditDir + `
 				},
 				{
 					Name: containerProbe, Image: o.image, ImagePullPolicy: corev1.PullIfNotPresent,
-					Command:         idle,
+					Command:         probeIdle,
 					Env:             []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}, {Name: "LANG", Value: "C.UTF-8"}},
 					WorkingDir:      provision.ProbeDir,
 					Resources:       resources(containerProbe),

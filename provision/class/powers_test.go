@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"io"
 	"maps"
 	"slices"
@@ -326,5 +327,22 @@ func TestHomeboundPolls(t *testing.T) {
 	cmd := container(testObjects().homeboundPod(), containerWarden).Command
 	if !slices.Contains(cmd, "--poll="+homePoll.String()) || homePoll <= 0 || homePoll >= homeLook {
 		t.Errorf("the warden's command: %q", cmd)
+	}
+}
+
+// A control plane made by an earlier labctl, still running, has no probe
+// container: a probe there says so and what brings the learner's Pods to
+// these settings, not the API server's bare refusal.
+func TestClassProbeOnAnEarlierControlPlane(t *testing.T) {
+	e := fakeLearner(func(_ context.Context, x podexec.Exec) (int, error) {
+		if x.Container == containerProbe {
+			return -1, errors.New(`unable to upgrade connection: container probe is not valid for pod vcp`)
+		}
+		return 0, nil
+	}, 0)
+	e.adminCS, e.admin = probeCluster(), &rest.Config{}
+	_, err := e.RunAdminScript(context.Background(), "true", io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "earlier labctl") || !strings.Contains(err.Error(), "--renew-outdated") {
+		t.Errorf("a probe on a control plane without the probe's container: %v, want what to do", err)
 	}
 }

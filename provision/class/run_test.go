@@ -265,6 +265,18 @@ func TestCheckNodeSafe(t *testing.T) {
 		{"patch namespaces", "lets the learner patch namespaces"},
 		{"get nodes/proxy", "lets the learner get nodes/proxy"},
 		{"create validatingadmissionpolicies", "create validatingadmissionpolicies"},
+		// RBAC authorizes a write on namespace N, and on its status and
+		// finalize, against the roles bound in N too: access.rules that
+		// write namespaces relabel the lab's own.
+		{"update namespaces in gitops-lab", "lets the learner update namespaces in gitops-lab"},
+		{"patch namespaces/status", "lets the learner patch namespaces/status"},
+		{"update namespaces/finalize in gitops-lab", "lets the learner update namespaces/finalize in gitops-lab"},
+		// Rights that grant themselves the rest: a role of any rules, a
+		// binding to any role, anyone's identity.
+		{"escalate roles in gitops-lab", "lets the learner escalate roles in gitops-lab"},
+		{"bind clusterroles in gitops-lab", "lets the learner bind clusterroles in gitops-lab"},
+		{"escalate clusterroles", "lets the learner escalate clusterroles"},
+		{"impersonate groups", "lets the learner impersonate groups"},
 	} {
 		cs := fake.NewClientset()
 		var asked []string
@@ -274,6 +286,9 @@ func TestCheckNodeSafe(t *testing.T) {
 			what := ra.Verb + " " + ra.Resource
 			if ra.Subresource != "" {
 				what += "/" + ra.Subresource
+			}
+			if ra.Namespace != "" {
+				what += " in " + ra.Namespace
 			}
 			asked = append(asked, sar.Spec.User+" "+what)
 			sar.Status.Allowed = what == tc.allow
