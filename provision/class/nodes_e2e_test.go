@@ -268,7 +268,8 @@ kubectl -n rollout delete pod dns --wait=false >/dev/null`)
 		}
 		pods := acs.CoreV1().Pods(metav1.NamespaceDefault)
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "seccomp"}, Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "web", Image: "labctl.local/rollout-web:1", ImagePullPolicy: corev1.PullNever}}}}
+			Containers: []corev1.Container{{Name: "web", Image: "labctl.local/rollout-web:1", ImagePullPolicy: corev1.PullNever,
+				Env: []corev1.EnvVar{{Name: "LABCTL_SECCOMP_PROBE", Value: "1"}}}}}}
 		if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -282,9 +283,11 @@ kubectl -n rollout delete pod dns --wait=false >/dev/null`)
 				t.Fatalf("the Pod does not run: %v, %+v", err, p.Status)
 			}
 		}
-		script := `id=$(crictl ps -q --label io.kubernetes.pod.name=seccomp --label io.kubernetes.pod.namespace=default)
-pid=$(crictl inspect -o go-template --template '{{.info.pid}}' "$id")
-grep '^Seccomp:' /proc/"$pid"/status`
+		// The node container sees the processes of the Pods it runs; the
+		// Pod's is the one whose environment holds the marker.
+		script := `for d in /proc/[0-9]*; do
+  if tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qx LABCTL_SECCOMP_PROBE=1; then grep '^Seccomp:' "$d/status"; fi
+done`
 		code, out, err := c.pods(c.Namespace(names[0])).run(ctx, podCommand{pod: vcpPod, container: containerNode, cmd: []string{"sh", "-c", script}})
 		if err != nil || code != 0 || strings.Join(strings.Fields(out.text()), " ") != "Seccomp: 2" {
 			t.Errorf("the Pod's process: exit %d, %v:\n%s\nwant Seccomp: 2 (filtered)", code, err, out.text())
