@@ -266,8 +266,10 @@ func TestStartNeverSeenDoesNotCountAnEarlierCommit(t *testing.T) {
 // start of its window (Round.Since; none, the whole log), as the real
 // audit check does. Other checks pass.
 type auditClock struct {
-	made   map[string][]time.Time
-	rounds int
+	made map[string][]time.Time
+	// failing are the checks without an audit that fail.
+	failing map[string]bool
+	rounds  int
 }
 
 func (a *auditClock) RunChecks(_ context.Context, r checks.Round) ([]checks.Result, error) {
@@ -276,6 +278,9 @@ func (a *auditClock) RunChecks(_ context.Context, r checks.Round) ([]checks.Resu
 	for i, c := range r.Checks {
 		out[i] = checks.Result{Name: c.Name, Status: checks.Pass}
 		if c.Audit == nil {
+			if a.failing[c.Name] {
+				out[i].Status, out[i].Message = checks.Fail, "not done"
+			}
 			continue
 		}
 		var from time.Time
@@ -340,6 +345,14 @@ func TestAuditBeforeTheStepWasSeenToBegin(t *testing.T) {
 
 	// Step three's request made while step two was current, checked after.
 	ac.made["applied-again"] = append(ac.made["applied-again"], clock.Add(-2*time.Minute+time.Second))
+	// While the rest of step three fails, its work is not done: the
+	// request made while step two was current is step two's, and the
+	// audit check fails as it reads, never "could not tell".
+	ac.failing = map[string]bool{"c": true}
+	if v := check(); v != Failed || !strings.Contains(out.String(), "✗ applied-again") {
+		t.Fatalf("step three not done, its audit met by step two's request: %v, want a failure\n%s", v, out)
+	}
+	ac.failing = nil
 	p, _ := s.Store.Load(s.Lab.Metadata.Name)
 	attempts := p.Attempts["three"]
 	if v := check(); v != Errored || !strings.Contains(out.String(), "cannot tell whether this was done in this step") || !strings.Contains(out.String(), "kubectl apply --server-side always does") {
