@@ -35,6 +35,12 @@ type kubeReader struct {
 	// first use.
 	syncsOnce sync.Once
 	syncs     *syncWaiter
+	// sealKey seals the matrix checks' probers (proberSealKey).
+	sealKey []byte
+	// matrixMu lets one matrix check at a time use the probers: two
+	// runs of the tries in one Pod would each see the other as a
+	// stranger.
+	matrixMu sync.Mutex
 }
 
 // agentWaiter is the wait for the agent's syncs that the round's reach
@@ -57,6 +63,7 @@ func NewKubeReader(cfg *rest.Config) (ObjectReader, error) {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
 	}
 	k := newKubeReader(newGroupVersionMapper(dc), dyn)
+	k.sealKey = proberSealKey(cfg)
 	if k.agent, err = newKubePolicyAgent(cfg); err != nil {
 		return nil, err
 	}

@@ -44,14 +44,21 @@ func (l *Lab) AsksAccess() bool {
 	return asks
 }
 
-// ReachNamespaces returns the namespaces the lab's reach checks start
-// their Pods in, each once, sorted; none when it has no reach check.
+// ReachNamespaces returns the namespaces the lab's reach and matrix
+// checks start their Pods in, each once, sorted; none when it has neither.
 func (l *Lab) ReachNamespaces() []string {
 	var out []string
 	for i := range l.Steps {
 		l.Steps[i].EveryCheck(func(c *Check) {
 			if r := c.Reach; r != nil && !slices.Contains(out, r.From.Namespace) {
 				out = append(out, r.From.Namespace)
+			}
+			if m := c.Matrix; m != nil {
+				for _, s := range m.Sources {
+					if !slices.Contains(out, s.Namespace) {
+						out = append(out, s.Namespace)
+					}
+				}
 			}
 		})
 	}
