@@ -130,3 +130,23 @@ func (c *Check) values() []*Value {
 	}
 	return out
 }
+
+// MatrixNamespaces returns the namespaces the lab's matrix checks keep
+// their prober Pods in, each once, sorted; none when it has no matrix
+// check.
+func (l *Lab) MatrixNamespaces() []string {
+	var out []string
+	for i := range l.Steps {
+		l.Steps[i].EveryCheck(func(c *Check) {
+			if m := c.Matrix; m != nil {
+				for _, s := range m.Sources {
+					if !slices.Contains(out, s.Namespace) {
+						out = append(out, s.Namespace)
+					}
+				}
+			}
+		})
+	}
+	slices.Sort(out)
+	return out
+}
