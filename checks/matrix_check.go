@@ -76,7 +76,7 @@ func judgeMatrix(m *lab.MatrixCheck, found [][]Tried) error {
 				expected = msg.T(msg.MatrixOpen)
 			}
 			src := m.Sources[i]
-			wrong = append(wrong, msg.T(msg.MatrixCell, src.Name, describeSource(src), m.Targets[j].Name, m.Targets[j].To, expected, what))
+			wrong = append(wrong, msg.T(msg.MatrixCell, src.Name, describeSource(src), m.Targets[j].Name, m.Targets[j].Address(), expected, what))
 		}
 	}
 	if len(wrong) == 0 {
@@ -119,11 +119,11 @@ wait
 strangers
 echo done`
 
-// matrixCommand runs matrixScript on targets.
-func matrixCommand(targets []lab.MatrixTarget) ([]string, error) {
+// matrixCommand runs matrixScript on targets, host:port each.
+func matrixCommand(targets []string) ([]string, error) {
 	cmd := []string{"bash", "-c", strings.Replace(matrixScript, "MATRIX_TIMEOUT", strconv.Itoa(matrixConnectTimeout), 1), "prober"}
 	for _, t := range targets {
-		host, port, err := lab.SplitReachTarget(t.To)
+		host, port, err := lab.SplitReachTarget(t)
 		if err != nil {
 			return nil, err
 		}

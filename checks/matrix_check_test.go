@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -124,7 +125,7 @@ func TestMatrixScriptTriesEveryTargetAtOnce(t *testing.T) {
 	}
 	open := flippingPort(t, true, 0)
 	closed := flippingPort(t, false, 0)
-	targets := []lab.MatrixTarget{{Name: "a", To: "127.0.0.1:" + open}, {Name: "b", To: "127.0.0.1:" + closed}, {Name: "c", To: "127.0.0.1:" + open}}
+	targets := []string{"127.0.0.1:" + open, "127.0.0.1:" + closed, "127.0.0.1:" + open}
 	cmd, err := matrixCommand(targets)
 	if err != nil {
 		t.Fatal(err)
@@ -156,12 +157,12 @@ type matrixAgent struct {
 	*simAgent
 	answer func(pod string) string
 	mu     sync.Mutex
-	ran    []string
+	cmds   [][]string
 }
 
-func (a *matrixAgent) Exec(_ context.Context, _, pod string, _ []string, out io.Writer) (int, error) {
+func (a *matrixAgent) Exec(_ context.Context, _, pod string, cmd []string, out io.Writer) (int, error) {
 	a.mu.Lock()
-	a.ran = append(a.ran, pod)
+	a.cmds = append(a.cmds, cmd)
 	a.mu.Unlock()
 	io.WriteString(out, a.answer(pod))
 	return 0, nil
@@ -215,7 +216,7 @@ func newMatrixCluster(t *testing.T, pods ...*unstructured.Unstructured) *matrixC
 }
 
 func runningStatus() map[string]any {
-	return map[string]any{"phase": "Running", "containerStatuses": []any{map[string]any{
+	return map[string]any{"phase": "Running", "podIP": "10.244.1.7", "containerStatuses": []any{map[string]any{
 		"name": "reach", "containerID": "containerd://1", "restartCount": int64(0), "state": map[string]any{"running": map[string]any{}},
 	}}}
 }
@@ -388,4 +389,63 @@ func (noAgent) AskSync(context.Context, string, *unstructured.Unstructured) erro
 }
 func (noAgent) Exec(context.Context, string, string, []string, io.Writer) (int, error) {
 	return 0, nil
+}
+
+// TestMatrixTargetASourcesProber: a target that names a source is that
+// source's prober, on its port; the others are tried as the lab wrote
+// them.
+func TestMatrixTargetASourcesProber(t *testing.T) {
+	mc := newMatrixCluster(t)
+	m := &lab.MatrixCheck{
+		Sources:  []lab.MatrixSource{{Name: "bare", Namespace: "shop"}},
+		Targets:  []lab.MatrixTarget{{Name: "db", To: "db.shop:5432"}, {Name: "new-pod", Source: "bare"}},
+		Unlisted: lab.MatrixClosed,
+	}
+	mc.agent.answer = func(string) string { return "cell 0 closed 124 \ncell 1 open\ndone\n" }
+	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mc.agent.cmds) != 1 {
+		t.Fatalf("%d execs, want one", len(mc.agent.cmds))
+	}
+	if args := strings.Join(mc.agent.cmds[0][4:], " "); args != "db.shop 5432 10.244.1.7 8080" {
+		t.Fatalf("tried %q, want db.shop 5432 and the prober's address on 8080", args)
+	}
+	err = judgeMatrix(m, got)
+	if err == nil || !strings.Contains(err.Error(), "to new-pod (the prober of bare, port 8080): expected closed, found open") {
+		t.Fatalf("judged %v", err)
+	}
+}
+
+// TestProberListens runs the prober's own program with perl: it accepts
+// connections, again and again.
+func TestProberListens(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("no perl")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	cmd := exec.Command("perl", "-MIO::Socket::INET", "-e", proberListen, port)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(5 * time.Second)
+	for n := 0; n < 3; {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second)
+		if err == nil {
+			c.Close()
+			n++
+			continue
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the prober does not accept: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -9,7 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -147,6 +150,8 @@ type prober struct {
 	name   string
 	// state is proberState when the round began to use it.
 	state string
+	// ip is its address, where a target that names its source is.
+	ip string
 }
 
 // ProbeMatrix tries every cell of m: it finds each source's prober,
@@ -203,12 +208,25 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 			return nil, err
 		}
 		p.state = proberState(pod)
+		p.ip, _, _ = unstructured.NestedString(pod.Object, "status", "podIP")
 	}
 	first := m.Sources[0].Namespace
 	if err := k.agentWaiter().wait(ctx, first, owners[first]); err != nil {
 		return nil, err
 	}
-	cmd, err := matrixCommand(m.Targets)
+	var addrs []string
+	for _, t := range m.Targets {
+		if t.Source == "" {
+			addrs = append(addrs, t.To)
+			continue
+		}
+		i := slices.IndexFunc(m.Sources, func(s lab.MatrixSource) bool { return s.Name == t.Source })
+		if i < 0 || probers[i].ip == "" {
+			return nil, fmt.Errorf("the target %s names a source without a prober's address", t.Name)
+		}
+		addrs = append(addrs, net.JoinHostPort(probers[i].ip, strconv.Itoa(lab.MatrixProberPort)))
+	}
+	cmd, err := matrixCommand(addrs)
 	if err != nil {
 		return nil, err
 	}
@@ -342,8 +360,14 @@ func (k *kubeReader) runProber(ctx context.Context, p *prober, cmd []string, n i
 	return tried, nil
 }
 
-// proberPod is s's prober: a Pod with exactly s's labels that only
-// sleeps; the grader runs its tries in it through the exec API. Like a
+// proberListen is a prober's own program: it accepts every connection on
+// the port given and closes it at once, so that a target naming its source
+// opens exactly when the network lets it.
+const proberListen = `my $s = IO::Socket::INET->new(Listen => 64, LocalPort => $ARGV[0], Proto => "tcp", ReuseAddr => 1) or die "listening on $ARGV[0]: $!\n"; while (1) { my $c = $s->accept or next; close $c }`
+
+// proberPod is s's prober: a Pod with exactly s's labels that listens on
+// lab.MatrixProberPort (proberListen); the grader runs its tries in it
+// through the exec API. Like a
 // reach check's Pod (reachPod) it runs as nobody within the restricted
 // Pod Security level, is never Ready (no Service sends it traffic) and has
 // the namespace as its controller (no ReplicaSet adopts it).
@@ -359,6 +383,7 @@ func proberPod(s lab.MatrixSource, owner *unstructured.Unstructured, image strin
 	spec := pod.Object["spec"].(map[string]any)
 	delete(spec, "activeDeadlineSeconds")
 	c := spec["containers"].([]any)[0].(map[string]any)
-	c["command"] = []any{"sleep", "infinity"}
+	c["command"] = []any{"perl", "-MIO::Socket::INET", "-e", proberListen, strconv.Itoa(lab.MatrixProberPort)}
+	c["ports"] = []any{map[string]any{"name": "probe", "containerPort": int64(lab.MatrixProberPort), "protocol": "TCP"}}
 	return pod
 }

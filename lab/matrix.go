@@ -1,12 +1,19 @@
 package lab
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // Matrix cell answers (MatrixCheck.Unlisted).
 const (
 	MatrixOpen   = "open"
 	MatrixClosed = "closed"
 )
+
+// MatrixProberPort is the TCP port every matrix prober listens on, the
+// port of a target that names a source.
+const MatrixProberPort = 8080
 
 // MatrixAny in a cell's from or to is every source, or every target.
 const MatrixAny = "*"
@@ -56,4 +63,13 @@ func (m *MatrixCheck) targetIndexes(names []string) []int {
 		}
 	}
 	return out
+}
+
+// Address says where t is, for messages: its host:port, or its source's
+// prober and port.
+func (t MatrixTarget) Address() string {
+	if t.Source != "" {
+		return fmt.Sprintf("the prober of %s, port %d", t.Source, MatrixProberPort)
+	}
+	return t.To
 }

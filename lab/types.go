@@ -625,12 +625,17 @@ type MatrixSource struct {
 	Labels map[string]string `yaml:"labels" json:"labels,omitempty"`
 }
 
-// MatrixTarget is one place a matrix check connects to.
+// MatrixTarget is one place a matrix check connects to: exactly one of
+// To and Source.
 type MatrixTarget struct {
 	// Name names the target in the lab's cells and in messages ([a-z0-9-]).
 	Name string `yaml:"name" json:"name"`
 	// To is host:port, e.g. api.shop:80.
-	To string `yaml:"to" json:"to"`
+	To string `yaml:"to" json:"to,omitempty"`
+	// Source names one of the check's sources: its prober Pod, which
+	// listens on TCP port 8080 (a Pod the lab does not run yet, e.g. a new
+	// Pod without labels that a default deny must close).
+	Source string `yaml:"source" json:"source,omitempty"`
 }
 
 // MatrixCells are the cells from each of From to each of To; "*" is every

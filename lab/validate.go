@@ -598,8 +598,17 @@ func (v *validator) matrixCheck(p string, m *MatrixCheck) {
 	for i, t := range m.Targets {
 		tp := fmt.Sprintf("%s.targets[%d]", p, i)
 		v.matrixName(tp+".name", t.Name, targets)
-		if _, _, err := SplitReachTarget(t.To); err != nil {
-			v.add(tp+".to", "%v", err)
+		switch {
+		case t.To != "" && t.Source != "":
+			v.add(tp, "a target is either to (host:port) or source (a source's prober), not both")
+		case t.Source != "":
+			if !slices.ContainsFunc(m.Sources, func(s MatrixSource) bool { return s.Name == t.Source }) {
+				v.add(tp+".source", "%q is none of the check's sources", t.Source)
+			}
+		default:
+			if _, _, err := SplitReachTarget(t.To); err != nil {
+				v.add(tp+".to", "%v", err)
+			}
 		}
 	}
 	switch m.Unlisted {
