@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -397,23 +398,35 @@ func (noAgent) Exec(context.Context, string, string, []string, io.Writer) (int, 
 func TestMatrixTargetASourcesProber(t *testing.T) {
 	mc := newMatrixCluster(t)
 	m := &lab.MatrixCheck{
-		Sources:  []lab.MatrixSource{{Name: "bare", Namespace: "shop"}},
+		Sources:  []lab.MatrixSource{{Name: "bare", Namespace: "shop"}, {Name: "web", Namespace: "shop", Labels: map[string]string{"tier": "web"}}},
 		Targets:  []lab.MatrixTarget{{Name: "db", To: "db.shop:5432"}, {Name: "new-pod", Source: "bare"}},
 		Unlisted: lab.MatrixClosed,
 	}
-	mc.agent.answer = func(string) string { return "cell 0 closed 124 \ncell 1 open\ndone\n" }
+	mc.agent.answer = func(pod string) string {
+		ps := mc.probers(t, "shop")
+		if len(ps[pod].GetLabels()) == 0 {
+			// bare does not try its own prober.
+			return "cell 0 closed 124 \ndone\n"
+		}
+		return "cell 0 closed 124 \ncell 1 open\ndone\n"
+	}
 	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mc.agent.cmds) != 1 {
-		t.Fatalf("%d execs, want one", len(mc.agent.cmds))
+	var args []string
+	for _, c := range mc.agent.cmds {
+		args = append(args, strings.Join(c[4:], " "))
 	}
-	if args := strings.Join(mc.agent.cmds[0][4:], " "); args != "db.shop 5432 10.244.1.7 8080" {
-		t.Fatalf("tried %q, want db.shop 5432 and the prober's address on 8080", args)
+	slices.Sort(args)
+	if want := []string{"db.shop 5432", "db.shop 5432 10.244.1.7 8080"}; !slices.Equal(args, want) {
+		t.Fatalf("tried %q, want %q: db from both, the prober of bare on 8080 from web only", args, want)
+	}
+	if !got[0][1].Self || got[1][1].Self {
+		t.Fatalf("got %+v: want bare's own cell untried, web's tried", got)
 	}
 	err = judgeMatrix(m, got)
-	if err == nil || !strings.Contains(err.Error(), "to new-pod (the prober of bare, port 8080): expected closed, found open") {
+	if err == nil || !strings.Contains(err.Error(), "1 of 3 paths") || !strings.Contains(err.Error(), "to new-pod (the prober of bare, port 8080): expected closed, found open") {
 		t.Fatalf("judged %v", err)
 	}
 }

@@ -226,18 +226,40 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 		}
 		addrs = append(addrs, net.JoinHostPort(probers[i].ip, strconv.Itoa(lab.MatrixProberPort)))
 	}
-	cmd, err := matrixCommand(addrs)
-	if err != nil {
-		return nil, err
-	}
 	out := make([][]Tried, len(probers))
 	errs := make([]error, len(probers))
 	var wg sync.WaitGroup
 	for i, p := range probers {
+		// A source does not try its own prober: a Pod reaches its own
+		// address without the network, whatever the policies say.
+		var mine []string
+		var cells []int
+		for j, a := range addrs {
+			if m.Targets[j].Source != p.source.Name {
+				mine = append(mine, a)
+				cells = append(cells, j)
+			}
+		}
+		cmd, err := matrixCommand(mine)
+		if err != nil {
+			return nil, err
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = k.runProber(ctx, p, cmd, len(m.Targets), image)
+			tried, err := k.runProber(ctx, p, cmd, len(mine), image)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			row := make([]Tried, len(m.Targets))
+			for j := range row {
+				row[j] = Tried{Self: true}
+			}
+			for c, j := range cells {
+				row[j] = tried[c]
+			}
+			out[i] = row
 		}()
 	}
 	wg.Wait()
