@@ -37,10 +37,11 @@ type kubeReader struct {
 	syncs     *syncWaiter
 	// sealKey seals the matrix checks' probers (proberSealKey).
 	sealKey []byte
-	// matrixMu lets one matrix check at a time use the probers: two
-	// runs of the tries in one Pod would each see the other as a
-	// stranger.
+	// matrixMu lets one matrix check at a time find or make its probers.
 	matrixMu sync.Mutex
+	// round is the secret of the round's tries (proberRound).
+	roundOnce sync.Once
+	round     string
 }
 
 // agentWaiter is the wait for the agent's syncs that the round's reach

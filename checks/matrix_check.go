@@ -99,19 +99,26 @@ func judgeMatrix(m *lab.MatrixCheck, found [][]Tried) error {
 // matrixConnectTimeout seconds, and prints one line per target,
 // "cell N open" or "cell N closed CODE LAST-LINE", then "done". Before and
 // after, it names every process in the container but the Pod's own (PID 1)
-// and itself ("stranger PID"): a process the learner left there through
-// kubectl exec could change what the tries say.
+// and those of the round's tries, which carry the round's secret in
+// LABCTL_PROBER_ROUND ("stranger PID"): a process the learner left there
+// through kubectl exec could change what the tries say.
 const matrixScript = `strangers() {
   for p in /proc/[0-9]*; do
     p=${p#/proc/}
-    [ "$p" = 1 ] || [ "$p" = "$$" ] || printf 'stranger %s\n' "$p"
+    [ "$p" = 1 ] && continue
+    ours=
+    { while IFS= read -r -d '' e; do
+        [ "$e" = "LABCTL_PROBER_ROUND=$LABCTL_PROBER_ROUND" ] && ours=1
+      done; } < "/proc/$p/environ" 2>/dev/null
+    [ -n "$ours" ] || [ ! -e "/proc/$p" ] || printf 'stranger %s\n' "$p"
   done
 }
+[ -n "$LABCTL_PROBER_ROUND" ] || { echo 'stranger no-round'; exit 0; }
 strangers
 n=0
 while [ "$#" -ge 2 ]; do
   (
-    out=$(timeout ` + "MATRIX_TIMEOUT" + ` bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>&1)
+    out=$(timeout MATRIX_TIMEOUT bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>&1)
     code=$?
     if [ "$code" = 0 ]; then
       printf 'cell %d open\n' "$n"
@@ -127,9 +134,11 @@ wait
 strangers
 echo done`
 
-// matrixCommand runs matrixScript on targets, host:port each.
-func matrixCommand(targets []string) ([]string, error) {
-	cmd := []string{"bash", "-c", strings.Replace(matrixScript, "MATRIX_TIMEOUT", strconv.Itoa(matrixConnectTimeout), 1), "prober"}
+// matrixCommand runs matrixScript on targets, host:port each, with the
+// round's secret: the tries of other checks of the round may run in the
+// same prober at the same time, and are no strangers.
+func matrixCommand(round string, targets []string) ([]string, error) {
+	cmd := []string{"env", "LABCTL_PROBER_ROUND=" + round, "bash", "-c", strings.Replace(matrixScript, "MATRIX_TIMEOUT", strconv.Itoa(matrixConnectTimeout), 1), "prober"}
 	for _, t := range targets {
 		host, port, err := lab.SplitReachTarget(t)
 		if err != nil {

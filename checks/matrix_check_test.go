@@ -127,7 +127,7 @@ func TestMatrixScriptTriesEveryTargetAtOnce(t *testing.T) {
 	open := flippingPort(t, true, 0)
 	closed := flippingPort(t, false, 0)
 	targets := []string{"127.0.0.1:" + open, "127.0.0.1:" + closed, "127.0.0.1:" + open}
-	cmd, err := matrixCommand(targets)
+	cmd, err := matrixCommand("r1", targets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestMatrixTargetASourcesProber(t *testing.T) {
 	}
 	var args []string
 	for _, c := range mc.agent.cmds {
-		args = append(args, strings.Join(c[4:], " "))
+		args = append(args, strings.Join(c[6:], " "))
 	}
 	slices.Sort(args)
 	if want := []string{"db.shop 5432", "db.shop 5432 10.244.1.7 8080"}; !slices.Equal(args, want) {
@@ -460,5 +460,57 @@ func TestProberListens(t *testing.T) {
 			t.Fatalf("the prober does not accept: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMatrixScriptNamesStrangers runs the prober's script in a PID
+// namespace of its own, as in a container: a process left there without
+// the round's secret is a stranger, the script's own tries are not.
+func TestMatrixScriptNamesStrangers(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare")
+	}
+	if err := exec.Command("unshare", "-pf", "--mount-proc", "true").Run(); err != nil {
+		t.Skipf("no PID namespace here (%v)", err)
+	}
+	open := flippingPort(t, true, 0)
+	cmd, err := matrixCommand("r1", []string{"127.0.0.1:" + open, "127.0.0.1:" + open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := make([]string, len(cmd))
+	for i, a := range cmd {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	for name, pid1 := range map[string]string{
+		"alone":          "sleep 30 & " + strings.Join(quoted, " ") + "; kill %1",
+		"with a process": "sleep 30 & (exec -a lingering sleep 30) & sleep 0.2; " + strings.Join(quoted, " ") + "; kill %1 %2",
+	} {
+		t.Run(name, func(t *testing.T) {
+			// PID 1 is a shell that leaves sleep 30 as its own child: the
+			// Pod's own process stands for PID 1 alone, so the first
+			// sleep is a stranger too; count them.
+			out, err := exec.Command("unshare", "-pf", "--mount-proc", "bash", "-c", pid1).Output()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			strangers := strings.Count(string(out), "stranger ")
+			want := 2 // the first sleep, before and after
+			if name == "with a process" {
+				want = 4
+			}
+			if strangers != want {
+				t.Fatalf("%d stranger lines, want %d:\n%s", strangers, want, out)
+			}
+			var cells []string
+			for _, l := range strings.Split(string(out), "\n") {
+				if !strings.HasPrefix(l, "stranger ") {
+					cells = append(cells, l)
+				}
+			}
+			if _, err := parseProberOutput(strings.Join(cells, "\n"), 2); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
 	}
 }

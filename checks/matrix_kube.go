@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -164,8 +165,6 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 	if k.agent == nil {
 		return nil, errors.New("a matrix check needs the network policy agent, and the checker has no client for it")
 	}
-	k.matrixMu.Lock()
-	defer k.matrixMu.Unlock()
 	agents, err := k.agent.Syncs(ctx)
 	for callTimedOut(err) && ctx.Err() == nil {
 		time.Sleep(reachPollEvery)
@@ -195,13 +194,18 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 		listed[s.Namespace] = list.Items
 	}
 	probers := make([]*prober, len(m.Sources))
+	// The checks of a round that share a shape share its prober: one at a
+	// time finds or makes it.
+	k.matrixMu.Lock()
 	for i, s := range m.Sources {
 		name, err := k.keepProber(ctx, s, image, listed[s.Namespace], owners[s.Namespace])
 		if err != nil {
+			k.matrixMu.Unlock()
 			return nil, err
 		}
 		probers[i] = &prober{source: s, name: name}
 	}
+	k.matrixMu.Unlock()
 	for _, p := range probers {
 		pod, err := k.proberRunning(ctx, p)
 		if err != nil {
@@ -240,7 +244,7 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 				cells = append(cells, j)
 			}
 		}
-		cmd, err := matrixCommand(mine)
+		cmd, err := matrixCommand(k.proberRound(), mine)
 		if err != nil {
 			return nil, err
 		}
@@ -408,4 +412,15 @@ func proberPod(s lab.MatrixSource, owner *unstructured.Unstructured, image strin
 	c["command"] = []any{"perl", "-MIO::Socket::INET", "-e", proberListen, strconv.Itoa(lab.MatrixProberPort)}
 	c["ports"] = []any{map[string]any{"name": "probe", "containerPort": int64(lab.MatrixProberPort), "protocol": "TCP"}}
 	return pod
+}
+
+// proberRound is the round's secret, which its tries carry
+// (matrixScript): random, made at its first use.
+func (k *kubeReader) proberRound() string {
+	k.roundOnce.Do(func() {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		k.round = hex.EncodeToString(b)
+	})
+	return k.round
 }
