@@ -485,6 +485,8 @@ func TestMatrixScriptNamesStrangers(t *testing.T) {
 	for name, pid1 := range map[string]string{
 		"alone":          "sleep 30 & " + strings.Join(quoted, " ") + "; kill %1",
 		"with a process": "sleep 30 & (exec -a lingering sleep 30) & sleep 0.2; " + strings.Join(quoted, " ") + "; kill %1 %2",
+		// Another check's tries, whose exec has not become their shell yet.
+		"with tries starting": "sleep 30 & (sleep 0.3; exec env LABCTL_PROBER_ROUND=r1 sleep 30) & sleep 0.1; " + strings.Join(quoted, " ") + "; kill %1 %2",
 	} {
 		t.Run(name, func(t *testing.T) {
 			// PID 1 is a shell that leaves sleep 30 as its own child: the
