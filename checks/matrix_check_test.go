@@ -416,7 +416,7 @@ func TestMatrixTargetASourcesProber(t *testing.T) {
 	}
 	var args []string
 	for _, c := range mc.agent.cmds {
-		args = append(args, strings.Join(c[6:], " "))
+		args = append(args, strings.Join(c[7:], " "))
 	}
 	slices.Sort(args)
 	if want := []string{"db.shop 5432", "db.shop 5432 10.244.1.7 8080"}; !slices.Equal(args, want) {
