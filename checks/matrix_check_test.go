@@ -516,3 +516,4 @@ func TestMatrixScriptNamesStrangers(t *testing.T) {
 		})
 	}
 }
+

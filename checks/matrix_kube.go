@@ -176,36 +176,14 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 	if len(agents) == 0 {
 		return nil, errors.New("no network policy agent runs in the cluster: a matrix check needs the networkPolicy add-on")
 	}
-	owners := map[string]*unstructured.Unstructured{}
-	listed := map[string][]unstructured.Unstructured{}
-	for _, s := range m.Sources {
-		if owners[s.Namespace] != nil {
-			continue
-		}
-		owner, err := k.client.Resource(namespacesResource).Get(ctx, s.Namespace, metav1.GetOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("reading namespace %s: %w", s.Namespace, err)
-		}
-		owners[s.Namespace] = owner
-		list, err := k.client.Resource(podsResource).Namespace(s.Namespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, fmt.Errorf("looking for the probers in %s: %w", s.Namespace, err)
-		}
-		listed[s.Namespace] = list.Items
-	}
-	probers := make([]*prober, len(m.Sources))
 	// The checks of a round that share a shape share its prober: one at a
-	// time finds or makes it.
+	// time looks for it, and makes it when it is missing.
 	k.matrixMu.Lock()
-	for i, s := range m.Sources {
-		name, err := k.keepProber(ctx, s, image, listed[s.Namespace], owners[s.Namespace])
-		if err != nil {
-			k.matrixMu.Unlock()
-			return nil, err
-		}
-		probers[i] = &prober{source: s, name: name}
-	}
+	probers, owners, err := k.keepProbers(ctx, m, image)
 	k.matrixMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range probers {
 		pod, err := k.proberRunning(ctx, p)
 		if err != nil {
@@ -271,6 +249,37 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 		return nil, err
 	}
 	return out, nil
+}
+
+// keepProbers finds or makes the prober of each of m's sources, and reads
+// the namespaces they run in (their owner).
+func (k *kubeReader) keepProbers(ctx context.Context, m *lab.MatrixCheck, image string) ([]*prober, map[string]*unstructured.Unstructured, error) {
+	owners := map[string]*unstructured.Unstructured{}
+	listed := map[string][]unstructured.Unstructured{}
+	for _, s := range m.Sources {
+		if owners[s.Namespace] != nil {
+			continue
+		}
+		owner, err := k.client.Resource(namespacesResource).Get(ctx, s.Namespace, metav1.GetOptions{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading namespace %s: %w", s.Namespace, err)
+		}
+		owners[s.Namespace] = owner
+		list, err := k.client.Resource(podsResource).Namespace(s.Namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("looking for the probers in %s: %w", s.Namespace, err)
+		}
+		listed[s.Namespace] = list.Items
+	}
+	probers := make([]*prober, len(m.Sources))
+	for i, s := range m.Sources {
+		name, err := k.keepProber(ctx, s, image, listed[s.Namespace], owners[s.Namespace])
+		if err != nil {
+			return nil, nil, err
+		}
+		probers[i] = &prober{source: s, name: name}
+	}
+	return probers, owners, nil
 }
 
 // keepProber returns the name of s's prober among pods, the namespace's,
