@@ -516,4 +516,3 @@ func TestMatrixScriptNamesStrangers(t *testing.T) {
 		})
 	}
 }
-
