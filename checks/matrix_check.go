@@ -97,7 +97,9 @@ func judgeMatrix(m *lab.MatrixCheck, found [][]Tried) error {
 // the policy agent has synced: its arguments are host port pairs, one per
 // target. It tries every target at once, each once within
 // matrixConnectTimeout seconds, and prints one line per target,
-// "cell N open" or "cell N closed CODE LAST-LINE", then "done". Before and
+// "cell N open" or "cell N closed CODE OUTPUT" (the try's messages on one
+// line, their last 300 characters: bash says why a name does not resolve
+// on the line before its last), then "done". Before and
 // after, it names every process in the container but the Pod's own (PID 1)
 // and those of the round's tries, which carry the round's secret in
 // LABCTL_PROBER_ROUND ("stranger PID"): a process the learner left there
@@ -135,8 +137,9 @@ while [ "$#" -ge 2 ]; do
     if [ "$code" = 0 ]; then
       printf 'cell %d open\n' "$n"
     else
-      out=${out##*$'\n'}
-      printf 'cell %d closed %d %s\n' "$n" "$code" "${out:0:200}"
+      out=${out//$'\n'/ }
+      [ "${#out}" -le 300 ] || out=${out: -300}
+      printf 'cell %d closed %d %s\n' "$n" "$code" "$out"
     fi
   ) &
   n=$((n+1))

@@ -119,14 +119,17 @@ func TestParseProberOutput(t *testing.T) {
 // TestMatrixScriptTriesEveryTargetAtOnce runs the prober's script with
 // bash on the loopback: an open port, a refused one and one that never
 // answers (a listener whose backlog is full is not at hand; an address
-// that drops SYNs stands in) each get their line, in about one timeout.
+// that drops SYNs stands in) and a name that does not resolve each get
+// their line, in about one timeout.
 func TestMatrixScriptTriesEveryTargetAtOnce(t *testing.T) {
 	if _, err := exec.LookPath("timeout"); err != nil {
 		t.Skip("no timeout(1)")
 	}
 	open := flippingPort(t, true, 0)
 	closed := flippingPort(t, false, 0)
-	targets := []string{"127.0.0.1:" + open, "127.0.0.1:" + closed, "127.0.0.1:" + open}
+	// A name that does not resolve: bash says so on the line before its
+	// last, which the cell's detail keeps.
+	targets := []string{"127.0.0.1:" + open, "127.0.0.1:" + closed, "127.0.0.1:" + open, "name.invalid:80"}
 	cmd, err := matrixCommand("r1", targets)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +150,8 @@ func TestMatrixScriptTriesEveryTargetAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !got[0].Opened || got[1].Opened || got[1].Detail != "connection refused" || !got[2].Opened {
+	if !got[0].Opened || got[1].Opened || got[1].Detail != "connection refused" || !got[2].Opened ||
+		got[3].Opened || !strings.HasPrefix(got[3].Detail, "the name does not resolve") {
 		t.Fatalf("got %+v\n%s", got, out)
 	}
 }
