@@ -248,8 +248,19 @@ func TestNetpolLabStory(t *testing.T) {
 				return e
 			}
 			t.Run("fails before solve", func(t *testing.T) {
-				if failing, _ := start(t).judge(t, step.Checks); len(failing) == 0 {
+				e := start(t)
+				if failing, _ := e.judge(t, step.Checks); len(failing) == 0 {
 					t.Fatal("every check passes before the solve")
+				}
+				// A learner who has not begun is told no mistake: the
+				// evidence of each holds only after it.
+				for _, m := range step.Mistakes {
+					if len(m.Evidence) == 0 {
+						continue
+					}
+					if failing, _ := e.judge(t, m.Evidence); len(failing) == 0 {
+						t.Errorf("the evidence of mistake %s holds at the step's start", m.Name)
+					}
 				}
 			})
 			for _, m := range step.Mistakes {
