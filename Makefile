@@ -62,7 +62,7 @@ E2E_FIRST := ./cmd/labctl/... ./provision/kind/... ./provision/class/... ./inter
 e2e: images addons browser ## integration tests on a real Docker engine and kind cluster, and a real browser
 	$(GO) test -tags e2e -count=1 -p 2 -timeout 80m $(E2E_FIRST) ./...
 
-# make e2e proves the built-in lab and rbac-ci whole, netpol-shop's first step's alternative
+# make e2e proves the built-in lab and rbac-ci whole, netpol-shop's first step's alternatives and its mistake admin-from-tools,
 # an alternative of debug-rollout's first step from its bundle, and debug-rollout's solves as a class with learner
 # nodes; this proves every lab whole with labctl test, one after another.
 test-labs: images addons ## every lab of the repository proves itself whole with labctl test (about 50 minutes)

@@ -108,9 +108,20 @@ func TestNetpolLabLoads(t *testing.T) {
 					closed++
 				}
 			}
+			if m := ch.Matrix; m != nil {
+				for _, row := range m.Expected() {
+					for _, o := range row {
+						if o {
+							open++
+						} else {
+							closed++
+						}
+					}
+				}
+			}
 		}
 		if open == 0 || closed == 0 {
-			t.Errorf("step %s: %d reach checks that must open and %d that must not; want both", s.ID, open, closed)
+			t.Errorf("step %s: %d paths that must open and %d that must not; want both", s.ID, open, closed)
 		}
 	}
 	for _, f := range []string{"images/shop/Dockerfile", "images/shop/go.mod", "images/shop/main.go", "images/shop/main_test.go", "README.md", "fixtures/start-shop.sh"} {
@@ -237,8 +248,19 @@ func TestNetpolLabStory(t *testing.T) {
 				return e
 			}
 			t.Run("fails before solve", func(t *testing.T) {
-				if failing, _ := start(t).judge(t, step.Checks); len(failing) == 0 {
+				e := start(t)
+				if failing, _ := e.judge(t, step.Checks); len(failing) == 0 {
 					t.Fatal("every check passes before the solve")
+				}
+				// A learner who has not begun is told no mistake: the
+				// evidence of each holds only after it.
+				for _, m := range step.Mistakes {
+					if len(m.Evidence) == 0 {
+						continue
+					}
+					if failing, _ := e.judge(t, m.Evidence); len(failing) == 0 {
+						t.Errorf("the evidence of mistake %s holds at the step's start", m.Name)
+					}
 				}
 			})
 			for _, m := range step.Mistakes {
@@ -248,6 +270,17 @@ func TestNetpolLabStory(t *testing.T) {
 					want := slices.Sorted(slices.Values(m.Fails))
 					if got, why := e.judge(t, step.Checks); !slices.Equal(got, want) {
 						t.Fatalf("failing checks %v, want %v\n%s", got, want, why)
+					}
+					// The learner is told this mistake, and no other that
+					// fails the same checks: its evidence holds, theirs not.
+					for _, o := range step.Mistakes {
+						if !slices.Equal(slices.Sorted(slices.Values(o.Fails)), want) || len(o.Evidence) == 0 {
+							continue
+						}
+						failing, why := e.judge(t, o.Evidence)
+						if held := len(failing) == 0; held != (o.Name == m.Name) {
+							t.Errorf("evidence of %s held %v after %s\n%s", o.Name, held, m.Name, why)
+						}
 					}
 					// Its way back passes the step.
 					if m.Recover == "" {
@@ -349,6 +382,8 @@ func (e *storyEnv) judge(t *testing.T, cs []lab.Check) ([]string, string) {
 			}
 			pass = opened == *c.Reach.Allowed
 			got = fmt.Sprintf("opened %v %s", opened, detail)
+		case c.Matrix != nil:
+			pass, got = w.matrix(c.Matrix)
 		case c.Kube != nil && c.Kube.Kind == "Deployment" && c.Kube.Field != nil && c.Kube.Field.Path == "spec.template.metadata.labels" && c.Kube.Field.Equals != nil:
 			d, ok := w.deployments[c.Kube.Namespace+"/"+c.Kube.Name]
 			var want map[string]string
@@ -885,6 +920,40 @@ func (w *netpolWorld) reach(src netpolPod, to string) (bool, string, error) {
 		return false, "", fmt.Errorf("%s's endpoints disagree about %s: %v", to, src.labels, results)
 	}
 	return results[0], why, nil
+}
+
+// matrix judges a matrix check as labctl does: one prober per source, with
+// exactly its labels, tries every target but its own prober; it says
+// whether every cell is as expected, and names the wrong ones.
+func (w *netpolWorld) matrix(m *lab.MatrixCheck) (bool, string) {
+	probers := make([]netpolPod, len(m.Sources))
+	for i, s := range m.Sources {
+		probers[i] = netpolPod{ns: s.Namespace, labels: labels.Set(s.Labels), ip: netip.AddrFrom4([4]byte{10, 244, 8, byte(i + 1)}),
+			containers: []corev1.Container{{Ports: []corev1.ContainerPort{{Name: "probe", ContainerPort: lab.MatrixProberPort, Protocol: corev1.ProtocolTCP}}}}}
+	}
+	want := m.Expected()
+	var wrong []string
+	for i, s := range m.Sources {
+		for j, tg := range m.Targets {
+			var opened bool
+			switch {
+			case tg.Source == s.Name:
+				continue
+			case tg.Source != "":
+				k := slices.IndexFunc(m.Sources, func(o lab.MatrixSource) bool { return o.Name == tg.Source })
+				opened, _ = w.allowed(probers[i], probers[k], lab.MatrixProberPort, corev1.ProtocolTCP)
+			default:
+				var err error
+				if opened, _, err = w.reach(probers[i], tg.To); err != nil {
+					return false, err.Error()
+				}
+			}
+			if opened != want[i][j] {
+				wrong = append(wrong, fmt.Sprintf("%s->%s opened %v", s.Name, tg.Name, opened))
+			}
+		}
+	}
+	return len(wrong) == 0, "wrong cells: " + strings.Join(wrong, ", ")
 }
 
 // get says whether src gets an answer from url, as /app get asks: the

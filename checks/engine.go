@@ -129,7 +129,7 @@ func checkTimeout(c lab.Check) time.Duration {
 	switch {
 	case c.Timeout.Duration > 0:
 		return c.Timeout.Duration
-	case c.Reach != nil:
+	case c.Reach != nil || c.Matrix != nil:
 		return lab.DefaultReachTimeout
 	}
 	return DefaultTimeout
@@ -188,13 +188,13 @@ func runOne(ctx context.Context, env Env, c lab.Check) Result {
 // evaluate dispatches a check to its kind.
 func evaluate(ctx context.Context, env Env, c lab.Check) error {
 	n := 0
-	for _, set := range []bool{c.File != nil, c.Git != nil, c.Kube != nil, c.Access != nil, c.Permissions != nil, c.Reach != nil, c.Command != nil, c.Audit != nil} {
+	for _, set := range []bool{c.File != nil, c.Git != nil, c.Kube != nil, c.Access != nil, c.Permissions != nil, c.Reach != nil, c.Matrix != nil, c.Command != nil, c.Audit != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return fmt.Errorf("check %q sets %d of file, git, kube, access, permissions, reach, command and audit; set exactly one", c.Name, n)
+		return fmt.Errorf("check %q sets %d of file, git, kube, access, permissions, reach, matrix, command and audit; set exactly one", c.Name, n)
 	}
 	if env.Root == "" || !filepath.IsAbs(env.Root) {
 		return fmt.Errorf("checker root %q is not an absolute path", env.Root)
@@ -212,6 +212,8 @@ func evaluate(ctx context.Context, env Env, c lab.Check) error {
 		return checkPermissions(ctx, env, c.Permissions)
 	case c.Reach != nil:
 		return checkReach(ctx, env, c.Reach)
+	case c.Matrix != nil:
+		return checkMatrix(ctx, env, c.Matrix)
 	case c.Audit != nil:
 		return checkAudit(ctx, env, c.Audit)
 	default:

@@ -25,8 +25,8 @@ func TestRunKeepsOrderAndFields(t *testing.T) {
 	want := []Result{
 		{Name: "one", Description: "a exists", Status: Pass, Points: 3},
 		{Name: "two", Status: Fail, Message: "expected /b.txt to exist, found nothing there", Points: 1, Optional: true},
-		{Name: "three", Status: Error, Message: `check "three" sets 0 of file, git, kube, access, permissions, reach, command and audit; set exactly one`, Points: 1},
-		{Name: "four", Status: Error, Message: `check "four" sets 2 of file, git, kube, access, permissions, reach, command and audit; set exactly one`, Points: 1},
+		{Name: "three", Status: Error, Message: `check "three" sets 0 of file, git, kube, access, permissions, reach, matrix, command and audit; set exactly one`, Points: 1},
+		{Name: "four", Status: Error, Message: `check "four" sets 2 of file, git, kube, access, permissions, reach, matrix, command and audit; set exactly one`, Points: 1},
 		{Name: "five", Status: Error, Message: `path "a.txt" is not absolute`, Points: 1},
 	}
 	if len(rs) != len(want) {

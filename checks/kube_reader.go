@@ -36,6 +36,13 @@ type kubeReader struct {
 	// first use.
 	syncsOnce sync.Once
 	syncs     *syncWaiter
+	// sealKey seals the matrix checks' probers (proberSealKey).
+	sealKey []byte
+	// matrixMu lets one matrix check at a time find or make its probers.
+	matrixMu sync.Mutex
+	// round is the secret of the round's tries (proberRound).
+	roundOnce sync.Once
+	round     string
 }
 
 // agentWaiter is the wait for the agent's syncs that the round's reach
@@ -58,6 +65,7 @@ func NewKubeReader(cfg *rest.Config) (ObjectReader, error) {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
 	}
 	k := newKubeReader(newGroupVersionMapper(dc), dyn)
+	k.sealKey = proberSealKey(cfg)
 	if k.agent, err = newKubePolicyAgent(cfg); err != nil {
 		return nil, err
 	}

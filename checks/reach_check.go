@@ -406,10 +406,12 @@ func listOne(ctx context.Context, pods interface {
 	if err != nil {
 		return nil, err
 	}
-	if len(list.Items) == 0 {
-		return nil, nil
+	for i := range list.Items {
+		if list.Items[i].GetName() == name {
+			return &list.Items[i], nil
+		}
 	}
-	return &list.Items[0], nil
+	return nil, nil
 }
 
 // reachOutcome reads whether the Pod's container has ended and, if so,

@@ -69,7 +69,7 @@ func (l *Lab) Default() {
 func (c *Check) Default() {
 	if c.Timeout.Duration == 0 {
 		c.Timeout.Duration = DefaultCheckTimeout
-		if c.Reach != nil {
+		if c.Reach != nil || c.Matrix != nil {
 			// A reach check starts a Pod before it connects.
 			c.Timeout.Duration = DefaultReachTimeout
 		}

@@ -47,14 +47,21 @@ func (l *Lab) AsksAccess() bool {
 	return asks
 }
 
-// ReachNamespaces returns the namespaces the lab's reach checks start
-// their Pods in, each once, sorted; none when it has no reach check.
+// ReachNamespaces returns the namespaces the lab's reach and matrix
+// checks start their Pods in, each once, sorted; none when it has neither.
 func (l *Lab) ReachNamespaces() []string {
 	var out []string
 	for i := range l.Steps {
 		l.Steps[i].EveryCheck(func(c *Check) {
 			if r := c.Reach; r != nil && !slices.Contains(out, r.From.Namespace) {
 				out = append(out, r.From.Namespace)
+			}
+			if m := c.Matrix; m != nil {
+				for _, s := range m.Sources {
+					if !slices.Contains(out, s.Namespace) {
+						out = append(out, s.Namespace)
+					}
+				}
 			}
 		})
 	}
@@ -134,5 +141,25 @@ func (c *Check) values() []*Value {
 		a := &f.Assert
 		out = append(out, a.Operands()...)
 	}
+	return out
+}
+
+// MatrixNamespaces returns the namespaces the lab's matrix checks keep
+// their prober Pods in, each once, sorted; none when it has no matrix
+// check.
+func (l *Lab) MatrixNamespaces() []string {
+	var out []string
+	for i := range l.Steps {
+		l.Steps[i].EveryCheck(func(c *Check) {
+			if m := c.Matrix; m != nil {
+				for _, s := range m.Sources {
+					if !slices.Contains(out, s.Namespace) {
+						out = append(out, s.Namespace)
+					}
+				}
+			}
+		})
+	}
+	slices.Sort(out)
 	return out
 }

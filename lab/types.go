@@ -330,7 +330,7 @@ type Mistake struct {
 	Recover string `yaml:"recover" json:"recover,omitempty"`
 }
 
-// Check is one typed assertion. Exactly one of File, Git, Kube, Access, Permissions, Reach, Command and Audit is set.
+// Check is one typed assertion. Exactly one of File, Git, Kube, Access, Permissions, Reach, Matrix, Command and Audit is set.
 type Check struct {
 	// Name is unique within its step ([a-z0-9-]).
 	Name string `yaml:"name" json:"name"`
@@ -354,6 +354,7 @@ type Check struct {
 	// Permissions judges what identities may do as a whole set.
 	Permissions *PermissionsCheck `yaml:"permissions" json:"permissions,omitempty"`
 	Reach       *ReachCheck       `yaml:"reach" json:"reach,omitempty"`
+	Matrix      *MatrixCheck      `yaml:"matrix" json:"matrix,omitempty"`
 	Command     *CommandCheck     `yaml:"command" json:"command,omitempty"`
 	Audit       *AuditCheck       `yaml:"audit" json:"audit,omitempty"`
 }
@@ -594,6 +595,66 @@ type ReachFrom struct {
 	// Labels select the Pod to stand in for, e.g. {app: shop, tier: web};
 	// the check's Pod carries every label of the first running one.
 	Labels map[string]string `yaml:"labels" json:"labels,omitempty"`
+}
+
+// ---------------------------------------------------------------- matrix checks
+
+// MatrixCheck judges every path between a set of workloads: each source
+// (a Pod shape the lab states: a namespace and labels) tries each target
+// (host:port), and every cell of that table must be as the lab says, the
+// cells not listed in Open or Closed as Unlisted says. labctl keeps one
+// prober Pod per source, made by the grader with exactly the source's
+// labels (never copied from a running Pod), and remakes one the learner
+// changed; once the policy agent has synced, every cell is tried at once.
+// A failure names each wrong cell. A lab with a matrix check needs
+// workloads: run and the networkPolicy add-on.
+type MatrixCheck struct {
+	// Sources are the workload shapes that connect, e.g. {name: web,
+	// namespace: shop, labels: {app: shop, tier: web}}; a source without
+	// labels is a new Pod that no label selects.
+	Sources []MatrixSource `yaml:"sources" json:"sources"`
+	// Targets are where the sources connect to, e.g. {name: db, to:
+	// db.shop:5432}: a Service's name, another DNS name (the API server
+	// is kubernetes.default:443, DNS kube-dns.kube-system:53), or an IP
+	// address outside the cluster.
+	Targets []MatrixTarget `yaml:"targets" json:"targets"`
+	// Open lists the cells whose connection must open.
+	Open []MatrixCells `yaml:"open" json:"open,omitempty"`
+	// Closed lists the cells whose connection must not open.
+	Closed []MatrixCells `yaml:"closed" json:"closed,omitempty"`
+	// Unlisted is what every cell in neither Open nor Closed must be:
+	// closed (deny unless listed) or open.
+	Unlisted string `yaml:"unlisted" json:"unlisted"`
+}
+
+// MatrixSource is one workload shape a matrix check connects from.
+type MatrixSource struct {
+	// Name names the source in the lab's cells and in messages ([a-z0-9-]).
+	Name string `yaml:"name" json:"name"`
+	// Namespace is one of the lab's namespaces.
+	Namespace string `yaml:"namespace" json:"namespace"`
+	// Labels are the prober Pod's labels, all of them.
+	Labels map[string]string `yaml:"labels" json:"labels,omitempty"`
+}
+
+// MatrixTarget is one place a matrix check connects to: exactly one of
+// To and Source.
+type MatrixTarget struct {
+	// Name names the target in the lab's cells and in messages ([a-z0-9-]).
+	Name string `yaml:"name" json:"name"`
+	// To is host:port, e.g. api.shop:80.
+	To string `yaml:"to" json:"to,omitempty"`
+	// Source names one of the check's sources: its prober Pod, which
+	// listens on TCP port 8080 (a Pod the lab does not run yet, e.g. a new
+	// Pod without labels that a default deny must close).
+	Source string `yaml:"source" json:"source,omitempty"`
+}
+
+// MatrixCells are the cells from each of From to each of To; "*" is every
+// source, or every target.
+type MatrixCells struct {
+	From []string `yaml:"from" json:"from"`
+	To   []string `yaml:"to" json:"to"`
 }
 
 // CommandCheck runs a program in the grader: the sandbox's image, which

@@ -380,6 +380,10 @@ func (v *validator) check(p string, c *Check) {
 		kinds = append(kinds, "reach")
 		v.reachCheck(p+".reach", c.Reach)
 	}
+	if c.Matrix != nil {
+		kinds = append(kinds, "matrix")
+		v.matrixCheck(p+".matrix", c.Matrix)
+	}
 	if c.Command != nil {
 		kinds = append(kinds, "command")
 		v.commandCheck(p+".command", c.Command)
@@ -391,9 +395,9 @@ func (v *validator) check(p string, c *Check) {
 	switch len(kinds) {
 	case 1:
 	case 0:
-		v.add(p, "a check needs exactly one of file, git, kube, access, reach, command or audit")
+		v.add(p, "a check needs exactly one of file, git, kube, access, reach, matrix, command or audit")
 	default:
-		v.add(p, "a check has exactly one of file, git, kube, access, reach, command or audit, found %s; split it into several checks", strings.Join(kinds, " and "))
+		v.add(p, "a check has exactly one of file, git, kube, access, reach, matrix, command or audit, found %s; split it into several checks", strings.Join(kinds, " and "))
 	}
 }
 
@@ -569,6 +573,115 @@ func (v *validator) reachCheck(p string, r *ReachCheck) {
 	}
 	if r.Allowed == nil {
 		v.add(p+".allowed", "missing; say what the check requires: true (the connection opens) or false (it does not)")
+	}
+}
+
+// ---------------------------------------------------------------- matrix checks
+
+func (v *validator) matrixCheck(p string, m *MatrixCheck) {
+	if v.labCluster != nil {
+		if v.labCluster.Workloads == WorkloadsDeclare {
+			v.add(p, "a matrix check starts prober Pods, and a lab with workloads: declare runs none; use workloads: run")
+		}
+		if !slices.Contains(v.labCluster.Addons, AddonNetworkPolicy) {
+			v.add(p, "a matrix check waits for the network policy agent; add networkPolicy to cluster.addons")
+		}
+	}
+	if len(m.Sources) == 0 {
+		v.add(p+".sources", "missing; name at least one workload shape, e.g. {name: web, namespace: shop, labels: {app: shop}}")
+	}
+	if len(m.Targets) == 0 {
+		v.add(p+".targets", "missing; name at least one target, e.g. {name: db, to: db.shop:5432}")
+	}
+	sources, targets := map[string]bool{}, map[string]bool{}
+	for i, s := range m.Sources {
+		sp := fmt.Sprintf("%s.sources[%d]", p, i)
+		v.matrixName(sp+".name", s.Name, sources)
+		if v.labCluster != nil && !slices.Contains(v.labCluster.Namespaces, s.Namespace) {
+			v.add(sp+".namespace", "%q is not one of the lab's namespaces (cluster.namespaces: %s); the source's prober Pod runs in one of them", s.Namespace, strings.Join(v.labCluster.Namespaces, ", "))
+		}
+		for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
+			if errs := k8svalidation.IsQualifiedName(k); len(errs) > 0 {
+				v.add(sp+".labels", "%q is not a label key: %s", k, errs[0])
+			}
+			if errs := k8svalidation.IsValidLabelValue(s.Labels[k]); len(errs) > 0 {
+				v.add(sp+".labels."+k, "%q is not a label value: %s", s.Labels[k], errs[0])
+			}
+		}
+		for j, o := range m.Sources[:i] {
+			if o.Namespace == s.Namespace && maps.Equal(o.Labels, s.Labels) {
+				v.add(sp, "the same shape as sources[%d] (%s): one prober stands for both; remove one", j, o.Name)
+			}
+		}
+	}
+	for i, t := range m.Targets {
+		tp := fmt.Sprintf("%s.targets[%d]", p, i)
+		v.matrixName(tp+".name", t.Name, targets)
+		switch {
+		case t.To != "" && t.Source != "":
+			v.add(tp, "a target is either to (host:port) or source (a source's prober), not both")
+		case t.Source != "":
+			if !slices.ContainsFunc(m.Sources, func(s MatrixSource) bool { return s.Name == t.Source }) {
+				v.add(tp+".source", "%q is none of the check's sources", t.Source)
+			}
+		default:
+			if _, _, err := SplitReachTarget(t.To); err != nil {
+				v.add(tp+".to", "%v", err)
+			}
+		}
+	}
+	switch m.Unlisted {
+	case MatrixOpen, MatrixClosed:
+	case "":
+		v.add(p+".unlisted", "missing; say what every cell not listed must be: closed (deny unless listed) or open")
+	default:
+		v.add(p+".unlisted", "%q is neither closed nor open", m.Unlisted)
+	}
+	// A cell listed both open and closed has no answer.
+	open := map[[2]string]bool{}
+	for _, set := range []struct {
+		field string
+		cells []MatrixCells
+	}{{"open", m.Open}, {"closed", m.Closed}} {
+		for i, c := range set.cells {
+			cp := fmt.Sprintf("%s.%s[%d]", p, set.field, i)
+			v.matrixRefs(cp+".from", c.From, sources, "sources")
+			v.matrixRefs(cp+".to", c.To, targets, "targets")
+			for _, s := range m.Sources {
+				for _, t := range m.Targets {
+					if !(slices.Contains(c.From, MatrixAny) || slices.Contains(c.From, s.Name)) || !(slices.Contains(c.To, MatrixAny) || slices.Contains(c.To, t.Name)) {
+						continue
+					}
+					key := [2]string{s.Name, t.Name}
+					if set.field == "open" {
+						open[key] = true
+					} else if open[key] {
+						v.add(cp, "the cell from %s to %s is listed open too; list each cell once", s.Name, t.Name)
+					}
+				}
+			}
+		}
+	}
+}
+
+func (v *validator) matrixName(p, name string, seen map[string]bool) {
+	switch {
+	case !isDNSLabel(name, maxDNSLabelLen):
+		v.add(p, "%q is not a name of lowercase letters, digits and dashes", name)
+	case seen[name]:
+		v.add(p, "%q is named twice; give each a name of its own", name)
+	}
+	seen[name] = true
+}
+
+func (v *validator) matrixRefs(p string, names []string, declared map[string]bool, what string) {
+	if len(names) == 0 {
+		v.add(p, "missing; name one or more of the check's %s, or * for all of them", what)
+	}
+	for _, n := range names {
+		if n != MatrixAny && !declared[n] {
+			v.add(p, "%q is none of the check's %s (%s)", n, what, strings.Join(slices.Sorted(maps.Keys(declared)), ", "))
+		}
 	}
 }
 

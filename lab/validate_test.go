@@ -166,12 +166,12 @@ func TestValidateRules(t *testing.T) {
 		name: "check without a kind",
 		bad:  check("      - name: c #!\n        description: nothing to check\n"),
 		good: check("      - name: c\n        file: {path: /root/x}\n"),
-		want: `steps[0].checks[0]: a check needs exactly one of file, git, kube, access, reach, command or audit`,
+		want: `steps[0].checks[0]: a check needs exactly one of file, git, kube, access, reach, matrix, command or audit`,
 	}, {
 		name: "check of two kinds",
 		bad:  check("      - name: c #!\n        file: {path: /root/x}\n        command: {run: [ls]}\n"),
 		good: check("      - name: c\n        command: {run: [ls]}\n"),
-		want: `steps[0].checks[0]: a check has exactly one of file, git, kube, access, reach, command or audit, found file and command`,
+		want: `steps[0].checks[0]: a check has exactly one of file, git, kube, access, reach, matrix, command or audit, found file and command`,
 	}, {
 		name: "kube check without name or selector",
 		bad:  check("      - name: c\n        kube: {apiVersion: v1, kind: Pod, namespace: a} #!\n"),
@@ -262,6 +262,31 @@ func TestValidateRules(t *testing.T) {
 		bad:  check("      - name: c\n        reach:\n          from: {namespace: other} #!\n          to: db:5432\n          allowed: false\n"),
 		good: strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1) + "      - name: c\n        reach:\n          from: {namespace: shop}\n          to: db:5432\n          allowed: false\n",
 		want: `steps[0].checks[0].reach.from.namespace: "other" is not one of the lab's namespaces`,
+	}, {
+		name: "matrix cell naming no source",
+		bad:  matrixLab("          open:\n            - from: [nobody] #!\n              to: [db]\n"),
+		good: matrixLab("          open:\n            - from: [web]\n              to: [db]\n"),
+		want: `steps[0].checks[0].matrix.open[0].from: "nobody" is none of the check's sources (web)`,
+	}, {
+		name: "matrix cell both open and closed",
+		bad:  matrixLab("          open: [{from: [web], to: [db]}]\n          closed:\n            - {from: ['*'], to: [db]} #!\n"),
+		good: matrixLab("          open: [{from: [web], to: [db]}]\n          closed: [{from: ['*'], to: [admin]}]\n"),
+		want: `steps[0].checks[0].matrix.closed[0]: the cell from web to db is listed open too`,
+	}, {
+		name: "matrix without unlisted",
+		bad:  strings.Replace(strings.Replace(matrixLab(""), "          unlisted: closed\n", "", 1), "          sources:\n", "          sources: #!\n", 1),
+		good: matrixLab(""),
+		want: `steps[0].checks[0].matrix.unlisted: missing; say what every cell not listed must be`,
+	}, {
+		name: "matrix target with to and source",
+		bad:  strings.Replace(matrixLab(""), "- {name: admin, to: admin.shop:80}", "- {name: admin, to: admin.shop:80, source: web} #!", 1),
+		good: strings.Replace(matrixLab(""), "- {name: admin, to: admin.shop:80}", "- {name: admin, source: web}", 1),
+		want: `steps[0].checks[0].matrix.targets[1]: a target is either to (host:port) or source`,
+	}, {
+		name: "matrix without the network policy add-on",
+		bad:  strings.Replace(strings.Replace(matrixLab(""), "  addons: [networkPolicy]\n", "", 1), "          sources:\n", "          sources: #!\n", 1),
+		good: matrixLab(""),
+		want: `steps[0].checks[0].matrix: a matrix check waits for the network policy agent; add networkPolicy to cluster.addons`,
 	}, {
 		name: "reach check in a declare lab",
 		bad:  strings.Replace(strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n", 1), "namespaces: [shop]", "namespaces: [shop]\n  workloads: declare", 1) + "      - name: c\n        reach:\n          from: {namespace: shop} #!\n          to: db:5432\n          allowed: false\n",
@@ -628,4 +653,13 @@ func TestChecksReadWhatTheGraderSees(t *testing.T) {
 			t.Errorf("%s: %v, want one error at %s", tc.check, err, tc.bad)
 		}
 	}
+}
+
+// matrixLab is a lab with one matrix check, web in shop to db and admin,
+// with cells after the targets.
+func matrixLab(cells string) string {
+	return strings.Replace(header, "name: t\n", "name: t\ncluster:\n  namespaces: [shop]\n  addons: [networkPolicy]\n", 1) +
+		"      - name: c\n        matrix:\n          sources:\n            - {name: web, namespace: shop, labels: {tier: web}}\n" +
+		"          targets:\n            - {name: db, to: db.shop:5432}\n            - {name: admin, to: admin.shop:80}\n" +
+		cells + "          unlisted: closed\n"
 }

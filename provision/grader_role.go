@@ -39,8 +39,9 @@ var accessReviewGrant = graderGrant{Group: "authorization.k8s.io", Resource: "su
 
 // labGraderGrants is everything the lab's checks need of the grader: its
 // reads (graderGrants), the access review when a check asks about an
-// identity's access, and, for reach checks, Pods (made, listed, deleted:
-// the checks' own) and the namespaces they run in (their owner).
+// identity's access, and, for reach and matrix checks, Pods (made, listed,
+// deleted, and for a matrix check's probers patched: the checks' own) and
+// the namespaces they run in (their owner).
 func labGraderGrants(ctx context.Context, disc resourceLister, l *lab.Lab) ([]graderGrant, error) {
 	grants, err := graderGrants(ctx, disc, l.KubeReads())
 	if err != nil {
@@ -58,6 +59,11 @@ func labGraderGrants(ctx context.Context, disc resourceLister, l *lab.Lab) ([]gr
 		for _, verb := range []string{"create", "list", "delete"} {
 			grants = append(grants, graderGrant{Resource: "pods", Namespace: ns, Verb: verb})
 		}
+	}
+	for _, ns := range l.MatrixNamespaces() {
+		// A matrix check seals each prober it makes with the UID the API
+		// server gave it (checks.ProbeMatrix).
+		grants = append(grants, graderGrant{Resource: "pods", Namespace: ns, Verb: "patch"})
 	}
 	if len(l.ReachNamespaces()) > 0 {
 		grants = append(grants, policyAgentGrants...)

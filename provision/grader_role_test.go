@@ -412,3 +412,40 @@ func TestLabGraderGrantsReach(t *testing.T) {
 		t.Errorf("the proxy rule is %+v, want get on every Pod's proxy", proxy)
 	}
 }
+
+// TestLabGraderGrantsMatrix: a lab with a matrix check lets the grader do
+// what a reach check's Pods need in each source's namespace, and patch
+// Pods there (the seal of its probers); nothing more.
+func TestLabGraderGrantsMatrix(t *testing.T) {
+	cs := fake.NewClientset()
+	cs.Fake.Resources = discoveryResources
+	l := &lab.Lab{Steps: []lab.Step{{Checks: []lab.Check{
+		{Matrix: &lab.MatrixCheck{
+			Sources:  []lab.MatrixSource{{Name: "web", Namespace: "shop"}, {Name: "debug", Namespace: "tools"}},
+			Targets:  []lab.MatrixTarget{{Name: "db", To: "db.shop:5432"}},
+			Unlisted: lab.MatrixClosed,
+		}},
+	}}}}
+	grants, err := labGraderGrants(context.Background(), cs.Discovery(), l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range grants {
+		got = append(got, fmt.Sprintf("%s|%s|%s|%s", g.Namespace, g.Resource, g.Verb, g.Name))
+	}
+	want := []string{
+		"|namespaces|get|shop",
+		"|namespaces|get|tools",
+		"labctl-system|pods|list|",
+		"labctl-system|pods/proxy|get|*",
+	}
+	for _, ns := range []string{"shop", "tools"} {
+		want = append(want, ns+"|pods|create|", ns+"|pods|delete|", ns+"|pods|list|", ns+"|pods|patch|", ns+"|pods/exec|create|", ns+"|pods/exec|get|*")
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("grants:\n got %q\nwant %q", got, want)
+	}
+}

@@ -144,6 +144,9 @@ func NeedsUp(running, next *lab.Lab) []string {
 	if ns := running.ReachNamespaces(); slices.ContainsFunc(next.ReachNamespaces(), func(n string) bool { return !slices.Contains(ns, n) }) {
 		why = append(why, "the namespaces its reach checks start Pods in")
 	}
+	if ns := running.MatrixNamespaces(); slices.ContainsFunc(next.MatrixNamespaces(), func(n string) bool { return !slices.Contains(ns, n) }) {
+		why = append(why, "the namespaces its matrix checks keep probers in")
+	}
 	if hasProbe(next) && !hasProbe(running) {
 		why = append(why, "a probe (the probe's identity)")
 	}

@@ -148,6 +148,13 @@ const (
 	ReachExpectClosed  Key = "reach.expectClosed"
 	ReachFrom          Key = "reach.from"
 	ReachFromLabelled  Key = "reach.fromLabelled"
+	MatrixWrong        Key = "matrix.wrong"
+	MatrixCell         Key = "matrix.cell"
+	MatrixOpen         Key = "matrix.open"
+	MatrixClosed       Key = "matrix.closed"
+	MatrixWhy          Key = "matrix.why"
+	MatrixFrom         Key = "matrix.from"
+	MatrixFromLabels   Key = "matrix.fromLabels"
 	RefFailed          Key = "ref.failed"
 	RefObjectNotFound  Key = "ref.objectNotFound"
 	RefFieldNotFound   Key = "ref.fieldNotFound"
@@ -305,6 +312,13 @@ var englishKeyed = map[Key]string{
 	ReachExpectClosed:  "expected %s not to connect to %s; it connected",
 	ReachFrom:          "a new Pod in %s",
 	ReachFromLabelled:  "a new Pod in %s labelled %s",
+	MatrixWrong:        "%d of %d paths are not as expected: %s",
+	MatrixCell:         "from %s (%s) to %s (%s): expected %s, found %s",
+	MatrixOpen:         "open",
+	MatrixClosed:       "closed",
+	MatrixWhy:          "closed: %s",
+	MatrixFrom:         "a Pod in %s with no labels",
+	MatrixFromLabels:   "a Pod in %s labelled %s",
 	RefFailed:          "reference %s: %s",
 	RefObjectNotFound:  "%s not found in the cluster",
 	RefFieldNotFound:   "%s not found in %s",
@@ -459,6 +473,13 @@ var japaneseKeyed = map[Key]string{
 	ReachExpectClosed:  "%s から %s には接続できないはずですが、接続できました",
 	ReachFrom:          "%s に新しく作った Pod",
 	ReachFromLabelled:  "%s に新しく作った、ラベル %s の Pod",
+	MatrixWrong:        "%[2]d 本の経路のうち %[1]d 本が期待どおりではありません: %[3]s",
+	MatrixCell:         "%s (%s) から %s (%s): 期待 %s、結果 %s",
+	MatrixOpen:         "接続できる",
+	MatrixClosed:       "接続できない",
+	MatrixWhy:          "接続できない: %s",
+	MatrixFrom:         "%s のラベルのない Pod",
+	MatrixFromLabels:   "%s のラベル %s の Pod",
 	RefFailed:          "参照 %s: %s",
 	RefObjectNotFound:  "クラスターに %s がありません",
 	RefFieldNotFound:   "%[2]s に %[1]s がありません",

@@ -133,6 +133,9 @@ func printGraderReads(w io.Writer, l *lab.Lab) error {
 	for _, ns := range l.ReachNamespaces() {
 		items = append(items, "start, list and delete Pods in "+ns+", for its reach checks")
 	}
+	for _, ns := range l.MatrixNamespaces() {
+		items = append(items, "seal (patch) its own prober Pods in "+ns+", for its matrix checks")
+	}
 	return printList(w, items,
 		"The grader may read no cluster object: no check reads the cluster.",
 		"The grader may do exactly this of the cluster (no watch, nothing else):")

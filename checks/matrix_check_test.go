@@ -1,0 +1,522 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/labctl/labctl/lab"
+)
+
+// shopMatrix is netpol-shop's question in small: web and a Pod in tools
+// may reach web; only web may reach api; nothing else opens.
+func shopMatrix() *lab.MatrixCheck {
+	return &lab.MatrixCheck{
+		Sources: []lab.MatrixSource{
+			{Name: "web", Namespace: "shop", Labels: map[string]string{"app": "shop", "tier": "web"}},
+			{Name: "report", Namespace: "shop", Labels: map[string]string{"app": "report"}},
+			{Name: "debug", Namespace: "tools", Labels: map[string]string{"app": "debug"}},
+		},
+		Targets: []lab.MatrixTarget{{Name: "web", To: "web.shop:80"}, {Name: "api", To: "api.shop:80"}},
+		Open:    []lab.MatrixCells{{From: []string{"*"}, To: []string{"web"}}, {From: []string{"web"}, To: []string{"api"}}},
+		Closed:  []lab.MatrixCells{{From: []string{"report"}, To: []string{"web"}}},
+		// Unlisted: everything else must not open.
+		Unlisted: lab.MatrixClosed,
+	}
+}
+
+func TestMatrixExpected(t *testing.T) {
+	got := shopMatrix().Expected()
+	want := [][]bool{{true, true}, {false, false}, {true, false}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("expected = %v, want %v", got, want)
+	}
+	m := shopMatrix()
+	m.Unlisted = lab.MatrixOpen
+	m.Open = nil
+	if got := fmt.Sprint(m.Expected()); got != "[[true true] [false true] [true true]]" {
+		t.Fatalf("open unless listed: %v", got)
+	}
+}
+
+// TestJudgeMatrixNamesEveryWrongCell: every cell is judged, an untried
+// pair cannot hide, and the failure names each wrong cell.
+func TestJudgeMatrixNamesEveryWrongCell(t *testing.T) {
+	m := shopMatrix()
+	right := [][]Tried{{{Opened: true}, {Opened: true}}, {{}, {}}, {{Opened: true}, {}}}
+	if err := judgeMatrix(m, right); err != nil {
+		t.Fatalf("every cell as expected: %v", err)
+	}
+	wrong := [][]Tried{{{Opened: true}, {Detail: "no answer within 2s"}}, {{}, {Opened: true}}, {{Opened: true}, {}}}
+	err := judgeMatrix(m, wrong)
+	var f *failure
+	if !errors.As(err, &f) {
+		t.Fatalf("two wrong cells: %v, want a failure", err)
+	}
+	text := err.Error()
+	for _, want := range []string{
+		"2 of 6 paths",
+		"from web (a Pod in shop labelled app=shop,tier=web) to api (api.shop:80): expected open, found closed: no answer within 2s",
+		"from report (a Pod in shop labelled app=report) to api (api.shop:80): expected closed, found open",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("message %q does not say %q", text, want)
+		}
+	}
+	if err := judgeMatrix(m, right[:2]); err == nil || errors.As(err, &f) {
+		t.Errorf("a missing row: %v, want an error", err)
+	}
+}
+
+func TestParseProberOutput(t *testing.T) {
+	got, err := parseProberOutput("cell 1 closed 124 \ncell 0 open\ncell 2 closed 1 prober: connect: Connection refused\ndone\n", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Tried{{Opened: true}, {Detail: "no answer within 2s"}, {Detail: "connection refused"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for name, out := range map[string]string{
+		"a cell missing":      "cell 0 open\ndone\n",
+		"a cell twice":        "cell 0 open\ncell 0 closed 124 \ndone\n",
+		"no done":             "cell 0 open\ncell 1 open\n",
+		"after done":          "cell 0 open\ncell 1 open\ndone\ncell 1 open\n",
+		"a cell not asked":    "cell 0 open\ncell 1 open\ncell 2 open\ndone\n",
+		"a stranger":          "stranger 42\ncell 0 open\ncell 1 open\ndone\n",
+		"another line":        "cell 0 open\nhello\ncell 1 open\ndone\n",
+		"open with more":      "cell 0 open 0\ncell 1 open\ndone\n",
+		"closed without code": "cell 0 closed\ncell 1 open\ndone\n",
+	} {
+		if _, err := parseProberOutput(out, 2); err == nil {
+			t.Errorf("%s: parsed %q", name, out)
+		}
+	}
+	if _, err := parseProberOutput("stranger 42\ncell 0 open\ndone\n", 1); !errors.Is(err, errStranger) {
+		t.Errorf("a stranger: %v, want errStranger", err)
+	}
+}
+
+// TestMatrixScriptTriesEveryTargetAtOnce runs the prober's script with
+// bash on the loopback: an open port, a refused one and one that never
+// answers (a listener whose backlog is full is not at hand; an address
+// that drops SYNs stands in) and a name that does not resolve each get
+// their line, in about one timeout.
+func TestMatrixScriptTriesEveryTargetAtOnce(t *testing.T) {
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("no timeout(1)")
+	}
+	open := flippingPort(t, true, 0)
+	closed := flippingPort(t, false, 0)
+	// A name that does not resolve: bash says so on the line before its
+	// last, which the cell's detail keeps.
+	targets := []string{"127.0.0.1:" + open, "127.0.0.1:" + closed, "127.0.0.1:" + open, "name.invalid:80"}
+	cmd, err := matrixCommand("r1", targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(cmd[0], cmd[1:]...).Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	// Outside a container every process of the machine is a stranger:
+	// judge the cells alone.
+	var cells []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(l, "stranger ") {
+			cells = append(cells, l)
+		}
+	}
+	got, err := parseProberOutput(strings.Join(cells, "\n"), len(targets))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !got[0].Opened || got[1].Opened || got[1].Detail != "connection refused" || !got[2].Opened ||
+		got[3].Opened || !strings.HasPrefix(got[3].Detail, "the name does not resolve") {
+		t.Fatalf("got %+v\n%s", got, out)
+	}
+}
+
+// matrixAgent is a policy agent whose syncs end at once, and whose exec
+// answers by Pod through answer.
+type matrixAgent struct {
+	*simAgent
+	answer func(pod string) string
+	mu     sync.Mutex
+	cmds   [][]string
+}
+
+func (a *matrixAgent) Exec(_ context.Context, _, pod string, cmd []string, out io.Writer) (int, error) {
+	a.mu.Lock()
+	a.cmds = append(a.cmds, cmd)
+	a.mu.Unlock()
+	io.WriteString(out, a.answer(pod))
+	return 0, nil
+}
+
+// matrixCluster is a fake cluster with the namespaces shop and tools, a
+// running Pod of the lab (api, labelled app=shop,tier=api,role=api as a
+// learner relabelled it) and whatever Pods a test adds; a Pod the grader
+// makes gets a name and a UID, and runs at once.
+type matrixCluster struct {
+	*kubeReader
+	dyn   *dynamicfake.FakeDynamicClient
+	agent *matrixAgent
+	made  int
+}
+
+func newMatrixCluster(t *testing.T, pods ...*unstructured.Unstructured) *matrixCluster {
+	t.Helper()
+	objs := []runtime.Object{}
+	for _, ns := range []string{"shop", "tools"} {
+		objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns, "uid": ns + "-uid"},
+		}})
+	}
+	objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "api-1", "namespace": "shop", "labels": map[string]any{"app": "shop", "tier": "api", "role": "api"}},
+		"status":   map[string]any{"phase": "Running"},
+	}})
+	for _, p := range pods {
+		objs = append(objs, p)
+	}
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{podsResource: "PodList", namespacesResource: "NamespaceList"}, objs...)
+	mc := &matrixCluster{kubeReader: newKubeReader(meta.ToRESTMapperWithContext(meta.NewDefaultRESTMapper(nil)), dyn), dyn: dyn}
+	mc.sealKey = []byte("test key")
+	mc.agent = &matrixAgent{simAgent: &simAgent{syncTime: time.Millisecond}, answer: func(string) string { return "cell 0 open\ndone\n" }}
+	mc.kubeReader.agent = mc.agent
+	dyn.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		pod := a.(k8stesting.CreateAction).GetObject().(*unstructured.Unstructured).DeepCopy()
+		if pod.GetName() == "" {
+			mc.made++
+			pod.SetName(pod.GetGenerateName() + strconv.Itoa(mc.made))
+		}
+		pod.SetUID(types.UID("uid-" + pod.GetName()))
+		pod.Object["status"] = runningStatus()
+		err := dyn.Tracker().Create(podsResource, pod, pod.GetNamespace())
+		return true, pod, err
+	})
+	return mc
+}
+
+func runningStatus() map[string]any {
+	return map[string]any{"phase": "Running", "podIP": "10.244.1.7", "containerStatuses": []any{map[string]any{
+		"name": "reach", "containerID": "containerd://1", "restartCount": int64(0), "state": map[string]any{"running": map[string]any{}},
+	}}}
+}
+
+// pods lists the Pods of ns named like probers, by name.
+func (mc *matrixCluster) probers(t *testing.T, ns string) map[string]*unstructured.Unstructured {
+	t.Helper()
+	list, err := mc.dyn.Resource(podsResource).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*unstructured.Unstructured{}
+	for i := range list.Items {
+		if strings.HasPrefix(list.Items[i].GetName(), proberPrefix) {
+			out[list.Items[i].GetName()] = &list.Items[i]
+		}
+	}
+	return out
+}
+
+// oneSource is a matrix of one source, api's shape, and one target.
+func oneSource() *lab.MatrixCheck {
+	return &lab.MatrixCheck{
+		Sources:  []lab.MatrixSource{{Name: "api", Namespace: "shop", Labels: map[string]string{"app": "shop", "tier": "api"}}},
+		Targets:  []lab.MatrixTarget{{Name: "db", To: "db.shop:5432"}},
+		Open:     []lab.MatrixCells{{From: []string{"api"}, To: []string{"db"}}},
+		Unlisted: lab.MatrixClosed,
+	}
+}
+
+// TestProberHasTheLabStatedLabels: a prober carries exactly the labels the
+// lab states for its source, never those of a running Pod it would stand
+// for (which the learner may have relabelled), and is kept for the next
+// round.
+func TestProberHasTheLabStatedLabels(t *testing.T) {
+	mc := newMatrixCluster(t)
+	ctx := context.Background()
+	got, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !got[0][0].Opened {
+		t.Fatalf("got %+v", got)
+	}
+	ps := mc.probers(t, "shop")
+	if len(ps) != 1 {
+		t.Fatalf("probers %v, want one", slicesKeys(ps))
+	}
+	for _, p := range ps {
+		if !maps.Equal(p.GetLabels(), map[string]string{"app": "shop", "tier": "api"}) {
+			t.Fatalf("prober labels %v, want exactly app=shop,tier=api", p.GetLabels())
+		}
+	}
+	if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1"); err != nil {
+		t.Fatal(err)
+	}
+	if mc.made != 1 {
+		t.Fatalf("%d probers made over two rounds, want the first kept", mc.made)
+	}
+}
+
+func slicesKeys(m map[string]*unstructured.Unstructured) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestProberNotAsLeftIsRemade: a prober relabelled, one changed by
+// another field manager, and one made by someone else with a copied seal
+// are deleted and a prober is made anew; its tries are the new one's.
+func TestProberNotAsLeftIsRemade(t *testing.T) {
+	for name, change := range map[string]func(p *unstructured.Unstructured){
+		"relabelled": func(p *unstructured.Unstructured) {
+			p.SetLabels(map[string]string{"app": "shop", "tier": "api", "role": "api"})
+		},
+		"changed by kubectl": func(p *unstructured.Unstructured) {
+			p.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl-label", Operation: metav1.ManagedFieldsOperationUpdate}})
+		},
+		"made by someone else": func(p *unstructured.Unstructured) { p.SetUID("learner-uid") },
+		"another image": func(p *unstructured.Unstructured) {
+			p.Object["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"] = "evil:1"
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			mc := newMatrixCluster(t)
+			ctx := context.Background()
+			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1"); err != nil {
+				t.Fatal(err)
+			}
+			var old *unstructured.Unstructured
+			for _, p := range mc.probers(t, "shop") {
+				old = p
+			}
+			change(old)
+			if err := mc.dyn.Tracker().Update(podsResource, old, "shop"); err != nil {
+				t.Fatal(err)
+			}
+			var tried []string
+			mc.agent.answer = func(pod string) string {
+				tried = append(tried, pod)
+				return "cell 0 open\ndone\n"
+			}
+			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1"); err != nil {
+				t.Fatal(err)
+			}
+			ps := mc.probers(t, "shop")
+			if _, still := ps[old.GetName()]; still || len(ps) != 1 {
+				t.Fatalf("probers %v: the changed %s is still there, or not one prober", slicesKeys(ps), old.GetName())
+			}
+			if len(tried) != 1 || tried[0] == old.GetName() {
+				t.Fatalf("tried from %v, want the new prober", tried)
+			}
+		})
+	}
+}
+
+// TestProberTamperedDuringTheRoundCannotPass: a process left in the
+// prober, or a relabelling while it tries, makes the round an error (never
+// a pass) and deletes the prober.
+func TestProberTamperedDuringTheRoundCannotPass(t *testing.T) {
+	for name, tamper := range map[string]func(mc *matrixCluster, pod string) string{
+		"a process left by kubectl exec": func(_ *matrixCluster, _ string) string {
+			return "stranger 17\ncell 0 open\ndone\n"
+		},
+		"relabelled while it tries": func(mc *matrixCluster, pod string) string {
+			obj, err := mc.dyn.Tracker().Get(podsResource, "shop", pod)
+			if err != nil {
+				panic(err)
+			}
+			p := obj.(*unstructured.Unstructured)
+			p.SetLabels(map[string]string{"app": "shop", "tier": "web"})
+			if err := mc.dyn.Tracker().Update(podsResource, p, "shop"); err != nil {
+				panic(err)
+			}
+			return "cell 0 open\ndone\n"
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			mc := newMatrixCluster(t)
+			mc.agent.answer = func(pod string) string { return tamper(mc, pod) }
+			_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1")
+			if err == nil || !strings.Contains(err.Error(), "not as labctl left it") {
+				t.Fatalf("err = %v, want the prober not as labctl left it", err)
+			}
+			if ps := mc.probers(t, "shop"); len(ps) != 0 {
+				t.Fatalf("probers %v left, want the tampered one deleted", slicesKeys(ps))
+			}
+		})
+	}
+}
+
+// TestMatrixNeedsTheAgent: without a policy agent the check cannot judge
+// (nothing says the policies are in force), and says why.
+func TestMatrixNeedsTheAgent(t *testing.T) {
+	mc := newMatrixCluster(t)
+	mc.kubeReader.agent = noAgent{}
+	_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1")
+	if err == nil || !strings.Contains(err.Error(), "networkPolicy add-on") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+type noAgent struct{}
+
+func (noAgent) Syncs(context.Context) (map[string]float64, error) { return map[string]float64{}, nil }
+func (noAgent) AskSync(context.Context, string, *unstructured.Unstructured) error {
+	return nil
+}
+func (noAgent) Exec(context.Context, string, string, []string, io.Writer) (int, error) {
+	return 0, nil
+}
+
+// TestMatrixTargetASourcesProber: a target that names a source is that
+// source's prober, on its port; the others are tried as the lab wrote
+// them.
+func TestMatrixTargetASourcesProber(t *testing.T) {
+	mc := newMatrixCluster(t)
+	m := &lab.MatrixCheck{
+		Sources:  []lab.MatrixSource{{Name: "bare", Namespace: "shop"}, {Name: "web", Namespace: "shop", Labels: map[string]string{"tier": "web"}}},
+		Targets:  []lab.MatrixTarget{{Name: "db", To: "db.shop:5432"}, {Name: "new-pod", Source: "bare"}},
+		Unlisted: lab.MatrixClosed,
+	}
+	mc.agent.answer = func(pod string) string {
+		ps := mc.probers(t, "shop")
+		if len(ps[pod].GetLabels()) == 0 {
+			// bare does not try its own prober.
+			return "cell 0 closed 124 \ndone\n"
+		}
+		return "cell 0 closed 124 \ncell 1 open\ndone\n"
+	}
+	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, c := range mc.agent.cmds {
+		args = append(args, strings.Join(c[7:], " "))
+	}
+	slices.Sort(args)
+	if want := []string{"db.shop 5432", "db.shop 5432 10.244.1.7 8080"}; !slices.Equal(args, want) {
+		t.Fatalf("tried %q, want %q: db from both, the prober of bare on 8080 from web only", args, want)
+	}
+	if !got[0][1].Self || got[1][1].Self {
+		t.Fatalf("got %+v: want bare's own cell untried, web's tried", got)
+	}
+	err = judgeMatrix(m, got)
+	if err == nil || !strings.Contains(err.Error(), "1 of 3 paths") || !strings.Contains(err.Error(), "to new-pod (the prober of bare, port 8080): expected closed, found open") {
+		t.Fatalf("judged %v", err)
+	}
+}
+
+// TestProberListens runs the prober's own program with perl: it accepts
+// connections, again and again.
+func TestProberListens(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("no perl")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	cmd := exec.Command("perl", "-MIO::Socket::INET", "-e", proberListen, port)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(5 * time.Second)
+	for n := 0; n < 3; {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second)
+		if err == nil {
+			c.Close()
+			n++
+			continue
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the prober does not accept: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestMatrixScriptNamesStrangers runs the prober's script in a PID
+// namespace of its own, as in a container: a process left there without
+// the round's secret is a stranger, the script's own tries are not.
+func TestMatrixScriptNamesStrangers(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare")
+	}
+	if err := exec.Command("unshare", "-pf", "--mount-proc", "true").Run(); err != nil {
+		t.Skipf("no PID namespace here (%v)", err)
+	}
+	open := flippingPort(t, true, 0)
+	cmd, err := matrixCommand("r1", []string{"127.0.0.1:" + open, "127.0.0.1:" + open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := make([]string, len(cmd))
+	for i, a := range cmd {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	for name, pid1 := range map[string]string{
+		"alone":          "sleep 30 & " + strings.Join(quoted, " ") + "; kill %1",
+		"with a process": "sleep 30 & (exec -a lingering sleep 30) & sleep 0.2; " + strings.Join(quoted, " ") + "; kill %1 %2",
+		// Another check's tries, whose exec has not become their shell yet.
+		"with tries starting": "sleep 30 & (sleep 0.3; exec env LABCTL_PROBER_ROUND=r1 sleep 30) & sleep 0.1; " + strings.Join(quoted, " ") + "; kill %1 %2",
+	} {
+		t.Run(name, func(t *testing.T) {
+			// PID 1 is a shell that leaves sleep 30 as its own child: the
+			// Pod's own process stands for PID 1 alone, so the first
+			// sleep is a stranger too; count them.
+			out, err := exec.Command("unshare", "-pf", "--mount-proc", "bash", "-c", pid1).Output()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			strangers := strings.Count(string(out), "stranger ")
+			want := 2 // the first sleep, before and after
+			if name == "with a process" {
+				want = 4
+			}
+			if strangers != want {
+				t.Fatalf("%d stranger lines, want %d:\n%s", strangers, want, out)
+			}
+			var cells []string
+			for _, l := range strings.Split(string(out), "\n") {
+				if !strings.HasPrefix(l, "stranger ") {
+					cells = append(cells, l)
+				}
+			}
+			if _, err := parseProberOutput(strings.Join(cells, "\n"), 2); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+}
