@@ -3,7 +3,6 @@ package class
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,7 +45,7 @@ func OpenInvite(_ context.Context, kubeconfig []byte) (*Invite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the invite: %w", err)
 	}
-	expires := tokenExpiry(cfg.BearerToken)
+	expires := provision.TokenExpiry(cfg.BearerToken)
 	if !expires.IsZero() && !now().Before(expires) {
 		return nil, fmt.Errorf("%w at %s: ask your instructor for a new one (`labctl class invite %s`)",
 			ErrInviteExpired, expires.Local().Format("2006-01-02 15:04 MST"), parts[2])
@@ -66,27 +65,6 @@ var now = time.Now
 
 // Expires is when the invite stops working (zero: it does not say).
 func (v *Invite) Expires() time.Time { return v.expires }
-
-// tokenExpiry reads the expiry ("exp") a service-account token carries, as
-// the API server wrote it; zero when it carries none or is no JWT. The
-// API server checks it; this only lets labctl say so before it asks.
-func tokenExpiry(token string) time.Time {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return time.Time{}
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return time.Time{}
-	}
-	var claims struct {
-		Exp int64 `json:"exp"`
-	}
-	if json.Unmarshal(payload, &claims) != nil || claims.Exp <= 0 {
-		return time.Time{}
-	}
-	return time.Unix(claims.Exp, 0)
-}
 
 // Learner is the learner's name the invite was made for.
 func (v *Invite) Learner() string { return v.learner }
