@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,15 +19,15 @@ import (
 func newLintCommand(g *globals) *cobra.Command {
 	var strict bool
 	cmd := &cobra.Command{
-		Use:   "lint [FILE]",
+		Use:   "lint [FILE|DIR]",
 		Short: "Check a lab file and report every problem with its line",
-		Long: "lint loads a lab file strictly (FILE, else --lab, else ./lab.yaml, else the built-in lab),\n" +
+		Long: "lint loads a lab file strictly (FILE, or DIR/lab.yaml, else --lab, else ./lab.yaml, else the built-in lab),\n" +
 			"prints every problem as file:line:column: field: message on stderr, a summary on stdout,\n" +
 			"and exits 1 when there are problems: a step whose checks are all placeholders or whose solve only fails is one,\n" +
 			"unless the lab is marked metadata.draft: true. Warnings (file:line:column: warning: ...) do not fail it unless --strict.\n" +
 			"With -v it also lists the cluster objects the lab's checks read, which are all the grader may read, its\n" +
 			"probes, and what the lab may do: what `labctl install` shows, and what needs --allow-host-access.",
-		Example: "  labctl lint\n  labctl lint --strict my-lab/lab.yaml\n  labctl lint -v",
+		Example: "  labctl lint\n  labctl lint --strict my-lab/lab.yaml\n  labctl lint my-lab\n  labctl lint -v",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file := ""
@@ -46,6 +48,12 @@ func runLint(g *globals, file string, strict bool) error {
 		err    error
 	)
 	if file != "" {
+		// A lab's directory names its lab file, as --lab DIR does; a link
+		// to one is left to the reader, which refuses it.
+		if fi, statErr := os.Lstat(file); statErr == nil && fi.IsDir() {
+			file = filepath.Join(file, "lab.yaml")
+			source = file
+		}
 		_, l, err = labstore.Read(file)
 	} else {
 		l, _, source, _, err = g.loadLabAsWritten()

@@ -60,6 +60,22 @@ func TestLintValidFile(t *testing.T) {
 	}
 }
 
+// A lab's directory is linted as its lab.yaml, as --lab DIR reads it.
+func TestLintLabDirectory(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(testdata + "valid_full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lab.yaml"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runLabctl(t, "lint", dir)
+	if want := filepath.Join(dir, "lab.yaml") + ": OK (2 steps, 7 checks)\n"; code != 0 || out != want {
+		t.Errorf("lint DIR: exit %d, stdout %q, stderr %q; want 0 and %q", code, out, errOut, want)
+	}
+}
+
 func TestLintBrokenFile(t *testing.T) {
 	file := testdata + "broken.yaml"
 	code, out, errOut := runLabctl(t, "lint", file)
