@@ -22,6 +22,9 @@ type Powers struct {
 	// or *) or reads what leads to more (see Risks).
 	ClusterRules []PolicyRule
 	ClusterWrite bool
+	// ClusterView names the kinds the learner reads cluster-wide
+	// (access.clusterView), none of which holds a secret.
+	ClusterView []string
 	// AdminScripts name the probe scripts, the lab's, that run in a
 	// container of their own with the probe's identity (admin of the lab's
 	// namespaces, nothing cluster-wide), e.g. "step sync: probe setup,
@@ -75,6 +78,9 @@ func (l *Lab) Powers() Powers {
 	}
 	if p.PodSecurity == "" {
 		p.PodSecurity = DefaultPodSecurity
+	}
+	for _, k := range l.LearnerClusterView() {
+		p.ClusterView = append(p.ClusterView, k.Name)
 	}
 	for _, r := range l.Access.ClusterRules {
 		if clusterRuleReaches(r) != "" {
@@ -259,6 +265,7 @@ func (p Powers) Lines() []string {
 		"Pod Security in its namespaces: " + p.PodSecurity,
 		"namespaces: " + ns,
 		"cluster-wide rules for the learner: " + cluster,
+		"cluster-wide reading for the learner (nothing that holds a secret): " + none(p.ClusterView, "none"),
 		"probe scripts in a container of the sandbox image, admin of the lab's namespaces, nothing cluster-wide: " + none(p.AdminScripts, "none"),
 		"setup scripts as root in the sandbox: " + none(prefixAll("step ", p.SandboxSetups), "none"),
 		"command checks in the grader (programs of the sandbox image, as a user of their own, that read every file of the learner's home, run what the learner wrote when they run it, and reach the cluster's network): " + none(p.CommandChecks, "none"),

@@ -184,12 +184,23 @@ type Sandbox struct {
 }
 
 // Access is the learner's Kubernetes identity. With no rules, the learner is
-// admin of the lab's namespaces and has nothing cluster-wide.
+// admin of the lab's namespaces and reads, cluster-wide, only what
+// ClusterView names.
 type Access struct {
 	// Rules are RBAC policy rules granted in each of the lab's namespaces.
 	Rules []PolicyRule `yaml:"rules" json:"rules,omitempty"`
 	// ClusterRules are RBAC policy rules granted cluster-wide.
 	ClusterRules []PolicyRule `yaml:"clusterRules" json:"clusterRules,omitempty"`
+	// ClusterView is what the learner may read (get, list, watch)
+	// cluster-wide, as courses assume: kubectl get nodes, storageclass,
+	// ingressclass, crd, kubectl top nodes. Unset, all of it: nodes,
+	// persistentvolumes, storageclasses, csidrivers, csinodes,
+	// ingressclasses, gatewayclasses, customresourcedefinitions,
+	// runtimeclasses, priorityclasses and nodemetrics (metrics.k8s.io
+	// nodes). None of them holds a secret; node status writes, nodes/proxy
+	// and nodes/log stay refused. A list narrows it, e.g. [nodes,
+	// storageclasses]; none gives nothing beside clusterRules.
+	ClusterView ClusterView `yaml:"clusterView" json:"clusterView,omitempty"`
 }
 
 // PolicyRule mirrors rbac/v1 PolicyRule.

@@ -123,6 +123,7 @@ func (l *Lab) validateIn(labDir string) Errors {
 	}
 	v.rules("access.rules", l.Access.Rules)
 	v.rules("access.clusterRules", l.Access.ClusterRules)
+	v.clusterView(l.Access.ClusterView)
 	if len(l.Steps) == 0 {
 		v.add("steps", "a lab needs at least one step")
 	}

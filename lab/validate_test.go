@@ -53,6 +53,26 @@ func TestValidateRules(t *testing.T) {
 		good: header + "      - {name: c, file: {path: /root/x}}\ncluster: {provider: kind}\n",
 		want: `cluster.provider: "k3d" is not supported; the only provider is "kind"`,
 	}, {
+		name: "access.clusterView unknown",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: [nodes, secrets] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: [nodes, storageclasses]\n",
+		want: `access.clusterView[1]: "secrets" is not a kind the learner can be given to read; use nodes, persistentvolumes,`,
+	}, {
+		name: "access.clusterView none not alone",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: [nodes, none] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: none\n",
+		want: `access.clusterView[1]: none gives the learner no cluster-wide reading and must stand alone`,
+	}, {
+		name: "access.clusterView twice",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: [nodes, nodes] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: nodes\n",
+		want: `access.clusterView[1]: "nodes" is listed twice`,
+	}, {
+		name: "access.clusterView empty",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: [] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: [nodemetrics]\n",
+		want: `access.clusterView: an empty list; write clusterView: none`,
+	}, {
 		name: "cluster.podSecurity",
 		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster: {podSecurity: none} #!\n",
 		good: header + "      - {name: c, file: {path: /root/x}}\ncluster: {podSecurity: restricted}\n",
