@@ -133,11 +133,11 @@ echo "reason=$r pods=$(kubectl get pods -l app=privd -o name | wc -l)"`)
 		// can-i agrees, and says yes where the learner is admin: the noes are
 		// not a broken kubeconfig.
 		code, out := script(t, env, `for a in "create pods/exec -n `+secNS+`" "get secrets -n `+secNS+`" "create pods/exec -n kube-system" "get secrets -n kube-system" \
-  "get nodes/proxy" "create certificatesigningrequests" "patch namespaces/`+secNS+`" "update namespaces/`+secNS+`"; do
+  "get nodes --subresource=proxy" "create certificatesigningrequests" "patch namespaces/`+secNS+`" "update namespaces/`+secNS+`"; do
   echo "$a: $(kubectl auth can-i $a 2>/dev/null)"
 done`)
 		want := "create pods/exec -n " + secNS + ": yes\nget secrets -n " + secNS + ": yes\ncreate pods/exec -n kube-system: no\nget secrets -n kube-system: no\n" +
-			"get nodes/proxy: no\ncreate certificatesigningrequests: no\npatch namespaces/" + secNS + ": no\nupdate namespaces/" + secNS + ": no\n"
+			"get nodes --subresource=proxy: no\ncreate certificatesigningrequests: no\npatch namespaces/" + secNS + ": no\nupdate namespaces/" + secNS + ": no\n"
 		if code != 0 || out != want {
 			t.Errorf("kubectl auth can-i (exit %d):\n%s\nwant:\n%s", code, out, want)
 		}
@@ -163,11 +163,11 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 			t.Errorf("the learner listing nodes, IngressClasses and StorageClasses: exit %d, output %q", code, out)
 		}
 		code, out = script(t, env, `for a in "list nodes" "get storageclasses" "list ingressclasses" "list customresourcedefinitions" \
-  "get secrets -A" "list configmaps -A" "create serviceaccounts/token -n kube-system" "get nodes/proxy" "get nodes/log" "update nodes/status" "patch nodes" "delete nodes"; do
+  "get secrets -A" "list configmaps -A" "create serviceaccounts/token -n kube-system" "get nodes --subresource=proxy" "get nodes --subresource=log" "update nodes --subresource=status" "patch nodes" "delete nodes"; do
   echo "$a: $(kubectl auth can-i $a 2>/dev/null)"
 done`)
 		want := "list nodes: yes\nget storageclasses: yes\nlist ingressclasses: yes\nlist customresourcedefinitions: yes\n" +
-			"get secrets -A: no\nlist configmaps -A: no\ncreate serviceaccounts/token -n kube-system: no\nget nodes/proxy: no\nget nodes/log: no\nupdate nodes/status: no\npatch nodes: no\ndelete nodes: no\n"
+			"get secrets -A: no\nlist configmaps -A: no\ncreate serviceaccounts/token -n kube-system: no\nget nodes --subresource=proxy: no\nget nodes --subresource=log: no\nupdate nodes --subresource=status: no\npatch nodes: no\ndelete nodes: no\n"
 		if code != 0 || out != want {
 			t.Errorf("kubectl auth can-i (exit %d):\n%s\nwant:\n%s", code, out, want)
 		}
