@@ -50,9 +50,13 @@ func clusterViewNames() string {
 
 // LearnerClusterView returns the kinds the learner reads cluster-wide:
 // every one of ClusterViewKinds when access.clusterView is unset, none for
-// none, else the ones it names, in ClusterViewKinds' order.
+// none (or a lab with no cluster), else the ones it names, in
+// ClusterViewKinds' order.
 func (l *Lab) LearnerClusterView() []ViewedKind {
 	v := l.Access.ClusterView
+	if !l.HasCluster() {
+		return nil
+	}
 	if v == nil {
 		return ClusterViewKinds
 	}

@@ -10,6 +10,9 @@ import (
 // the learner do, read from its lab file: what `labctl install` and
 // `labctl lint -v` show to the person about to run a stranger's lab.
 type Powers struct {
+	// NoCluster is set for a lab with no cluster (cluster.provider: none):
+	// it has no namespaces, rules nor node image.
+	NoCluster bool
 	// PodSecurity is the Pod Security level of the lab's namespaces.
 	PodSecurity string
 	// Namespaces are the lab's namespaces: the learner is admin there
@@ -68,6 +71,7 @@ func (r Risk) Key() string { return r.Path + ": " + r.Value }
 // Powers summarises what l may do (see Powers).
 func (l *Lab) Powers() Powers {
 	p := Powers{
+		NoCluster:         !l.HasCluster(),
 		PodSecurity:       l.Cluster.PodSecurity,
 		Namespaces:        l.Cluster.Namespaces,
 		AdminInNamespaces: len(l.Access.Rules) == 0,
@@ -261,7 +265,7 @@ func (p Powers) Lines() []string {
 		}
 		return "the lab's own, " + ref
 	}
-	return []string{
+	lines := []string{
 		"Pod Security in its namespaces: " + p.PodSecurity,
 		"namespaces: " + ns,
 		"cluster-wide rules for the learner: " + cluster,
@@ -273,6 +277,12 @@ func (p Powers) Lines() []string {
 		"workload images taken from this machine's Docker engine: " + none(loads, "none"),
 		"node image: " + own(p.NodeImage) + "; sandbox image: " + own(p.SandboxImage),
 	}
+	if p.NoCluster {
+		lines[0] = "cluster: none (the sandbox and the grader only, on no network)"
+		lines = append(lines[:1], lines[4:]...)
+		lines[len(lines)-1] = "sandbox image: " + own(p.SandboxImage)
+	}
+	return lines
 }
 
 func rules(rs []PolicyRule) string {

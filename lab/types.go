@@ -88,8 +88,15 @@ func (BrokenTexts) OneOrMany() {}
 
 // Cluster describes the Kubernetes cluster the lab runs against.
 type Cluster struct {
-	// Provider is the only supported cluster provider, "kind".
-	Provider string `yaml:"provider" json:"provider,omitempty" jsonschema:"enum=kind"`
+	// Provider is the cluster's provider: kind (the default), or none for a
+	// lab with no cluster, whose steps are done with the sandbox's files
+	// and tools (git, a shell, permissions) and judged by file, git and
+	// command checks. up then brings up the sandbox and the grader only,
+	// on no network; the learner has no kubeconfig, and kubectl says
+	// that the lab has no cluster. Such a lab may set nothing else of
+	// cluster nor access, and has no kube, access, permissions, reach,
+	// matrix or audit checks, no kube: references and no probes.
+	Provider string `yaml:"provider" json:"provider,omitempty" jsonschema:"enum=kind,enum=none"`
 	// NodeImage overrides the kind node image; empty means labctl's default.
 	NodeImage string `yaml:"nodeImage" json:"nodeImage,omitempty"`
 	// Namespaces are created by up and recreated by reset.
