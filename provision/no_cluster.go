@@ -34,4 +34,3 @@ func (e *Live) writeNoCluster(ctx context.Context) error {
 	}
 	return nil
 }
-
