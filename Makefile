@@ -62,7 +62,7 @@ E2E_FIRST := ./cmd/labctl/... ./provision/kind/... ./provision/class/... ./inter
 e2e: images addons browser ## integration tests on a real Docker engine and kind cluster, and a real browser
 	$(GO) test -tags e2e -count=1 -p 2 -timeout 80m $(E2E_FIRST) ./...
 
-# make e2e proves the built-in lab and rbac-ci whole, netpol-shop's first step's alternatives and its mistake admin-from-tools,
+# make e2e proves the built-in lab, rbac-ci and nightly-job (no cluster) whole, netpol-shop's first step's alternatives and its mistake admin-from-tools,
 # an alternative of debug-rollout's first step from its bundle, and debug-rollout's solves as a class with learner
 # nodes; this proves every lab whole with labctl test, one after another.
 test-labs: images addons ## every lab of the repository proves itself whole with labctl test (about 50 minutes)
@@ -74,7 +74,7 @@ up: images ## labctl up on the default lab (then: bin/labctl shell)
 down: build ## remove the default lab
 	$(BIN) down
 
-bench: build ## measure up, reset, check, grade, shell memory, the browser view and `labctl test` on this machine; one table
+bench: build ## measure up (with a cluster and without), reset, check, grade, shell memory, the browser view and `labctl test` on this machine; one table
 	hack/bench.sh
 
 web: ## rebuild the page of `labctl ui` (internal/web/assets) from web/ and its lockfile; needs Node.js and npm

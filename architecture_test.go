@@ -17,7 +17,7 @@ import (
 // it. Everything else reaches these dependencies through those packages.
 var owners = map[string][]string{
 	"github.com/docker/docker": {"sandbox", "internal/docker"},
-	"github.com/creack/pty":    {"internal/docker", "internal/terminal", "sandbox"},
+	"github.com/creack/pty":    {"internal/docker", "internal/terminal", "sandbox", "cmd/labctl"},
 	"sigs.k8s.io/kind":         {"provision/kind"},
 	"github.com/spf13/cobra":   {"cmd"},
 	"github.com/spf13/viper":   {"cmd"},

@@ -54,6 +54,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "inf"; else pri
 cleanup() {
 	note "bench: cleaning up"
 	(cd "$work/lab" 2>/dev/null && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1
+	(cd "$work/nocluster" 2>/dev/null && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1
 	"$work/kind" delete cluster --name "$bare" >>"$work/log" 2>&1
 	docker rm -f "$bare-control-plane" >/dev/null 2>&1
 	# The log and `labctl test`'s report stay for a look.
@@ -131,6 +132,21 @@ row "up / bare kind create (2 each)" "$(ratio "$tu" "$tb") (${tu} s / ${tb} s)" 
 note "bench: warm up"
 tw=$(timed "$labctl" up) || die "warm up failed"
 row "warm up" "${tw} s" "<= 3 s" "$(verdict "$tw" 3)"
+
+# A lab with no cluster (labs/nightly-job, renamed): the sandbox and the
+# grader only. A fresh up three times, the lab purged after each.
+note "bench: up of a lab with no cluster (labs/nightly-job, 3 times)"
+mkdir -p "$work/nocluster"
+cp -r "$root/labs/nightly-job/." "$work/nocluster/"
+sed -i -E "s/^  name: .*/  name: ${lab}-nc/" "$work/nocluster/lab.yaml"
+grep -q "^  name: ${lab}-nc\$" "$work/nocluster/lab.yaml" || die "could not rename the copy of labs/nightly-job"
+: >"$work/nocluster.t"
+for i in 1 2 3; do
+	{ (cd "$work/nocluster" && timed "$labctl" up) && echo; } >>"$work/nocluster.t" || die "labctl up of the lab with no cluster failed"
+	(cd "$work/nocluster" && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1 || die "labctl down of the lab with no cluster failed"
+done
+tnc=$(med <"$work/nocluster.t")
+row "up, lab with no cluster (nightly-job), fresh" "${tnc} s" "<= 10 s" "$(verdict "$tnc" 10)"
 
 # The same lab on three nodes with the networkPolicy and storage add-ons
 # (Pod routes between the nodes come with the workers), against bare kind

@@ -10,6 +10,9 @@ import (
 // the learner do, read from its lab file: what `labctl install` and
 // `labctl lint -v` show to the person about to run a stranger's lab.
 type Powers struct {
+	// NoCluster is set for a lab with no cluster (cluster.provider: none):
+	// it has no namespaces, rules nor node image.
+	NoCluster bool
 	// PodSecurity is the Pod Security level of the lab's namespaces.
 	PodSecurity string
 	// Namespaces are the lab's namespaces: the learner is admin there
@@ -22,6 +25,9 @@ type Powers struct {
 	// or *) or reads what leads to more (see Risks).
 	ClusterRules []PolicyRule
 	ClusterWrite bool
+	// ClusterView names the kinds the learner reads cluster-wide
+	// (access.clusterView), none of which holds a secret.
+	ClusterView []string
 	// AdminScripts name the probe scripts, the lab's, that run in a
 	// container of their own with the probe's identity (admin of the lab's
 	// namespaces, nothing cluster-wide), e.g. "step sync: probe setup,
@@ -65,6 +71,7 @@ func (r Risk) Key() string { return r.Path + ": " + r.Value }
 // Powers summarises what l may do (see Powers).
 func (l *Lab) Powers() Powers {
 	p := Powers{
+		NoCluster:         !l.HasCluster(),
 		PodSecurity:       l.Cluster.PodSecurity,
 		Namespaces:        l.Cluster.Namespaces,
 		AdminInNamespaces: len(l.Access.Rules) == 0,
@@ -75,6 +82,9 @@ func (l *Lab) Powers() Powers {
 	}
 	if p.PodSecurity == "" {
 		p.PodSecurity = DefaultPodSecurity
+	}
+	for _, k := range l.LearnerClusterView() {
+		p.ClusterView = append(p.ClusterView, k.Name)
 	}
 	for _, r := range l.Access.ClusterRules {
 		if clusterRuleReaches(r) != "" {
@@ -255,10 +265,11 @@ func (p Powers) Lines() []string {
 		}
 		return "the lab's own, " + ref
 	}
-	return []string{
+	lines := []string{
 		"Pod Security in its namespaces: " + p.PodSecurity,
 		"namespaces: " + ns,
 		"cluster-wide rules for the learner: " + cluster,
+		"cluster-wide reading for the learner (nothing that holds a secret): " + none(p.ClusterView, "none"),
 		"probe scripts in a container of the sandbox image, admin of the lab's namespaces, nothing cluster-wide: " + none(p.AdminScripts, "none"),
 		"setup scripts as root in the sandbox: " + none(prefixAll("step ", p.SandboxSetups), "none"),
 		"command checks in the grader (programs of the sandbox image, as a user of their own, that read every file of the learner's home, run what the learner wrote when they run it, and reach the cluster's network): " + none(p.CommandChecks, "none"),
@@ -266,6 +277,12 @@ func (p Powers) Lines() []string {
 		"workload images taken from this machine's Docker engine: " + none(loads, "none"),
 		"node image: " + own(p.NodeImage) + "; sandbox image: " + own(p.SandboxImage),
 	}
+	if p.NoCluster {
+		lines[0] = "cluster: none (the sandbox and the grader only, on no network)"
+		lines = append(lines[:1], lines[4:]...)
+		lines[len(lines)-1] = "sandbox image: " + own(p.SandboxImage)
+	}
+	return lines
 }
 
 func rules(rs []PolicyRule) string {

@@ -88,8 +88,15 @@ func (BrokenTexts) OneOrMany() {}
 
 // Cluster describes the Kubernetes cluster the lab runs against.
 type Cluster struct {
-	// Provider is the only supported cluster provider, "kind".
-	Provider string `yaml:"provider" json:"provider,omitempty" jsonschema:"enum=kind"`
+	// Provider is the cluster's provider: kind (the default), or none for a
+	// lab with no cluster, whose steps are done with the sandbox's files
+	// and tools (git, a shell, permissions) and judged by file, git and
+	// command checks. up then brings up the sandbox and the grader only,
+	// on no network; the learner has no kubeconfig, and kubectl says
+	// that the lab has no cluster. Such a lab may set nothing else of
+	// cluster nor access, and has no kube, access, permissions, reach,
+	// matrix or audit checks, no kube: references and no probes.
+	Provider string `yaml:"provider" json:"provider,omitempty" jsonschema:"enum=kind,enum=none"`
 	// NodeImage overrides the kind node image; empty means labctl's default.
 	NodeImage string `yaml:"nodeImage" json:"nodeImage,omitempty"`
 	// Namespaces are created by up and recreated by reset.
@@ -184,12 +191,23 @@ type Sandbox struct {
 }
 
 // Access is the learner's Kubernetes identity. With no rules, the learner is
-// admin of the lab's namespaces and has nothing cluster-wide.
+// admin of the lab's namespaces and reads, cluster-wide, only what
+// ClusterView names.
 type Access struct {
 	// Rules are RBAC policy rules granted in each of the lab's namespaces.
 	Rules []PolicyRule `yaml:"rules" json:"rules,omitempty"`
 	// ClusterRules are RBAC policy rules granted cluster-wide.
 	ClusterRules []PolicyRule `yaml:"clusterRules" json:"clusterRules,omitempty"`
+	// ClusterView is what the learner may read (get, list, watch)
+	// cluster-wide, as courses assume: kubectl get nodes, storageclass,
+	// ingressclass, crd, kubectl top nodes. Unset, all of it: nodes,
+	// persistentvolumes, storageclasses, csidrivers, csinodes,
+	// ingressclasses, gatewayclasses, customresourcedefinitions,
+	// runtimeclasses, priorityclasses and nodemetrics (metrics.k8s.io
+	// nodes). None of them holds a secret; node status writes, nodes/proxy
+	// and nodes/log stay refused. A list narrows it, e.g. [nodes,
+	// storageclasses]; none gives nothing beside clusterRules.
+	ClusterView ClusterView `yaml:"clusterView" json:"clusterView,omitempty"`
 }
 
 // PolicyRule mirrors rbac/v1 PolicyRule.

@@ -123,6 +123,7 @@ func (l *Lab) validateIn(labDir string) Errors {
 	}
 	v.rules("access.rules", l.Access.Rules)
 	v.rules("access.clusterRules", l.Access.ClusterRules)
+	v.clusterView(l.Access.ClusterView)
 	if len(l.Steps) == 0 {
 		v.add("steps", "a lab needs at least one step")
 	}
@@ -160,8 +161,12 @@ func (v *validator) metadata(m *Metadata) {
 }
 
 func (v *validator) cluster(c *Cluster) {
-	if c.Provider != DefaultProvider {
-		v.add("cluster.provider", "%q is not supported; the only provider is %q", c.Provider, DefaultProvider)
+	switch c.Provider {
+	case DefaultProvider:
+	case ProviderNone:
+		v.noCluster(v.lab)
+	default:
+		v.add("cluster.provider", "%q is not supported; use %q (a kind cluster, the default) or %q (no cluster: the sandbox and the grader only)", c.Provider, DefaultProvider, ProviderNone)
 	}
 	switch c.PodSecurity {
 	case PodSecurityBaseline, PodSecurityRestricted, PodSecurityPrivileged:
@@ -306,6 +311,7 @@ func (v *validator) step(p string, s *Step) {
 	}
 	v.alternatives(p, s)
 	v.probe(p, s, checks)
+	v.clusterProbe(p, s)
 	v.stepTexts(p, s.ID, StepText{Instructions: s.Instructions, Why: s.Why, Solution: s.Solution, Hints: s.Hints})
 }
 
@@ -392,6 +398,7 @@ func (v *validator) check(p string, c *Check) {
 		kinds = append(kinds, "audit")
 		v.auditCheck(p+".audit", c.Audit)
 	}
+	v.clusterCheck(p, c)
 	switch len(kinds) {
 	case 1:
 	case 0:
@@ -741,9 +748,12 @@ func (v *validator) value(p string, val *Value) {
 	if val == nil || !val.IsRef() {
 		return
 	}
-	if _, err := ParseRef(val.Ref); err != nil {
+	r, err := ParseRef(val.Ref)
+	if err != nil {
 		v.add(p+".ref", "%v", err)
+		return
 	}
+	v.clusterRef(p, r)
 }
 
 // regex requires an RE2 regular expression, when set.

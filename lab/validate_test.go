@@ -51,7 +51,57 @@ func TestValidateRules(t *testing.T) {
 		name: "cluster.provider",
 		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster: {provider: k3d} #!\n",
 		good: header + "      - {name: c, file: {path: /root/x}}\ncluster: {provider: kind}\n",
-		want: `cluster.provider: "k3d" is not supported; the only provider is "kind"`,
+		want: `cluster.provider: "k3d" is not supported; use "kind" (a kind cluster, the default) or "none"`,
+	}, {
+		name: "no cluster: a kube check",
+		bad:  header + "      - {name: c, kube: {apiVersion: v1, kind: ConfigMap, namespace: n, name: x}} #!\ncluster: {provider: none}\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster: {provider: none}\n",
+		want: `steps[0].checks[0].kube: a lab with no cluster (cluster.provider: none) has no API server for a kube check to ask; judge the learner's work with file, git or command checks`,
+	}, {
+		name: "no cluster: an audit check in a mistake's evidence",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\n    mistakes:\n      - name: m\n        script: 'true'\n        fails: [c]\n        evidence:\n          - {name: e, audit: {verb: create, resource: pods}} #!\ncluster: {provider: none}\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\n    mistakes:\n      - name: m\n        script: 'true'\n        fails: [c]\n        evidence:\n          - {name: e, file: {path: /root/y}}\ncluster: {provider: none}\n",
+		want: `steps[0].mistakes[0].evidence[0].audit: a lab with no cluster (cluster.provider: none) has no API server for a audit check to ask`,
+	}, {
+		name: "no cluster: a kube: reference",
+		bad:  header + "      - name: c\n        file:\n          path: /root/x\n          equals: {ref: 'kube:v1/ConfigMap/n/x#data.a'} #!\ncluster: {provider: none}\n",
+		good: header + "      - name: c\n        file:\n          path: /root/x\n          equals: {ref: 'file:/root/y'}\ncluster: {provider: none}\n",
+		want: `a lab with no cluster (cluster.provider: none) has no API server for a kube: reference to read`,
+	}, {
+		name: "no cluster: namespaces",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  provider: none\n  namespaces: [demo] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  provider: none\n",
+		want: `cluster.namespaces: a lab with no cluster (cluster.provider: none) has no API server: there is nothing for it to set up; remove cluster.namespaces, or give the lab a cluster (remove provider: none)`,
+	}, {
+		name: "no cluster: workloads",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  provider: none\n  workloads: declare #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster:\n  provider: none\n",
+		want: `cluster.workloads: a lab with no cluster`,
+	}, {
+		name: "no cluster: the learner's access",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster: {provider: none}\naccess:\n  clusterView: [nodes] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\ncluster: {provider: none}\n",
+		want: `access.clusterView: a lab with no cluster`,
+	}, {
+		name: "access.clusterView unknown",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: [nodes, secrets] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: [nodes, storageclasses]\n",
+		want: `access.clusterView[1]: "secrets" is not a kind the learner can be given to read; use nodes, persistentvolumes,`,
+	}, {
+		name: "access.clusterView none not alone",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: [nodes, none] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: none\n",
+		want: `access.clusterView[1]: none gives the learner no cluster-wide reading and must stand alone`,
+	}, {
+		name: "access.clusterView twice",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: [nodes, nodes] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: nodes\n",
+		want: `access.clusterView[1]: "nodes" is listed twice`,
+	}, {
+		name: "access.clusterView empty",
+		bad:  header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: [] #!\n",
+		good: header + "      - {name: c, file: {path: /root/x}}\naccess:\n  clusterView: [nodemetrics]\n",
+		want: `access.clusterView: an empty list; write clusterView: none`,
 	}, {
 		name: "cluster.podSecurity",
 		bad:  header + "      - {name: c, file: {path: /root/x}}\ncluster: {podSecurity: none} #!\n",

@@ -31,6 +31,9 @@ const (
 	// LearnerAdminRole holds the rules of the built-in admin ClusterRole;
 	// by default the learner is bound to it in each lab namespace.
 	LearnerAdminRole = "labctl-learner-admin"
+	// LearnerViewRole names the ClusterRole and ClusterRoleBinding of the
+	// learner's reading of the cluster (access.clusterView).
+	LearnerViewRole = "labctl-learner-view"
 	// BuiltinRolesWait bounds how long a new cluster's setup waits for the
 	// controller manager to fill the built-in admin, edit and view roles.
 	BuiltinRolesWait = 2 * time.Minute
@@ -228,7 +231,9 @@ func ignoreConflict(err error) error {
 
 // grantLearner gives the learner account the lab's access: by default the
 // built-in admin ClusterRole in each lab namespace; with access.rules a Role
-// of those rules in each; with access.clusterRules a ClusterRole.
+// of those rules in each; with access.clusterRules a ClusterRole. Beside
+// them the learner reads the cluster as access.clusterView says
+// (grantClusterView).
 func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labels map[string]string) error {
 	if err := ensureAccount(ctx, cs, LearnerAccount, labels); err != nil {
 		return err
@@ -259,6 +264,9 @@ func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labe
 		if err := ensureRoleBinding(ctx, cs, rb); err != nil {
 			return fmt.Errorf("granting the learner access in %s: %w", ns, err)
 		}
+	}
+	if err := grantClusterView(ctx, cs, l, labels); err != nil {
+		return err
 	}
 	if len(l.Access.ClusterRules) == 0 {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -229,4 +230,54 @@ func fillAggregated(ctx context.Context, cs kubernetes.Interface, roles []rbacv1
 	cur.Rules = rules
 	_, err = cs.RbacV1().ClusterRoles().Update(ctx, cur, metav1.UpdateOptions{})
 	return err
+}
+
+// clusterViewRules are the rules of the learner's reading of the cluster:
+// get, list and watch of each kind of l's access.clusterView, one rule per
+// API group. A rule may name a group the cluster does not serve (the
+// Gateway API's without the ingress add-on): RBAC grants it, and it reads
+// nothing until the group is served.
+func clusterViewRules(l *lab.Lab) []rbacv1.PolicyRule {
+	var rules []rbacv1.PolicyRule
+	for _, k := range l.LearnerClusterView() {
+		i := slices.IndexFunc(rules, func(r rbacv1.PolicyRule) bool { return r.APIGroups[0] == k.Group })
+		if i < 0 {
+			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{k.Group}, Verbs: []string{"get", "list", "watch"}})
+			i = len(rules) - 1
+		}
+		rules[i].Resources = append(rules[i].Resources, k.Resource)
+	}
+	return rules
+}
+
+// grantClusterView gives the learner the ClusterRole LearnerViewRole of
+// clusterViewRules, bound cluster-wide; for a lab whose view is none it
+// deletes both, which an up of the lab before it changed may have made.
+// The rules name resources, never subresources: nodes/proxy, nodes/log and
+// nodes/status are not among them.
+func grantClusterView(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, lbls map[string]string) error {
+	rules := clusterViewRules(l)
+	if len(rules) == 0 {
+		err := cs.RbacV1().ClusterRoleBindings().Delete(ctx, LearnerViewRole, metav1.DeleteOptions{})
+		if err == nil || apierrors.IsNotFound(err) {
+			err = cs.RbacV1().ClusterRoles().Delete(ctx, LearnerViewRole, metav1.DeleteOptions{})
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("taking back the learner's reading of the cluster: %w", err)
+		}
+		return nil
+	}
+	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: LearnerViewRole, Labels: lbls}, Rules: rules}
+	if err := apply(ctx, cs.RbacV1().ClusterRoles(), cr, func(cur *rbacv1.ClusterRole) { cur.Rules = rules; cur.Labels = lbls }); err != nil {
+		return fmt.Errorf("letting the learner read the cluster: %w", err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: LearnerViewRole, Labels: lbls},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: LearnerAccount, Namespace: SystemNamespace}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: LearnerViewRole},
+	}
+	if err := apply(ctx, cs.RbacV1().ClusterRoleBindings(), crb, func(cur *rbacv1.ClusterRoleBinding) { cur.Subjects = crb.Subjects; cur.Labels = lbls }); err != nil {
+		return fmt.Errorf("letting the learner read the cluster: %w", err)
+	}
+	return nil
 }

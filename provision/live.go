@@ -38,6 +38,9 @@ import (
 // ErrNotUp says the lab's cluster or sandbox is missing or stopped.
 var ErrNotUp = errors.New("the lab is not up: run `labctl up`")
 
+// ErrNoCluster says that the lab has no cluster to reach.
+var ErrNoCluster = errors.New("the lab has no cluster (cluster.provider: none): it has no API server and no Services to reach")
+
 // ErrInstructorOnly says an invited learner asked for what only the
 // instructor's labctl does.
 var ErrInstructorOnly = errors.New("your instructor does this for you: ask them (labctl class reset, labctl class grade)")
@@ -297,6 +300,12 @@ func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, 
 		req.ProbeStart = &start
 	}
 	p, ok := e.rt.(Practice)
+	if !e.Lab.HasCluster() {
+		// No API server: the lab's checks read the sandbox only (lab
+		// validation refuses the others), so the grader gets no token.
+		req.Checks, req.Heads = cs, r.Heads
+		return e.rt.RunChecker(ctx, req)
+	}
 	if !ok {
 		kube, err := e.GraderCredentials(ctx)
 		if err != nil {
@@ -520,7 +529,13 @@ func (e *Live) EndProbe(ctx context.Context) error {
 // WriteKubeconfig writes the learner's kubeconfig to /root/.kube/config:
 // the learner's token against the API server as the sandbox reaches it,
 // in the lab's sandbox.namespace (firstNamespace).
+//
+// A lab with no cluster gets no kubeconfig: kubectl is replaced by a
+// command that says so (writeNoCluster).
 func (e *Live) WriteKubeconfig(ctx context.Context) error {
+	if !e.Lab.HasCluster() {
+		return e.writeNoCluster(ctx)
+	}
 	learner, err := e.LearnerIdentity(ctx)
 	if err != nil {
 		return err
@@ -625,8 +640,12 @@ func (e *Live) RestoreSandbox(ctx context.Context) bool {
 	return ok && r.RestoreSandbox(ctx)
 }
 
-// ResetNamespaces puts the lab's namespaces back to their starting state.
+// ResetNamespaces puts the lab's namespaces back to their starting state;
+// a lab with no cluster has none.
 func (e *Live) ResetNamespaces(ctx context.Context) error {
+	if !e.Lab.HasCluster() {
+		return nil
+	}
 	admin, err := e.adminConfig(ctx)
 	if err != nil {
 		return err
@@ -649,6 +668,9 @@ func (e *Live) RecreateCluster(ctx context.Context) error {
 // learner's token against the API server's host-facing address, as the
 // browser page's previews of the lab's Services use it.
 func (e *Live) LearnerConfig(ctx context.Context) (*rest.Config, error) {
+	if !e.Lab.HasCluster() {
+		return nil, ErrNoCluster
+	}
 	admin, err := e.adminConfig(ctx)
 	if err != nil {
 		return nil, err

@@ -29,6 +29,10 @@ const (
 // the grader container. The sandbox does not have it.
 const CheckerMount = "/.labctl"
 
+// NoNetwork is Docker's network of no network: the sandbox and the grader
+// of a lab with no cluster have only their loopback.
+const NoNetwork = "none"
+
 // KindNetwork is the Docker network kind puts its nodes on; the sandbox joins
 // it to reach the API server by the control-plane container's name.
 const KindNetwork = "kind"

@@ -4,17 +4,24 @@ package main
 
 import (
 	"context"
+	"io"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 
 	"github.com/labctl/labctl/internal/e2etest"
 )
 
 // TestE2EShippedLabs installs the repository's labs from their directories
-// beside the built-in one, lists the four, and proves the two that no other
+// beside the built-in one, lists the five, takes labs/nightly-job (no
+// cluster) through up, kubectl, check, a shell, grade, reset and down and
+// proves it with `labctl test` (about a minute), and proves the two that no other
 // test proves with `labctl test`, each on an environment of its own:
 // labs/rbac-ci (Japanese, access checks, run as a class too), whole, and
 // labs/netpol-shop (two workers, the networkPolicy add-on, reach checks),
@@ -36,7 +43,7 @@ func TestE2EShippedLabs(t *testing.T) {
 	r := e2etest.NewLabctl(t, bin, "", filepath.Join(work, "state"),
 		"LABCTL_LABS_DIR="+filepath.Join(work, "labs"), "LABCTL_CHECKER_BINARY="+bin, "NO_COLOR=1", "LC_ALL=", "LC_MESSAGES=", "LANG=en_US.UTF-8")
 
-	for _, name := range []string{"debug-rollout", "rbac-ci", "netpol-shop"} {
+	for _, name := range []string{"debug-rollout", "rbac-ci", "netpol-shop", "nightly-job"} {
 		if out := r.Must(15*time.Minute, "install", filepath.Join(root, "labs", name)); !strings.HasPrefix(out, "installed "+name+" (") {
 			t.Fatalf("install %s printed %q", name, out)
 		}
@@ -48,9 +55,11 @@ func TestE2EShippedLabs(t *testing.T) {
 		}
 	}
 	slices.Sort(listed)
-	if want := []string{"debug-rollout", "gitops-drift", "netpol-shop", "rbac-ci"}; !slices.Equal(listed, want) {
+	if want := []string{"debug-rollout", "gitops-drift", "netpol-shop", "nightly-job", "rbac-ci"}; !slices.Equal(listed, want) {
 		t.Errorf("labs lists %q, want %q", listed, want)
 	}
+
+	t.Run("nightly-job", func(t *testing.T) { nightlyJob(t, r.With(t)) })
 
 	for _, c := range []struct {
 		name string
@@ -81,4 +90,86 @@ func TestE2EShippedLabs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nightlyJob takes labs/nightly-job, a lab with no cluster, through a
+// learner's commands, then proves it with `labctl test`: up brings up the
+// sandbox and the grader only, kubectl says there is no cluster, a shell
+// passes the first step as it is typed, grade, reset and down work, all
+// in about a minute.
+func nightlyJob(t *testing.T, lab *e2etest.Labctl) {
+	lab.Lab = "nightly-job"
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	lab.UpFresh(ctx)
+	t.Logf("up of a lab with no cluster took %v", time.Since(start).Round(time.Millisecond))
+	if out := lab.Must(time.Minute, "status"); !strings.Contains(out, "cluster:  none (the lab has no cluster)") || !strings.Contains(out, "sandbox:  running") {
+		t.Errorf("status:\n%s", out)
+	}
+	code, out, errOut := lab.Run(ctx, "exec", "--", "kubectl", "get", "nodes")
+	if code == 0 || !strings.Contains(out+errOut, "this lab has no Kubernetes cluster") {
+		t.Errorf("kubectl in a lab with no cluster: exit %d, %q %q; want it to say so and fail", code, out, errOut)
+	}
+	if code, _, _ := lab.Run(ctx, "exec", "--", "test", "-e", "/root/.kube/config"); code == 0 {
+		t.Error("the learner of a lab with no cluster has a kubeconfig")
+	}
+	// No network: the sandbox has its loopback only.
+	if out := lab.Must(time.Minute, "exec", "--", "ls", "/sys/class/net"); out != "lo\n" {
+		t.Errorf("the network devices of a sandbox with no cluster: %q, want lo only", out)
+	}
+	if code, out, _ := lab.Run(ctx, "check"); code != 1 || !strings.Contains(out, "key-owned-by-shop") {
+		t.Errorf("check before any work: exit %d, want 1:\n%s", code, out)
+	}
+
+	// A shell passes the first step as its commands are typed.
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	cmd := exec.Command(lab.Bin, "--lab", lab.Lab, "shell")
+	cmd.Env = append(slices.Clone(lab.Env), "TERM=xterm-256color")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+		}
+	}()
+	var scr e2etest.Screen
+	go io.Copy(&scr, ptmx)
+	scr.WaitFor(t, "\x1b]133;A\a", 1)
+	if _, err := ptmx.WriteString("chown shop config/api.key && chmod 600 config/api.key\r"); err != nil {
+		t.Fatal(err)
+	}
+	scr.WaitFor(t, "Step passed: Let only the job's user read the API key", 1)
+	if _, err := ptmx.WriteString("exit\r"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		t.Fatalf("the shell did not end:\n%s", scr.String())
+	}
+
+	if code, out, _ := lab.Run(ctx, "grade"); code != 1 || !strings.Contains(out, "✓ 1. lock-key") {
+		t.Errorf("grade after the first step: exit %d, want 1 with the step passed:\n%s", code, out)
+	}
+	lab.Must(time.Minute, "reset", "--no-backup")
+	if code, out, _ := lab.Run(ctx, "check"); code != 1 || !strings.Contains(out, "Let only the job's user read the API key") {
+		t.Errorf("check after reset: exit %d, want 1 at the first step again:\n%s", code, out)
+	}
+	lab.Must(time.Minute, "down")
+	if code, _, _ := lab.Run(ctx, "status"); code == 0 {
+		t.Error("status says a lab that is down is up")
+	}
+	// Exit 0 is the lab proving itself.
+	lab.Must(10*time.Minute, "test")
 }

@@ -9,6 +9,10 @@ import "github.com/labctl/labctl/lab"
 // learner (nodes.go); a lab whose cluster.workloads is declare (its checks
 // read what the API server stores, never that a Pod runs) needs none.
 func CheckLab(l *lab.Lab, learnerNodes bool) error {
+	if !l.HasCluster() {
+		return &LabError{Lab: l.Metadata.Name, Reason: "it has no cluster (cluster.provider: none), and a class runs each learner's lab beside a control plane of their own: " +
+			"its learners run it with labctl up on their own machines, where it needs no cluster (see docs/classroom.md)"}
+	}
 	if len(l.Cluster.Workers) > 0 || len(l.Cluster.Addons) > 0 {
 		return &LabError{Lab: l.Metadata.Name, Reason: "it asks for worker nodes or add-ons (cluster.workers, cluster.addons), " +
 			"which a class's virtual control planes do not have: its learners run it with labctl up on their own machines"}

@@ -18,6 +18,7 @@ func TestCheckLab(t *testing.T) {
 		{"../../labs/debug-rollout/lab.yaml", runs}, // workloads: run
 		{"../../labs/rbac-ci/lab.yaml", nil},        // workloads: declare, access checks
 		{"../../labs/netpol-shop/lab.yaml", []string{"worker nodes or add-ons", "labctl up on their own machines"}},
+		{"../../labs/nightly-job/lab.yaml", []string{"it has no cluster (cluster.provider: none)", "labctl up on their own machines"}},
 	} {
 		l, err := lab.Load(tc.file)
 		if err != nil {

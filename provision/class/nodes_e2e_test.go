@@ -190,8 +190,7 @@ kubectl -n rollout delete pod dns --wait=false >/dev/null`)
 	})
 
 	t.Run("the learner cannot turn their node against the class node", func(t *testing.T) {
-		// The learner may not read nodes: the kubelet's address is the vcp
-		// Pod's, read on the class cluster.
+		// The kubelet's address is the vcp Pod's, read on the class cluster.
 		vcp, err := h.cs.CoreV1().Pods(c.Namespace(names[0])).Get(ctx, vcpPod, metav1.GetOptions{})
 		if err != nil || vcp.Status.PodIP == "" {
 			t.Fatalf("the learner's vcp Pod: %v", err)

@@ -229,7 +229,7 @@ func TestE2EProvision(t *testing.T) {
 	}
 	code, out := script(t, env, `pwd; echo "$HOME"; stat -c %a ~/.kube/config; cat /opt/lab/fixtures/hello.txt
 kubectl auth can-i create deployments -n e2e-ns; kubectl auth can-i get nodes 2>/dev/null; kubectl auth can-i create deployments -n kube-system; true`)
-	if code != 0 || out != "/root\n/root\n600\nhello\nyes\nno\nno\n" {
+	if code != 0 || out != "/root\n/root\n600\nhello\nyes\nyes\nno\n" {
 		t.Errorf("learner environment (code %d):\n%s", code, out)
 	}
 	if _, out := script(t, env, "rm /root/setup-marker; echo learner-work > /root/work"); out != "" {

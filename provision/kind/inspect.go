@@ -13,6 +13,9 @@ import (
 
 // State is what exists of a lab's environment.
 type State struct {
+	// NoCluster is set for a lab with no cluster (cluster.provider:
+	// none): it is up when its sandbox and grader run.
+	NoCluster     bool
 	ClusterExists bool
 	// APIReady is set when the API server answered the admin credentials.
 	APIReady bool
@@ -25,6 +28,9 @@ type State struct {
 
 // Up reports whether the lab is fully up.
 func (s State) Up() bool {
+	if s.NoCluster {
+		return s.Sandbox.Running && s.Grader.Running
+	}
 	return s.ClusterExists && s.APIReady && s.Sandbox.Running && s.Grader.Running
 }
 
@@ -48,6 +54,10 @@ func Inspect(ctx context.Context, l *lab.Lab) (State, error) {
 	}
 	if st.Objects, err = engine.ListByLabel(ctx, map[string]string{sandbox.LabelLab: name}); err != nil {
 		return st, err
+	}
+	if !l.HasCluster() {
+		st.NoCluster = true
+		return st, nil
 	}
 	kubeconfig := ""
 	if dir, err := stateDir(name); err == nil {

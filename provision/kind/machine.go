@@ -42,7 +42,8 @@ func (r *upRun) preflight(ctx context.Context) error {
 // ensureImages decides the node and sandbox images (options, then the lab,
 // then labctl's own) and makes sure both are present: labctl's own are
 // ensured by images.Ensure (built when missing), others must be present.
-// Then the lab's workload images (ensureWorkloads).
+// Then the lab's workload images (ensureWorkloads). A lab with no cluster
+// needs the sandbox image only.
 func (r *upRun) ensureImages(ctx context.Context) error {
 	r.images = imageRefs{node: r.opts.NodeImage, sandbox: r.opts.SandboxImage}
 	if r.images.node == "" {
@@ -51,7 +52,11 @@ func (r *upRun) ensureImages(ctx context.Context) error {
 	if r.images.sandbox == "" {
 		r.images.sandbox = r.lab.Sandbox.Image
 	}
-	want := images.Options{Node: r.images.node == "", Sandbox: r.images.sandbox == "", Status: r.st.Nest(), Log: r.opts.Log}
+	cluster := r.lab.HasCluster()
+	if !cluster {
+		r.images.node = ""
+	}
+	want := images.Options{Node: cluster && r.images.node == "", Sandbox: r.images.sandbox == "", Status: r.st.Nest(), Log: r.opts.Log}
 	if want.Node || want.Sandbox {
 		refs, err := images.Ensure(ctx, want)
 		if err != nil {
@@ -65,6 +70,9 @@ func (r *upRun) ensureImages(ctx context.Context) error {
 		}
 	}
 	for _, ref := range []string{r.images.node, r.images.sandbox} {
+		if ref == "" {
+			continue
+		}
 		ok, err := r.engine.ImagePresent(ctx, ref)
 		if err != nil {
 			return err
@@ -72,6 +80,9 @@ func (r *upRun) ensureImages(ctx context.Context) error {
 		if !ok {
 			return fmt.Errorf("image %s is not present: load it (`labctl images load FILE`) or `docker pull` it", ref)
 		}
+	}
+	if !cluster {
+		return nil
 	}
 	r.cluster = clusterConfig(r.lab, r.images.node, filepath.Join(r.dir, "audit"))
 	if err := r.ensureWorkloads(ctx); err != nil {

@@ -99,8 +99,10 @@ func (k *kindRuntime) connect(ctx context.Context) (*provision.Live, error) {
 	if k.settings.CheckerDir, err = checkerDir(name); err != nil {
 		return nil, err
 	}
-	if k.settings.AuditDir, err = AuditDir(name); err != nil {
-		return nil, err
+	if k.lab.HasCluster() {
+		if k.settings.AuditDir, err = AuditDir(name); err != nil {
+			return nil, err
+		}
 	}
 	gst, err := k.engine.State(ctx, k.grader)
 	if err != nil {
@@ -108,6 +110,10 @@ func (k *kindRuntime) connect(ctx context.Context) (*provision.Live, error) {
 	}
 	if !gst.Running {
 		return nil, fmt.Errorf("grader container %s is not running: %w", k.grader, provision.ErrNotUp)
+	}
+	if !k.lab.HasCluster() {
+		// No cluster, and no identity in one.
+		return provision.NewLive(k.lab, k, provision.Identity{}, provision.Identity{}), nil
 	}
 	node, err := k.engine.State(ctx, controlPlaneNode(name))
 	if err != nil {

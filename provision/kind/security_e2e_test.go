@@ -114,7 +114,6 @@ echo "reason=$r pods=$(kubectl get pods -l app=privd -o name | wc -l)"`)
 
 	t.Run("the learner is confined to the lab's namespaces", func(t *testing.T) {
 		forbidden := []struct{ name, cmd string }{
-			{"nodes", "kubectl get nodes"},
 			{"nodes/proxy", "kubectl get --raw /api/v1/nodes/" + nodeName + "/proxy/configz"},
 			{"CSRs", "kubectl get certificatesigningrequests"},
 			{"pods/exec outside", "kubectl exec -n kube-system etcd-" + nodeName + " -- true"},
@@ -134,11 +133,11 @@ echo "reason=$r pods=$(kubectl get pods -l app=privd -o name | wc -l)"`)
 		// can-i agrees, and says yes where the learner is admin: the noes are
 		// not a broken kubeconfig.
 		code, out := script(t, env, `for a in "create pods/exec -n `+secNS+`" "get secrets -n `+secNS+`" "create pods/exec -n kube-system" "get secrets -n kube-system" \
-  "get nodes" "get nodes/proxy" "create certificatesigningrequests" "patch namespaces/`+secNS+`" "update namespaces/`+secNS+`"; do
+  "get nodes --subresource=proxy" "create certificatesigningrequests" "patch namespaces/`+secNS+`" "update namespaces/`+secNS+`"; do
   echo "$a: $(kubectl auth can-i $a 2>/dev/null)"
 done`)
 		want := "create pods/exec -n " + secNS + ": yes\nget secrets -n " + secNS + ": yes\ncreate pods/exec -n kube-system: no\nget secrets -n kube-system: no\n" +
-			"get nodes: no\nget nodes/proxy: no\ncreate certificatesigningrequests: no\npatch namespaces/" + secNS + ": no\nupdate namespaces/" + secNS + ": no\n"
+			"get nodes --subresource=proxy: no\ncreate certificatesigningrequests: no\npatch namespaces/" + secNS + ": no\nupdate namespaces/" + secNS + ": no\n"
 		if code != 0 || out != want {
 			t.Errorf("kubectl auth can-i (exit %d):\n%s\nwant:\n%s", code, out, want)
 		}
@@ -155,6 +154,46 @@ curl -s -m 5 -o /dev/null http://`+nodeName+`:10255/pods; echo "read-only port e
 		ns, err := cs.CoreV1().Namespaces().Get(ctx, secNS, metav1.GetOptions{})
 		if err != nil || ns.Labels[provision.PodSecurityEnforce] != "baseline" || ns.Labels[provision.PodSecurityEnforceVersion] != "latest" {
 			t.Errorf("namespace %s labels %v (%v), want enforce=baseline at latest", secNS, ns.Labels, err)
+		}
+	})
+
+	t.Run("the learner reads the cluster as courses assume, and no secret", func(t *testing.T) {
+		code, out := script(t, env, `kubectl get nodes -o name && kubectl get ingressclasses,storageclasses,persistentvolumes,crds,priorityclasses 2>&1 >/dev/null && echo listed`)
+		if code != 0 || !strings.Contains(out, "node/"+nodeName+"\n") || !strings.HasSuffix(out, "listed\n") {
+			t.Errorf("the learner listing nodes, IngressClasses and StorageClasses: exit %d, output %q", code, out)
+		}
+		code, out = script(t, env, `for a in "list nodes" "get storageclasses" "list ingressclasses" "list customresourcedefinitions" \
+  "get secrets -A" "list configmaps -A" "create serviceaccounts/token -n kube-system" "get nodes --subresource=proxy" "get nodes --subresource=log" "update nodes --subresource=status" "patch nodes" "delete nodes"; do
+  echo "$a: $(kubectl auth can-i $a 2>/dev/null)"
+done`)
+		want := "list nodes: yes\nget storageclasses: yes\nlist ingressclasses: yes\nlist customresourcedefinitions: yes\n" +
+			"get secrets -A: no\nlist configmaps -A: no\ncreate serviceaccounts/token -n kube-system: no\nget nodes --subresource=proxy: no\nget nodes --subresource=log: no\nupdate nodes --subresource=status: no\npatch nodes: no\ndelete nodes: no\n"
+		if code != 0 || out != want {
+			t.Errorf("kubectl auth can-i (exit %d):\n%s\nwant:\n%s", code, out, want)
+		}
+		for _, cmd := range []string{"kubectl get secrets -A", "kubectl get --raw /api/v1/nodes/" + nodeName + "/proxy/configz"} {
+			if code, out := script(t, env, cmd+" 2>&1"); code == 0 || !strings.Contains(out, "forbidden") {
+				t.Errorf("`%s`: exit %d, output %q; want Forbidden", cmd, code, out)
+			}
+		}
+		// A lab that narrows the view to none: the same learner, whose
+		// token is the one up issued, is refused nodes; then the lab as it
+		// was gives them back.
+		narrowed := *l
+		narrowed.Access.ClusterView = lab.ClusterView{lab.ClusterViewNone}
+		if _, _, err := provision.SetupCluster(ctx, cs, admin.CAData, &narrowed); err != nil {
+			t.Fatal(err)
+		}
+		// The API server's authorizer learns of the change from a watch, a
+		// moment later.
+		if code, out := script(t, env, "for i in $(seq 40); do kubectl get nodes >/dev/null 2>&1 || break; sleep 0.25; done; kubectl get nodes 2>&1; kubectl get storageclasses 2>&1"); code == 0 || strings.Count(out, "forbidden") != 2 {
+			t.Errorf("a lab whose clusterView is none: exit %d, output %q; want nodes and StorageClasses Forbidden", code, out)
+		}
+		if _, _, err := provision.SetupCluster(ctx, cs, admin.CAData, l); err != nil {
+			t.Fatal(err)
+		}
+		if code, out := script(t, env, "for i in $(seq 40); do kubectl get nodes >/dev/null 2>&1 && break; sleep 0.25; done; kubectl get nodes -o name 2>&1"); code != 0 || out != "node/"+nodeName+"\n" {
+			t.Errorf("the lab's default view again: exit %d, output %q", code, out)
 		}
 	})
 

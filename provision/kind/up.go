@@ -125,6 +125,15 @@ func Up(ctx context.Context, opts Options) (env *provision.Live, err error) {
 	rt := newKindRuntime(r.lab, r.engine)
 	rt.up = opts
 	env = provision.NewLive(r.lab, rt, provision.Identity{}, provision.Identity{})
+	if !r.lab.HasCluster() {
+		// The sandbox and the grader only, on no network.
+		res := r.createSandbox(ctx, rt, nil)
+		if err := r.finish(ctx, env, func() sandboxResult { return res }); err != nil {
+			return env, err
+		}
+		r.st.End(true)
+		return env, nil
+	}
 	// The sandbox needs only the cluster's Docker network, which kind makes
 	// first: it is made while kind starts the control plane.
 	sandboxCtx, stopSandbox := context.WithCancel(ctx)
@@ -156,6 +165,19 @@ func Up(ctx context.Context, opts Options) (env *provision.Live, err error) {
 			return env, err
 		}
 	}
+	if err := r.finish(ctx, env, sandboxMade); err != nil {
+		return env, err
+	}
+	if err := r.step(ctx, r.say(msg.StatusReady), rt.waitReady); err != nil {
+		return env, err
+	}
+	r.st.End(true)
+	return env, nil
+}
+
+// finish waits for the sandbox createSandbox makes (sandboxMade), writes
+// the learner's kubeconfig in it and, on a fresh lab, runs the step setup.
+func (r *upRun) finish(ctx context.Context, env *provision.Live, sandboxMade func() sandboxResult) error {
 	if err := r.step(ctx, r.say(msg.StatusPreparingSandbox), func(ctx context.Context) error {
 		res := sandboxMade()
 		if res.fresh {
@@ -170,23 +192,17 @@ func Up(ctx context.Context, opts Options) (env *provision.Live, err error) {
 		}
 		return env.WriteKubeconfig(ctx)
 	}); err != nil {
-		return env, err
+		return err
 	}
 	if r.fresh || setupPending(r.dir) {
-		if err := r.step(ctx, r.say(msg.StatusRunningSetup), func(ctx context.Context) error {
-			if err := env.RunStepSetup(ctx, opts.CurrentStep, r.log()); err != nil {
+		return r.step(ctx, r.say(msg.StatusRunningSetup), func(ctx context.Context) error {
+			if err := env.RunStepSetup(ctx, r.opts.CurrentStep, r.log()); err != nil {
 				return err
 			}
 			return clearSetupPending(r.dir)
-		}); err != nil {
-			return env, err
-		}
+		})
 	}
-	if err := r.step(ctx, r.say(msg.StatusReady), rt.waitReady); err != nil {
-		return env, err
-	}
-	r.st.End(true)
-	return env, nil
+	return nil
 }
 
 // step runs one titled step with its status line.
@@ -319,7 +335,8 @@ type sandboxResult struct {
 // createSandbox ensures the home volume and the container, once the
 // sandbox's network exists: kind makes it early while creating the
 // cluster. It gives up when clusterDone is closed and the network is still
-// missing, or when ctx ends.
+// missing, or when ctx ends. A lab with no cluster has no network (and
+// no audit log): its containers are made at once.
 func (r *upRun) createSandbox(ctx context.Context, rt *kindRuntime, clusterDone <-chan struct{}) sandboxResult {
 	name := r.lab.Metadata.Name
 	settings := sandbox.Settings{
@@ -342,16 +359,22 @@ func (r *upRun) createSandbox(ctx context.Context, rt *kindRuntime, clusterDone 
 		return sandboxResult{err: err}
 	}
 	settings.CheckerDir = dir
-	if settings.AuditDir, err = AuditDir(name); err != nil {
-		return sandboxResult{err: err}
+	if r.lab.HasCluster() {
+		if settings.AuditDir, err = AuditDir(name); err != nil {
+			return sandboxResult{err: err}
+		}
+	} else {
+		settings.Network = sandbox.NoNetwork
 	}
 	spec, err := sandbox.BuildSpec(settings)
 	if err != nil {
 		return sandboxResult{err: err}
 	}
 	rt.settings = settings
-	if err := r.waitNetwork(ctx, string(spec.Host.NetworkMode), clusterDone); err != nil {
-		return sandboxResult{err: err}
+	if r.lab.HasCluster() {
+		if err := r.waitNetwork(ctx, string(spec.Host.NetworkMode), clusterDone); err != nil {
+			return sandboxResult{err: err}
+		}
 	}
 	var res sandboxResult
 	vol := sandbox.VolumeName(name)

@@ -146,6 +146,10 @@ func TestAuthorTextIsEscaped(t *testing.T) {
 	}
 }
 
+// allViews is the learner's default reading of the cluster, as lint -v
+// shows it.
+const allViews = "nodes; persistentvolumes; storageclasses; csidrivers; csinodes; ingressclasses; gatewayclasses; customresourcedefinitions; runtimeclasses; priorityclasses; nodemetrics"
+
 // lint -v and install print what each built-in lab may do.
 func TestPowersOfBuiltInLabs(t *testing.T) {
 	isolate(t)
@@ -153,6 +157,7 @@ func TestPowersOfBuiltInLabs(t *testing.T) {
 		"  Pod Security in its namespaces: baseline\n" +
 		"  namespaces: gitops-lab (the learner is admin there)\n" +
 		"  cluster-wide rules for the learner: none\n" +
+		"  cluster-wide reading for the learner (nothing that holds a secret): " + allViews + "\n" +
 		"  probe scripts in a container of the sandbox image, admin of the lab's namespaces, nothing cluster-wide: step sync-script: probe setup, probe restore\n" +
 		"  setup scripts as root in the sandbox: none\n" +
 		"  command checks in the grader (programs of the sandbox image, as a user of their own, that read every file of the learner's home, run what the learner wrote when they run it, and reach the cluster's network): none\n" +
@@ -163,6 +168,7 @@ func TestPowersOfBuiltInLabs(t *testing.T) {
 		"  Pod Security in its namespaces: restricted\n" +
 		"  namespaces: rollout (the learner is admin there)\n" +
 		"  cluster-wide rules for the learner: none\n" +
+		"  cluster-wide reading for the learner (nothing that holds a secret): " + allViews + "\n" +
 		"  probe scripts in a container of the sandbox image, admin of the lab's namespaces, nothing cluster-wide: step smoke: probe setup, probe worlds' setup and restore; step smoke-catches: probe setup, probe restore, probe worlds' setup and restore\n" +
 		"  setup scripts as root in the sandbox: step crash-loop; step readiness; step service\n" +
 		"  command checks in the grader (programs of the sandbox image, as a user of their own, that read every file of the learner's home, run what the learner wrote when they run it, and reach the cluster's network): none\n" +

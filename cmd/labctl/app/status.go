@@ -44,6 +44,8 @@ type labStatus struct {
 }
 
 type clusterStatus struct {
+	// None is set for a lab with no cluster (cluster.provider: none).
+	None     bool   `json:"none,omitempty"`
 	Name     string `json:"name"`
 	Exists   bool   `json:"exists"`
 	APIReady bool   `json:"apiReady"`
@@ -79,7 +81,7 @@ func runStatus(cmd *cobra.Command, g *globals, format string) error {
 	s := labStatus{
 		Lab:     name,
 		Up:      st.Up(),
-		Cluster: clusterStatus{Name: provision.ClusterName(name), Exists: st.ClusterExists, APIReady: st.APIReady},
+		Cluster: clusterStatus{None: st.NoCluster, Name: provision.ClusterName(name), Exists: st.ClusterExists, APIReady: st.APIReady},
 		Sandbox: containerStatus{Name: sandbox.ContainerName(name), Exists: st.Sandbox.Exists, State: st.Sandbox.Status},
 		Grader:  containerStatus{Name: sandbox.GraderName(name), Exists: st.Grader.Exists, State: st.Grader.Status},
 		Objects: []labObject{},
@@ -115,6 +117,10 @@ func writeStatus(out io.Writer, s labStatus) error {
 	case s.Cluster.Exists:
 		cluster = "not answering (run `labctl up` to repair it)"
 	}
+	clusterLine := s.Cluster.Name + " " + cluster
+	if s.Cluster.None {
+		clusterLine = "none (the lab has no cluster)"
+	}
 	sandboxState := "missing"
 	if s.Sandbox.Exists {
 		sandboxState = s.Sandbox.State
@@ -125,7 +131,7 @@ func writeStatus(out io.Writer, s labStatus) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "lab:      %s\n", s.Lab)
-	fmt.Fprintf(&b, "cluster:  %s %s\n", s.Cluster.Name, cluster)
+	fmt.Fprintf(&b, "cluster:  %s\n", clusterLine)
 	fmt.Fprintf(&b, "sandbox:  %s\n", sandboxState)
 	fmt.Fprintf(&b, "grader:   %s\n", graderState)
 	var objs []string

@@ -237,6 +237,10 @@ func (g *globals) uiLab(ctx context.Context, o uiOptions) (*labState, liveLab, f
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if !st.lab.HasCluster() {
+		// No cluster, no Services: the page has no previews.
+		return st, env, nil, nil
+	}
 	return st, env, env.LearnerConfig, nil
 }
 
