@@ -23,8 +23,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
@@ -384,6 +386,14 @@ func (e *storyEnv) judge(t *testing.T, cs []lab.Check) ([]string, string) {
 			got = fmt.Sprintf("opened %v %s", opened, detail)
 		case c.Matrix != nil:
 			pass, got = w.matrix(c.Matrix)
+		case c.Kube != nil && c.Kube.MatchesFile != "", c.File != nil:
+			// The real check, on the fake cluster's objects and the
+			// replay's home (its parent stands for the sandbox's /).
+			r := checks.Run(context.Background(), checks.Env{Root: filepath.Dir(e.home), Kube: st}, []lab.Check{c})[0]
+			if r.Status == checks.Error {
+				t.Fatalf("%s: %s", c.Name, r.Message)
+			}
+			pass, got = r.Status == checks.Pass, r.Message
 		case c.Kube != nil && c.Kube.Kind == "Deployment" && c.Kube.Field != nil && c.Kube.Field.Path == "spec.template.metadata.labels" && c.Kube.Field.Equals != nil:
 			d, ok := w.deployments[c.Kube.Namespace+"/"+c.Kube.Name]
 			var want map[string]string
@@ -414,6 +424,28 @@ func (e *storyEnv) judge(t *testing.T, cs []lab.Check) ([]string, string) {
 // kind/namespace/name.
 type fakeCluster struct {
 	Objects map[string]map[string]any `json:"objects"`
+}
+
+// Get and List read the fake cluster as a kube check reads a real one.
+func (c *fakeCluster) Get(_ context.Context, _, kind, ns, name string) (map[string]any, error) {
+	o, ok := c.Objects[kind+"/"+ns+"/"+name]
+	if !ok {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: strings.ToLower(kind) + "s"}, name)
+	}
+	return o, nil
+}
+
+func (c *fakeCluster) List(_ context.Context, _, kind, ns, selector string) ([]map[string]any, error) {
+	if selector != "" {
+		return nil, fmt.Errorf("the fake cluster lists by no selector but the empty one, not %q", selector)
+	}
+	var out []map[string]any
+	for _, key := range slices.Sorted(maps.Keys(c.Objects)) {
+		if strings.HasPrefix(key, kind+"/"+ns+"/") {
+			out = append(out, c.Objects[key])
+		}
+	}
+	return out, nil
 }
 
 func loadCluster(path string) (*fakeCluster, error) {

@@ -66,16 +66,22 @@ func TestRbacLabLoads(t *testing.T) {
 		requireCompleteStep(t, s)
 		// Least privilege is shown both ways: what an identity may do and
 		// what it may not (an access check, or a permissions check, which
-		// judges everything no must or may entry states).
+		// judges everything no must or may entry states, and requires what
+		// a must entry states).
 		var may, mayNot bool
 		for _, ch := range s.Checks {
 			if a := ch.Access; a != nil && a.Allowed != nil {
 				may, mayNot = may || *a.Allowed, mayNot || !*a.Allowed
 			}
-			mayNot = mayNot || ch.Permissions != nil
+			if p := ch.Permissions; p != nil {
+				mayNot = true
+				for _, sub := range p.Subjects {
+					may = may || len(sub.Must) > 0
+				}
+			}
 		}
 		if !may || !mayNot {
-			t.Errorf("step %s: access checks allowed: true %v, allowed: false %v; want both", s.ID, may, mayNot)
+			t.Errorf("step %s: checks that require a right %v, that forbid one %v; want both", s.ID, may, mayNot)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(rbacLabDir, "README.md")); err != nil {

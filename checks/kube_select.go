@@ -59,6 +59,11 @@ func checkKubeSelected(ctx context.Context, env Env, kc *lab.KubeCheck) error {
 			return err
 		}
 	}
+	if kc.MatchesFile != "" {
+		if err := checkKubeMatchesFile(env, kc, objs); err != nil {
+			return err
+		}
+	}
 	if kc.Field == nil {
 		return nil
 	}

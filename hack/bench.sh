@@ -12,6 +12,7 @@
 #   BENCH_SKIP_TEST=1 make bench  # leave out `labctl test` (minutes)
 #   BENCH_SKIP_CLASS=1 make bench # leave out the classes (three learners; two with nodes) (minutes)
 #   BENCH_SKIP_NODES=1 make bench # leave out the three-node lab with add-ons (minutes)
+#   BENCH_SKIP_RBAC=1 make bench  # leave out rbac-ci's access-set rounds (a minute)
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -189,6 +190,11 @@ if [ "${BENCH_SKIP_NODES:-}" != 1 ]; then
 	trf=$(cd "$root/labs/netpol-shop" && timed "$labctl" check egress) && die "labctl check egress of labs/netpol-shop passed at the step's start"
 	row "  check round of the matrix, 40 cells, making its probers / the egress step's, failing" "${trp} s / ${trf} s" "-" "-"
 	row "  check round of the matrix, 40 cells, probers kept, 3 nodes" "${trm} s" "<= 5 s" "$(verdict "$trm" 5)"
+	# The diagnose step's whole answer at its start (it fails): its matrix
+	# (8 sources by 6 targets) and the file its policies must be.
+	(cd "$root/labs/netpol-shop" && "$labctl" -q reset --to diagnose --no-backup) >>"$work/log" 2>&1 || die "labctl reset --to diagnose of labs/netpol-shop failed"
+	trd=$(cd "$root/labs/netpol-shop" && timed "$labctl" check diagnose) && die "labctl check diagnose of labs/netpol-shop passed at the step's start"
+	row "  check round of the diagnose step: matrix, 48 cells, and its file, failing" "${trd} s" "<= 5 s" "$(verdict "$trd" 5)"
 	(cd "$root/labs/netpol-shop" && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1
 	# One node with the ingress and metrics add-ons.
 	variant lab1s s "  addons: [ingress, metrics]"
@@ -201,6 +207,22 @@ if [ "${BENCH_SKIP_NODES:-}" != 1 ]; then
 	(cd "$work/lab1s" && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1
 fi
 
+# An access set: rbac-ci's permissions checks ask the API server about every
+# subject bound in its three namespaces, every verb, resource and name. Its
+# first two steps solved (reset --to apply-config), step 2's set and step 1's
+# pass; each is timed on its own, twice.
+if [ "${BENCH_SKIP_RBAC:-}" != 1 ]; then
+	note "bench: labs/rbac-ci"
+	rbac=$root/labs/rbac-ci
+	(cd "$rbac" && "$labctl" -q up && "$labctl" -q reset --to apply-config --no-backup) >>"$work/log" 2>&1 || die "labctl up and reset --to apply-config of labs/rbac-ci failed"
+	: >"$work/perm.t"
+	for _ in 1 2; do
+		{ (cd "$rbac" && timed "$labctl" check least-privilege) && echo; } >>"$work/perm.t" || die "labctl check least-privilege of labs/rbac-ci failed after its solve"
+	done
+	tp1=$(cd "$rbac" && timed "$labctl" check find-broad-binding) || die "labctl check find-broad-binding of labs/rbac-ci failed after its solve"
+	row "check round of an access set, rbac-ci least-privilege / find-broad-binding, passing" "$(med <"$work/perm.t") s / ${tp1} s" "<= 5 s" "$(verdict "$(med <"$work/perm.t")" 5)"
+	(cd "$rbac" && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1
+fi
 
 note "bench: check rounds (7 rounds of each, interleaved)"
 sb=labctl-$lab-sandbox

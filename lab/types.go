@@ -551,6 +551,15 @@ type KubeCheck struct {
 	// with Selector, on the values the path selects in all of the selected
 	// objects together.
 	Field *FieldAssert `yaml:"field" json:"field,omitempty"`
+	// MatchesFile is a file of manifests in the learner's home (absolute):
+	// the objects Selector selects must be exactly the file's objects of
+	// Kind in Namespace (a manifest without a namespace counts there) that
+	// the selector selects, by name, each with the file's spec once the API
+	// server's defaults are added. The file then holds what is live:
+	// applying it changes nothing. Only with Selector, and only for
+	// networking.k8s.io/v1 NetworkPolicy, the kind whose defaults labctl
+	// adds (a port's protocol TCP; policyTypes from the rules).
+	MatchesFile string `yaml:"matchesFile" json:"matchesFile,omitempty"`
 }
 
 // AccessCheck asks the API server whether an identity may do something (a

@@ -521,6 +521,15 @@ func (v *validator) kubeCheck(p string, k *KubeCheck) {
 	if k.Field != nil {
 		v.fieldAssert(p+".field", k.Field)
 	}
+	if k.MatchesFile != "" {
+		v.absolute(p+".matchesFile", k.MatchesFile)
+		if k.Selector == nil {
+			v.add(p+".matchesFile", "compares the objects a selector selects with the file's; add selector: \"\" (every object of the kind in the namespace)")
+		}
+		if k.APIVersion != "networking.k8s.io/v1" || k.Kind != "NetworkPolicy" {
+			v.add(p+".matchesFile", "compares NetworkPolicies only (apiVersion networking.k8s.io/v1, kind NetworkPolicy), the kind whose defaults labctl adds to the file's; compare other kinds' fields with field and a file reference")
+		}
+	}
 }
 
 func (v *validator) accessCheck(p string, a *AccessCheck) {

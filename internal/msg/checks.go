@@ -128,17 +128,21 @@ const (
 	DescAnd            Key = "git.descAnd"
 
 	// Kube checks and references.
-	KubeExpectExist  Key = "kube.expectExist"
-	KubeExpectAbsent Key = "kube.expectAbsent"
-	KubeLabelMissing Key = "kube.labelMissing"
-	KubeLabelWrong   Key = "kube.labelWrong"
-	KubeCount        Key = "kube.count"
-	KubeEvery        Key = "kube.every"
-	KubeEveryIn      Key = "kube.everyIn"
-	KubeMatching     Key = "kube.matching"
-	KubeMatchingIn   Key = "kube.matchingIn"
-	AccessExpectYes  Key = "access.expectYes"
-	AccessExpectNo   Key = "access.expectNo"
+	KubeExpectExist   Key = "kube.expectExist"
+	KubeExpectAbsent  Key = "kube.expectAbsent"
+	KubeLabelMissing  Key = "kube.labelMissing"
+	KubeLabelWrong    Key = "kube.labelWrong"
+	KubeCount         Key = "kube.count"
+	KubeFileNotLive   Key = "kube.fileNotLive"
+	KubeFileNotInFile Key = "kube.fileNotInFile"
+	KubeFileDiffers   Key = "kube.fileDiffers"
+	KubeFileAbsent    Key = "kube.fileAbsent"
+	KubeEvery         Key = "kube.every"
+	KubeEveryIn       Key = "kube.everyIn"
+	KubeMatching      Key = "kube.matching"
+	KubeMatchingIn    Key = "kube.matchingIn"
+	AccessExpectYes   Key = "access.expectYes"
+	AccessExpectNo    Key = "access.expectNo"
 	// Permissions checks: the findings (a []Text) and how many more.
 	PermissionsFailed  Key = "permissions.failed"
 	PermissionsExtra   Key = "permissions.extra"
@@ -298,6 +302,10 @@ var englishKeyed = map[Key]string{
 	KubeLabelMissing:   "expected label %s=%s on %s, found no such label",
 	KubeLabelWrong:     "expected label %s=%s on %s, found %s=%v",
 	KubeCount:          "expected %s: %s, found %d%s",
+	KubeFileNotLive:    "%[1]s holds %[2]s, which the cluster does not: the file is not what is live; apply it, or remove the object from it",
+	KubeFileNotInFile:  "%[1]s is in the cluster, but %[2]s does not hold it: the file is not what is live; write the object in the file and apply it, or delete it from the cluster",
+	KubeFileDiffers:    "%[1]s in the cluster is not what %[2]s holds: at %[3]s the cluster has %[4]s, the file %[5]s; fix the file and apply it, so that the file holds what is live",
+	KubeFileAbsent:     "nothing",
 	KubeEvery:          "every %s",
 	KubeEveryIn:        "every %s in %s",
 	KubeMatching:       "every %s matching %q",
@@ -459,6 +467,10 @@ var japaneseKeyed = map[Key]string{
 	KubeLabelMissing:   "%[3]s にラベル %[1]s=%[2]s があるはずですが、そのラベルはありません",
 	KubeLabelWrong:     "%[3]s のラベルは %[1]s=%[2]s のはずですが、%[4]s=%[5]v でした",
 	KubeCount:          "%[1]s は %[2]s のはずですが、%[3]d 個でした%[4]s",
+	KubeFileNotLive:    "%[1]s にある %[2]s がクラスターにありません。ファイルがクラスターの状態と一致していません。ファイルを適用するか、ファイルからそのオブジェクトを外してください",
+	KubeFileNotInFile:  "%[1]s はクラスターにありますが、%[2]s にはありません。ファイルがクラスターの状態と一致していません。ファイルに書いて適用するか、クラスターから削除してください",
+	KubeFileDiffers:    "クラスターの %[1]s が %[2]s の内容と違います。%[3]s がクラスターでは %[4]s、ファイルでは %[5]s です。ファイルを直して適用し、ファイルとクラスターを一致させてください",
+	KubeFileAbsent:     "なし",
 	KubeEvery:          "%s のすべて",
 	KubeEveryIn:        "%[2]s の %[1]s のすべて",
 	KubeMatching:       "%[1]s のうち %[2]q に合うもの",
