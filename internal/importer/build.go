@@ -50,7 +50,6 @@ type draft struct {
 	solve        []string
 	solved       bool
 	checks       []check
-	typed        bool
 }
 
 // placeholderCheck stands for the checks of a step the source does not
@@ -143,12 +142,21 @@ func (im *importer) build(lf *labFile, setup []string, intro *part, steps []part
 		if len(vm.checks) == 0 {
 			continue
 		}
-		pending.checks, pending.typed = vm.checks, vm.typed
+		pending.checks = vm.checks
 		for _, ns := range vm.namespaces {
 			im.namespace(ns, lf)
 		}
-		if !vm.typed {
+		typed := slices.ContainsFunc(vm.checks, func(c check) bool { return c.Command == nil })
+		if len(vm.notes) > 0 && (typed || len(vm.notes) > 1) {
+			im.todo("%s (%q): its verify script, read line by line: %s", p.what, title, strings.Join(vm.notes, "; "))
+		}
+		switch {
+		case !vm.typed && typed:
+			im.todo("%s (%q): the rest of its verify script stays a command check: the grader runs it, but with the learner's files and kubeconfig (/root), which the learner can change to fake it; rewrite it as kube, file or audit checks", p.what, title)
+		case !vm.typed:
 			im.todo("%s (%q): its verify script stays one command check: the grader runs it, but with the learner's files and kubeconfig (/root), which the learner can change to fake it; rewrite it as kube, file or audit checks", p.what, title)
+		}
+		if !vm.typed {
 			if outside := pathsOutsideHome(p.verify); len(outside) > 0 {
 				im.todo("%s (%q): its verify script reads %s, outside the learner's home: the grader sees only /root (and the fixtures) of the sandbox, so no check can read it; have the learner work under /root", p.what, title, strings.Join(outside, ", "))
 			}
@@ -240,8 +248,10 @@ func (im *importer) steps(lf *labFile, drafts []*draft) {
 		}
 		im.result.Steps++
 		im.result.Checks += len(d.checks)
-		if d.typed {
-			im.result.Typed += len(d.checks)
+		for _, c := range d.checks {
+			if c.Command == nil {
+				im.result.Typed++
+			}
 		}
 		lf.Steps = append(lf.Steps, st)
 	}
@@ -330,6 +340,7 @@ func (im *importer) scan(lf *labFile) {
 	if len(u.created) > 0 {
 		im.todo("the source creates namespace %s; labctl creates the lab's namespaces at up (they are declared in cluster.namespaces) and the learner cannot create others: its kubectl create namespace commands became no-ops (:) and the Namespace objects were taken out of what setup applies; say so in the text", strings.Join(u.created, ", "))
 	}
+	im.addons(lf, all, manifests)
 	if m := clusterRE.FindString(all); m != "" {
 		im.todo("the source works on the cluster as a whole (%s); the learner is admin of the lab's namespaces only: grant what the step needs in access.clusterRules, or change the step", strings.Join(strings.Fields(m), " "))
 	}
@@ -377,6 +388,39 @@ func (im *importer) scan(lf *labFile) {
 		im.todo("the source reaches the internet (%s), which a lab's sandbox cannot: put what it fetches in fixtures/ or an image", strings.Join(slices.Compact(m), ", "))
 	}
 	im.rewrite(lf, shellVars(all))
+}
+
+// addonUses are what in a script or manifest needs an add-on: a kind it
+// applies or reads, a command.
+var addonUses = []struct {
+	addon, what string
+	re          *regexp.Regexp
+}{
+	{lab.AddonNetworkPolicy, "NetworkPolicy objects (enforced only with it)",
+		regexp.MustCompile(`(?m)^\s*kind:\s*["']?NetworkPolicy\b|\b(?:kubectl|k)\s[^\n|;&]*\b(?:networkpolic(?:y|ies)|netpol)\b`)},
+	{lab.AddonIngress, "Ingress objects (served, with an address, only with it)",
+		regexp.MustCompile(`(?m)^\s*kind:\s*["']?Ingress\b|\b(?:kubectl|k)\s[^\n|;&]*\b(?:ingress(?:es)?|ing)\b`)},
+	{lab.AddonStorage, "PersistentVolumeClaims (bound by a default StorageClass only with it)",
+		regexp.MustCompile(`(?m)^\s*kind:\s*["']?PersistentVolumeClaim\b|^\s*volumeClaimTemplates:|\b(?:kubectl|k)\s[^\n|;&]*\b(?:persistentvolumeclaims?|pvc)\b`)},
+	{lab.AddonMetrics, "kubectl top or a HorizontalPodAutoscaler (metrics-server)",
+		regexp.MustCompile(`(?m)\b(?:kubectl|k)\s+top\b|^\s*kind:\s*["']?HorizontalPodAutoscaler\b|\b(?:kubectl|k)\s+autoscale\b|\b(?:kubectl|k)\s[^\n|;&]*\b(?:horizontalpodautoscalers?|hpa)\b`)},
+}
+
+// addons turns on the add-ons the source's scripts and manifests use.
+func (im *importer) addons(lf *labFile, scripts string, manifests map[string]string) {
+	texts := append([]string{scripts}, slices.Collect(maps.Values(manifests))...)
+	for _, u := range addonUses {
+		if slices.Contains(lf.Cluster.Addons, u.addon) {
+			continue
+		}
+		for _, t := range texts {
+			if u.re.MatchString(t) {
+				lf.Cluster.Addons = append(lf.Cluster.Addons, u.addon)
+				im.todo("the source uses %s: the lab asks for the %s add-on (cluster.addons)", u.what, u.addon)
+				break
+			}
+		}
+	}
 }
 
 // manifests are the scenario's YAML assets, by their fixture name.
