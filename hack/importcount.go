@@ -15,12 +15,18 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/labctl/labctl/internal/importer"
 	"github.com/labctl/labctl/internal/labstore"
 	"github.com/labctl/labctl/lab"
+)
+
+var (
+	kubeImageRE  = regexp.MustCompile(`"imageid":\s*"kubernetes`)
+	kubeConfigRE = regexp.MustCompile(`(?m)^\s*(?:gcp_projects|aws_accounts|azure_subscriptions)?\s*(?:kubernetes|k8s|gke|eks|aks|k3s)|image:\s*\S*(?:k3s|k8s|kubernetes|gke)|(?:^|\s)(?:- )?name:\s*(?:k8s|kubernetes)`)
 )
 
 type counts struct {
@@ -74,8 +80,10 @@ func main() {
 			}
 			src := filepath.Dir(p)
 			raw, _ := os.ReadFile(p)
-			k8s := strings.Contains(string(raw), "kubernetes")
-			if cfg, err := os.ReadFile(filepath.Join(src, "config.yml")); err == nil && (strings.Contains(string(cfg), "k8s") || strings.Contains(string(cfg), "kubernetes")) {
+			// A Kubernetes source: a Killercoda backend image of Kubernetes,
+			// an Instruqt track with a cluster (or a machine named for one).
+			k8s := kubeImageRE.Match(raw)
+			if cfg, err := os.ReadFile(filepath.Join(src, "config.yml")); err == nil && kubeConfigRE.Match(cfg) {
 				k8s = true
 			}
 			verifies := strings.Contains(string(raw), `"verify"`) || hasCheckScript(src)

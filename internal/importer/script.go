@@ -150,12 +150,16 @@ var (
 	constRE = regexp.MustCompile(`^(?:export |readonly |declare |local )?([A-Za-z_][A-Za-z0-9_]*)=(?:"([A-Za-z0-9._/:@=+-]*)"|'([A-Za-z0-9._/:@=+-]*)'|([A-Za-z0-9._/:@=+-]*))$`)
 	// captureRE sets a variable to what a command prints: X=$(…).
 	captureRE = regexp.MustCompile(`^(?:export |readonly |local )?([A-Za-z_][A-Za-z0-9_]*)=(?:"\$\((.+)\)"|\$\((.+)\))$`)
-	// assignedRE finds where a script sets a variable (or reads one in).
-	assignedRE = regexp.MustCompile(`(?:^|[\s;&|(])(?:([A-Za-z_][A-Za-z0-9_]*)=|read(?:\s+-[a-z]+)*\s+([A-Za-z_][A-Za-z0-9_]*))`)
+	// assignedRE finds where a script sets a variable (or reads one in,
+	// or loops over values).
+	assignedRE = regexp.MustCompile(`(?:^|[\s;&|(])(?:([A-Za-z_][A-Za-z0-9_]*)\+?=|(?:read(?:\s+-[a-z]+)*|for|select)\s+([A-Za-z_][A-Za-z0-9_]*))`)
 	// setRE is a set command; errexit is on after set -e (or -o errexit).
 	setRE = regexp.MustCompile(`^set(\s+[-+]?[a-zA-Z]+)+$`)
 	// echoRE prints and changes nothing: echo, printf, a colon.
-	echoRE = regexp.MustCompile(`^(echo|printf|:)(\s+("[^"$` + "`" + `]*"|'[^']*'|[^\s;&|<>$` + "`" + `]+))*(\s*>&2|\s+1>&2)?$`)
+	echoRE = regexp.MustCompile(`^(echo|printf|:)(\s+(` + argRE + `))*(\s*>&2|\s+1>&2)?$`)
+	// argRE is an argument that runs nothing: quoted, or a word, with
+	// variables read but no command substituted.
+	argRE = `"(?:[^"$` + "`" + `\\]|\\.|\$\{?[A-Za-z0-9_@*#?]+\}?)*"|'[^']*'|(?:[^\s;&|<>$` + "`" + `()'"]|\$\{?[A-Za-z0-9_@*#?]+\}?)+`
 	// exitRE ends the script with a status.
 	exitRE = regexp.MustCompile(`^exit(?:\s+([0-9]+))?$`)
 	// funcRE defines a function on one line (as a statement reads).

@@ -132,8 +132,8 @@ var (
 	ifRE     = regexp.MustCompile(`^if (.+?); then (.+?); fi$`)
 	ifElseRE = regexp.MustCompile(`^if (.+?); then (.+?); else (.+?); fi$`)
 	// C || FAIL, C && FAIL
-	orFailRE  = regexp.MustCompile(`^(.+?) \|\| (exit [1-9][0-9]*|[A-Za-z_][A-Za-z0-9_-]*(?: "[^"$` + "`" + `]*"| '[^']*')*|\{ .+ \})$`)
-	andFailRE = regexp.MustCompile(`^(.+?) && (exit [1-9][0-9]*|[A-Za-z_][A-Za-z0-9_-]*(?: "[^"$` + "`" + `]*"| '[^']*')*|\{ .+ \})$`)
+	orFailRE  = regexp.MustCompile(`^(.+?) \|\| (exit [1-9][0-9]*|[A-Za-z_][A-Za-z0-9_-]*(?: (?:` + argRE + `))*|\{ .+ \})$`)
+	andFailRE = regexp.MustCompile(`^(.+?) && (exit [1-9][0-9]*|[A-Za-z_][A-Za-z0-9_-]*(?: (?:` + argRE + `))*|\{ .+ \})$`)
 	// exitZeroRE is what may end a script with success before its end.
 	exitZeroRE = regexp.MustCompile(`(?:^|[;&|{(]\s*|\bthen\s+|\belse\s+|\bdo\s+)(?:exit(?:\s+0)?|return(?:\s+0)?)\s*(?:;|$|\})`)
 	// mayFailRE is what makes a statement fail a script without set -e.
@@ -259,8 +259,18 @@ func mapVerify(script, labNS string) verifyMapping {
 			}
 			vm.namespaces = append(vm.namespaces, mp.namespaces...)
 			from := s.lines()
+			var with []string
 			for _, c := range mp.captures {
-				from += fmt.Sprintf(" (with line %d)", stmts[st.captures[c].stmt].first)
+				if w := strconv.Itoa(stmts[st.captures[c].stmt].first); !slices.Contains(with, w) {
+					with = append(with, w)
+				}
+			}
+			switch len(with) {
+			case 0:
+			case 1:
+				from += " (with line " + with[0] + ")"
+			default:
+				from += " (with lines " + strings.Join(with, ", ") + ")"
 			}
 			notes = append(notes, fmt.Sprintf("%s became check %s", from, strings.Join(names, ", ")))
 		}
