@@ -198,7 +198,7 @@ func TestKillercodaLineByLineAndAddons(t *testing.T) {
 			"if [[ \"$STATE\" -eq \"Bound\" ]]; then\n    exit 0\nelse\n    exit 1\nfi\n",
 		"2.md": "Scale, then look: `kubectl scale deploy web --replicas=3 && kubectl top pods`{{exec}}",
 		// killercoda/scenarios-kubernetes deployment-basics step2's verify script.
-		"2.sh": "#!/bin/bash\n\nNUM_REP=$(kubectl get deployment web -o json | jq .spec.replicas)\n\nif [ \"$NUM_REP\" -eq \"3\" ]; then\n    exit 0\nelse\n    exit 1\nfi\n",
+		"2.sh":               "#!/bin/bash\n\nNUM_REP=$(kubectl get deployment web -o json | jq .spec.replicas)\n\nif [ \"$NUM_REP\" -eq \"3\" ]; then\n    exit 0\nelse\n    exit 1\nfi\n",
 		"assets/policy.yaml": "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny\nspec:\n  podSelector: {}\n",
 	})
 	if r.Checks != 3 || r.Typed != 2 {

@@ -141,9 +141,9 @@ func TestMapVerifyLineByLine(t *testing.T) {
 			want:   []string{"command"},
 		},
 		{
-			name:   "kubectl wait stays, with its timeout",
-			script: "kubectl wait --for=condition=Ready pod/web --timeout=60s || exit 1\nkubectl get pod web -o json | jq -e '.spec.nodeName == \"node1\"'\n",
-			want:   []string{`kube Pod lab/web spec.nodeName = "node1"`, "command"},
+			name:    "kubectl wait stays, with its timeout",
+			script:  "kubectl wait --for=condition=Ready pod/web --timeout=60s || exit 1\nkubectl get pod web -o json | jq -e '.spec.nodeName == \"node1\"'\n",
+			want:    []string{`kube Pod lab/web spec.nodeName = "node1"`, "command"},
 			rest:    []string{"kubectl wait --for=condition=Ready pod/web --timeout=60s || exit 1", "exit 0"},
 			timeout: 70 * time.Second,
 			note:    "no typed check reads a condition by its type",
