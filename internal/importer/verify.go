@@ -534,6 +534,12 @@ func (st *verifyState) statement(t string, final bool) (*mapped, bool, string) {
 			cond, hold = c, false
 		}
 	}
+	if strings.HasPrefix(t, "if ! ") || strings.HasPrefix(t, "! ") {
+		// ! binds to the first command of a list: ! A && B is (! A) && B.
+		if len(splitList(cond, " && ")) > 1 || len(splitList(cond, " || ")) > 1 {
+			return nil, false, ""
+		}
+	}
 	if waitForRE.MatchString(kAlias(cond)) {
 		return nil, false, "kubectl wait stays in the command check: no typed check reads a condition by its type (the check reads the object once; kubectl wait waits for it)"
 	}

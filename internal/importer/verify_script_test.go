@@ -182,6 +182,16 @@ func TestMapVerifyLineByLine(t *testing.T) {
 			want:   []string{"command"},
 		},
 		{
+			name:   "! binds to the first command of a list",
+			script: "if ! kubectl get pod a && kubectl get pod b; then exit 1; fi\n",
+			want:   []string{"command"},
+		},
+		{
+			name:   "! before [[ ]] negates the whole test",
+			script: "A=$(kubectl get cm a -o jsonpath='{.data.x}')\nif ! [[ $A == x && $A == x ]]; then exit 1; fi\n",
+			want:   []string{`kube ConfigMap lab/a data.x = "x"`, `kube ConfigMap lab/a data.x = "x"`},
+		},
+		{
 			name:   "a loop's variable is no constant",
 			script: "NS=a\nfor NS in b c; do :; done\nkubectl get pod web -n $NS || exit 1\n",
 			want:   []string{"command"},
@@ -229,4 +239,30 @@ func TestMapVerifyLineByLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Whatever a verify script holds, reading it ends, and its checks have
+// names of their own.
+func FuzzMapVerify(f *testing.F) {
+	for _, s := range []string{
+		"kubectl get pod a\n",
+		"if [[ \"$S\" -eq \"Bound\" ]]; then\n exit 0\nelse\n exit 1\nfi\n",
+		"X=$(kubectl get cm a -o json | jq -r .data.x)\n[ \"$X\" = \"y\" ] || { echo no; exit 1; }\n",
+		"fail() { echo \"$1\"; exit 1; }\ngrep -q a /root/x || fail x\n{\n set -e\n}\n",
+		"NS=web\nkubectl get deploy a -n $NS && exit 1\n",
+		"if \"'\n",
+		"}\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		vm := mapVerify(script, "lab")
+		names := map[string]bool{}
+		for _, c := range vm.checks {
+			if names[c.Name] {
+				t.Fatalf("two checks named %s", c.Name)
+			}
+			names[c.Name] = true
+		}
+	})
 }
