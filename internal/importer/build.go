@@ -306,12 +306,14 @@ func (im *importer) namespace(ns string, lf *labFile) {
 }
 
 var (
-	kAliasRE    = regexp.MustCompile(`(?m)^\s*k\s`)
-	dnsLabelRE  = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
-	clusterRE   = regexp.MustCompile(`kubectl\s+(?:(?:get|describe)\s+(?:nodes?|no)\b|taint\b|cordon\b|drain\b|uncordon\b|label\s+(?:nodes?|no)\b|create\s+clusterrole|apply\s+.*crd)`)
-	imageFlagRE = regexp.MustCompile(`--image[= ]([^\s'"]+)|\bimage:\s*['"]?([^\s'"]+)`)
-	internetRE  = regexp.MustCompile(`\b(curl|wget|apt(?:-get)?\s+install|pip3?\s+install|helm\s+repo\s+add|git\s+clone|go\s+install|npm\s+install)\b`)
-	tagRE2      = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]*:[A-Za-z0-9._-]+$`)
+	kAliasRE         = regexp.MustCompile(`(?m)^\s*k\s`)
+	dnsLabelRE       = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+	clusterRE        = regexp.MustCompile(`kubectl\s+(?:(?:get|describe)\s+(?:nodes?|no)\b|taint\b|cordon\b|drain\b|uncordon\b|label\s+(?:nodes?|no)\b|create\s+clusterrole|apply\s+.*crd)`)
+	setImageRE       = regexp.MustCompile(`\b(?:kubectl|k)\s+set\s+image\s[^\n;&|]*`)
+	containerImageRE = regexp.MustCompile(`\s[A-Za-z0-9_*-]+=([^\s'"=]+)`)
+	imageFlagRE      = regexp.MustCompile(`--image[= ]([^\s'"]+)|\bimage:\s*['"]?([^\s'"]+)`)
+	internetRE       = regexp.MustCompile(`\b(curl|wget|apt(?:-get)?\s+install|pip3?\s+install|helm\s+repo\s+add|git\s+clone|go\s+install|npm\s+install)\b`)
+	tagRE2           = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]*:[A-Za-z0-9._-]+$`)
 	// nodesLoopRE is a loop (or a wait) on the cluster's nodes.
 	nodesLoopRE     = regexp.MustCompile(`\b(?:until|while)\b[^\n]*\b(?:kubectl|k)\s+get\s+(?:nodes?|no)\b[^\n;]*|\bkubectl\s+wait\b[^\n]*\b(?:nodes?|no)\b[^\n;]*`)
 	allNamespacesRE = regexp.MustCompile(`\b(?:kubectl|k)\s[^\n|;&]*?(?:\s-A\b|--all-namespaces\b)`)
@@ -365,8 +367,17 @@ func (im *importer) scan(lf *labFile) {
 	}
 	seen := map[string]bool{}
 	scanImages := func(text, where string) {
+		var refs []string
 		for _, m := range imageFlagRE.FindAllStringSubmatch(text, -1) {
-			ref := m[1] + m[2]
+			refs = append(refs, m[1]+m[2])
+		}
+		// kubectl set image deploy/web web=nginx:1.27 app=…
+		for _, cmd := range setImageRE.FindAllString(text, -1) {
+			for _, m := range containerImageRE.FindAllStringSubmatch(cmd, -1) {
+				refs = append(refs, m[1])
+			}
+		}
+		for _, ref := range refs {
 			if seen[ref] || strings.ContainsAny(ref, "${}") {
 				continue
 			}

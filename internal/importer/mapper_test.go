@@ -196,7 +196,7 @@ func TestKillercodaLineByLineAndAddons(t *testing.T) {
 		// killercoda/scenarios-kubernetes persistentVolumes step2's verify script.
 		"1.sh": "#!/bin/bash\n\nif ! kubectl get pvc my-claim; then exit 1; fi\n\nSTATE=$(kubectl get pvc my-claim -o json | jq -r .status.phase)\n\n" +
 			"if [[ \"$STATE\" -eq \"Bound\" ]]; then\n    exit 0\nelse\n    exit 1\nfi\n",
-		"2.md": "Scale, then look: `kubectl scale deploy web --replicas=3 && kubectl top pods`{{exec}}",
+		"2.md": "Scale, then look: `kubectl scale deploy web --replicas=3 && kubectl top pods`{{exec}}, then `k set image deploy/web web=httpd:2.4-alpine --record`{{exec}}",
 		// killercoda/scenarios-kubernetes deployment-basics step2's verify script.
 		"2.sh":               "#!/bin/bash\n\nNUM_REP=$(kubectl get deployment web -o json | jq .spec.replicas)\n\nif [ \"$NUM_REP\" -eq \"3\" ]; then\n    exit 0\nelse\n    exit 1\nfi\n",
 		"assets/policy.yaml": "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny\nspec:\n  podSelector: {}\n",
@@ -206,6 +206,9 @@ func TestKillercodaLineByLineAndAddons(t *testing.T) {
 	}
 	if c := l.Steps[1].Checks; len(c) != 1 || c[0].Kube == nil || c[0].Kube.Field == nil || c[0].Kube.Field.Equals.Literal != 3 {
 		t.Errorf("step 2's checks = %+v, want spec.replicas equals the integer 3", c)
+	}
+	if !slices.ContainsFunc(l.Cluster.Images, func(i lab.Image) bool { return i.Name == "httpd:2.4-alpine" }) {
+		t.Errorf("images = %+v, want httpd:2.4-alpine, which kubectl set image names", l.Cluster.Images)
 	}
 	want := []string{"metrics", "networkPolicy", "storage"}
 	if got := slices.Sorted(slices.Values(l.Cluster.Addons)); !slices.Equal(got, want) {
