@@ -306,9 +306,11 @@ func (im *importer) namespace(ns string, lf *labFile) {
 }
 
 var (
-	kAliasRE         = regexp.MustCompile(`(?m)^\s*k\s`)
-	dnsLabelRE       = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
-	clusterRE        = regexp.MustCompile(`kubectl\s+(?:(?:get|describe)\s+(?:nodes?|no)\b|taint\b|cordon\b|drain\b|uncordon\b|label\s+(?:nodes?|no)\b|create\s+clusterrole|apply\s+.*crd)`)
+	kAliasRE   = regexp.MustCompile(`(?m)^\s*k\s`)
+	dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+	clusterRE  = regexp.MustCompile(`kubectl\s+(?:(?:get|describe)\s+(?:nodes?|no)\b|taint\b|cordon\b|drain\b|uncordon\b|label\s+(?:nodes?|no)\b|create\s+clusterrole|apply\s+.*crd)`)
+	// clusterKindRE is a manifest of a cluster-wide object.
+	clusterKindRE    = regexp.MustCompile(`(?m)^\s*kind:\s*["']?(PersistentVolume|StorageClass|ClusterRole|ClusterRoleBinding|CustomResourceDefinition|PriorityClass|IngressClass)["']?\s*$`)
 	setImageRE       = regexp.MustCompile(`\b(?:kubectl|k)\s+set\s+image\s[^\n;&|]*`)
 	containerImageRE = regexp.MustCompile(`\s[A-Za-z0-9_*-]+=([^\s'"=]+)`)
 	imageFlagRE      = regexp.MustCompile(`--image[= ]([^\s'"]+)|\bimage:\s*['"]?([^\s'"]+)`)
@@ -345,6 +347,9 @@ func (im *importer) scan(lf *labFile) {
 	im.addons(lf, all, manifests)
 	if m := clusterRE.FindString(all); m != "" {
 		im.todo("the source works on the cluster as a whole (%s); the learner is admin of the lab's namespaces only: grant what the step needs in access.clusterRules, or change the step", strings.Join(strings.Fields(m), " "))
+	}
+	if m := clusterKindRE.FindStringSubmatch(strings.Join(append([]string{all}, slices.Collect(maps.Values(manifests))...), "\n")); m != nil {
+		im.todo("the source creates a cluster-wide %s; the learner is admin of the lab's namespaces only: grant it in access.clusterRules (a hostPath PersistentVolume reaches the node's disk: prefer a claim the storage add-on binds), or change the step", m[1])
 	}
 	if m := nodesLoopRE.FindString(all); m != "" {
 		im.todo("a script waits for the cluster's nodes (%s): labctl's cluster is ready before setup runs, and the learner may not read nodes, so it would wait forever: drop that loop", strings.Join(strings.Fields(m), " "))

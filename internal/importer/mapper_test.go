@@ -191,7 +191,7 @@ func TestKillercodaLineByLineAndAddons(t *testing.T) {
 		"index.json": `{"title": "Volumes", "details": {"steps": [
   {"title": "Claim", "text": "1.md", "verify": "1.sh"},
   {"title": "Scale", "text": "2.md", "verify": "2.sh"}],
-  "assets": {"host01": [{"file": "policy.yaml", "target": "/root"}]}}, "backend": {"imageid": "kubernetes-kubeadm-1node"}}`,
+  "assets": {"host01": [{"file": "policy.yaml", "target": "/root"}, {"file": "pv.yaml", "target": "/root"}]}}, "backend": {"imageid": "kubernetes-kubeadm-1node"}}`,
 		"1.md": "Claim it: `kubectl apply -f claim.yaml`{{exec}}",
 		// killercoda/scenarios-kubernetes persistentVolumes step2's verify script.
 		"1.sh": "#!/bin/bash\n\nif ! kubectl get pvc my-claim; then exit 1; fi\n\nSTATE=$(kubectl get pvc my-claim -o json | jq -r .status.phase)\n\n" +
@@ -199,6 +199,7 @@ func TestKillercodaLineByLineAndAddons(t *testing.T) {
 		"2.md": "Scale, then look: `kubectl scale deploy web --replicas=3 && kubectl top pods`{{exec}}, then `k set image deploy/web web=httpd:2.4-alpine --record`{{exec}}",
 		// killercoda/scenarios-kubernetes deployment-basics step2's verify script.
 		"2.sh":               "#!/bin/bash\n\nNUM_REP=$(kubectl get deployment web -o json | jq .spec.replicas)\n\nif [ \"$NUM_REP\" -eq \"3\" ]; then\n    exit 0\nelse\n    exit 1\nfi\n",
+		"assets/pv.yaml":     "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: cool\nspec:\n  hostPath:\n    path: /tmp/cool\n",
 		"assets/policy.yaml": "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny\nspec:\n  podSelector: {}\n",
 	})
 	if r.Checks != 3 || r.Typed != 2 {
@@ -221,6 +222,7 @@ func TestKillercodaLineByLineAndAddons(t *testing.T) {
 		"lines 7-11 stay in command check verify-script",
 		"lines 5-9 (with line 3) became check deployment-web-spec-replicas",
 		"the lab asks for the metrics add-on",
+		"the source creates a cluster-wide PersistentVolume",
 	} {
 		if !strings.Contains(todo, want) {
 			t.Errorf("TODO.md lacks %q:\n%s", want, todo)
