@@ -54,7 +54,7 @@ func main() {
 		}
 		roots = append(roots, a)
 	}
-	var all, kube counts
+	var all, kube, kubeVerified counts
 	reasons := map[string]int{}
 	failures := map[string]int{}
 	tmp, err := os.MkdirTemp("", "importcount-")
@@ -102,6 +102,9 @@ func main() {
 			if inKube {
 				kube.sources++
 			}
+			if k8s && verifies {
+				kubeVerified.sources++
+			}
 			var c counts
 			c.imported = 1
 			_, l, err := labstore.Read(filepath.Join(out, "lab.yaml"))
@@ -137,6 +140,9 @@ func main() {
 			if inKube {
 				add(&kube, c)
 			}
+			if k8s && verifies {
+				add(&kubeVerified, c)
+			}
 			if verbose {
 				fmt.Printf("%s: k8s=%v verifies=%v checks=%d typed=%d command=%d placeholder=%d draft=%v\n", src, inKube, verifies, c.checks, c.typed, c.command, c.placeholder, err == nil && l.Metadata.Draft)
 			}
@@ -148,6 +154,7 @@ func main() {
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	fmt.Println(all.row("all"))
 	fmt.Println(kube.row("Kubernetes, verified or solved"))
+	fmt.Println(kubeVerified.row("Kubernetes, verified"))
 	fmt.Println()
 	for _, m := range sorted(reasons) {
 		fmt.Printf("placeholder reason (labs): %d  %s\n", reasons[m], m)
