@@ -138,6 +138,10 @@ var (
 	exitZeroRE = regexp.MustCompile(`(?:^|[;&|{(]\s*|\bthen\s+|\belse\s+|\bdo\s+)(?:exit(?:\s+0)?|return(?:\s+0)?)\s*(?:;|$|\})`)
 	// mayFailRE is what makes a statement fail a script without set -e.
 	mayFailRE = regexp.MustCompile(`\bexit\s+[1-9]|\bfail-message\b|\breturn\s+[1-9]|\bfalse\b|\bset\s+(-[a-z]*e|-o\s+errexit)`)
+	// cdRE changes the script's directory.
+	cdRE = regexp.MustCompile(`(?:^|[\s;&|(])(?:cd|pushd|popd)\b`)
+	// redefinedRE changes what kubectl (or k, grep, test …) does or reads.
+	redefinedRE = regexp.MustCompile(`(?m)(?:^|[\s;&|(])(?:KUBECONFIG=|alias\s|(?:function\s+)?(?:kubectl|k|grep|test|stat|ls|cat|jq)\s*\(\)|function\s+(?:kubectl|k|grep|test|stat|ls|cat|jq)\b)`)
 	// waitForRE is kubectl wait.
 	waitForRE = regexp.MustCompile(`^(?:kubectl|k) wait\b`)
 )
@@ -152,6 +156,9 @@ type verifyState struct {
 	errexit bool
 	// errexitEver says set -e was on at some point.
 	errexitEver bool
+	// moved says the script changed its directory (cd, pushd): a
+	// relative path is no longer under /root.
+	moved bool
 }
 
 // mapped is what one statement became: its checks, the captures they
@@ -180,6 +187,10 @@ func mapVerify(script, labNS string) verifyMapping {
 	}
 	stmts, ok := splitStatements(script)
 	if !ok {
+		return whole
+	}
+	if redefinedRE.MatchString(script) {
+		// kubectl is not kubectl, or reads another cluster.
 		return whole
 	}
 	st := &verifyState{labNS: labNS, consts: map[string]string{}, captures: map[string]capture{}, failing: map[string]bool{}}
@@ -232,6 +243,9 @@ func mapVerify(script, labNS string) verifyMapping {
 		}
 		if stopped {
 			continue
+		}
+		if cdRE.MatchString(t) {
+			st.moved = true
 		}
 		mp, bare, note := st.statement(substitute(t, st.consts), i == last)
 		if note != "" {
@@ -601,7 +615,7 @@ func (st *verifyState) atom(a string, hold bool) (check, string, string, string,
 			if op.quoted || p.ref != "" || p.glob || p.lit == "" {
 				return check{}, "", "", "", false
 			}
-			c, ok := fileExists(p.lit, op.lit, hold)
+			c, ok := fileExists(p.lit, op.lit, hold, !st.moved)
 			return c, "", "", "", ok
 		case 3:
 			l, op, r := words[0], words[1].lit, words[2]
@@ -637,15 +651,15 @@ func (st *verifyState) atom(a string, hold bool) (check, string, string, string,
 		}
 		return fieldNamed(k), k.Namespace, "", "", true
 	}
-	c, ns, ok := mapLine(a, st.labNS, hold)
+	c, ns, ok := mapLine(a, st.labNS, hold, !st.moved)
 	return c, ns, "", "", ok
 }
 
 // fileExists maps test -e/-f/-d P: P exists (as a file, a directory), or,
 // hold false, P does not exist (-e only: "not a regular file" is not
 // "gone").
-func fileExists(p, op string, hold bool) (check, bool) {
-	p, ok := homePath(p)
+func fileExists(p, op string, hold, relative bool) (check, bool) {
+	p, ok := homePath(p, relative)
 	if !ok {
 		return check{}, false
 	}
@@ -668,12 +682,16 @@ func fileExists(p, op string, hold bool) (check, bool) {
 }
 
 // homePath is the path a check reads for p as a script in the learner's
-// home names it; false when the grader cannot see it.
-func homePath(p string) (string, bool) {
+// home names it (a relative path only while the script has not changed
+// its directory); false when the grader cannot see it.
+func homePath(p string, relative bool) (string, bool) {
 	if p == "" || strings.ContainsAny(p, "*?[~$`") {
 		return "", false
 	}
 	if !strings.HasPrefix(p, "/") {
+		if !relative {
+			return "", false
+		}
 		p = path.Join(lab.HomeDir, p)
 	}
 	if !graderSees(p) {
@@ -750,10 +768,10 @@ func waits(script string) time.Duration {
 
 // mapLine maps one line of a verify script, returning the namespace its
 // check reads ("" for none or a cluster-scoped object).
-func mapLine(l, labNS string, hold bool) (check, string, bool) {
+func mapLine(l, labNS string, hold, relative bool) (check, string, bool) {
 	l = kAlias(l) // the alias every Kubernetes scenario sets
 	if !hold {
-		c, ns, ok := mapLine(l, labNS, true)
+		c, ns, ok := mapLine(l, labNS, true, relative)
 		no := false
 		switch {
 		case !ok:
@@ -772,7 +790,7 @@ func mapLine(l, labNS string, hold bool) (check, string, bool) {
 		if file == "" {
 			file, flags, pattern = m[4], m[5], m[6]
 		}
-		file, ok := homePath(file)
+		file, ok := homePath(file, relative)
 		if !ok {
 			return check{}, "", false
 		}
@@ -814,7 +832,7 @@ func mapLine(l, labNS string, hold bool) (check, string, bool) {
 		return check{Name: slug(strings.ToLower(k.Kind)+"-"+k.Name, 50), Description: fmt.Sprintf("%s %s exists", k.Kind, k.Name), Kube: k}, k.Namespace, true
 	}
 	if m := fileRE.FindStringSubmatch(l); m != nil {
-		p, ok := homePath(unquote(m[2]))
+		p, ok := homePath(unquote(m[2]), relative)
 		if !ok || strings.HasPrefix(p, "-") {
 			return check{}, "", false
 		}

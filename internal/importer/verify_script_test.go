@@ -192,6 +192,17 @@ func TestMapVerifyLineByLine(t *testing.T) {
 			want:   []string{`kube ConfigMap lab/a data.x = "x"`, `kube ConfigMap lab/a data.x = "x"`},
 		},
 		{
+			name:   "after cd a relative path is not under /root",
+			script: "stat /root/app || exit 1\ncd /root/app || exit 1\nstat config.yaml || exit 1\n",
+			want:   []string{"file /root/app exists", "command"},
+			rest:   []string{"cd /root/app || exit 1", "stat config.yaml || exit 1"},
+		},
+		{
+			name:   "a script that redefines kubectl or its kubeconfig stays whole",
+			script: "export KUBECONFIG=/root/.kube/other\nkubectl get pod web\n",
+			want:   []string{"command"},
+		},
+		{
 			name:   "a loop's variable is no constant",
 			script: "NS=a\nfor NS in b c; do :; done\nkubectl get pod web -n $NS || exit 1\n",
 			want:   []string{"command"},
