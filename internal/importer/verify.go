@@ -205,6 +205,7 @@ func mapVerify(script, labNS string) verifyMapping {
 	var vm verifyMapping
 	var notes []string
 	used := map[string]bool{}
+	errexitCaptures := map[int]string{}
 	stopped := false
 	last := len(stmts) - 1
 	for i, s := range stmts {
@@ -223,6 +224,11 @@ func mapVerify(script, labNS string) verifyMapping {
 		}
 		if m := captureRE.FindStringSubmatch(t); m != nil {
 			kind[i] = def
+			if st.errexit {
+				// Under set -e the command's failure fails the script:
+				// it stays unless a check reads what it captures.
+				errexitCaptures[i] = m[1]
+			}
 			if counts[m[1]] == 1 {
 				if k, json, ok := readField(substitute(m[2]+m[3], st.consts), labNS); ok {
 					st.captures[m[1]] = capture{kube: k, json: json, stmt: i}
@@ -296,6 +302,11 @@ func mapVerify(script, labNS string) verifyMapping {
 			return verifyMapping{}
 		}
 		return whole
+	}
+	for i, name := range errexitCaptures {
+		if !used[name] {
+			kind[i] = core
+		}
 	}
 	// The rest: the statements left, with the definitions they read.
 	include := make([]bool, len(stmts))

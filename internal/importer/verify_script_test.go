@@ -203,6 +203,12 @@ func TestMapVerifyLineByLine(t *testing.T) {
 			want:   []string{"command"},
 		},
 		{
+			name:   "under set -e a capture no check reads still asserts its command",
+			script: "set -e\nIP=$(kubectl get svc web -o jsonpath='{.spec.clusterIP}')\nkubectl get pod web\n",
+			want:   []string{"kube Pod lab/web exists", "command"},
+			rest:   []string{"IP=$(kubectl get svc web"},
+		},
+		{
 			name:   "a loop's variable is no constant",
 			script: "NS=a\nfor NS in b c; do :; done\nkubectl get pod web -n $NS || exit 1\n",
 			want:   []string{"command"},
