@@ -138,6 +138,8 @@ var (
 	exitZeroRE = regexp.MustCompile(`(?:^|[;&|{(]\s*|\bthen\s+|\belse\s+|\bdo\s+)(?:exit(?:\s+0)?|return(?:\s+0)?)\s*(?:;|$|\})`)
 	// mayFailRE is what makes a statement fail a script without set -e.
 	mayFailRE = regexp.MustCompile(`\bexit\s+[1-9]|\bfail-message\b|\breturn\s+[1-9]|\bfalse\b|\bset\s+(-[a-z]*e|-o\s+errexit)`)
+	// kUseRE is the k alias run: k get …, $(k -n web get …).
+	kUseRE = regexp.MustCompile(`(?m)(?:^|[\s;&|(` + "`" + `])k\s+-?[a-z]`)
 	// cdRE changes the script's directory.
 	cdRE = regexp.MustCompile(`(?:^|[\s;&|(])(?:cd|pushd|popd)\b`)
 	// redefinedRE changes what kubectl (or k, grep, test …) does or reads.
@@ -372,7 +374,11 @@ func mapVerify(script, labNS string) verifyMapping {
 		rest := commandVerify(b.String())
 		rest.Description = "the rest of the scenario's verify script passes (" + strings.Join(lines, ", ") + "; it runs in the sandbox with the learner's kubectl: rewrite it as typed checks)"
 		vm.checks = append(vm.checks, rest)
-		notes = append(notes, fmt.Sprintf("%s stay in command check %s", strings.Join(lines, ", "), rest.Name))
+		verb := "stay"
+		if len(lines) == 1 && strings.HasPrefix(lines[0], "line ") {
+			verb = "stays"
+		}
+		notes = append(notes, fmt.Sprintf("%s %s in command check %s", strings.Join(lines, ", "), verb, rest.Name))
 	} else if anyCore {
 		var lines []string
 		for i, s := range stmts {
@@ -724,6 +730,10 @@ func commandVerify(script string) check {
 		}
 	case "python", "python3":
 		run = []string{"python3", "-c", script}
+	}
+	if (run[0] == "bash" || run[0] == "sh") && kUseRE.MatchString(script) {
+		// Scenarios alias kubectl as k; a script sees no aliases.
+		run[2] = "k() { kubectl \"$@\"; }\n" + run[2]
 	}
 	c := check{
 		Name:        "verify-script",

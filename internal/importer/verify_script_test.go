@@ -209,6 +209,12 @@ func TestMapVerifyLineByLine(t *testing.T) {
 			rest:   []string{"IP=$(kubectl get svc web"},
 		},
 		{
+			name:   "the k alias in the command check is a function (a script sees no aliases)",
+			script: "k exec web -- ls /data || exit 1\nk get pod web\n",
+			want:   []string{"kube Pod lab/web exists", "command"},
+			rest:   []string{"k() { kubectl \"$@\"; }\n", "k exec web -- ls /data || exit 1"},
+		},
+		{
 			name:   "a loop's variable is no constant",
 			script: "NS=a\nfor NS in b c; do :; done\nkubectl get pod web -n $NS || exit 1\n",
 			want:   []string{"command"},
