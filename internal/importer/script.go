@@ -178,8 +178,7 @@ func assignments(script string) map[string]int {
 }
 
 // substitute writes the value of each constant where a statement reads
-// it, outside single quotes; it reports whether any other variable is
-// left.
+// it, outside single quotes.
 func substitute(s string, consts map[string]string) string {
 	var b strings.Builder
 	inSingle, inDouble := false, false
