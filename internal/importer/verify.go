@@ -859,7 +859,8 @@ func mapLine(l, labNS string, hold, relative bool) (check, string, bool) {
 		}
 		fc := &fileCheck{Path: p}
 		switch {
-		case strings.HasSuffix(m[1], "-f"):
+		case strings.HasSuffix(m[1], "-f") || m[1] == "cat":
+			// cat fails on a directory as test -f does.
 			fc.Type = "file"
 		case strings.HasSuffix(m[1], "-d"):
 			fc.Type = "dir"

@@ -215,6 +215,11 @@ func TestMapVerifyLineByLine(t *testing.T) {
 			rest:   []string{"k() { kubectl \"$@\"; }\n", "k exec web -- ls /data || exit 1"},
 		},
 		{
+			name:   "cat of a path asserts a file, and if cat P; then exit 1 is no absence",
+			script: "cat /root/out.txt >/dev/null || exit 1\nif cat /root/old.txt; then exit 1; fi\n",
+			want:   []string{"file /root/out.txt file", "command"},
+		},
+		{
 			name:   "a loop's variable is no constant",
 			script: "NS=a\nfor NS in b c; do :; done\nkubectl get pod web -n $NS || exit 1\n",
 			want:   []string{"command"},
