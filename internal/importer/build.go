@@ -189,11 +189,39 @@ func (im *importer) build(lf *labFile, setup []string, intro *part, steps []part
 		}
 	}
 	im.steps(lf, drafts)
+	im.undone(lf)
 	if slices.ContainsFunc(lf.Steps, func(s stepFile) bool { return s.Setup != "" }) {
 		im.todo("setup scripts run in the sandbox as root with the learner's kubectl, not on a node with the cluster's admin as the platform's setup scripts did: move what they do to nodes or cluster-wide objects into the lab's cluster settings")
 	}
 	im.scan(lf)
 	im.markDraft(lf)
+}
+
+// undone says which steps require gone what an earlier step's checks
+// require: the lab cannot then grade 100 % at its end, which labctl test
+// asks of it.
+func (im *importer) undone(lf *labFile) {
+	type object struct{ kind, ns, name string }
+	required := map[object]string{}
+	for _, st := range lf.Steps {
+		for _, c := range st.Checks {
+			k := c.Kube
+			if k == nil {
+				continue
+			}
+			o := object{k.Kind, k.Namespace, k.Name}
+			if k.Exists != nil && !*k.Exists {
+				if earlier, ok := required[o]; ok {
+					im.todo("step %q requires %s %s gone, which step %q's checks require: the lab cannot grade 100 %% at its end, as labctl test asks; drop the step that undoes the work (or keep it as text), or check the earlier step otherwise", st.Title, k.Kind, k.Name, earlier)
+					delete(required, o)
+				}
+				continue
+			}
+			if _, ok := required[o]; !ok {
+				required[o] = st.Title
+			}
+		}
+	}
 }
 
 // markDraft marks the lab a draft while a step's checks are all

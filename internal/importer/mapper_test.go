@@ -185,12 +185,15 @@ func TestKillercodaSolvesAndChecks(t *testing.T) {
 
 // An import reads each verify script line by line and says in TODO.md
 // which lines became which check and which stay in the command check; the
-// lab asks for the add-ons of the kinds and commands the scenario uses.
+// lab asks for the add-ons of the kinds and commands the scenario uses. A step that deletes what an
+// earlier step's checks require is said: the lab cannot grade 100 % at its
+// end.
 func TestKillercodaLineByLineAndAddons(t *testing.T) {
 	r, l, out := importTree(t, Killercoda, "pv", map[string]string{
 		"index.json": `{"title": "Volumes", "details": {"steps": [
   {"title": "Claim", "text": "1.md", "verify": "1.sh"},
-  {"title": "Scale", "text": "2.md", "verify": "2.sh"}],
+  {"title": "Scale", "text": "2.md", "verify": "2.sh"},
+  {"title": "Clean", "text": "3.md", "verify": "3.sh"}],
   "assets": {"host01": [{"file": "policy.yaml", "target": "/root"}, {"file": "pv.yaml", "target": "/root"}]}}, "backend": {"imageid": "kubernetes-kubeadm-1node"}}`,
 		"1.md": "Claim it: `kubectl apply -f claim.yaml`{{exec}}",
 		// killercoda/scenarios-kubernetes persistentVolumes step2's verify script.
@@ -199,11 +202,13 @@ func TestKillercodaLineByLineAndAddons(t *testing.T) {
 		"2.md": "Scale, then look: `kubectl scale deploy web --replicas=3 && kubectl top pods`{{exec}}, then `k set image deploy/web web=httpd:2.4-alpine --record`{{exec}}",
 		// killercoda/scenarios-kubernetes deployment-basics step2's verify script.
 		"2.sh":               "#!/bin/bash\n\nNUM_REP=$(kubectl get deployment web -o json | jq .spec.replicas)\n\nif [ \"$NUM_REP\" -eq \"3\" ]; then\n    exit 0\nelse\n    exit 1\nfi\n",
+		"3.md":               "Delete the claim: `kubectl delete pvc my-claim`{{exec}}",
+		"3.sh":               "#!/bin/bash\nif kubectl get pvc my-claim; then exit 1; fi\n",
 		"assets/pv.yaml":     "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: cool\nspec:\n  hostPath:\n    path: /tmp/cool\n",
 		"assets/policy.yaml": "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny\nspec:\n  podSelector: {}\n",
 	})
-	if r.Checks != 3 || r.Typed != 2 {
-		t.Errorf("result = %+v, want 3 checks, 2 typed", r)
+	if r.Checks != 4 || r.Typed != 3 {
+		t.Errorf("result = %+v, want 4 checks, 3 typed", r)
 	}
 	if c := l.Steps[1].Checks; len(c) != 1 || c[0].Kube == nil || c[0].Kube.Field == nil || c[0].Kube.Field.Equals.Literal != 3 {
 		t.Errorf("step 2's checks = %+v, want spec.replicas equals the integer 3", c)
@@ -223,6 +228,7 @@ func TestKillercodaLineByLineAndAddons(t *testing.T) {
 		"lines 5-9 (with line 3) became check deployment-web-spec-replicas",
 		"the lab asks for the metrics add-on",
 		"the source creates a cluster-wide PersistentVolume",
+		`step "Clean" requires PersistentVolumeClaim my-claim gone, which step "Claim"'s checks require`,
 	} {
 		if !strings.Contains(todo, want) {
 			t.Errorf("TODO.md lacks %q:\n%s", want, todo)
