@@ -197,12 +197,18 @@ func (im *importer) build(lf *labFile, setup []string, intro *part, steps []part
 	im.markDraft(lf)
 }
 
-// undone says which steps require gone what an earlier step's checks
-// require: the lab cannot then grade 100 % at its end, which labctl test
-// asks of it.
+// undone says which steps require gone, or other, what an earlier step's
+// checks require: the lab cannot then grade 100 % at its end, which
+// labctl test asks of it.
 func (im *importer) undone(lf *labFile) {
 	type object struct{ kind, ns, name string }
+	type field struct {
+		object
+		path string
+	}
 	required := map[object]string{}
+	values := map[field]any{}
+	valueStep := map[field]string{}
 	for _, st := range lf.Steps {
 		for _, c := range st.Checks {
 			k := c.Kube
@@ -210,6 +216,13 @@ func (im *importer) undone(lf *labFile) {
 				continue
 			}
 			o := object{k.Kind, k.Namespace, k.Name}
+			if f := k.Field; f != nil && f.Equals != nil {
+				key := field{o, f.Path}
+				if v, ok := values[key]; ok && v != f.Equals {
+					im.todo("step %q requires %s %s's %s to be %v, and step %q's checks require %v: the lab cannot grade 100 %% at its end, as labctl test asks; keep one of them, or check the earlier step otherwise", st.Title, k.Kind, k.Name, f.Path, f.Equals, valueStep[key], v)
+				}
+				values[key], valueStep[key] = f.Equals, st.Title
+			}
 			if k.Exists != nil && !*k.Exists {
 				if earlier, ok := required[o]; ok {
 					im.todo("step %q requires %s %s gone, which step %q's checks require: the lab cannot grade 100 %% at its end, as labctl test asks; drop the step that undoes the work (or keep it as text), or check the earlier step otherwise", st.Title, k.Kind, k.Name, earlier)
