@@ -50,7 +50,6 @@ type draft struct {
 	solve        []string
 	solved       bool
 	checks       []check
-	typed        bool
 }
 
 // placeholderCheck stands for the checks of a step the source does not
@@ -143,12 +142,21 @@ func (im *importer) build(lf *labFile, setup []string, intro *part, steps []part
 		if len(vm.checks) == 0 {
 			continue
 		}
-		pending.checks, pending.typed = vm.checks, vm.typed
+		pending.checks = vm.checks
 		for _, ns := range vm.namespaces {
 			im.namespace(ns, lf)
 		}
-		if !vm.typed {
+		typed := slices.ContainsFunc(vm.checks, func(c check) bool { return c.Command == nil })
+		if len(vm.notes) > 0 && (typed || len(vm.notes) > 1) {
+			im.todo("%s (%q): its verify script, read line by line: %s", p.what, title, strings.Join(vm.notes, "; "))
+		}
+		switch {
+		case !vm.typed && typed:
+			im.todo("%s (%q): the rest of its verify script stays a command check: the grader runs it, but with the learner's files and kubeconfig (/root), which the learner can change to fake it; rewrite it as kube, file or audit checks", p.what, title)
+		case !vm.typed:
 			im.todo("%s (%q): its verify script stays one command check: the grader runs it, but with the learner's files and kubeconfig (/root), which the learner can change to fake it; rewrite it as kube, file or audit checks", p.what, title)
+		}
+		if !vm.typed {
 			if outside := pathsOutsideHome(p.verify); len(outside) > 0 {
 				im.todo("%s (%q): its verify script reads %s, outside the learner's home: the grader sees only /root (and the fixtures) of the sandbox, so no check can read it; have the learner work under /root", p.what, title, strings.Join(outside, ", "))
 			}
@@ -181,11 +189,52 @@ func (im *importer) build(lf *labFile, setup []string, intro *part, steps []part
 		}
 	}
 	im.steps(lf, drafts)
+	im.undone(lf)
 	if slices.ContainsFunc(lf.Steps, func(s stepFile) bool { return s.Setup != "" }) {
 		im.todo("setup scripts run in the sandbox as root with the learner's kubectl, not on a node with the cluster's admin as the platform's setup scripts did: move what they do to nodes or cluster-wide objects into the lab's cluster settings")
 	}
 	im.scan(lf)
 	im.markDraft(lf)
+}
+
+// undone says which steps require gone, or other, what an earlier step's
+// checks require: the lab cannot then grade 100 % at its end, which
+// labctl test asks of it.
+func (im *importer) undone(lf *labFile) {
+	type object struct{ kind, ns, name string }
+	type field struct {
+		object
+		path string
+	}
+	required := map[object]string{}
+	values := map[field]any{}
+	valueStep := map[field]string{}
+	for _, st := range lf.Steps {
+		for _, c := range st.Checks {
+			k := c.Kube
+			if k == nil {
+				continue
+			}
+			o := object{k.Kind, k.Namespace, k.Name}
+			if f := k.Field; f != nil && f.Equals != nil {
+				key := field{o, f.Path}
+				if v, ok := values[key]; ok && v != f.Equals {
+					im.todo("step %q requires %s %s's %s to be %v, and step %q's checks require %v: the lab cannot grade 100 %% at its end, as labctl test asks; keep one of them, or check the earlier step otherwise", st.Title, k.Kind, k.Name, f.Path, f.Equals, valueStep[key], v)
+				}
+				values[key], valueStep[key] = f.Equals, st.Title
+			}
+			if k.Exists != nil && !*k.Exists {
+				if earlier, ok := required[o]; ok {
+					im.todo("step %q requires %s %s gone, which step %q's checks require: the lab cannot grade 100 %% at its end, as labctl test asks; drop the step that undoes the work (or keep it as text), or check the earlier step otherwise", st.Title, k.Kind, k.Name, earlier)
+					delete(required, o)
+				}
+				continue
+			}
+			if _, ok := required[o]; !ok {
+				required[o] = st.Title
+			}
+		}
+	}
 }
 
 // markDraft marks the lab a draft while a step's checks are all
@@ -240,8 +289,10 @@ func (im *importer) steps(lf *labFile, drafts []*draft) {
 		}
 		im.result.Steps++
 		im.result.Checks += len(d.checks)
-		if d.typed {
-			im.result.Typed += len(d.checks)
+		for _, c := range d.checks {
+			if c.Command == nil {
+				im.result.Typed++
+			}
 		}
 		lf.Steps = append(lf.Steps, st)
 	}
@@ -296,12 +347,16 @@ func (im *importer) namespace(ns string, lf *labFile) {
 }
 
 var (
-	kAliasRE    = regexp.MustCompile(`(?m)^\s*k\s`)
-	dnsLabelRE  = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
-	clusterRE   = regexp.MustCompile(`kubectl\s+(?:(?:get|describe)\s+(?:nodes?|no)\b|taint\b|cordon\b|drain\b|uncordon\b|label\s+(?:nodes?|no)\b|create\s+clusterrole|apply\s+.*crd)`)
-	imageFlagRE = regexp.MustCompile(`--image[= ]([^\s'"]+)|\bimage:\s*['"]?([^\s'"]+)`)
-	internetRE  = regexp.MustCompile(`\b(curl|wget|apt(?:-get)?\s+install|pip3?\s+install|helm\s+repo\s+add|git\s+clone|go\s+install|npm\s+install)\b`)
-	tagRE2      = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]*:[A-Za-z0-9._-]+$`)
+	kAliasRE   = regexp.MustCompile(`(?m)^\s*k\s`)
+	dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+	clusterRE  = regexp.MustCompile(`kubectl\s+(?:(?:get|describe)\s+(?:nodes?|no)\b|taint\b|cordon\b|drain\b|uncordon\b|label\s+(?:nodes?|no)\b|create\s+clusterrole|apply\s+.*crd)`)
+	// clusterKindRE is a manifest of a cluster-wide object.
+	clusterKindRE    = regexp.MustCompile(`(?m)^\s*kind:\s*["']?(PersistentVolume|StorageClass|ClusterRole|ClusterRoleBinding|CustomResourceDefinition|PriorityClass|IngressClass)["']?\s*$`)
+	setImageRE       = regexp.MustCompile(`\b(?:kubectl|k)\s+set\s+image\s[^\n;&|]*`)
+	containerImageRE = regexp.MustCompile(`\s[A-Za-z0-9_*-]+=([^\s'"=]+)`)
+	imageFlagRE      = regexp.MustCompile(`--image[= ]([^\s'"]+)|\bimage:\s*['"]?([^\s'"]+)`)
+	internetRE       = regexp.MustCompile(`\b(curl|wget|apt(?:-get)?\s+install|pip3?\s+install|helm\s+repo\s+add|git\s+clone|go\s+install|npm\s+install)\b`)
+	tagRE2           = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]*:[A-Za-z0-9._-]+$`)
 	// nodesLoopRE is a loop (or a wait) on the cluster's nodes.
 	nodesLoopRE     = regexp.MustCompile(`\b(?:until|while)\b[^\n]*\b(?:kubectl|k)\s+get\s+(?:nodes?|no)\b[^\n;]*|\bkubectl\s+wait\b[^\n]*\b(?:nodes?|no)\b[^\n;]*`)
 	allNamespacesRE = regexp.MustCompile(`\b(?:kubectl|k)\s[^\n|;&]*?(?:\s-A\b|--all-namespaces\b)`)
@@ -330,8 +385,12 @@ func (im *importer) scan(lf *labFile) {
 	if len(u.created) > 0 {
 		im.todo("the source creates namespace %s; labctl creates the lab's namespaces at up (they are declared in cluster.namespaces) and the learner cannot create others: its kubectl create namespace commands became no-ops (:) and the Namespace objects were taken out of what setup applies; say so in the text", strings.Join(u.created, ", "))
 	}
+	im.addons(lf, all, manifests)
 	if m := clusterRE.FindString(all); m != "" {
 		im.todo("the source works on the cluster as a whole (%s); the learner is admin of the lab's namespaces only: grant what the step needs in access.clusterRules, or change the step", strings.Join(strings.Fields(m), " "))
+	}
+	if m := clusterKindRE.FindStringSubmatch(strings.Join(append([]string{all}, slices.Collect(maps.Values(manifests))...), "\n")); m != nil {
+		im.todo("the source creates a cluster-wide %s; the learner is admin of the lab's namespaces only: grant it in access.clusterRules (a hostPath PersistentVolume reaches the node's disk: prefer a claim the storage add-on binds), or change the step", m[1])
 	}
 	if m := nodesLoopRE.FindString(all); m != "" {
 		im.todo("a script waits for the cluster's nodes (%s): labctl's cluster is ready before setup runs, and the learner may not read nodes, so it would wait forever: drop that loop", strings.Join(strings.Fields(m), " "))
@@ -354,8 +413,17 @@ func (im *importer) scan(lf *labFile) {
 	}
 	seen := map[string]bool{}
 	scanImages := func(text, where string) {
+		var refs []string
 		for _, m := range imageFlagRE.FindAllStringSubmatch(text, -1) {
-			ref := m[1] + m[2]
+			refs = append(refs, m[1]+m[2])
+		}
+		// kubectl set image deploy/web web=nginx:1.27 app=…
+		for _, cmd := range setImageRE.FindAllString(text, -1) {
+			for _, m := range containerImageRE.FindAllStringSubmatch(cmd, -1) {
+				refs = append(refs, m[1])
+			}
+		}
+		for _, ref := range refs {
 			if seen[ref] || strings.ContainsAny(ref, "${}") {
 				continue
 			}
@@ -377,6 +445,39 @@ func (im *importer) scan(lf *labFile) {
 		im.todo("the source reaches the internet (%s), which a lab's sandbox cannot: put what it fetches in fixtures/ or an image", strings.Join(slices.Compact(m), ", "))
 	}
 	im.rewrite(lf, shellVars(all))
+}
+
+// addonUses are what in a script or manifest needs an add-on: a kind it
+// applies or reads, a command.
+var addonUses = []struct {
+	addon, what string
+	re          *regexp.Regexp
+}{
+	{lab.AddonNetworkPolicy, "NetworkPolicy objects (enforced only with it)",
+		regexp.MustCompile(`(?m)^\s*kind:\s*["']?NetworkPolicy\b|\b(?:kubectl|k)\s[^\n|;&]*\b(?:networkpolic(?:y|ies)|netpol)\b`)},
+	{lab.AddonIngress, "Ingress objects (served, with an address, only with it)",
+		regexp.MustCompile(`(?m)^\s*kind:\s*["']?Ingress\b|\b(?:kubectl|k)\s[^\n|;&]*\b(?:ingress(?:es)?|ing)\b`)},
+	{lab.AddonStorage, "PersistentVolumeClaims (bound by a default StorageClass only with it)",
+		regexp.MustCompile(`(?m)^\s*kind:\s*["']?PersistentVolumeClaim\b|^\s*volumeClaimTemplates:|\b(?:kubectl|k)\s[^\n|;&]*\b(?:persistentvolumeclaims?|pvc)\b`)},
+	{lab.AddonMetrics, "kubectl top or a HorizontalPodAutoscaler (metrics-server)",
+		regexp.MustCompile(`(?m)\b(?:kubectl|k)\s+top\b|^\s*kind:\s*["']?HorizontalPodAutoscaler\b|\b(?:kubectl|k)\s+autoscale\b|\b(?:kubectl|k)\s[^\n|;&]*\b(?:horizontalpodautoscalers?|hpa)\b`)},
+}
+
+// addons turns on the add-ons the source's scripts and manifests use.
+func (im *importer) addons(lf *labFile, scripts string, manifests map[string]string) {
+	texts := append([]string{scripts}, slices.Collect(maps.Values(manifests))...)
+	for _, u := range addonUses {
+		if slices.Contains(lf.Cluster.Addons, u.addon) {
+			continue
+		}
+		for _, t := range texts {
+			if u.re.MatchString(t) {
+				lf.Cluster.Addons = append(lf.Cluster.Addons, u.addon)
+				im.todo("the source uses %s: the lab asks for the %s add-on (cluster.addons)", u.what, u.addon)
+				break
+			}
+		}
+	}
 }
 
 // manifests are the scenario's YAML assets, by their fixture name.

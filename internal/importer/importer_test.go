@@ -90,8 +90,11 @@ func TestMapVerify(t *testing.T) {
 		{"a label grepped", `kubectl get pod web -o jsonpath='{.metadata.labels.tier}' | grep -q 'front.end'`, true, []check{{Name: "pod-web-metadata-labels-tier",
 			Description: "Pod web: metadata.labels.tier", Kube: &kubeCheck{APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "web",
 				Field: &fieldCheck{Path: "metadata.labels.tier", Matches: `front.end`}}}}},
-		{"two lines", "kubectl get pod a\nkubectl get pod b", true, []check{
+		{"two lines under set -e", "set -e\nkubectl get pod a\nkubectl get pod b", true, []check{
 			{Name: "pod-a", Description: "Pod a exists", Kube: &kubeCheck{APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "a"}},
+			{Name: "pod-b", Description: "Pod b exists", Kube: &kubeCheck{APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "b"}}}},
+		// Without set -e only the last line's status is the script's.
+		{"two lines", "kubectl get pod a\nkubectl get pod b", true, []check{
 			{Name: "pod-b", Description: "Pod b exists", Kube: &kubeCheck{APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "b"}}}},
 		{"the k alias, the namespace first", "k -n shop get cm redis-config", true, []check{{Name: "configmap-redis-config", Description: "ConfigMap redis-config exists",
 			Kube: &kubeCheck{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "redis-config"}}}},
@@ -108,7 +111,9 @@ func TestMapVerify(t *testing.T) {
 		{"an expansion", "kubectl get pod $POD", false, nil},
 		{"a pipeline", "kubectl get pods | grep Running", false, nil},
 		{"an unknown kind", "kubectl get widgets w1", false, nil},
-		{"a relative file", "stat panda", false, nil},
+		// The script runs in the learner's home: a relative path is there.
+		{"a relative file", "stat panda", true, []check{{Name: "file-root-panda", Description: "/root/panda exists", File: &fileCheck{Path: "/root/panda"}}}},
+		{"a relative path that climbs out", "stat ../etc/panda", false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vm := mapVerify(tc.script, "lab")

@@ -182,3 +182,60 @@ func TestKillercodaSolvesAndChecks(t *testing.T) {
 		}
 	}
 }
+
+// An import reads each verify script line by line and says in TODO.md
+// which lines became which check and which stay in the command check; the
+// lab asks for the add-ons of the kinds and commands the scenario uses. A step that deletes (or sets
+// otherwise) what an earlier step's checks require is said: the lab cannot grade 100 % at its
+// end.
+func TestKillercodaLineByLineAndAddons(t *testing.T) {
+	r, l, out := importTree(t, Killercoda, "pv", map[string]string{
+		"index.json": `{"title": "Volumes", "details": {"steps": [
+  {"title": "Claim", "text": "1.md", "verify": "1.sh"},
+  {"title": "Scale", "text": "2.md", "verify": "2.sh"},
+  {"title": "Clean", "text": "3.md", "verify": "3.sh"},
+  {"title": "Shrink", "text": "4.md", "verify": "4.sh"}],
+  "assets": {"host01": [{"file": "policy.yaml", "target": "/root"}, {"file": "pv.yaml", "target": "/root"}]}}, "backend": {"imageid": "kubernetes-kubeadm-1node"}}`,
+		"1.md": "Claim it: `kubectl apply -f claim.yaml`{{exec}}",
+		// killercoda/scenarios-kubernetes persistentVolumes step2's verify script.
+		"1.sh": "#!/bin/bash\n\nif ! kubectl get pvc my-claim; then exit 1; fi\n\nSTATE=$(kubectl get pvc my-claim -o json | jq -r .status.phase)\n\n" +
+			"if [[ \"$STATE\" -eq \"Bound\" ]]; then\n    exit 0\nelse\n    exit 1\nfi\n",
+		"2.md": "Scale, then look: `kubectl scale deploy web --replicas=3 && kubectl top pods`{{exec}}, then `k set image deploy/web web=httpd:2.4-alpine --record`{{exec}}",
+		// killercoda/scenarios-kubernetes deployment-basics step2's verify script.
+		"2.sh":               "#!/bin/bash\n\nNUM_REP=$(kubectl get deployment web -o json | jq .spec.replicas)\n\nif [ \"$NUM_REP\" -eq \"3\" ]; then\n    exit 0\nelse\n    exit 1\nfi\n",
+		"3.md":               "Delete the claim: `kubectl delete pvc my-claim`{{exec}}",
+		"3.sh":               "#!/bin/bash\nif kubectl get pvc my-claim; then exit 1; fi\n",
+		"4.md":               "Scale down: `kubectl scale deploy web --replicas=1`{{exec}}",
+		"4.sh":               "#!/bin/bash\n[ \"$(kubectl get deploy web -o jsonpath='{.spec.replicas}')\" = 1 ]\n",
+		"assets/pv.yaml":     "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: cool\nspec:\n  hostPath:\n    path: /tmp/cool\n",
+		"assets/policy.yaml": "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny\nspec:\n  podSelector: {}\n",
+	})
+	if r.Checks != 5 || r.Typed != 4 {
+		t.Errorf("result = %+v, want 5 checks, 4 typed", r)
+	}
+	if c := l.Steps[1].Checks; len(c) != 1 || c[0].Kube == nil || c[0].Kube.Field == nil || c[0].Kube.Field.Equals.Literal != 3 {
+		t.Errorf("step 2's checks = %+v, want spec.replicas equals the integer 3", c)
+	}
+	if !slices.ContainsFunc(l.Cluster.Images, func(i lab.Image) bool { return i.Name == "httpd:2.4-alpine" }) {
+		t.Errorf("images = %+v, want httpd:2.4-alpine, which kubectl set image names", l.Cluster.Images)
+	}
+	want := []string{"metrics", "networkPolicy", "storage"}
+	if got := slices.Sorted(slices.Values(l.Cluster.Addons)); !slices.Equal(got, want) {
+		t.Errorf("addons = %q, want %q", got, want)
+	}
+	todo := todoOf(t, out)
+	for _, want := range []string{
+		"line 3 became check persistentvolumeclaim-my-claim",
+		`reads "Bound" as arithmetic`,
+		"lines 7-11 stay in command check verify-script",
+		"lines 5-9 (with line 3) became check deployment-web-spec-replicas",
+		"the lab asks for the metrics add-on",
+		"the source creates a cluster-wide PersistentVolume",
+		`step "Clean" requires PersistentVolumeClaim my-claim gone, which step "Claim"'s checks require`,
+		`step "Shrink" requires Deployment web's spec.replicas to be 1, and step "Scale"'s checks require 3`,
+	} {
+		if !strings.Contains(todo, want) {
+			t.Errorf("TODO.md lacks %q:\n%s", want, todo)
+		}
+	}
+}

@@ -39,6 +39,7 @@ type cluster struct {
 	Namespaces []string   `yaml:"namespaces"`
 	Workers    []struct{} `yaml:"workers,omitempty"`
 	Images     []image    `yaml:"images,omitempty"`
+	Addons     []string   `yaml:"addons,omitempty"`
 }
 
 type image struct {
