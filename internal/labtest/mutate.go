@@ -55,6 +55,16 @@ type Survivor struct {
 	Alternative string `json:"alternative,omitempty"`
 }
 
+// MarshalJSON writes the times as integer milliseconds (eachMs, roundMs).
+func (m Mutants) MarshalJSON() ([]byte, error) {
+	type plain Mutants
+	return json.Marshal(struct {
+		plain
+		EachMs  int64 `json:"eachMs"`
+		RoundMs int64 `json:"roundMs"`
+	}{plain(m), m.Each.Milliseconds(), m.Round.Milliseconds()})
+}
+
 // NotApplied is a mutant the learner could not apply, and what kubectl
 // said.
 type NotApplied struct {

@@ -225,6 +225,13 @@ func TestMutateReportsTheWideningsACheckMisses(t *testing.T) {
 	if status := strings.Join(rec.lines, "\n"); !strings.Contains(status, "FAILED Step 1/1 rbac: mutants: 12 generated, 11 applied, 8 killed, 3 survivors, 1 not applicable") {
 		t.Errorf("status lines:\n%s", status)
 	}
+	var js strings.Builder
+	_ = WriteJSON(&js, rep)
+	for _, want := range []string{`"mutants": {`, `"generated": 12`, `"notApplicable": 1`, `"eachMs": `, `"roundMs": `, `"id": "Role ns/deployer: rules[0].resources → [*]"`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON report lacks %s:\n%s", want, js.String())
+		}
+	}
 	var b strings.Builder
 	_ = WriteText(&b, rep)
 	if !strings.Contains(b.String(), "not applicable: Role ns/deployer: metadata.namespace → other: Error from server (Forbidden)") {
