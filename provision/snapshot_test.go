@@ -17,11 +17,11 @@ func TestSnapshotLeavesOutWhatNoLearnerWrites(t *testing.T) {
 		return o
 	}
 	for o, own := range map[*map[string]any]bool{
-		ptr(obj("system:node", nil)): true,
+		ptr(obj("system:node", nil)):              true,
 		ptr(obj("admin", nil, "aggregationRule")): true,
 		ptr(obj("cluster-admin", map[string]any{"kubernetes.io/bootstrapping": "rbac-defaults"})): true,
 		ptr(obj("labctl-grader", nil)): true,
-		ptr(obj("ci-deployer", nil)): false,
+		ptr(obj("ci-deployer", nil)):   false,
 	} {
 		if got := kubernetesOwn(*o); got != own {
 			t.Errorf("kubernetesOwn(%v) = %t", *o, got)
