@@ -187,15 +187,16 @@ func (r *runner) oneMutant(ctx context.Context, p *Phase, s *lab.Step, m mutant.
 	}
 	ms.Applied++
 	began := r.o.Now()
-	passed, ok := r.round(ctx, p, s, script)
+	passed, judged, ok := r.round(ctx, p, s, script)
 	round = r.o.Now().Sub(began)
-	if ok && passed {
+	if ok && (passed || !judged) {
 		// A moment later, in case what the mutant changed took time to
-		// take effect (a network policy, a rollout).
+		// take effect (a network policy, a rollout), or a check could not
+		// judge it. A check that still cannot counts it killed.
 		if !r.sleep(ctx, p, s, script) {
 			return "", round
 		}
-		passed, ok = r.round(ctx, p, s, script)
+		passed, _, ok = r.round(ctx, p, s, script)
 	}
 	if !ok {
 		return "", round
@@ -219,21 +220,21 @@ func (r *runner) oneMutant(ctx context.Context, p *Phase, s *lab.Step, m mutant.
 	return what, round
 }
 
-// round runs the step's checks once and says whether every one passed; a
-// round that cannot run stops the test.
-func (r *runner) round(ctx context.Context, p *Phase, s *lab.Step, script string) (passed, ok bool) {
+// round runs the step's checks once and says whether every one passed and
+// whether every one could judge; a round that cannot run stops the test.
+func (r *runner) round(ctx context.Context, p *Phase, s *lab.Step, script string) (passed, judged, ok bool) {
 	rs, err := runStep(ctx, r.env, s, grading.Windows(r.o.Lab, r.progress(), s.Checks), r.o.Now)
 	if err != nil {
 		p.fail(s.ID, script, "", err.Error())
 		r.stopped = true
-		return false, false
+		return false, false, false
 	}
 	for _, res := range rs {
 		if res.Status == checks.Error {
-			return false, true
+			return false, false, true
 		}
 	}
-	return checks.StepPassed(rs), true
+	return checks.StepPassed(rs), true, true
 }
 
 func (r *runner) sleep(ctx context.Context, p *Phase, s *lab.Step, script string) bool {
