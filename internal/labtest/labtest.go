@@ -145,11 +145,6 @@ func (r *runner) run(ctx context.Context, first, last int) {
 			break
 		}
 		r.before(ctx, s)
-		var start []mutant.Object
-		var startErr error
-		if r.o.Mutate && !r.stopped {
-			start, startErr = r.snapshot(ctx)
-		}
 		for j := range s.Mistakes {
 			if r.stopped {
 				break
@@ -167,6 +162,14 @@ func (r *runner) run(ctx context.Context, first, last int) {
 			}
 		}
 		if !r.stopped && !r.o.partial() {
+			// The lab's objects at the step's start, for --mutate: taken
+			// now, after the last reset to that start, since a reset makes
+			// the namespaces' objects anew (a Service's address, a uid).
+			var start []mutant.Object
+			var startErr error
+			if r.o.Mutate {
+				start, startErr = r.snapshot(ctx)
+			}
 			n := len(r.rep.Phases)
 			r.solve(ctx, s)
 			if r.o.Mutate && !r.stopped && r.solved(n) {

@@ -34,6 +34,8 @@ type objEnv struct {
 	lying bool
 	// kubectl keeps every kubectl script run.
 	kubectl []string
+	// made counts the Services made.
+	made int
 }
 
 func newObjEnv() *objEnv {
@@ -69,6 +71,11 @@ func (e *objEnv) RunScript(ctx context.Context, script string, stdout, stderr io
 			var o mutant.Object
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "object ")), &o); err != nil {
 				return 2, nil
+			}
+			if mutant.Kind(o) == "Service" {
+				// Each Service made gets an address of its own.
+				e.made++
+				o["spec"] = map[string]any{"clusterIP": fmt.Sprintf("10.0.0.%d", e.made)}
 			}
 			e.objs[mutant.Key(o)] = o
 		}
@@ -363,4 +370,37 @@ func TestMutateNeedsTheSolveAndAnEnvironmentThatLists(t *testing.T) {
 	if got := fmt.Sprint(mutatePhase(t, rep2).Failures); !strings.Contains(got, "this environment cannot list the lab's objects") {
 		t.Errorf("failures %s", got)
 	}
+}
+
+// TestMutateComparesWithTheStartBeforeTheSolve: a reset to the step's start
+// (after an alternative) makes the namespaces' objects anew, a Service
+// with another address; that Service is not the solve's to mutate.
+func TestMutateComparesWithTheStartBeforeTheSolve(t *testing.T) {
+	const svc = `object {"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"ns"}}`
+	l := roleLab(strictCheck, lab.Alternative{Name: "same", Script: "object " + deployerRole})
+	l.Steps[0].Setup = svc
+	env := newObjEnv()
+	if code, _ := env.RunScript(context.Background(), svc, io.Discard, io.Discard); code != 0 {
+		t.Fatal("the fake cannot make the Service")
+	}
+	rep, _ := runMutate(t, l, env, true)
+	if !rep.Passed {
+		t.Fatalf("failures %v", rep.Failures())
+	}
+	if m := mutatePhase(t, rep).Mutants; m.Generated != 12 {
+		t.Errorf("%d mutants, want the Role's 12 alone: the Service remade by the reset is taken for the solve's", m.Generated)
+	}
+}
+
+// RunScripts runs each script with objEnv's RunScript, as fakeEnv's does
+// with its own.
+func (e *objEnv) RunScripts(ctx context.Context, scripts []string, stdout, stderr io.Writer, started func(int)) (int, int, error) {
+	for i, s := range scripts {
+		started(i)
+		code, err := e.RunScript(ctx, s, stdout, stderr)
+		if err != nil || code != 0 {
+			return i, code, err
+		}
+	}
+	return -1, 0, nil
 }

@@ -228,3 +228,17 @@ func TestWorkloadAndServiceMutants(t *testing.T) {
 		t.Errorf("the moved Service %+v", moved)
 	}
 }
+
+// TestRevertKeepsAServicesAddress: the API refuses a Service whose
+// clusterIP changes, so its version at the step's start keeps today's.
+func TestRevertKeepsAServicesAddress(t *testing.T) {
+	start := obj(t, `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"shop"},"spec":{"clusterIP":"10.0.0.1","clusterIPs":["10.0.0.1"],"ports":[{"port":80}]}}`)
+	end := obj(t, `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"shop"},"spec":{"clusterIP":"10.0.0.2","clusterIPs":["10.0.0.2"],"ports":[{"port":81}]}}`)
+	to := byID(t, Generate([]Object{start}, []Object{end}, nil), "Service shop/web: reverted to the step's start").Edits[0].To
+	if got := str(to, "spec", "clusterIP"); got != "10.0.0.2" {
+		t.Errorf("the reverted Service has clusterIP %s, want the one it has now", got)
+	}
+	if n, _ := number(list(to, "spec", "ports")[0].(map[string]any)["port"]); n != 80 {
+		t.Errorf("the reverted Service has port %d", n)
+	}
+}

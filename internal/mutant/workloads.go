@@ -381,7 +381,16 @@ func revert(o Object, l Lab) []Mutant {
 	if l.Start == nil {
 		return nil
 	}
-	return []Mutant{{ID: Ref(o) + ": reverted to the step's start", Edits: []Edit{{From: Clean(o), To: Clean(l.Start)}}}}
+	to := Clean(l.Start)
+	if spec := sub(to, "spec"); Kind(o) == "Service" && spec != nil {
+		// The address the cluster gave the Service does not change.
+		for _, f := range []string{"clusterIP", "clusterIPs"} {
+			if v := get(o, "spec", f); v != nil {
+				spec[f] = copyValue(v)
+			}
+		}
+	}
+	return []Mutant{{ID: Ref(o) + ": reverted to the step's start", Edits: []Edit{{From: Clean(o), To: to}}}}
 }
 
 // deleteNew deletes an object the solve created.
