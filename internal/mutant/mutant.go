@@ -67,7 +67,8 @@ type Lab struct {
 
 // Generate lists the mutants of the solve that took the lab from start to
 // end: for each object the solve created or changed (Changed), the
-// catalogue's mutations of its kind, then the mutations of any object.
+// catalogue's mutations of its kind, then the mutations of any object;
+// then, for each object the solve deleted, that object kept.
 // Mutants are in a stable order: by object, then by the catalogue's order;
 // two with the same id are kept once.
 func Generate(start, end []Object, namespaces []string) []Mutant {
@@ -90,6 +91,30 @@ func Generate(start, end []Object, namespaces []string) []Mutant {
 			}
 		}
 	}
+	for _, o := range Removed(start, end) {
+		m := Mutant{ID: Ref(o) + ": kept (the solve deletes it)", Edits: []Edit{{To: Clean(o)}}}
+		if !seen[m.ID] {
+			seen[m.ID] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Removed lists the objects of start the solve deleted (none of end has
+// their identity), sorted by identity.
+func Removed(start, end []Object) []Object {
+	after := map[string]bool{}
+	for _, o := range end {
+		after[Key(o)] = true
+	}
+	var out []Object
+	for _, o := range start {
+		if !after[Key(o)] {
+			out = append(out, o)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return Key(out[i]) < Key(out[j]) })
 	return out
 }
 

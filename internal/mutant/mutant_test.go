@@ -242,3 +242,20 @@ func TestRevertKeepsAServicesAddress(t *testing.T) {
 		t.Errorf("the reverted Service has port %d", n)
 	}
 }
+
+// TestDeletedObjectKept: the learner who forgets to delete what the solve
+// deletes.
+func TestDeletedObjectKept(t *testing.T) {
+	b := obj(t, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"ci-deploy","namespace":"shop","uid":"u","resourceVersion":"3"},"roleRef":{"kind":"ClusterRole","name":"admin"}}`)
+	ms := Generate([]Object{b}, nil, []string{"shop"})
+	if len(ms) != 1 || ms[0].ID != "RoleBinding shop/ci-deploy: kept (the solve deletes it)" {
+		t.Fatalf("mutants %q", ids(ms))
+	}
+	e := ms[0].Edits[0]
+	if e.From != nil || Name(e.To) != "ci-deploy" || sub(e.To, "metadata")["uid"] != nil {
+		t.Errorf("edit %+v", e)
+	}
+	if d := Diff(ms[0]); d != "+ RoleBinding shop/ci-deploy (created)" {
+		t.Errorf("diff %q", d)
+	}
+}
