@@ -175,10 +175,11 @@ func (r *runner) mutate(ctx context.Context, s *lab.Step, start []mutant.Object,
 // checker round.
 func (r *runner) oneMutant(ctx context.Context, p *Phase, s *lab.Step, m mutant.Mutant, declared map[string]string, ms *Mutants) (what string, round time.Duration) {
 	script := "mutant " + m.ID
-	done, why := r.apply(ctx, m.Edits)
-	if done < len(m.Edits) {
+	edits := writes(m.Edits)
+	done, why := r.apply(ctx, edits)
+	if done < len(edits) {
 		// What was applied of it is taken back before the next.
-		if !r.undo(ctx, p, s, script, m.Edits[:done]) {
+		if !r.undo(ctx, p, s, script, edits[:done]) {
 			return "not applicable", 0
 		}
 		ms.NotApplicable++
@@ -214,10 +215,25 @@ func (r *runner) oneMutant(ctx context.Context, p *Phase, s *lab.Step, m mutant.
 	} else {
 		ms.Killed++
 	}
-	if !r.undo(ctx, p, s, script, m.Edits) {
+	if !r.undo(ctx, p, s, script, edits) {
 		return "", round
 	}
 	return what, round
+}
+
+// writes splits each edit that recreates an object into its delete and
+// its create, so that a create the API refuses after the delete went
+// through is undone like any write that was applied.
+func writes(edits []mutant.Edit) []mutant.Edit {
+	var out []mutant.Edit
+	for _, e := range edits {
+		if e.Recreate && e.From != nil && e.To != nil {
+			out = append(out, mutant.Edit{From: e.From}, mutant.Edit{To: e.To})
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // round runs the step's checks once and says whether every one passed and
@@ -323,9 +339,6 @@ func (r *runner) kubectl(ctx context.Context, e mutant.Edit) (bool, string) {
 		doc("create", e.To)
 	case e.To == nil:
 		doc("delete --wait=true", e.From)
-	case e.Recreate:
-		doc("delete --wait=true", e.From)
-		doc("create", e.To)
 	default:
 		doc("replace", e.To)
 	}

@@ -404,3 +404,24 @@ func (e *objEnv) RunScripts(ctx context.Context, scripts []string, stdout, stder
 	}
 	return -1, 0, nil
 }
+
+// TestMutatePartlyAppliedIsUndone: a mutant that moves the Role to a
+// namespace the learner may not write in deletes it first; the refused
+// create is not applicable, and the Role comes back before the next
+// mutant (before, it stayed deleted and every later mutant judged a lab
+// without it).
+func TestMutatePartlyAppliedIsUndone(t *testing.T) {
+	env := newObjEnv()
+	env.denied["other"] = true
+	rep, _ := runMutate(t, roleLab(strictCheck), env, true)
+	if !rep.Passed {
+		t.Fatalf("failures %v", rep.Failures())
+	}
+	m := mutatePhase(t, rep).Mutants
+	if m.NotApplicable != 1 || m.Killed != 11 || len(m.NotApplied) != 1 || !strings.Contains(m.NotApplied[0].ID, "metadata.namespace → other") {
+		t.Errorf("counts %s, not applied %+v", m, m.NotApplied)
+	}
+	if len(env.objs) != 1 {
+		t.Errorf("after the mutants the lab holds %v", env.objs)
+	}
+}
