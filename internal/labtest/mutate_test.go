@@ -110,6 +110,9 @@ func (e *objEnv) RunScript(ctx context.Context, script string, stdout, stderr io
 				return 1, nil
 			}
 			e.objs[k] = o
+		case e.objs[k] == nil:
+			fmt.Fprintln(stderr, "Error from server (NotFound)")
+			return 1, nil
 		case verb == "replace":
 			e.objs[k] = o
 		case strings.HasPrefix(verb, "delete"):
