@@ -36,6 +36,9 @@ type objEnv struct {
 	kubectl []string
 	// made counts the Services made.
 	made int
+	// errorAt makes the round after that many kubectl writes say, once,
+	// that its checks could not judge.
+	errorAt int
 }
 
 func newObjEnv() *objEnv {
@@ -127,6 +130,13 @@ func (e *objEnv) RunScript(ctx context.Context, script string, stdout, stderr io
 func (e *objEnv) RunChecks(_ context.Context, round checks.Round) ([]checks.Result, error) {
 	e.log = append(e.log, "checks")
 	out := make([]checks.Result, len(round.Checks))
+	if e.errorAt > 0 && e.writes == e.errorAt {
+		e.errorAt = 0
+		for i, c := range round.Checks {
+			out[i] = checks.Result{Name: c.Name, Points: c.Points, Status: checks.Error, Message: "could not judge"}
+		}
+		return out, nil
+	}
 	for i, c := range round.Checks {
 		r := checks.Result{Name: c.Name, Points: c.Points, Status: checks.Pass}
 		k := c.Kube
@@ -426,5 +436,17 @@ func TestMutatePartlyAppliedIsUndone(t *testing.T) {
 	}
 	if len(env.objs) != 1 {
 		t.Errorf("after the mutants the lab holds %v", env.objs)
+	}
+}
+
+// TestMutateJudgedAgainWhenACheckCouldNotJudge: a round whose check could
+// not judge the mutant (a prober made anew) is run again after a pause; the
+// widening it missed is still a survivor, not a mutant killed.
+func TestMutateJudgedAgainWhenACheckCouldNotJudge(t *testing.T) {
+	env := newObjEnv()
+	env.errorAt = 3 // the round of the second mutant, rules[0].resources → [*]
+	rep, _ := runMutate(t, roleLab(looseCheck), env, true)
+	if m := mutatePhase(t, rep).Mutants; m.Survivors != 3 || m.Killed != 9 || env.errorAt != 0 {
+		t.Errorf("counts %s (error given: %t)", m, env.errorAt == 0)
 	}
 }
