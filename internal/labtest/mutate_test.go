@@ -450,3 +450,22 @@ func TestMutateJudgedAgainWhenACheckCouldNotJudge(t *testing.T) {
 		t.Errorf("counts %s (error given: %t)", m, env.errorAt == 0)
 	}
 }
+
+// TestMutateWaitsForRolloutsOfRunningWorkloadsOnly: a Deployment's mutant
+// waits for its rollout, but in a lab whose workloads are only declared.
+func TestMutateWaitsForRolloutsOfRunningWorkloadsOnly(t *testing.T) {
+	const web = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"ns"},"spec":{"replicas":1}}`
+	for _, workloads := range []string{"run", "declare"} {
+		l := roleLab(`.`)
+		l.Cluster.Workloads = workloads
+		l.Steps[0].Checks[0].Kube = &lab.KubeCheck{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "ns", Name: "web",
+			Field: &lab.FieldAssert{Path: "spec", Assert: lab.Assert{Matches: `"replicas":1`}}}
+		l.Steps[0].Solve = "object " + web
+		env := newObjEnv()
+		runMutate(t, l, env, true)
+		waited := strings.Contains(strings.Join(env.kubectl, "\n"), "rollout status --timeout=30s deployment/web")
+		if waited != (workloads == "run") {
+			t.Errorf("workloads: %s: waited for the rollout: %t", workloads, waited)
+		}
+	}
+}
