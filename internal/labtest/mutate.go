@@ -349,11 +349,20 @@ func (r *runner) kubectl(ctx context.Context, e mutant.Edit) (bool, string) {
 			mutant.Namespace(o), strings.ToLower(mutant.Kind(o)), mutant.Name(o))
 	}
 	var buf bytes.Buffer
-	w := io.Writer(&buf)
-	if r.o.ScriptOutput != nil {
-		w = io.MultiWriter(&buf, r.o.ScriptOutput)
+	code, err := 0, error(nil)
+	// kubectl replace sends the version it read, so that a controller's
+	// write in between (a Deployment's status) is a conflict: try again.
+	for try := 0; try < 3; try++ {
+		buf.Reset()
+		w := io.Writer(&buf)
+		if r.o.ScriptOutput != nil {
+			w = io.MultiWriter(&buf, r.o.ScriptOutput)
+		}
+		code, err = r.env.RunScript(ctx, b.String(), w, w)
+		if err != nil || code == 0 || !strings.Contains(buf.String(), "(Conflict)") {
+			break
+		}
 	}
-	code, err := r.env.RunScript(ctx, b.String(), w, w)
 	if err != nil {
 		return false, err.Error()
 	}

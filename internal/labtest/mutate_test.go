@@ -36,6 +36,9 @@ type objEnv struct {
 	kubectl []string
 	// made counts the Services made.
 	made int
+	// conflicts is how many kubectl writes fail with a conflict, as when
+	// a controller wrote the object in between, before the next succeed.
+	conflicts int
 	// errorAt makes the round after that many kubectl writes say, once,
 	// that its checks could not judge.
 	errorAt int
@@ -88,6 +91,11 @@ func (e *objEnv) RunScript(ctx context.Context, script string, stdout, stderr io
 		return e.fakeEnv.RunScript(ctx, script, stdout, stderr)
 	}
 	e.kubectl = append(e.kubectl, script)
+	if e.conflicts > 0 {
+		e.conflicts--
+		fmt.Fprintln(stderr, "Error from server (Conflict): the object has been modified; please apply your changes to the latest version and try again")
+		return 1, nil
+	}
 	e.writes++
 	if e.failFrom > 0 && e.writes >= e.failFrom {
 		fmt.Fprintln(stderr, "error: the server is gone")
@@ -467,5 +475,16 @@ func TestMutateWaitsForRolloutsOfRunningWorkloadsOnly(t *testing.T) {
 		if waited != (workloads == "run") {
 			t.Errorf("workloads: %s: waited for the rollout: %t", workloads, waited)
 		}
+	}
+}
+
+// TestMutateWriteRetriedOnConflict: a write that met a controller's is
+// tried again, not taken for one the learner may not make.
+func TestMutateWriteRetriedOnConflict(t *testing.T) {
+	env := newObjEnv()
+	env.conflicts = 2
+	rep, _ := runMutate(t, roleLab(strictCheck), env, true)
+	if m := mutatePhase(t, rep).Mutants; !rep.Passed || m.NotApplicable != 0 || m.Killed != 12 {
+		t.Errorf("counts %s, failures %v", m, rep.Failures())
 	}
 }
