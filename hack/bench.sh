@@ -361,13 +361,26 @@ fi
 # brought up). The row is the ratio of the two wall times.
 if [ "${BENCH_SKIP_TEST:-}" = 1 ]; then
 	row "labctl test --step commit: --reuse / fresh" "not run" "-" "-"
+	row "one mutant (apply, round, undo) / one round" "not run" "-" "-"
 else
 	note "bench: labctl test --step commit, fresh and kept, then --reuse"
 	tf=$(timed "$labctl" test --step commit --keep) || note "bench: labctl test --step commit --keep failed (see $work/log)"
 	sed -i -E '0,/^  title: /s/^(  title: .*)$/\1 (edited)/' lab.yaml
 	tr=$(timed "$labctl" test --step commit --reuse) || note "bench: labctl test --step commit --reuse failed (see $work/log)"
-	"$labctl" -q test --clean >>"$work/log" 2>&1
 	row "labctl test --step commit: --reuse / fresh" "$(ratio "$tr" "$tf") (${tr} s / ${tf} s)" "-" "-"
+	# One mutant of `labctl test --mutate` (its apply as the learner, one
+	# checker round, its undo) against one round alone, on step apply (its
+	# solve makes the web Deployment), on the same kept environment. Its
+	# survivors make the test fail; the times are there all the same.
+	note "bench: labctl test --step apply --mutate --reuse"
+	"$labctl" test --step apply --mutate --reuse -o json --output-file "$work/mutate.json" >>"$work/log" 2>&1
+	read -r each round n <<<"$(python3 -c 'import json,sys; m=[p["mutants"] for p in json.load(open(sys.argv[1]))["phases"] if p["kind"]=="mutate"][0]; print("%.2f %.2f %d" % (m["eachMs"]/1000, m["roundMs"]/1000, m["applied"]))' "$work/mutate.json" 2>/dev/null)"
+	if [ -n "$each" ]; then
+		row "one mutant (apply, round, undo) / one round" "$(ratio "$each" "$round") (${each} s / ${round} s, ${n} mutants)" "-" "-"
+	else
+		row "one mutant (apply, round, undo) / one round" "no mutate phase (see $work/log)" "-" "-"
+	fi
+	"$labctl" -q test --clean >>"$work/log" 2>&1
 fi
 
 # A class of three learners on a kind cluster made from the node image,

@@ -11,14 +11,38 @@ import (
 
 // alternatives validates a step's alternative solutions.
 func (v *validator) alternatives(p string, s *Step) {
-	names := map[string]string{}
+	names, mutants := map[string]string{}, map[string]string{}
 	for i, a := range s.Alternatives {
 		ap := joinIndex(p+".alternatives", i)
 		v.uniqueName(ap+".name", "alternative", a.Name, names)
-		if strings.TrimSpace(a.Script) == "" {
-			v.add(ap+".script", "missing; write the bash script of this other correct solution")
+		switch {
+		case a.Mutant != "":
+			v.mutantAlternative(ap, a, mutants)
+		case strings.TrimSpace(a.Script) == "":
+			v.add(ap+".script", "missing; write the bash script of this other correct solution, or name the mutant `labctl test --mutate` reported (mutant, with why)")
+		case strings.TrimSpace(a.Why) != "":
+			v.add(ap+".why", "only an alternative with a mutant takes why; drop it, or say it in description")
 		}
 	}
+}
+
+// mutantAlternative validates an alternative that declares a mutant of the
+// solve right; mutants maps the mutant ids seen to their paths.
+func (v *validator) mutantAlternative(ap string, a Alternative, mutants map[string]string) {
+	if strings.TrimSpace(a.Script) != "" {
+		v.add(ap+".script", "an alternative with a mutant has no script: labctl test --mutate makes the mutant itself; drop the script, or the mutant")
+	}
+	if strings.TrimSpace(a.Why) == "" {
+		v.add(ap+".why", "missing; say why mutant %q is a right answer, not a check the step lacks", a.Mutant)
+	}
+	ref, change, ok := strings.Cut(a.Mutant, ": ")
+	if kind, name, _ := strings.Cut(ref, " "); !ok || kind == "" || name == "" || strings.TrimSpace(change) == "" {
+		v.add(ap+".mutant", "%q is not a mutant id; copy it as labctl test --mutate reports it, e.g. \"NetworkPolicy shop/api-ingress: spec.podSelector → {}\"", a.Mutant)
+	}
+	if prev, dup := mutants[a.Mutant]; dup {
+		v.add(ap+".mutant", "mutant %q is declared already at %s; declare it once", a.Mutant, prev)
+	}
+	mutants[a.Mutant] = ap + ".mutant"
 }
 
 // probe validates a step's probe and the checks that need one; checks maps

@@ -144,6 +144,11 @@ func TestProbeValidation(t *testing.T) {
 		{"mistake names probe without one", probeLab("      - {name: c, file: {path: /root/x}}\n", "    mistakes:\n      - {name: m, script: x, fails: [probe]}\n"), `step "s1" has no check "probe"`},
 		{"alternative without script", probeLab(probeChecks, "    probe: {run: x}\n    alternatives:\n      - {name: a}\n"), "steps[0].alternatives[0].script: missing"},
 		{"alternatives with one name", probeLab(probeChecks, "    probe: {run: x}\n    alternatives:\n      - {name: a, script: x}\n      - {name: a, script: y}\n"), `alternative name "a" is used twice`},
+		{"mutant with a script", probeLab(probeChecks, "    alternatives:\n      - {name: a, mutant: 'Role ci/r: rules[0].verbs → -get', why: w, script: x}\n"), "steps[0].alternatives[0].script: an alternative with a mutant has no script"},
+		{"mutant without why", probeLab(probeChecks, "    alternatives:\n      - {name: a, mutant: 'Role ci/r: rules[0].verbs → -get'}\n"), "steps[0].alternatives[0].why: missing; say why mutant"},
+		{"mutant not an id", probeLab(probeChecks, "    alternatives:\n      - {name: a, mutant: verbs, why: w}\n"), `steps[0].alternatives[0].mutant: "verbs" is not a mutant id`},
+		{"mutant declared twice", probeLab(probeChecks, "    alternatives:\n      - {name: a, mutant: 'Role ci/r: deleted', why: w}\n      - {name: b, mutant: 'Role ci/r: deleted', why: w}\n"), "steps[0].alternatives[1].mutant: mutant \"Role ci/r: deleted\" is declared already at steps[0].alternatives[0].mutant"},
+		{"why without a mutant", probeLab(probeChecks, "    alternatives:\n      - {name: a, script: x, why: w}\n"), "steps[0].alternatives[0].why: only an alternative with a mutant takes why"},
 		{"broken without setup", probeLab(probeChecks, "    probe: {run: x, broken: {description: down, restore: y}}\n"), "steps[0].probe.broken[0].setup: missing"},
 		{"broken without restore", probeLab(probeChecks, "    probe: {run: x, broken: {description: down, setup: y}}\n"), "steps[0].probe.broken[0].restore: missing"},
 		{"broken without description", probeLab(probeChecks, "    probe: {run: x, broken: {setup: x, restore: y}}\n"), "steps[0].probe.broken[0].description: missing"},
@@ -176,5 +181,18 @@ func TestProbeNegated(t *testing.T) {
 		if cmd != want.cmd || negated != want.negated {
 			t.Errorf("Negated(%q) = %q, %v; want %q, %v", run, cmd, negated, want.cmd, want.negated)
 		}
+	}
+}
+
+// TestMutantAlternativeLoads: an alternative that declares a mutant right
+// needs no script.
+func TestMutantAlternativeLoads(t *testing.T) {
+	l, err := Parse("t.yaml", []byte(probeLab("      - {name: c, file: {path: /root/x}}\n",
+		"    alternatives:\n      - {name: fewer, mutant: 'Role ci/r: rules[0].verbs → -get', why: get is not needed}\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := l.Steps[0].Alternatives[0]; a.Mutant != "Role ci/r: rules[0].verbs → -get" || a.Why != "get is not needed" || a.Script != "" {
+		t.Errorf("alternative %+v", a)
 	}
 }

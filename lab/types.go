@@ -253,12 +253,23 @@ type Step struct {
 }
 
 // Alternative is another valid solution of a step, which labctl test must
-// see pass.
+// see pass. It is either a script, or a mutant of the solve that
+// `labctl test --mutate` found every check lets pass and the author
+// declares right, saying why.
 type Alternative struct {
 	Name        string `yaml:"name" json:"name"`
 	Description string `yaml:"description" json:"description,omitempty"`
-	// Script runs in the sandbox like Step.Solve.
-	Script string `yaml:"script" json:"script"`
+	// Script runs in the sandbox like Step.Solve; an alternative with a
+	// mutant has none.
+	Script string `yaml:"script" json:"script,omitempty"`
+	// Mutant is the id of a mutant of the solve, as `labctl test --mutate`
+	// reports it (e.g. "Role ci/deployer: rules[0].verbs → -patch"), that
+	// every check lets pass and that is right; it is judged only with
+	// --mutate, which fails once it no longer passes or is no longer made.
+	Mutant string `yaml:"mutant" json:"mutant,omitempty"`
+	// Why says, for a mutant, why it is a right answer and not a missing
+	// check.
+	Why string `yaml:"why" json:"why,omitempty"`
 }
 
 // ProbeResult is the name of the result a step with a probe reports for

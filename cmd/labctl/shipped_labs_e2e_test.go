@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -33,6 +35,9 @@ import (
 // round of reach checks and a reset (about 20 minutes whole), are proven by
 // the model of TestNetpolLabStory here, and on a cluster by
 // `make test-labs`.
+// Then, on the same environment again, `test --mutate` of a copy of step
+// default-deny without its matrix check finds the policies it no longer
+// judges: a survivor names the policy and where it widened.
 // debug-rollout's own test (an answer of its first step, from its bundle) is TestE2EBundle's.
 //
 //	flock /tmp/labctl-e2e.lock go test -tags e2e ./cmd/labctl/ -run TestE2EShippedLabs -timeout 60m -v
@@ -87,6 +92,7 @@ func TestE2EShippedLabs(t *testing.T) {
 				// office) fails the matrix check, with its own evidence
 				// (a matrix of those cells) and no other mistake's.
 				lab.Must(30*time.Minute, "test", "--timeout", "30m", "--step", "default-deny", "--only", "admin-from-tools", "--reuse")
+				t.Run("mutate", func(t *testing.T) { mutateWithoutPaths(t, lab.With(t), filepath.Join(root, "labs", "netpol-shop")) })
 			}
 		})
 	}
@@ -172,4 +178,104 @@ func nightlyJob(t *testing.T, lab *e2etest.Labctl) {
 	}
 	// Exit 0 is the lab proving itself.
 	lab.Must(10*time.Minute, "test")
+}
+
+// mutateWithoutPaths copies netpol-shop (same name, so its kept test
+// environment is reused) with its step default-deny's matrix check
+// removed, and the mistakes and alternatives that named it, and requires
+// `labctl test --step default-deny --mutate --reuse` to fail on survivors:
+// among them, the api policy's peer widened to every Pod of shop, with the
+// changed lines.
+func mutateWithoutPaths(t *testing.T, r *e2etest.Labctl, src string) {
+	dir := filepath.Join(t.TempDir(), "netpol-shop")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "lab.yaml")
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(raw), "\n")
+	start, end := slices.Index(lines, "  - id: default-deny"), slices.Index(lines, "  - id: egress")
+	if start < 0 || end < start {
+		t.Fatal("labs/netpol-shop/lab.yaml has no step default-deny followed by egress")
+	}
+	step := slices.Clone(lines[start:end])
+	// cut removes the field at line from (with the lines indented under
+	// it) through the line before until, or through the field's end.
+	cut := func(from, until string) {
+		i := slices.Index(step, from)
+		if i < 0 {
+			t.Fatalf("step default-deny has no line %q", from)
+		}
+		j := i + 1
+		for j < len(step) && step[j] != until && (step[j] == "" || strings.HasPrefix(step[j], "      ")) {
+			j++
+		}
+		step = slices.Delete(step, i, j)
+	}
+	cut("      - name: paths", "      - name: admin-service-kept")
+	cut("    mistakes:", "")
+	cut("    alternatives:", "")
+	// The Service admin exists from the start: the step's only check passes before the solve.
+	step = slices.Insert(step, 1, "    passesInitially: true")
+	lines = slices.Concat(lines[:start], step, lines[end:])
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.Lab = file
+	out := filepath.Join(t.TempDir(), "report.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	code, stdout, stderr := r.Run(ctx, "test", "--timeout", "20m", "--step", "default-deny", "--mutate", "--reuse", "-o", "json", "--output-file", out)
+	if code != 1 || !strings.Contains(stdout+stderr, "Reusing the kept test environment") {
+		t.Fatalf("labctl test --mutate of the copy without its matrix check exited %d (want 1, on the kept environment)", code)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Passed bool
+		Phases []struct {
+			Kind     string
+			Passed   bool
+			Failures []struct{ Script, Message string }
+			Mutants  *struct {
+				Generated, Applied, Killed, Survivors int
+				Survived                              []struct{ ID, Diff string }
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	const widened = "NetworkPolicy shop/api-ingress: spec.ingress[0].from[0].podSelector → {}"
+	for _, p := range rep.Phases {
+		if p.Kind != "mutate" {
+			if !p.Passed {
+				t.Errorf("phase %s failed: %v", p.Kind, p.Failures)
+			}
+			continue
+		}
+		if p.Mutants == nil || p.Mutants.Applied == 0 || p.Mutants.Survivors == 0 {
+			t.Fatalf("mutate phase %+v", p)
+		}
+		for _, s := range p.Mutants.Survived {
+			if s.ID == widened {
+				if !strings.Contains(s.Diff, "\n+     - podSelector: {}") || !strings.Contains(s.Diff, "\n-           tier: web") {
+					t.Errorf("the survivor's diff does not show where it widened:\n%s", s.Diff)
+				}
+				for _, f := range p.Failures {
+					if f.Script == "mutant "+widened && strings.Contains(f.Message, "probable misgrade") {
+						return
+					}
+				}
+				t.Fatalf("survivor %s is not a failure: %v", widened, p.Failures)
+			}
+		}
+		t.Fatalf("no survivor %s among %+v", widened, p.Mutants.Survived)
+	}
+	t.Fatal("the report has no mutate phase")
 }

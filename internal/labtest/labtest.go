@@ -19,6 +19,7 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/internal/mutant"
 	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/report"
 	"github.com/labctl/labctl/internal/reset"
@@ -61,6 +62,9 @@ type Options struct {
 	// its alternatives, or both (after the step's checks fail at its
 	// start); the solve is skipped.
 	Mistakes, Alternatives bool
+	// Mutate makes mutants of each step's solve after it passes and
+	// requires each to fail some check (mutate.go).
+	Mutate bool
 	// Pause is how long after the solve its checks run again; zero means
 	// DefaultPause.
 	Pause time.Duration
@@ -95,6 +99,9 @@ func Run(ctx context.Context, env Environment, o Options) (*Report, error) {
 	if err := CheckPart(o.Lab, o.Step, o.Only, o.Mistakes, o.Alternatives); err != nil {
 		return nil, err
 	}
+	if o.Mutate && o.partial() {
+		return nil, fmt.Errorf("--mutate makes its mutants from the step's solve, which --only, --mistakes and --alternatives skip; drop one or the other")
+	}
 	if o.Pause == 0 {
 		o.Pause = DefaultPause
 	}
@@ -104,7 +111,7 @@ func Run(ctx context.Context, env Environment, o Options) (*Report, error) {
 	if o.Status == nil {
 		o.Status = silent{}
 	}
-	r := &runner{env: env, o: o, rep: &Report{Lab: o.Lab.Metadata.Name, Step: o.Step, Only: o.part()}}
+	r := &runner{env: env, o: o, rep: &Report{Lab: o.Lab.Metadata.Name, Step: o.Step, Only: o.part(), Mutate: o.Mutate}}
 	began := o.Now()
 	r.run(ctx, first, last)
 	r.rep.Duration = o.Now().Sub(began)
@@ -155,7 +162,19 @@ func (r *runner) run(ctx context.Context, first, last int) {
 			}
 		}
 		if !r.stopped && !r.o.partial() {
+			// The lab's objects at the step's start, for --mutate: taken
+			// now, after the last reset to that start, since a reset makes
+			// the namespaces' objects anew (a Service's address, a uid).
+			var start []mutant.Object
+			var startErr error
+			if r.o.Mutate {
+				start, startErr = r.snapshot(ctx)
+			}
+			n := len(r.rep.Phases)
 			r.solve(ctx, s)
+			if r.o.Mutate && !r.stopped && r.solved(n) {
+				r.mutate(ctx, s, start, startErr)
+			}
 		}
 	}
 	if r.o.Step != "" {
@@ -167,6 +186,17 @@ func (r *runner) run(ctx context.Context, first, last int) {
 	if !r.stopped {
 		r.finalReset(ctx)
 	}
+}
+
+// solved says whether the solve's phases, from the n-th on, passed: the
+// mutants of a solve that does not pass prove nothing.
+func (r *runner) solved(n int) bool {
+	for _, p := range r.rep.Phases[n:] {
+		if !p.Passed {
+			return false
+		}
+	}
+	return true
 }
 
 // partial is true when the options test only some of a step's answers.
@@ -350,6 +380,15 @@ func (r *runner) mistake(ctx context.Context, s *lab.Step, m *lab.Mistake) {
 // every check to pass, and resets to the step's start.
 func (r *runner) alternative(ctx context.Context, s *lab.Step, a *lab.Alternative) {
 	script := ScriptAlternative + " " + a.Name
+	if a.Mutant != "" {
+		// A mutant declared right has no script: --mutate judges it
+		// among the solve's mutants.
+		if !r.o.Mutate {
+			r.phase(Phase{Step: s.ID, Kind: Alternative, Script: script, Skipped: true},
+				fmt.Sprintf("%s: alternative %s (mutant %s) is judged only with --mutate: skipped", r.stepTitle(s), a.Name, a.Mutant), func(*Phase) {})
+		}
+		return
+	}
 	r.phase(Phase{Step: s.ID, Kind: Alternative, Script: script}, fmt.Sprintf("%s: alternative %s passes", r.stepTitle(s), a.Name), func(p *Phase) {
 		if !r.script(ctx, p, s, script, a.Script) {
 			return

@@ -49,12 +49,25 @@ func WriteText(w io.Writer, r *Report) error {
 	row(" ", "STEP", "PHASE", "TIME")
 	for _, p := range r.Phases {
 		mark := "✓"
-		if !p.Passed {
+		switch {
+		case !p.Passed:
 			mark = "✗"
+		case p.Skipped:
+			mark = "-"
 		}
 		row(mark, stepCell(p), phaseName(p), seconds(p.Duration))
 		for _, f := range p.Failures {
 			fmt.Fprintf(&b, "    %s\n", strings.ReplaceAll(textsafe.Escape(f.String()), "\n", "\n      "))
+		}
+		if p.Mutants != nil {
+			for _, sv := range p.Mutants.Survived {
+				if sv.Alternative != "" {
+					fmt.Fprintf(&b, "    survivor declared right by alternative %s: %s\n", textsafe.Escape(sv.Alternative), textsafe.Escape(sv.ID))
+				}
+			}
+			for _, n := range p.Mutants.NotApplied {
+				fmt.Fprintf(&b, "    not applicable: %s: %s\n", textsafe.Escape(n.ID), textsafe.Escape(n.Why))
+			}
 		}
 	}
 	b.WriteString("\n")
@@ -92,6 +105,9 @@ func phaseName(p Phase) string {
 	case Mistake:
 		return p.Script + " is caught"
 	case Alternative:
+		if p.Skipped {
+			return p.Script + " skipped: a mutant, judged only with --mutate"
+		}
 		return p.Script + " passes every check"
 	case Reset:
 		return "reset to the step's start"
@@ -103,6 +119,11 @@ func phaseName(p Phase) string {
 		return "grade is 100 %"
 	case FinalReset:
 		return "reset brings the first step back"
+	case Mutate:
+		if p.Mutants != nil {
+			return "mutants: " + p.Mutants.String()
+		}
+		return "mutants of the solve fail a check"
 	}
 	return string(p.Kind)
 }
@@ -179,6 +200,9 @@ func WriteJUnit(w io.Writer, r *Report) error {
 			doc.Suites = append(doc.Suites, report.JUnitSuite{Name: suite})
 		}
 		c := report.JUnitCase{Name: phaseName(p), Classname: r.Lab + "." + suite, Time: report.JUnitSeconds(p.Duration)}
+		if p.Skipped {
+			c.Skipped = &report.JUnitProblem{Message: "a mutant declared right, judged only with --mutate"}
+		}
 		if !p.Passed {
 			lines := make([]string, len(p.Failures))
 			for j, f := range p.Failures {

@@ -32,6 +32,9 @@ const (
 	Grade Kind = "grade"
 	// FinalReset: a reset makes the first step fail again.
 	FinalReset Kind = "final-reset"
+	// Mutate (--mutate): every mutant of the solve fails some check, but
+	// those an alternative declares right.
+	Mutate Kind = "mutate"
 )
 
 // Script names used in failures.
@@ -80,11 +83,16 @@ type Phase struct {
 	// Step is the step's id; empty for the grade.
 	Step string `json:"step,omitempty"`
 	// Script is the script the phase ran ("solve", "mistake <name>").
-	Script   string          `json:"script,omitempty"`
-	Passed   bool            `json:"passed"`
+	Script string `json:"script,omitempty"`
+	Passed bool   `json:"passed"`
+	// Skipped is set for an alternative that declares a mutant right, which
+	// only --mutate judges: the phase proved nothing.
+	Skipped  bool            `json:"skipped,omitempty"`
 	Failures []Failure       `json:"failures,omitempty"`
 	Checks   []checks.Result `json:"checks,omitempty"`
-	Duration time.Duration   `json:"-"`
+	// Mutants are the counts and survivors of a mutate phase.
+	Mutants  *Mutants      `json:"mutants,omitempty"`
+	Duration time.Duration `json:"-"`
 }
 
 // MarshalJSON writes the duration as integer milliseconds (durationMs).
@@ -106,6 +114,8 @@ type Report struct {
 	Lab string `json:"lab"`
 	// Step is the one step tested, or empty for the whole lab.
 	Step string `json:"step,omitempty"`
+	// Mutate is set when the run made mutants of the solves (--mutate).
+	Mutate bool `json:"mutate,omitempty"`
 	// Only names the part of the step tested when not all of it was: a
 	// mistake's or an alternative's name, "mistakes" or "alternatives".
 	Only   string  `json:"only,omitempty"`

@@ -23,12 +23,14 @@ type testOptions struct {
 	only string
 	// mistakes and alternatives test only those answers of the step.
 	mistakes, alternatives bool
-	keep                   bool
-	reuse                  bool
-	clean                  bool
-	format                 string
-	output                 string
-	timeout                time.Duration
+	// mutate makes mutants of each solve (labtest.Options.Mutate).
+	mutate  bool
+	keep    bool
+	reuse   bool
+	clean   bool
+	format  string
+	output  string
+	timeout time.Duration
 	// allowHostAccess consents to a lab that reaches the host.
 	allowHostAccess bool
 }
@@ -48,11 +50,16 @@ func newTestCommand(g *globals) *cobra.Command {
 			"`labctl reset --to` does), that every alternative solution makes every check pass (reset likewise),\n" +
 			"and that the solve makes every check pass and keeps them passing; a step with a probe is checked\n" +
 			"through it, as `labctl check` does. Then the whole lab must grade 100 % and a reset must make the\n" +
-			"first step fail again. The environment is\n" +
+			"first step fail again. With --mutate, after each step's solve passes, labctl makes mutants of it (small\n" +
+			"wrong changes of the objects the solve made or changed: a verb widened to *, a selector emptied, a\n" +
+			"policy deleted), applies each in place as the learner, runs the step's checks once and undoes it: a\n" +
+			"mutant every check lets pass is a survivor, a failure unless an alternative declares it right (mutant,\n" +
+			"why). The environment is\n" +
 			"removed at the end unless --keep.\n" +
 			"Exit status: 0 when the lab proves itself, 1 when it does not, 2 when it could not be tested.",
 		Example: "  labctl test\n  labctl --lab ./my-lab/lab.yaml test --step deploy-app --keep\n" +
 			"  labctl --lab ./my-lab/lab.yaml test --step deploy-app --only wrong-port\n" +
+			"  labctl --lab ./my-lab/lab.yaml test --step deploy-app --mutate\n" +
 			"  labctl test -o junit --output-file lab-test.xml",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,6 +74,7 @@ func newTestCommand(g *globals) *cobra.Command {
 	_ = cmd.RegisterFlagCompletionFunc("only", completeAnswer(g))
 	fl.BoolVar(&o.mistakes, "mistakes", false, "with --step, test only the step's mistakes (the solve is skipped)")
 	fl.BoolVar(&o.alternatives, "alternatives", false, "with --step, test only the step's alternatives (the solve is skipped)")
+	fl.BoolVar(&o.mutate, "mutate", false, "after each solve passes, apply mutants of it (small wrong changes of what it made) one by one and require each to fail a check; a survivor fails the test unless an alternative declares it right")
 	fl.BoolVar(&o.keep, "keep", false, "keep the test environment at the end, for debugging")
 	fl.BoolVar(&o.clean, "clean", false, "remove the test environment an earlier --keep or --reuse kept, and test nothing")
 	fl.BoolVar(&o.reuse, "reuse", false, "run on the test environment an earlier --keep or --reuse kept, reset to the lab's start, when the edits since allow it (the cluster, sandbox, access, fixtures and image directories unchanged); keep it at the end")
@@ -95,6 +103,9 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	}
 	if err := labtest.CheckPart(l, o.step, o.only, o.mistakes, o.alternatives); err != nil {
 		return &ExitError{Code: exitError, Err: err}
+	}
+	if o.mutate && (o.only != "" || o.mistakes || o.alternatives) {
+		return &ExitError{Code: exitError, Err: fmt.Errorf("--mutate makes its mutants from the step's solve, which --only, --mistakes and --alternatives skip; drop one or the other")}
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
@@ -157,7 +168,7 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	defer env.Close()
 
 	rep, err := labtest.Run(ctx, env, labtest.Options{Lab: tl, Store: store, Step: o.step, Only: o.only,
-		Mistakes: o.mistakes, Alternatives: o.alternatives, Status: sl, ScriptOutput: g.detail()})
+		Mistakes: o.mistakes, Alternatives: o.alternatives, Mutate: o.mutate, Status: sl, ScriptOutput: g.detail()})
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}

@@ -17,6 +17,7 @@ func TestTestCommandRejectsBadInput(t *testing.T) {
 	}{
 		{[]string{"test", "--step", "no-such-step"}, `no-such-step`},
 		{[]string{"test", "-o", "yaml"}, `yaml`},
+		{[]string{"test", "--step", "manifests", "--mistakes", "--mutate"}, `--mutate makes its mutants from the step's solve, which --only, --mistakes and --alternatives skip`},
 		{[]string{"--lab", testdata + "broken.yaml", "test"}, `broken.yaml:`},
 	} {
 		code, out, errOut := runLabctl(t, tc.args...)

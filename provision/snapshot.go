@@ -1,0 +1,93 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// snapshotTypes are the namespaced types Snapshot lists: those the mutant
+// catalogue of `labctl test --mutate` knows, and ServiceAccounts (the
+// other subjects a binding may name by mistake).
+var snapshotTypes = []schema.GroupVersionResource{
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
+	{Group: "apps", Version: "v1", Resource: "deployments"},
+	{Group: "apps", Version: "v1", Resource: "statefulsets"},
+	{Group: "apps", Version: "v1", Resource: "daemonsets"},
+	{Version: "v1", Resource: "services"},
+	{Version: "v1", Resource: "configmaps"},
+	{Version: "v1", Resource: "serviceaccounts"},
+}
+
+// snapshotClusterTypes are the cluster's types Snapshot lists.
+var snapshotClusterTypes = []schema.GroupVersionResource{
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+}
+
+// Snapshot lists the lab's objects as its admin reads them, for `labctl
+// test --mutate`: every object of snapshotTypes in the lab's namespaces
+// (but labctl's own grant to the learner), and the cluster's ClusterRoles
+// and ClusterRoleBindings but Kubernetes' own (system:, aggregated, or
+// labelled its defaults).
+func (e *Live) Snapshot(ctx context.Context) ([]map[string]any, error) {
+	admin, err := e.adminConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := dynamic.NewForConfig(admin)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to cluster %s: %w", e.rt.Name(), err)
+	}
+	var out []map[string]any
+	add := func(gvr schema.GroupVersionResource, ns string, keep func(map[string]any) bool) error {
+		l, err := dc.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing %s in cluster %s: %w", gvr.Resource, e.rt.Name(), err)
+		}
+		for _, item := range l.Items {
+			if item.GetDeletionTimestamp() == nil && keep(item.Object) {
+				out = append(out, item.Object)
+			}
+		}
+		return nil
+	}
+	for _, ns := range e.Lab.Cluster.Namespaces {
+		for _, gvr := range snapshotTypes {
+			if err := add(gvr, ns, func(o map[string]any) bool { return !labctlOwn(gvr, o) }); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, gvr := range snapshotClusterTypes {
+		if err := add(gvr, "", func(o map[string]any) bool { return !kubernetesOwn(o) }); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// labctlOwn reports whether o is labctl's grant to the learner in a lab
+// namespace, which no learner writes.
+func labctlOwn(gvr schema.GroupVersionResource, o map[string]any) bool {
+	md, _ := o["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	return gvr.Group == "rbac.authorization.k8s.io" && name == learnerRole
+}
+
+// kubernetesOwn reports whether a cluster RBAC object is Kubernetes' own
+// (or labctl's): it changes without a learner, or never.
+func kubernetesOwn(o map[string]any) bool {
+	md, _ := o["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	labels, _ := md["labels"].(map[string]any)
+	_, aggregated := o["aggregationRule"]
+	return strings.HasPrefix(name, "system:") || strings.HasPrefix(name, "labctl") || aggregated ||
+		labels["kubernetes.io/bootstrapping"] == "rbac-defaults"
+}

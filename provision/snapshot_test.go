@@ -1,0 +1,37 @@
+package provision
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// TestSnapshotLeavesOutWhatNoLearnerWrites: Kubernetes' own cluster RBAC
+// and labctl's grant to the learner are never mutants' objects.
+func TestSnapshotLeavesOutWhatNoLearnerWrites(t *testing.T) {
+	obj := func(name string, labels map[string]any, extra ...string) map[string]any {
+		o := map[string]any{"metadata": map[string]any{"name": name, "labels": labels}}
+		for _, k := range extra {
+			o[k] = map[string]any{}
+		}
+		return o
+	}
+	for o, own := range map[*map[string]any]bool{
+		ptr(obj("system:node", nil)):              true,
+		ptr(obj("admin", nil, "aggregationRule")): true,
+		ptr(obj("cluster-admin", map[string]any{"kubernetes.io/bootstrapping": "rbac-defaults"})): true,
+		ptr(obj("labctl-grader", nil)): true,
+		ptr(obj("ci-deployer", nil)):   false,
+	} {
+		if got := kubernetesOwn(*o); got != own {
+			t.Errorf("kubernetesOwn(%v) = %t", *o, got)
+		}
+	}
+	rbac := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}
+	if !labctlOwn(rbac, obj(learnerRole, nil)) || labctlOwn(rbac, obj("deployer", nil)) ||
+		labctlOwn(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, obj(learnerRole, nil)) {
+		t.Error("labctlOwn picks the wrong objects")
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
