@@ -238,7 +238,7 @@ func Start(ctx context.Context, opts Options) (*provision.Live, error) {
 			if len(moved) > 0 && len(nodes) > 1 {
 				return nil, fmt.Errorf("%w\n%s", err, movedMessage(moved))
 			}
-			return nil, fmt.Errorf("%w: run `labctl status`; `labctl up` repairs the lab by making its cluster afresh (your /root and progress are kept, the cluster's objects are not)", err)
+			return nil, fmt.Errorf("%w: run `labctl start` again; if it still fails, `labctl down` then `labctl up` make the cluster afresh (your /root and progress are kept, the cluster's objects are not)", err)
 		}
 	}
 	st.Start(opts.Catalog.Say(msg.StatusRenewingAccess))
