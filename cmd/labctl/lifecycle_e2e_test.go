@@ -144,7 +144,7 @@ steps:
 func stopStart(t *testing.T, run func(stdin string, args ...string) (int, string, string)) {
 	// The pause image is in every kind node: the Deployment pulls nothing.
 	img, err := exec.Command("docker", "exec", "labctl-e2e-cli-control-plane", "sh", "-c",
-		`crictl images | awk '$1 ~ /pause$/ {print $1 ":" $2; exit}'`).Output()
+		`ctr -n k8s.io images ls -q | grep -E '/pause:[^@]+$' | head -1`).Output()
 	if err != nil || strings.TrimSpace(string(img)) == "" {
 		t.Fatalf("finding the node's pause image: %v %q", err, img)
 	}
