@@ -74,7 +74,7 @@ up: images ## labctl up on the default lab (then: bin/labctl shell)
 down: build ## remove the default lab
 	$(BIN) down
 
-bench: build ## measure up (with a cluster and without), reset, check, grade, shell memory, the browser view and `labctl test` on this machine; one table
+bench: build ## measure up (with a cluster and without), start after stop, reset, check, grade, shell memory, the browser view and `labctl test` on this machine; one table
 	hack/bench.sh
 
 web: ## rebuild the page of `labctl ui` (internal/web/assets) from web/ and its lockfile; needs Node.js and npm

@@ -134,6 +134,14 @@ note "bench: warm up"
 tw=$(timed "$labctl" up) || die "warm up failed"
 row "warm up" "${tw} s" "<= 3 s" "$(verdict "$tw" 3)"
 
+# A lab kept across a stop: `labctl start` brings the stopped cluster,
+# sandbox and grader back until the nodes are Ready and the learner's
+# kubectl answers.
+note "bench: stop, then start"
+"$labctl" -q stop >>"$work/log" 2>&1 || die "labctl stop failed"
+ts=$(timed "$labctl" start) || die "labctl start failed; log: $(tail -5 "$work/log")"
+row "start after stop" "${ts} s" "<= 30 s" "$(verdict "$ts" 30)"
+
 # A lab with no cluster (labs/nightly-job, renamed): the sandbox and the
 # grader only. A fresh up three times, the lab purged after each.
 note "bench: up of a lab with no cluster (labs/nightly-job, 3 times)"

@@ -226,6 +226,40 @@ func (e *Live) LearnerIdentity(ctx context.Context) (Identity, error) {
 	return e.learner, nil
 }
 
+// learnerRenewBefore is how much of the learner's token must be left when
+// a stopped lab is started again; a shorter rest is renewed.
+const learnerRenewBefore = 24 * time.Hour
+
+// learnerNeedsRenewal reports whether a learner token expiring at expires
+// must be replaced at now; an unknown expiry is left as it is.
+func learnerNeedsRenewal(expires, now time.Time) bool {
+	return !expires.IsZero() && expires.Sub(now) < learnerRenewBefore
+}
+
+// RenewCredentials renews, at now, the learner's token if it expired or
+// nearly has, and the grader's (GraderCredentials), as a lab started again
+// after a while needs; it reports whether the learner's was renewed (its
+// kubeconfig must then be written again).
+func (e *Live) RenewCredentials(ctx context.Context, now time.Time) (learnerRenewed bool, err error) {
+	expires := e.learner.Expires
+	if expires.IsZero() && e.learner.Token != "" {
+		expires = TokenExpiry(e.learner.Token)
+	}
+	if e.learner.Token == "" || learnerNeedsRenewal(expires, now) {
+		id, err := e.issue(ctx, LearnerAccount, learnerTokenLifetime)
+		if err != nil {
+			return false, fmt.Errorf("renewing the learner's credentials: %w", err)
+		}
+		e.learner = id
+		e.keep()
+		learnerRenewed = true
+	}
+	if _, err := e.GraderCredentials(ctx); err != nil {
+		return learnerRenewed, err
+	}
+	return learnerRenewed, nil
+}
+
 // GraderCredentials are the checker's credentials; a token near its end
 // (graderNeedsRenewal) is renewed first: a shell may stay open for hours.
 func (e *Live) GraderCredentials(ctx context.Context) (*checks.KubeCredentials, error) {

@@ -455,3 +455,40 @@ func TestLiveMarksStepsOnlyForAnInvite(t *testing.T) {
 		t.Errorf("the instructor's live lab marked: %v, %d rounds", err, len(own.requests))
 	}
 }
+
+// A lab started again after a while: a learner's token that expired (or
+// nearly has) is renewed, and the grader's as a check round would; a
+// learner's token with time left, or with no known expiry, is kept.
+func TestLiveRenewCredentials(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		name          string
+		learner       Identity
+		grader        Identity
+		learnerIssued bool
+		issues        int
+	}{
+		{"both fresh", Identity{Token: "learner", Expires: now.Add(300 * 24 * time.Hour)}, fresh, false, 0},
+		{"learner expired", Identity{Token: "learner", Expires: now.Add(-time.Hour)}, fresh, true, 1},
+		{"learner near its end", Identity{Token: "learner", Expires: now.Add(time.Hour)}, fresh, true, 1},
+		{"learner expiry unknown", Identity{Token: "learner"}, fresh, false, 0},
+		{"grader expired", Identity{Token: "learner", Expires: now.Add(300 * 24 * time.Hour)}, Identity{Token: "old", Expires: now.Add(-time.Minute)}, false, 1},
+		{"both expired", Identity{Token: "learner", Expires: now.Add(-time.Hour)}, Identity{Token: "old", Expires: now.Add(-time.Minute)}, true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			issued := issuing(t, "renewed-token")
+			e := NewLive(liveLab(""), &fakeRuntime{}, tc.learner, tc.grader)
+			renewed, err := e.RenewCredentials(context.Background(), now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if renewed != tc.learnerIssued || *issued != tc.issues {
+				t.Errorf("learner renewed %v after %d issues, want %v after %d", renewed, *issued, tc.learnerIssued, tc.issues)
+			}
+			learner, _ := e.LearnerIdentity(context.Background())
+			if tc.learnerIssued != (learner.Token == "renewed-token") {
+				t.Errorf("learner's token now %q", learner.Token)
+			}
+		})
+	}
+}

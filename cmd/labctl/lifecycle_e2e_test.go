@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/labctl/labctl/internal/e2etest"
 )
@@ -115,6 +116,7 @@ steps:
 	if code, out, errOut := run("", "grade", "--bogus"); code != 2 || out != "" || !strings.Contains(errOut, "unknown flag: --bogus") {
 		t.Errorf("grade --bogus: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	t.Run("StopStart", func(t *testing.T) { stopStart(t, run) })
 	if code, _, errOut := run("", "up"); code != 0 || !strings.Contains(errOut, "Reusing cluster") {
 		t.Errorf("second up: exit %d\n%s", code, errOut)
 	}
@@ -133,5 +135,69 @@ steps:
 	}
 	if out, _ := exec.Command("docker", "volume", "ls", "-q", "--filter", "label=dev.labctl.lab=e2e-cli").Output(); strings.TrimSpace(string(out)) != "" {
 		t.Errorf("volumes after down --purge: %s", out)
+	}
+}
+
+// stopStart: what the learner made (a Deployment, a file in /root, the
+// progress) is there after `labctl stop` and `labctl start`, and check
+// works again; while stopped, status says so and check and up name start.
+func stopStart(t *testing.T, run func(stdin string, args ...string) (int, string, string)) {
+	// The pause image is in every kind node: the Deployment pulls nothing.
+	img, err := exec.Command("docker", "exec", "labctl-e2e-cli-control-plane", "sh", "-c",
+		`ctr -n k8s.io images ls -q | grep -E '/pause:[^@]+$' | head -1`).Output()
+	if err != nil || strings.TrimSpace(string(img)) == "" {
+		t.Fatalf("finding the node's pause image: %v %q", err, img)
+	}
+	if code, out, errOut := run("", "exec", "--", "kubectl", "create", "deployment", "keep", "--image="+strings.TrimSpace(string(img))); code != 0 {
+		t.Fatalf("creating a Deployment: exit %d %s%s", code, out, errOut)
+	}
+	if code, out, errOut := run("", "exec", "--", "kubectl", "wait", "--for=condition=Available", "deployment/keep", "--timeout=120s"); code != 0 {
+		t.Fatalf("Deployment not available: exit %d %s%s", code, out, errOut)
+	}
+	run("", "exec", "--", "sh", "-c", "echo kept > /root/kept")
+
+	stopped := time.Now()
+	if code, _, errOut := run("", "stop"); code != 0 || !strings.Contains(errOut, "labctl start") {
+		t.Fatalf("stop: exit %d\n%s", code, errOut)
+	}
+	if code, out, _ := run("", "status"); code != 3 || !strings.Contains(out, "labctl-e2e-cli stopped") || !strings.Contains(out, "sandbox:  exited") {
+		t.Errorf("status of a stopped lab: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := run("", "check"); code == 0 || !strings.Contains(errOut, "labctl start") {
+		t.Errorf("check on a stopped lab: exit %d %q", code, errOut)
+	}
+	if code, _, errOut := run("", "up"); code == 0 || !strings.Contains(errOut, "labctl start") {
+		t.Errorf("up on a stopped lab: exit %d %q", code, errOut)
+	}
+
+	begun := time.Now()
+	if code, _, errOut := run("", "start"); code != 0 {
+		t.Fatalf("start: exit %d\n%s", code, errOut)
+	}
+	t.Logf("start took %s", time.Since(begun).Round(time.Second))
+	if code, out, _ := run("", "status"); code != 0 || !strings.Contains(out, "labctl-e2e-cli running") || !strings.Contains(out, "1 of 1 steps passed") {
+		t.Errorf("status after start: exit %d\n%s", code, out)
+	}
+	if code, out, errOut := run("", "exec", "cat", "/root/kept"); code != 0 || out != "kept\n" {
+		t.Errorf("/root/kept after start: exit %d %q %s", code, out, errOut)
+	}
+	// The Pod runs again: its container started after the stop (a status
+	// kept from before the stop would not say so).
+	var started string
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		code, out, _ := run("", "exec", "--", "kubectl", "get", "pods", "-l", "app=keep", "-o",
+			"jsonpath={.items[*].status.phase} {.items[*].status.containerStatuses[*].state.running.startedAt}")
+		started = out
+		phase, at, _ := strings.Cut(out, " ")
+		if t0, err := time.Parse(time.RFC3339, at); code == 0 && phase == "Running" && err == nil && t0.After(stopped.Add(-time.Second)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Deployment's Pod does not run again after start: %q", started)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if code, out, errOut := run("", "check"); code != 0 {
+		t.Errorf("check after start: exit %d\n%s%s", code, out, errOut)
 	}
 }

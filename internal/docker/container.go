@@ -265,3 +265,47 @@ func (e *Engine) ImagePresent(ctx context.Context, ref string) (bool, error) {
 	}
 	return true, nil
 }
+
+// stopTimeout is how long a stopped container's processes get to end before
+// they are killed.
+const stopTimeout = 10
+
+// Stop stops a running container, keeping it; a stopped one is left as it
+// is.
+func (e *Engine) Stop(ctx context.Context, name string) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	t := stopTimeout
+	if err := e.cli.ContainerStop(ctx, name, container.StopOptions{Timeout: &t}); err != nil {
+		return fmt.Errorf("stopping container %s: %w", name, err)
+	}
+	return nil
+}
+
+// Start starts a stopped container; a running one is left as it is.
+func (e *Engine) Start(ctx context.Context, name string) error {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	if err := e.cli.ContainerStart(ctx, name, container.StartOptions{}); err != nil {
+		return fmt.Errorf("starting container %s: %w", name, err)
+	}
+	return nil
+}
+
+// Addresses returns a container's IP address on each of its networks, by
+// network name.
+func (e *Engine) Addresses(ctx context.Context, name string) (map[string]string, error) {
+	c, err := e.inspect(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	if c.NetworkSettings != nil {
+		for net, ep := range c.NetworkSettings.Networks {
+			if ep != nil && ep.IPAddress != "" {
+				out[net] = ep.IPAddress
+			}
+		}
+	}
+	return out, nil
+}

@@ -27,6 +27,11 @@ const (
 	StatusRemovingKeepHome Key = "status.removingKeepHome"
 	StatusRemovingWithHome Key = "status.removingWithHome"
 
+	StatusStopping       Key = "status.stopping"
+	StatusStarting       Key = "status.starting"
+	StatusWaitingCluster Key = "status.waitingCluster"
+	StatusRenewingAccess Key = "status.renewingAccess"
+
 	StatusLoadingImages        Key = "status.loadingImages"
 	StatusOptionalImageMissing Key = "status.optionalImageMissing"
 	StatusStartingAddons       Key = "status.startingAddons"
@@ -60,6 +65,11 @@ func init() {
 		StatusRemovingKeepHome: "Removing lab %s (your /root is kept)",
 		StatusRemovingWithHome: "Removing lab %s and your /root",
 
+		StatusStopping:       "Stopping lab %s (its cluster, sandbox and /root are kept)",
+		StatusStarting:       "Starting lab %s",
+		StatusWaitingCluster: "Waiting for the API server, the nodes and the lab's namespaces",
+		StatusRenewingAccess: "Checking the learner's and the grader's access",
+
 		StatusLoadingImages:        "Loading images into the cluster: %s",
 		StatusStartingAddons:       "Starting the cluster's add-ons: %s",
 		StatusOptionalImageMissing: "image %[1]s is not in this machine's Docker engine: the Pods that run it will not start (%[2]s where a registry answers, then %[3]s)",
@@ -92,6 +102,11 @@ func init() {
 
 		StatusRemovingKeepHome: "ラボ %s を削除しています (/root は残します)",
 		StatusRemovingWithHome: "ラボ %s と /root を削除しています",
+
+		StatusStopping:       "ラボ %s を停止しています (クラスター、サンドボックス、/root は残します)",
+		StatusStarting:       "ラボ %s を起動しています",
+		StatusWaitingCluster: "API サーバー、ノード、ラボのネームスペースを待っています",
+		StatusRenewingAccess: "学習者と採点者のアクセスを確認しています",
 
 		StatusLoadingImages:        "イメージをクラスターに読み込んでいます: %s",
 		StatusStartingAddons:       "クラスターのアドオンを起動しています: %s",

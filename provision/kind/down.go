@@ -73,7 +73,7 @@ func down(ctx context.Context, l *lab.Lab, keepHome bool) error {
 	if err := os.Remove(kubeconfig); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, fmt.Errorf("removing %s: %w", kubeconfig, err))
 	}
-	errs = append(errs, forgetCredentials(dir), clearSetupPending(dir))
+	errs = append(errs, forgetCredentials(dir), clearSetupPending(dir), clearStopped(dir))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("taking lab %s down: %w", name, err)
 	}

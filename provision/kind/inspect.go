@@ -24,6 +24,9 @@ type State struct {
 	Grader docker.ContainerState
 	// Objects are the Docker objects labelled with the lab.
 	Objects []docker.Object
+	// Stopped is set for a lab `labctl stop` stopped: its containers are
+	// kept, not running, until `labctl start`.
+	Stopped bool
 }
 
 // Up reports whether the lab is fully up.
@@ -55,6 +58,7 @@ func Inspect(ctx context.Context, l *lab.Lab) (State, error) {
 	if st.Objects, err = engine.ListByLabel(ctx, map[string]string{sandbox.LabelLab: name}); err != nil {
 		return st, err
 	}
+	st.Stopped = Stopped(name) && st.Sandbox.Exists && !st.Sandbox.Running
 	if !l.HasCluster() {
 		st.NoCluster = true
 		return st, nil
@@ -64,6 +68,11 @@ func Inspect(ctx context.Context, l *lab.Lab) (State, error) {
 		kubeconfig = filepath.Join(dir, adminKubeconfigFile)
 	}
 	k := newKind(name, kubeconfig, nil)
+	if st.Stopped {
+		// Its API server is not running: nothing to ask.
+		st.ClusterExists, err = k.exists(ctx)
+		return st, err
+	}
 	if _, ok := k.savedAdmin(ctx); ok {
 		st.ClusterExists, st.APIReady = true, true
 		return st, nil

@@ -91,6 +91,9 @@ func (k *kindRuntime) connect(ctx context.Context) (*provision.Live, error) {
 		return nil, err
 	}
 	if !st.Running {
+		if st.Exists && Stopped(name) {
+			return nil, fmt.Errorf("lab %s: %w", name, ErrStopped)
+		}
 		return nil, fmt.Errorf("sandbox %s is not running: %w", k.container, provision.ErrNotUp)
 	}
 	if k.settings, err = k.engine.SandboxSettings(ctx, k.container); err != nil {

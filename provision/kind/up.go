@@ -92,6 +92,11 @@ func Up(ctx context.Context, opts Options) (env *provision.Live, err error) {
 	if opts.Lab == nil || opts.Lab.Metadata.Name == "" {
 		return nil, errors.New("provision: no lab given")
 	}
+	if Stopped(opts.Lab.Metadata.Name) {
+		// up would find the stopped cluster not answering and make it
+		// afresh, losing what the learner made in it.
+		return nil, fmt.Errorf("lab %s is stopped: run `labctl start` to resume it as it was (or `labctl down` first to make it afresh)", opts.Lab.Metadata.Name)
+	}
 	r := &upRun{opts: opts, lab: opts.Lab, st: opts.Status}
 	if r.st == nil {
 		r.st = statusline.Discard()

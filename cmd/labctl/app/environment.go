@@ -36,6 +36,10 @@ type environment interface {
 	// Down removes the lab's cluster, sandbox and network, and its home
 	// volume unless keepHome.
 	Down(ctx context.Context, l *lab.Lab, keepHome bool) error
+	// Stop stops the lab's containers, keeping them; Start starts them
+	// again and returns the lab live as it was.
+	Stop(ctx context.Context, l *lab.Lab, o kind.Options) error
+	Start(ctx context.Context, o kind.Options) (liveLab, error)
 	// SaveHome writes the lab's /root as a tar into dir and returns its
 	// path, or "" when the lab has no home volume.
 	SaveHome(ctx context.Context, l *lab.Lab, dir string) (string, error)
@@ -116,6 +120,18 @@ func (provisioned) Down(ctx context.Context, l *lab.Lab, keepHome bool) error {
 		return kind.DownKeepingHome(ctx, l)
 	}
 	return kind.Down(ctx, l)
+}
+
+func (provisioned) Stop(ctx context.Context, l *lab.Lab, o kind.Options) error {
+	return kind.Stop(ctx, l, o.Status, o.Catalog)
+}
+
+func (provisioned) Start(ctx context.Context, o kind.Options) (liveLab, error) {
+	env, err := kind.Start(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return env, nil
 }
 
 func (provisioned) SaveHome(ctx context.Context, l *lab.Lab, dir string) (string, error) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -68,6 +69,9 @@ func (f *fakeEnv) Up(_ context.Context, o kind.Options) (liveLab, error) {
 
 func (f *fakeEnv) Connect(_ context.Context, up kind.Options) (liveLab, error) {
 	f.called("connect " + up.Lab.Metadata.Name)
+	if f.state.Stopped {
+		return nil, fmt.Errorf("lab %s: %w", up.Lab.Metadata.Name, kind.ErrStopped)
+	}
 	if f.lab == nil {
 		return nil, provision.ErrNotUp
 	}
@@ -100,6 +104,26 @@ func (f *fakeEnv) Down(_ context.Context, l *lab.Lab, keepHome bool) error {
 	return nil
 }
 
+func (f *fakeEnv) Stop(_ context.Context, l *lab.Lab, _ kind.Options) error {
+	f.called("stop " + l.Metadata.Name)
+	if f.lab == nil && !f.state.Sandbox.Exists {
+		return provision.ErrNotUp
+	}
+	f.state = stoppedState()
+	f.lab = nil
+	return nil
+}
+
+func (f *fakeEnv) Start(_ context.Context, o kind.Options) (liveLab, error) {
+	f.called("start " + o.Lab.Metadata.Name)
+	if !f.state.Stopped {
+		return nil, provision.ErrNotUp
+	}
+	f.lab = newFakeLab(o.Lab)
+	f.state = upState()
+	return f.lab, nil
+}
+
 func (f *fakeEnv) SaveHome(_ context.Context, l *lab.Lab, dir string) (string, error) {
 	f.called("save home " + l.Metadata.Name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -113,6 +137,15 @@ func (f *fakeEnv) Preflight(context.Context) []preflight.Finding { return f.find
 
 func (f *fakeEnv) ListImages(context.Context, images.Options) ([]images.Image, error) {
 	return f.imgs, nil
+}
+
+// stoppedState is what Inspect reports of a lab `labctl stop` stopped.
+func stoppedState() kind.State {
+	var s kind.State
+	s.ClusterExists, s.Stopped = true, true
+	s.Sandbox.Exists, s.Sandbox.Status = true, "exited"
+	s.Grader.Exists, s.Grader.Status = true, "exited"
+	return s
 }
 
 // upState is what Inspect reports of a lab that is up.

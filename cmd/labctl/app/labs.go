@@ -57,8 +57,10 @@ type labEntry struct {
 	Steps    int    `json:"steps"`
 	Passed   int    `json:"passed"`
 	// Up is null when Docker did not say.
-	Up     *bool     `json:"up"`
-	Source labSource `json:"source"`
+	Up *bool `json:"up"`
+	// Stopped is set for a lab `labctl stop` stopped.
+	Stopped bool      `json:"stopped,omitempty"`
+	Source  labSource `json:"source"`
 	// Dir holds the installed lab; empty for the built-in lab.
 	Dir string `json:"dir"`
 	// Error says why an installed lab does not load.
@@ -149,6 +151,7 @@ func (g *globals) labsUp(ctx context.Context, labs []labEntry) {
 		wg      sync.WaitGroup
 		mu      sync.Mutex
 		results = make([]*bool, len(labs))
+		stopped = make([]bool, len(labs))
 	)
 	for i := range labs {
 		if labs[i].lab == nil {
@@ -163,6 +166,7 @@ func (g *globals) labsUp(ctx context.Context, labs []labEntry) {
 			if err == nil && ctx.Err() == nil {
 				up := st.Up()
 				results[i] = &up
+				stopped[i] = st.Stopped
 			}
 		}()
 	}
@@ -178,6 +182,7 @@ func (g *globals) labsUp(ctx context.Context, labs []labEntry) {
 	defer mu.Unlock()
 	for i, r := range results {
 		labs[i].Up = r
+		labs[i].Stopped = stopped[i]
 	}
 }
 
@@ -190,6 +195,9 @@ func writeLabTable(w io.Writer, list labList) error {
 		up := "?"
 		if e.Up != nil {
 			up = map[bool]string{true: "yes", false: "no"}[*e.Up]
+		}
+		if e.Stopped {
+			up = "stopped"
 		}
 		progress := fmt.Sprintf("%d/%d", e.Passed, e.Steps)
 		title := e.Title

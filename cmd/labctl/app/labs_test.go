@@ -119,6 +119,8 @@ func installTwoSteps(t *testing.T) (src, installed string) {
 var labCommands = map[string][]string{
 	"up":                 {"up"},
 	"down":               {"down"},
+	"stop":               {"stop"},
+	"start":              {"start"},
 	"status":             {"status", "-o", "json"},
 	"exec":               {"exec", "true"},
 	"check":              {"check"},

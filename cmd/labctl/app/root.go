@@ -167,6 +167,8 @@ func newRoot(s Streams, env environment) (*cobra.Command, *globals) {
 		newHomeboundCommand(g),
 		newUpCommand(g),
 		newDownCommand(g),
+		newStopCommand(g),
+		newStartCommand(g),
 		newExecCommand(g),
 		newShellCommand(g),
 		newUICommand(g),

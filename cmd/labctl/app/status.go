@@ -36,6 +36,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 type labStatus struct {
 	Lab      string          `json:"lab"`
 	Up       bool            `json:"up"`
+	Stopped  bool            `json:"stopped"`
 	Cluster  clusterStatus   `json:"cluster"`
 	Sandbox  containerStatus `json:"sandbox"`
 	Grader   containerStatus `json:"grader"`
@@ -81,6 +82,7 @@ func runStatus(cmd *cobra.Command, g *globals, format string) error {
 	s := labStatus{
 		Lab:     name,
 		Up:      st.Up(),
+		Stopped: st.Stopped,
 		Cluster: clusterStatus{None: st.NoCluster, Name: provision.ClusterName(name), Exists: st.ClusterExists, APIReady: st.APIReady},
 		Sandbox: containerStatus{Name: sandbox.ContainerName(name), Exists: st.Sandbox.Exists, State: st.Sandbox.Status},
 		Grader:  containerStatus{Name: sandbox.GraderName(name), Exists: st.Grader.Exists, State: st.Grader.Status},
@@ -112,6 +114,8 @@ func runStatus(cmd *cobra.Command, g *globals, format string) error {
 func writeStatus(out io.Writer, s labStatus) error {
 	cluster := "missing"
 	switch {
+	case s.Cluster.Exists && s.Stopped:
+		cluster = "stopped"
 	case s.Cluster.Exists && s.Cluster.APIReady:
 		cluster = "running"
 	case s.Cluster.Exists:
@@ -140,6 +144,9 @@ func writeStatus(out io.Writer, s labStatus) error {
 	}
 	if len(objs) > 0 {
 		fmt.Fprintf(&b, "objects:  %s\n", strings.Join(objs, ", "))
+	}
+	if s.Stopped {
+		fmt.Fprintf(&b, "state:    stopped: its cluster, sandbox and /root are kept; run `labctl start` to resume it\n")
 	}
 	if p := s.Progress; p != nil {
 		current := p.Current
