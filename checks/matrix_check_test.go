@@ -435,33 +435,82 @@ func TestMatrixTargetASourcesProber(t *testing.T) {
 	}
 }
 
+// TestMatrixTargetAProbersOtherPort: a target that names a source and a
+// port tries that port of its prober, which listens on it and on 8080.
+func TestMatrixTargetAProbersOtherPort(t *testing.T) {
+	mc := newMatrixCluster(t)
+	m := &lab.MatrixCheck{
+		Sources:  []lab.MatrixSource{{Name: "db", Namespace: "shop", Labels: map[string]string{"tier": "db"}}, {Name: "api", Namespace: "shop", Labels: map[string]string{"tier": "api"}}},
+		Targets:  []lab.MatrixTarget{{Name: "db-8080", Source: "db"}, {Name: "db-5432", Source: "db", Port: 5432}},
+		Unlisted: lab.MatrixClosed,
+	}
+	mc.agent.answer = func(pod string) string {
+		if mc.probers(t, "shop")[pod].GetLabels()["tier"] == "db" {
+			return "done\n"
+		}
+		return "cell 0 closed 124 \ncell 1 open\ndone\n"
+	}
+	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, c := range mc.agent.cmds {
+		if tail := strings.Join(c[7:], " "); tail != "" {
+			args = append(args, tail)
+		}
+	}
+	if len(args) != 1 || !strings.HasSuffix(args[0], " 8080 10.244.1.7 5432") {
+		t.Fatalf("tried %q, want db's prober on 8080 and 5432 from api", args)
+	}
+	for _, p := range mc.probers(t, "shop") {
+		cmd, _, _ := unstructured.NestedSlice(p.Object, "spec", "containers")
+		c := cmd[0].(map[string]any)
+		ports := fmt.Sprint(c["command"].([]any)[5:])
+		want := "[8080]"
+		if p.GetLabels()["tier"] == "db" {
+			want = "[5432 8080]"
+		}
+		if ports != want {
+			t.Errorf("the prober labelled %v listens on %s, want %s", p.GetLabels(), ports, want)
+		}
+	}
+	err = judgeMatrix(m, got)
+	if err == nil || !strings.Contains(err.Error(), "to db-5432 (the prober of db, port 5432): expected closed, found open") {
+		t.Fatalf("judged %v", err)
+	}
+}
+
 // TestProberListens runs the prober's own program with perl: it accepts
-// connections, again and again.
+// connections on every port it is given, again and again.
 func TestProberListens(t *testing.T) {
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("no perl")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var ports []string
+	for range 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+		l.Close()
 	}
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	l.Close()
-	cmd := exec.Command("perl", "-MIO::Socket::INET", "-e", proberListen, port)
+	cmd := exec.Command("perl", append([]string{"-MIO::Socket::INET", "-MIO::Select", "-e", proberListen}, ports...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	deadline := time.Now().Add(5 * time.Second)
-	for n := 0; n < 3; {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second)
+	for n := 0; n < 6; {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+ports[n%2], time.Second)
 		if err == nil {
 			c.Close()
 			n++
 			continue
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the prober does not accept: %v", err)
+			t.Fatalf("the prober does not accept on %s: %v", ports[n%2], err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

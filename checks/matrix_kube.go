@@ -42,9 +42,18 @@ const (
 	proberFieldManager = "labctl-prober"
 )
 
-// shapeKey names a source's shape: its namespace and its labels, sorted.
-func shapeKey(s lab.MatrixSource) string {
-	return s.Namespace + "/" + labels.SelectorFromSet(s.Labels).String()
+// shapeKey names a source's shape: its namespace and its labels, sorted,
+// and the ports its prober listens on beyond lab.MatrixProberPort.
+func shapeKey(s lab.MatrixSource, ports []int) string {
+	key := s.Namespace + "/" + labels.SelectorFromSet(s.Labels).String()
+	if len(ports) > 1 {
+		var ps []string
+		for _, p := range ports {
+			ps = append(ps, strconv.Itoa(p))
+		}
+		key += " ports=" + strings.Join(ps, ",")
+	}
+	return key
 }
 
 // proberSealKey is the key that seals the grader's probers: derived from
@@ -100,7 +109,7 @@ func proberState(pod *unstructured.Unstructured) string {
 
 // proberOK says why pod is not a prober the grader left as it made it for
 // shape and image, or "" when it is one.
-func (k *kubeReader) proberOK(pod *unstructured.Unstructured, s lab.MatrixSource, image string) string {
+func (k *kubeReader) proberOK(pod *unstructured.Unstructured, s lab.MatrixSource, ports []int, image string) string {
 	got := pod.GetLabels()
 	if len(got) != len(s.Labels) || !maps.Equal(got, s.Labels) {
 		return "its labels were changed"
@@ -109,7 +118,7 @@ func (k *kubeReader) proberOK(pod *unstructured.Unstructured, s lab.MatrixSource
 		return "it is being deleted"
 	}
 	seal := pod.GetAnnotations()[proberSealAnnotation]
-	want := proberSeal(k.sealKey, string(pod.GetUID()), pod.GetNamespace(), pod.GetName(), shapeKey(s), image)
+	want := proberSeal(k.sealKey, string(pod.GetUID()), pod.GetNamespace(), pod.GetName(), shapeKey(s, ports), image)
 	if k.sealKey == nil || !hmac.Equal([]byte(seal), []byte(want)) {
 		return "labctl did not make it, or made it with other credentials"
 	}
@@ -148,7 +157,9 @@ func (k *kubeReader) proberOK(pod *unstructured.Unstructured, s lab.MatrixSource
 // prober is one source's Pod in a round.
 type prober struct {
 	source lab.MatrixSource
-	name   string
+	// ports are the ports it listens on (lab.MatrixCheck.ProberPorts).
+	ports []int
+	name  string
 	// state is proberState when the round began to use it.
 	state string
 	// ip is its address, where a target that names its source is.
@@ -206,7 +217,7 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 		if i < 0 || probers[i].ip == "" {
 			return nil, fmt.Errorf("the target %s names a source without a prober's address", t.Name)
 		}
-		addrs = append(addrs, net.JoinHostPort(probers[i].ip, strconv.Itoa(lab.MatrixProberPort)))
+		addrs = append(addrs, net.JoinHostPort(probers[i].ip, strconv.Itoa(t.ProberPort())))
 	}
 	out := make([][]Tried, len(probers))
 	errs := make([]error, len(probers))
@@ -273,11 +284,12 @@ func (k *kubeReader) keepProbers(ctx context.Context, m *lab.MatrixCheck, image 
 	}
 	probers := make([]*prober, len(m.Sources))
 	for i, s := range m.Sources {
-		name, err := k.keepProber(ctx, s, image, listed[s.Namespace], owners[s.Namespace])
+		ports := m.ProberPorts(s.Name)
+		name, err := k.keepProber(ctx, s, ports, image, listed[s.Namespace], owners[s.Namespace])
 		if err != nil {
 			return nil, nil, err
 		}
-		probers[i] = &prober{source: s, name: name}
+		probers[i] = &prober{source: s, ports: ports, name: name}
 	}
 	return probers, owners, nil
 }
@@ -285,16 +297,16 @@ func (k *kubeReader) keepProbers(ctx context.Context, m *lab.MatrixCheck, image 
 // keepProber returns the name of s's prober among pods, the namespace's,
 // made anew when none is as the grader left it; a Pod that claims the
 // shape and is not is deleted.
-func (k *kubeReader) keepProber(ctx context.Context, s lab.MatrixSource, image string, pods []unstructured.Unstructured, owner *unstructured.Unstructured) (string, error) {
+func (k *kubeReader) keepProber(ctx context.Context, s lab.MatrixSource, ports []int, image string, pods []unstructured.Unstructured, owner *unstructured.Unstructured) (string, error) {
 	client := k.client.Resource(podsResource).Namespace(s.Namespace)
-	shape := shapeKey(s)
+	shape := shapeKey(s, ports)
 	kept := ""
 	for i := range pods {
 		pod := &pods[i]
 		if !strings.HasPrefix(pod.GetName(), proberPrefix) || pod.GetAnnotations()[proberShapeAnnotation] != shape {
 			continue
 		}
-		if kept == "" && k.proberOK(pod, s, image) == "" {
+		if kept == "" && k.proberOK(pod, s, ports, image) == "" {
 			kept = pod.GetName()
 			continue
 		}
@@ -306,7 +318,7 @@ func (k *kubeReader) keepProber(ctx context.Context, s lab.MatrixSource, image s
 	if kept != "" {
 		return kept, nil
 	}
-	made, err := client.Create(ctx, proberPod(s, owner, image), metav1.CreateOptions{FieldManager: proberFieldManager})
+	made, err := client.Create(ctx, proberPod(s, ports, owner, image), metav1.CreateOptions{FieldManager: proberFieldManager})
 	if err != nil {
 		return "", fmt.Errorf("starting the prober of %s in %s: %w", s.Name, s.Namespace, err)
 	}
@@ -380,7 +392,7 @@ func (k *kubeReader) runProber(ctx context.Context, p *prober, cmd []string, n i
 	case proberState(pod) != p.state:
 		why = "it was changed while it tried"
 	default:
-		why = k.proberOK(pod, p.source, image)
+		why = k.proberOK(pod, p.source, p.ports, image)
 	}
 	if why != "" {
 		if pod != nil {
@@ -396,17 +408,17 @@ func (k *kubeReader) runProber(ctx context.Context, p *prober, cmd []string, n i
 }
 
 // proberListen is a prober's own program: it accepts every connection on
-// the port given and closes it at once, so that a target naming its source
-// opens exactly when the network lets it.
-const proberListen = `my $s = IO::Socket::INET->new(Listen => 64, LocalPort => $ARGV[0], Proto => "tcp", ReuseAddr => 1) or die "listening on $ARGV[0]: $!\n"; while (1) { my $c = $s->accept or next; close $c }`
+// the ports given and closes it at once, so that a target naming its
+// source opens exactly when the network lets it.
+const proberListen = `my $sel = IO::Select->new; for my $p (@ARGV) { $sel->add(IO::Socket::INET->new(Listen => 64, LocalPort => $p, Proto => "tcp", ReuseAddr => 1) || die "listening on $p: $!\n") } while (1) { for my $s ($sel->can_read) { my $c = $s->accept or next; close $c } }`
 
 // proberPod is s's prober: a Pod with exactly s's labels that listens on
-// lab.MatrixProberPort (proberListen); the grader runs its tries in it
+// ports (proberListen); the grader runs its tries in it
 // through the exec API. Like a
 // reach check's Pod (reachPod) it runs as nobody within the restricted
 // Pod Security level, is never Ready (no Service sends it traffic) and has
 // the namespace as its controller (no ReplicaSet adopts it).
-func proberPod(s lab.MatrixSource, owner *unstructured.Unstructured, image string) *unstructured.Unstructured {
+func proberPod(s lab.MatrixSource, ports []int, owner *unstructured.Unstructured, image string) *unstructured.Unstructured {
 	podLabels := map[string]any{}
 	for key, v := range s.Labels {
 		podLabels[key] = v
@@ -414,12 +426,22 @@ func proberPod(s lab.MatrixSource, owner *unstructured.Unstructured, image strin
 	pod := reachPod(s.Namespace, podLabels, owner, image, "", 0, false, 0, true)
 	meta := pod.Object["metadata"].(map[string]any)
 	meta["generateName"] = proberPrefix
-	meta["annotations"] = map[string]any{proberShapeAnnotation: shapeKey(s)}
+	meta["annotations"] = map[string]any{proberShapeAnnotation: shapeKey(s, ports)}
 	spec := pod.Object["spec"].(map[string]any)
 	delete(spec, "activeDeadlineSeconds")
 	c := spec["containers"].([]any)[0].(map[string]any)
-	c["command"] = []any{"perl", "-MIO::Socket::INET", "-e", proberListen, strconv.Itoa(lab.MatrixProberPort)}
-	c["ports"] = []any{map[string]any{"name": "probe", "containerPort": int64(lab.MatrixProberPort), "protocol": "TCP"}}
+	command := []any{"perl", "-MIO::Socket::INET", "-MIO::Select", "-e", proberListen}
+	var declared []any
+	for _, p := range ports {
+		command = append(command, strconv.Itoa(p))
+		name := "probe"
+		if p != lab.MatrixProberPort {
+			name = "probe-" + strconv.Itoa(p)
+		}
+		declared = append(declared, map[string]any{"name": name, "containerPort": int64(p), "protocol": "TCP"})
+	}
+	c["command"] = command
+	c["ports"] = declared
 	return pod
 }
 

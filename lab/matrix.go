@@ -65,11 +65,33 @@ func (m *MatrixCheck) targetIndexes(names []string) []int {
 	return out
 }
 
+// ProberPort is the port of t's prober that t tries: its Port, or
+// MatrixProberPort.
+func (t MatrixTarget) ProberPort() int {
+	if t.Port != 0 {
+		return t.Port
+	}
+	return MatrixProberPort
+}
+
+// ProberPorts are the ports the prober of the source named source listens
+// on: MatrixProberPort and every port m's targets name for it, sorted.
+func (m *MatrixCheck) ProberPorts(source string) []int {
+	out := []int{MatrixProberPort}
+	for _, t := range m.Targets {
+		if t.Source == source && !slices.Contains(out, t.ProberPort()) {
+			out = append(out, t.ProberPort())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Address says where t is, for messages: its host:port, or its source's
 // prober and port.
 func (t MatrixTarget) Address() string {
 	if t.Source != "" {
-		return fmt.Sprintf("the prober of %s, port %d", t.Source, MatrixProberPort)
+		return fmt.Sprintf("the prober of %s, port %d", t.Source, t.ProberPort())
 	}
 	return t.To
 }

@@ -686,6 +686,11 @@ type MatrixTarget struct {
 	// listens on TCP port 8080 (a Pod the lab does not run yet, e.g. a new
 	// Pod without labels that a default deny must close).
 	Source string `yaml:"source" json:"source,omitempty"`
+	// Port is the prober's port to try, with source: 8080 unless given
+	// (1024-65535). The prober listens on 8080 and on every port the
+	// check's targets name for it, e.g. a Pod labelled like db that a
+	// policy must not open on db's port 5432.
+	Port int `yaml:"port" json:"port,omitempty"`
 }
 
 // MatrixCells are the cells from each of From to each of To; "*" is every

@@ -333,6 +333,16 @@ func TestValidateRules(t *testing.T) {
 		good: strings.Replace(matrixLab(""), "- {name: admin, to: admin.shop:80}", "- {name: admin, source: web}", 1),
 		want: `steps[0].checks[0].matrix.targets[1]: a target is either to (host:port) or source`,
 	}, {
+		name: "matrix prober port below 1024",
+		bad:  strings.Replace(matrixLab(""), "- {name: admin, to: admin.shop:80}", "- {name: admin, source: web, port: 80} #!", 1),
+		good: strings.Replace(matrixLab(""), "- {name: admin, to: admin.shop:80}", "- {name: admin, source: web, port: 5432}", 1),
+		want: `steps[0].checks[0].matrix.targets[1].port: 80 is not a port a prober can listen on; give one of 1024-65535`,
+	}, {
+		name: "matrix port with to",
+		bad:  strings.Replace(matrixLab(""), "- {name: admin, to: admin.shop:80}", "- {name: admin, to: admin.shop:80, port: 8080} #!", 1),
+		good: strings.Replace(matrixLab(""), "- {name: admin, to: admin.shop:80}", "- {name: admin, to: admin.shop:8080}", 1),
+		want: `steps[0].checks[0].matrix.targets[1].port: port goes with source (a prober's port); with to, give the port in host:port`,
+	}, {
 		name: "matrix without the network policy add-on",
 		bad:  strings.Replace(strings.Replace(matrixLab(""), "  addons: [networkPolicy]\n", "", 1), "          sources:\n", "          sources: #!\n", 1),
 		good: matrixLab(""),
