@@ -109,6 +109,11 @@ func TestRbacLabIsJapanese(t *testing.T) {
 			texts[s.ID+" mistake "+m.Name+" explain"] = m.Explain
 		}
 		for _, a := range s.Alternatives {
+			if a.Mutant != "" {
+				// A declared mutant says why, and may go without a description.
+				texts[s.ID+" alternative "+a.Name+" why"] = a.Why
+				continue
+			}
 			texts[s.ID+" alternative "+a.Name+" description"] = a.Description
 		}
 	}
