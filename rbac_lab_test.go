@@ -109,6 +109,11 @@ func TestRbacLabIsJapanese(t *testing.T) {
 			texts[s.ID+" mistake "+m.Name+" explain"] = m.Explain
 		}
 		for _, a := range s.Alternatives {
+			if a.Mutant != "" {
+				// A declared mutant says why, and may go without a description.
+				texts[s.ID+" alternative "+a.Name+" why"] = a.Why
+				continue
+			}
 			texts[s.ID+" alternative "+a.Name+" description"] = a.Description
 		}
 	}
@@ -195,8 +200,9 @@ func TestRbacLabScriptsParse(t *testing.T) {
 }
 
 // The fixtures agree with the checks: the release step 2 ships is neither
-// the one running before it nor step 3's, and the key step 3 checks for
-// comes with step 3's manifests only.
+// the one running before it nor step 3's, step 2's check takes both
+// releases and no other image, and step 3's check wants web-config as
+// step 3's manifest has it, which step 1's is not.
 func TestRbacLabFixtures(t *testing.T) {
 	l := loadRbacLab(t)
 	fixtures := filepath.Join(rbacLabDir, "fixtures")
@@ -242,36 +248,61 @@ func TestRbacLabFixtures(t *testing.T) {
 				continue
 			}
 			for _, c := range s.Checks {
-				if c.Name == name && c.Kube != nil && c.Kube.Field != nil && c.Kube.Field.Equals != nil {
+				if c.Name == name && c.Kube != nil && c.Kube.Field != nil {
 					return c.Kube
 				}
 			}
 		}
-		t.Fatalf("step %s has no kube check %s with field.equals", step, name)
+		t.Fatalf("step %s has no kube check %s with a field", step, name)
 		return nil
 	}
 
-	before, after := image("cluster/shop/web.yaml"), image("shop-ci/v2/deploy/deployment.yaml")
+	// Step 2 releases the image its instructions name; the check takes it
+	// and step 3's release, never the image before them nor a moving tag.
+	released := regexp.MustCompile(`set image deployment/web web=(\S+)`)
+	var release string
 	for _, st := range l.Steps {
-		for _, c := range st.Checks {
-			if c.Name == "web-image-released" && (c.Kube == nil || c.Kube.Field == nil || c.Kube.Field.NotEquals == nil || c.Kube.Field.NotEquals.Literal != before) {
-				t.Errorf("web-image-released must require an image other than step 1's %q", before)
+		if st.ID == "least-privilege" {
+			if m := released.FindStringSubmatch(st.Solve); m != nil {
+				release = m[1]
 			}
 		}
 	}
-	if before == after {
-		t.Errorf("images: before step 2 %q, step 3 ships %q; want two releases", before, after)
+	before, after := image("cluster/shop/web.yaml"), image("shop-ci/v2/deploy/deployment.yaml")
+	if release == "" || before == after || release == before || release == after {
+		t.Errorf("images: before step 2 %q, step 2 releases %q, step 3 %q; want three different ones", before, release, after)
+	}
+	imageCheck := check("least-privilege", "web-image-released")
+	pattern, err := regexp.Compile(imageCheck.Field.Matches)
+	if err != nil || imageCheck.Field.Matches == "" {
+		t.Fatalf("web-image-released must match the released images: matches %q: %v", imageCheck.Field.Matches, err)
+	}
+	latest := before[:strings.LastIndex(before, ":")] + ":latest"
+	for img, want := range map[string]bool{release: true, after: true, before: false, latest: false} {
+		if pattern.MatchString(img) != want {
+			t.Errorf("web-image-released matches %q: %v, want %v", img, !want, want)
+		}
 	}
 
-	key := check("apply-config", "web-config-has-recommend-url")
-	name := strings.TrimPrefix(key.Field.Path, "data.")
+	// Step 3's check wants web-config as the release's manifest has it,
+	// which the web-config of step 1 is not.
+	key := check("apply-config", "web-config-released")
+	if key.Field.Path != "data" || key.Field.Equals == nil {
+		t.Fatalf("web-config-released must require the whole data: path %q", key.Field.Path)
+	}
+	want, _ := key.Field.Equals.Literal.(map[string]any)
 	read("shop-ci/v2/deploy/configmap.yaml", &configMap)
-	if v := configMap.Data[name]; v != key.Field.Equals.Literal {
-		t.Errorf("step 3's web-config has %s = %q, the check wants %v", name, v, key.Field.Equals.Literal)
+	if len(want) != len(configMap.Data) {
+		t.Errorf("step 3's web-config has %d keys, the check wants %d", len(configMap.Data), len(want))
+	}
+	for k, v := range configMap.Data {
+		if want[k] != v {
+			t.Errorf("step 3's web-config has %s = %q, the check wants %v", k, v, want[k])
+		}
 	}
 	configMap.Data = nil
 	read("cluster/shop/web-config.yaml", &configMap)
-	if _, ok := configMap.Data[name]; ok {
-		t.Errorf("the web-config step 1 applies already has %s: step 3's check would pass before its solve", name)
+	if _, ok := configMap.Data["RECOMMEND_API_URL"]; ok || len(configMap.Data) == len(want) {
+		t.Errorf("the web-config step 1 applies already has the release's keys: step 3's check would pass before its solve")
 	}
 }

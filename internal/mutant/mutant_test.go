@@ -200,7 +200,8 @@ func TestWorkloadAndServiceMutants(t *testing.T) {
 	d := obj(t, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},
 	 "spec":{"replicas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web","tier":"front"}},
 	  "spec":{"containers":[{"name":"web","image":"registry:5000/web:1.2","ports":[{"containerPort":8080}],
-	   "env":[{"name":"MODE","value":"x"}],"readinessProbe":{},"resources":{}}]}}}}`)
+	   "env":[{"name":"MODE","value":"x"}],"readinessProbe":{},"resources":{"limits":{"memory":"64Mi"}}},
+	   {"name":"sidecar","image":"registry:5000/proxy:2","resources":{}}]}}}}`)
 	ms := Of(d, Lab{})
 	for _, id := range []string{
 		"Deployment shop/web: spec.template.spec.containers[0].image → registry:5000/web:latest",
@@ -213,6 +214,11 @@ func TestWorkloadAndServiceMutants(t *testing.T) {
 		"Deployment shop/web: spec.template.spec.containers[0].resources → (removed)",
 	} {
 		byID(t, ms, id)
+	}
+	// The API server stores resources: {} on a container that sets none:
+	// removing it would change nothing.
+	if slices.Contains(ids(ms), "Deployment shop/web: spec.template.spec.containers[1].resources → (removed)") {
+		t.Error("an empty resources is removed: a mutant that changes nothing")
 	}
 	s := obj(t, `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"shop"},
 	 "spec":{"type":"NodePort","clusterIP":"10.0.0.1","selector":{"app":"web"},"ports":[{"port":80,"targetPort":8080,"nodePort":30080}]}}`)

@@ -260,12 +260,20 @@ var workloadMutations = []Mutation{
 			}
 		}
 		for _, field := range append(probes, "resources") {
-			if _, ok := c[field]; ok {
+			// The API server stores resources: {} on every container that sets
+			// none: removing it changes nothing, a mutant no check could fail.
+			if v, ok := c[field]; ok && !(field == "resources" && isEmptyMap(v)) {
 				out = append(out, change(o, w+"."+field, "(removed)", func(x Object) { delete(container(x, ci), field) }))
 			}
 		}
 		return out
 	})},
+}
+
+// isEmptyMap says whether v is an object without a key.
+func isEmptyMap(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
 }
 
 // eachContainer makes f's mutants of each container of a workload's Pod
