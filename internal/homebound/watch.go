@@ -42,6 +42,10 @@ type Warden struct {
 	ratchet Ratchet
 	// held is what the home held at the last look (-1: unknown).
 	held int64
+	// base is how much of the file system was used when the last look
+	// began (-1: unknown): growth is counted from there, so that what is
+	// written while a look measures is not missed.
+	base int64
 }
 
 // maxWait is the longest wait between two looks, however long a look took.
@@ -66,14 +70,14 @@ func (w *Warden) Run(ctx context.Context) error {
 func (w *Warden) wait(ctx context.Context, d, took time.Duration) bool {
 	start := time.Now()
 	deadline, earliest := start.Add(d), start.Add(min(3*took, d))
-	base, err := usedSpace(w.Dir)
+	base := w.base
 	room := int64(-1)
-	if w.held >= 0 {
+	if w.held >= 0 && base >= 0 {
 		room = max(w.Limit.Bytes-w.held, 0)
 	}
 	for {
 		next := time.Until(deadline)
-		if w.Poll > 0 && err == nil && room >= 0 {
+		if w.Poll > 0 && room >= 0 {
 			next = min(next, w.Poll)
 		}
 		select {
@@ -98,6 +102,10 @@ func (w *Warden) wait(ctx context.Context, d, took time.Duration) bool {
 // measure took.
 func (w *Warden) Look(ctx context.Context) time.Duration {
 	w.ratchet.Limit = w.Limit
+	w.base = -1
+	if used, err := usedSpace(w.Dir); err == nil {
+		w.base = used
+	}
 	start := time.Now()
 	u, err := Measure(w.Dir, w.Limit)
 	took := time.Since(start)
