@@ -324,10 +324,7 @@ func TestNetpolLabStory(t *testing.T) {
 // mutantsNotJudged are wrong answers no check of the lab can judge yet,
 // with why: labctl test --mutate reports them as survivors. One that a
 // check comes to kill must leave the list.
-var mutantsNotJudged = map[string]string{
-	"NetworkPolicy shop/api-egress: spec.egress[1].to[0].namespaceSelector → {}": "a Pod labelled k8s-app=kube-dns outside kube-system would have to listen on port 53, and a prober, run as nobody, cannot",
-	"NetworkPolicy shop/api-egress: spec.egress[1].to[0] → (dropped)":            "a Pod outside kube-system would have to listen on port 53, and a prober, run as nobody, cannot",
-}
+var mutantsNotJudged = map[string]string{}
 
 // storyMutants replays labctl test --mutate in the model: after the
 // solve, each mutant of it is applied in place and undone; one the checks

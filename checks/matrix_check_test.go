@@ -481,6 +481,83 @@ func TestMatrixTargetAProbersOtherPort(t *testing.T) {
 	}
 }
 
+// TestProberBelowPort1024: a prober that listens on a port below 1024
+// (DNS's 53) lets nobody bind from that port up in its own network
+// namespace, a sysctl the kubelet and Pod Security allow, and still runs
+// as nobody with no capability; a prober on high ports alone sets none,
+// so its Pod is as before.
+func TestProberBelowPort1024(t *testing.T) {
+	mc := newMatrixCluster(t)
+	m := &lab.MatrixCheck{
+		Sources: []lab.MatrixSource{
+			{Name: "dns-like", Namespace: "tools", Labels: map[string]string{"k8s-app": "kube-dns"}},
+			{Name: "api", Namespace: "shop", Labels: map[string]string{"tier": "api"}},
+		},
+		Targets:  []lab.MatrixTarget{{Name: "dns-like-53", Source: "dns-like", Port: 53}, {Name: "dns-like-5353", Source: "dns-like", Port: 5353}},
+		Unlisted: lab.MatrixClosed,
+	}
+	mc.agent.answer = func(pod string) string {
+		if _, ok := mc.probers(t, "tools")[pod]; ok {
+			return "done\n"
+		}
+		return "cell 0 closed 124 \ncell 1 closed 124 \ndone\n"
+	}
+	if _, err := mc.ProbeMatrix(context.Background(), m, "addons:1"); err != nil {
+		t.Fatal(err)
+	}
+	for ns, want := range map[string]string{"tools": `[map[name:net.ipv4.ip_unprivileged_port_start value:53]]`, "shop": "[]"} {
+		ps := mc.probers(t, ns)
+		if len(ps) != 1 {
+			t.Fatalf("probers in %s: %v, want one", ns, slicesKeys(ps))
+		}
+		for _, p := range ps {
+			sysctls, _, _ := unstructured.NestedSlice(p.Object, "spec", "securityContext", "sysctls")
+			if got := fmt.Sprint(sysctls); got != want {
+				t.Errorf("the prober in %s sets sysctls %s, want %s", ns, got, want)
+			}
+			sc, _, _ := unstructured.NestedMap(p.Object, "spec", "securityContext")
+			if sc["runAsUser"] != int64(65534) || sc["runAsNonRoot"] != true {
+				t.Errorf("the prober in %s runs as %v, want nobody", ns, sc)
+			}
+			cs, _, _ := unstructured.NestedSlice(p.Object, "spec", "containers")
+			c := cs[0].(map[string]any)
+			if got := fmt.Sprint(c["securityContext"].(map[string]any)["capabilities"]); got != "map[drop:[ALL]]" {
+				t.Errorf("the prober in %s has capabilities %s, want all dropped", ns, got)
+			}
+			if ns == "tools" {
+				if got := fmt.Sprint(c["command"].([]any)[5:]); got != "[53 5353 8080]" {
+					t.Errorf("the prober like DNS listens on %s, want [53 5353 8080]", got)
+				}
+			}
+		}
+	}
+}
+
+// TestProberRefusedByTheKubelet: a prober the kubelet refuses (a sysctl
+// its node does not allow) makes the check say at once that it could not
+// run, and why, rather than wait out the check's time.
+func TestProberRefusedByTheKubelet(t *testing.T) {
+	mc := newMatrixCluster(t)
+	mc.dyn.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		pod := a.(k8stesting.CreateAction).GetObject().(*unstructured.Unstructured).DeepCopy()
+		mc.made++
+		pod.SetName(pod.GetGenerateName() + strconv.Itoa(mc.made))
+		pod.SetUID(types.UID("uid-" + pod.GetName()))
+		pod.Object["status"] = map[string]any{"phase": "Failed", "reason": "SysctlForbidden", "message": "Pod forbidden sysctl: \"net.ipv4.ip_unprivileged_port_start\" not allowlisted"}
+		return true, pod, mc.dyn.Tracker().Create(podsResource, pod, pod.GetNamespace())
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1")
+	if err == nil || !strings.Contains(err.Error(), "could not start: SysctlForbidden Pod forbidden sysctl") {
+		t.Fatalf("err = %v, want the kubelet's refusal", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("took %v, want an answer without waiting out the check's time", d)
+	}
+}
+
 // TestProberListens runs the prober's own program with perl: it accepts
 // connections on every port it is given, again and again.
 func TestProberListens(t *testing.T) {

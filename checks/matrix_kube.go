@@ -348,6 +348,13 @@ func (k *kubeReader) proberRunning(ctx context.Context, p *prober) (*unstructure
 			if reachRunning(pod) {
 				return pod, nil
 			}
+			// The kubelet may refuse the Pod outright (a sysctl it does
+			// not allow, say): it never runs, so waiting is in vain.
+			if phase, _, _ := unstructured.NestedString(pod.Object, "status", "phase"); phase == "Failed" {
+				reason, _, _ := unstructured.NestedString(pod.Object, "status", "reason")
+				message, _, _ := unstructured.NestedString(pod.Object, "status", "message")
+				return nil, fmt.Errorf("the prober of %s in %s could not start: %s; it is made anew at the next check", p.source.Name, p.source.Namespace, strings.TrimSpace(reason+" "+message))
+			}
 			if why := waitingReason(pod); why != "" {
 				waiting = why
 			}
@@ -413,7 +420,7 @@ func (k *kubeReader) runProber(ctx context.Context, p *prober, cmd []string, n i
 const proberListen = `my $sel = IO::Select->new; for my $p (@ARGV) { $sel->add(IO::Socket::INET->new(Listen => 64, LocalPort => $p, Proto => "tcp", ReuseAddr => 1) || die "listening on $p: $!\n") } while (1) { for my $s ($sel->can_read) { my $c = $s->accept or next; close $c } }`
 
 // proberPod is s's prober: a Pod with exactly s's labels that listens on
-// ports (proberListen); the grader runs its tries in it
+// ports (proberListen), below 1024 too; the grader runs its tries in it
 // through the exec API. Like a
 // reach check's Pod (reachPod) it runs as nobody within the restricted
 // Pod Security level, is never Ready (no Service sends it traffic) and has
@@ -442,8 +449,19 @@ func proberPod(s lab.MatrixSource, ports []int, owner *unstructured.Unstructured
 	}
 	c["command"] = command
 	c["ports"] = declared
+	// A port below 1024 needs no capability once the Pod's own network
+	// namespace lets nobody bind it: a safe sysctl, which the kubelet and
+	// every Pod Security level allow.
+	if low := slices.Min(ports); low < 1024 {
+		sc := spec["securityContext"].(map[string]any)
+		sc["sysctls"] = []any{map[string]any{"name": unprivilegedPortStart, "value": strconv.Itoa(low)}}
+	}
 	return pod
 }
+
+// unprivilegedPortStart is the sysctl of the lowest port a process without
+// CAP_NET_BIND_SERVICE may listen on, namespaced per Pod.
+const unprivilegedPortStart = "net.ipv4.ip_unprivileged_port_start"
 
 // proberRound is the round's secret, which its tries carry
 // (matrixScript): random, made at its first use.

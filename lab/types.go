@@ -687,9 +687,12 @@ type MatrixTarget struct {
 	// Pod without labels that a default deny must close).
 	Source string `yaml:"source" json:"source,omitempty"`
 	// Port is the prober's port to try, with source: 8080 unless given
-	// (1024-65535). The prober listens on 8080 and on every port the
+	// (1-65535). The prober listens on 8080 and on every port the
 	// check's targets name for it, e.g. a Pod labelled like db that a
-	// policy must not open on db's port 5432.
+	// policy must not open on db's port 5432, or one labelled like the
+	// cluster's DNS that a policy must not open on port 53 (below 1024,
+	// the prober's Pod sets the sysctl net.ipv4.ip_unprivileged_port_start,
+	// which every Pod Security level allows).
 	Port int `yaml:"port" json:"port,omitempty"`
 }
 

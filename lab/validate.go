@@ -640,8 +640,8 @@ func (v *validator) matrixCheck(p string, m *MatrixCheck) {
 			if !slices.ContainsFunc(m.Sources, func(s MatrixSource) bool { return s.Name == t.Source }) {
 				v.add(tp+".source", "%q is none of the check's sources", t.Source)
 			}
-			if t.Port != 0 && (t.Port < 1024 || t.Port > 65535) {
-				v.add(tp+".port", "%d is not a port a prober can listen on; give one of 1024-65535 (a prober runs as nobody)", t.Port)
+			if t.Port < 0 || t.Port > 65535 {
+				v.add(tp+".port", "%d is not a port; give one of 1-65535", t.Port)
 			}
 		default:
 			if t.Port != 0 {

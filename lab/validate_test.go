@@ -333,10 +333,10 @@ func TestValidateRules(t *testing.T) {
 		good: strings.Replace(matrixLab(""), "- {name: admin, to: admin.shop:80}", "- {name: admin, source: web}", 1),
 		want: `steps[0].checks[0].matrix.targets[1]: a target is either to (host:port) or source`,
 	}, {
-		name: "matrix prober port below 1024",
-		bad:  strings.Replace(matrixLab(""), "- {name: admin, to: admin.shop:80}", "- {name: admin, source: web, port: 80} #!", 1),
-		good: strings.Replace(matrixLab(""), "- {name: admin, to: admin.shop:80}", "- {name: admin, source: web, port: 5432}", 1),
-		want: `steps[0].checks[0].matrix.targets[1].port: 80 is not a port a prober can listen on; give one of 1024-65535`,
+		name: "matrix prober port out of range",
+		bad:  strings.Replace(matrixLab(""), "- {name: admin, to: admin.shop:80}", "- {name: admin, source: web, port: 65536} #!", 1),
+		good: strings.Replace(matrixLab(""), "- {name: admin, to: admin.shop:80}", "- {name: admin, source: web, port: 53}", 1),
+		want: `steps[0].checks[0].matrix.targets[1].port: 65536 is not a port; give one of 1-65535`,
 	}, {
 		name: "matrix port with to",
 		bad:  strings.Replace(matrixLab(""), "- {name: admin, to: admin.shop:80}", "- {name: admin, to: admin.shop:80, port: 8080} #!", 1),
