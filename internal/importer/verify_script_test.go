@@ -236,11 +236,13 @@ func TestMapVerifyLineByLine(t *testing.T) {
 			name: "jq -e counts a list's items",
 			script: "kubectl get pods -l app=web -o json | jq -e '.items | length == 2' || exit 1\n" +
 				"kubectl get deploy -n web -o json | jq -e '.items | length >= 1' || exit 1\n" +
-				"kubectl get svc -o json | jq -e '.items|length < 3' || exit 1\n",
+				"kubectl get svc -o json | jq -e '.items|length < 3' || exit 1\n" +
+				"kubectl get deploy web -o json | jq -e '.spec.template.spec.containers[0].name == \"length\"' || exit 1\n",
 			want: []string{
 				`kube Pod lab/-l "app=web" count 2..2`,
 				`kube Deployment web/-l "" count 1..`,
 				`kube Service lab/-l "" count 0..2`,
+				`kube Deployment lab/web spec.template.spec.containers[0].name = "length"`,
 			},
 		},
 		{
@@ -381,6 +383,8 @@ func FuzzMapVerify(f *testing.F) {
 		"NS=web\nkubectl get deploy a -n $NS && exit 1\n",
 		"if \"'\n",
 		"}\n",
+		"kubectl wait --for=condition=ready pod nginx --timeout=1m\n",
+		"kubectl wait --for=jsonpath='{.status.phase}'=Bound pvc/a || exit 1\nkubectl get pods -l app=web -o json | jq -e '.items | length >= 2'\n",
 	} {
 		f.Add(s)
 	}

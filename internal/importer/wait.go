@@ -188,7 +188,7 @@ func jqTest(a, labNS string) (check, string, string, bool) {
 	if op == "!=" {
 		return check{}, "", "jq's != holds for a field that is missing (null), where a field check requires the field: it stays in the command check", false
 	}
-	if strings.HasPrefix(path, ".items") && strings.Contains(path, "length") {
+	if strings.Contains(path, "|") {
 		return jqCount(m[1], op, lit, labNS)
 	}
 	k, ok := kubectlGetJSON(m[1], labNS)
