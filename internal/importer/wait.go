@@ -259,13 +259,22 @@ func jqCount(cmd, op, lit, labNS string) (check, string, string, bool) {
 		r.Min, r.Max = &zero, &n
 	}
 	k.Count = r
-	what := "every " + k.Kind
+	var how string
+	switch {
+	case r.Max == nil:
+		how = fmt.Sprintf("at least %d", *r.Min)
+	case *r.Min == *r.Max:
+		how = fmt.Sprintf("exactly %d", *r.Max)
+	default:
+		how = fmt.Sprintf("at most %d", *r.Max)
+	}
+	what := k.Kind + " objects"
 	if *k.Selector != "" {
-		what = fmt.Sprintf("%s objects matching %s", k.Kind, *k.Selector)
+		what += " matching " + *k.Selector
 	}
 	return check{
 		Name:        slug(strings.ToLower(k.Kind)+"-count", 50),
-		Description: fmt.Sprintf("%s number %s %s", what, op, lit),
+		Description: fmt.Sprintf("there are %s %s", how, what),
 		Kube:        k,
 	}, k.Namespace, "", true
 }
