@@ -16,8 +16,9 @@ type selected struct {
 
 // selectValues returns every value p selects in the normalized document
 // doc, in document order (the values of a mapping under [*] in key order).
-// A key on a list, an index on a mapping or an index out of range selects
-// nothing.
+// A filter selects the elements of a list that are mappings whose key
+// holds its string. A key on a list, an index or a filter on a mapping, or
+// an index out of range selects nothing.
 func selectValues(p lab.Path, doc any) []selected {
 	type found struct {
 		path  lab.Path
@@ -56,6 +57,12 @@ func selectValues(p lab.Path, doc any) []selected {
 				case lab.WildcardSegment:
 					for i, e := range v {
 						step(lab.Index(i), e)
+					}
+				case lab.FilterSegment:
+					for i, e := range v {
+						if m, ok := e.(map[string]any); ok && m[seg.Key] == seg.Value {
+							step(lab.Index(i), e)
+						}
 					}
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -41,6 +42,40 @@ func getObject(ctx context.Context, env Env, apiVersion, kind, namespace, name s
 // field does not meet its assertion. error: no credentials, the cluster
 // unreachable or refusing the read.
 func checkKube(ctx context.Context, env Env, kc *lab.KubeCheck) error {
+	if kc.Wait {
+		return waitKube(ctx, env, kc)
+	}
+	return checkKubeOnce(ctx, env, kc)
+}
+
+// waitEvery is how often a kube check with wait reads again.
+const waitEvery = time.Second
+
+// waitKube reads until kc holds (checkKube's pass), or an error, or until
+// its deadline is near: it stops in time to fail with the last reading, so
+// that a condition that never came is the learner's fail, not a timeout.
+func waitKube(ctx context.Context, env Env, kc *lab.KubeCheck) error {
+	for {
+		err := checkKubeOnce(ctx, env, kc)
+		var f *failure
+		if err == nil || !errors.As(err, &f) {
+			return err
+		}
+		deadline, ok := ctx.Deadline()
+		if ok && time.Until(deadline) < 2*waitEvery {
+			return err
+		}
+		t := time.NewTimer(waitEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+func checkKubeOnce(ctx context.Context, env Env, kc *lab.KubeCheck) error {
 	if kc.Selector != nil {
 		return checkKubeSelected(ctx, env, kc)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -86,5 +87,56 @@ func TestKubeCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			expect(t, runCheck(t, tt.env, tt.check), tt.status, tt.msg)
 		})
+	}
+}
+
+// readyLater is a cluster holding Pod web, whose Ready condition turns
+// True at the read numbered readyAt (0 for never).
+type readyLater struct {
+	reads, readyAt int
+}
+
+func (r *readyLater) Get(_ context.Context, _, _, _, _ string) (map[string]any, error) {
+	r.reads++
+	status := "False"
+	if r.readyAt > 0 && r.reads >= r.readyAt {
+		status = "True"
+	}
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "web", "namespace": "lab"},
+		"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "PodScheduled", "status": "True"},
+			map[string]any{"type": "Ready", "status": status, "lastTransitionTime": "2026-01-01T00:00:00Z"},
+		}},
+	}, nil
+}
+
+// TestKubeCheckWait: a kube check with wait reads until its assertion
+// holds, as kubectl wait --for=condition=Ready does, and fails (not
+// errs) when its timeout comes first; without wait one reading decides.
+func TestKubeCheckWait(t *testing.T) {
+	ready := func(wait bool, timeout time.Duration) lab.Check {
+		return lab.Check{Name: "ready", Timeout: lab.Duration{Duration: timeout}, Kube: &lab.KubeCheck{
+			APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "web", Wait: wait,
+			Field: &lab.FieldAssert{Path: `status.conditions[?(@.type=="Ready")].status`, Assert: lab.Assert{Equals: lit("True")}},
+		}}
+	}
+	run := func(c lab.Check, cluster *readyLater) Result {
+		return Run(context.Background(), Env{Root: "/", Kube: cluster}, []lab.Check{c})[0]
+	}
+	cluster := &readyLater{readyAt: 2}
+	r := run(ready(false, 5*time.Second), cluster)
+	expect(t, r, Fail, `expected status.conditions[1].status = "True" in v1 Pod lab/web, found "False"`)
+	cluster = &readyLater{readyAt: 2}
+	if r := run(ready(true, 5*time.Second), cluster); r.Status != Pass || cluster.reads != 2 {
+		t.Errorf("wait: %s %q after %d reads, want pass after 2", r.Status, r.Message, cluster.reads)
+	}
+	cluster = &readyLater{}
+	start := time.Now()
+	r = run(ready(true, 3*time.Second), cluster)
+	expect(t, r, Fail, `expected status.conditions[1].status = "True" in v1 Pod lab/web, found "False"`)
+	if d := time.Since(start); d > 3*time.Second || cluster.reads < 2 {
+		t.Errorf("wait that never holds: %d reads in %s, want at least 2 within its 3s timeout", cluster.reads, d)
 	}
 }

@@ -19,13 +19,18 @@ const (
 	IndexSegment
 	// WildcardSegment selects every element of a list (or every value of a mapping): [*].
 	WildcardSegment
+	// FilterSegment selects the elements of a list that are mappings
+	// whose key holds a string: [?(@.type=="Ready")], as kubectl's
+	// jsonpath writes it.
+	FilterSegment
 )
 
 // Segment is one step of a field path.
 type Segment struct {
 	Kind  SegmentKind
-	Key   string // set for KeySegment
+	Key   string // set for KeySegment and FilterSegment
 	Index int    // set for IndexSegment, >= 0
+	Value string // set for FilterSegment: the string Key must hold
 }
 
 // Key returns a segment selecting a mapping entry.
@@ -36,6 +41,11 @@ func Index(i int) Segment { return Segment{Kind: IndexSegment, Index: i} }
 
 // Wildcard returns a segment selecting every element.
 func Wildcard() Segment { return Segment{Kind: WildcardSegment} }
+
+// Filter returns a segment selecting the elements whose key holds value.
+func Filter(key, value string) Segment {
+	return Segment{Kind: FilterSegment, Key: key, Value: value}
+}
 
 // Path is a parsed field path such as spec.template.spec.containers[*].image
 // or metadata.labels["app.kubernetes.io/name"].
@@ -50,6 +60,8 @@ func (p Path) String() string {
 			fmt.Fprintf(&b, "[%d]", s.Index)
 		case WildcardSegment:
 			b.WriteString("[*]")
+		case FilterSegment:
+			fmt.Fprintf(&b, "[?(@.%s==%s)]", s.Key, strconv.Quote(s.Value))
 		default:
 			if isPlainKey(s.Key) {
 				if i > 0 {
@@ -67,7 +79,7 @@ func (p Path) String() string {
 // HasWildcard reports whether the path can select more than one value.
 func (p Path) HasWildcard() bool {
 	for _, s := range p {
-		if s.Kind == WildcardSegment {
+		if s.Kind == WildcardSegment || s.Kind == FilterSegment {
 			return true
 		}
 	}
@@ -97,12 +109,14 @@ func isKeyRune(r rune) bool {
 }
 
 // ParsePath reads a field path: keys separated by dots, with [N] for a list
-// index, [*] for every element, and ["key"] (Go string syntax) or ['key']
+// index, [*] for every element, [?(@.key=="value")] for the elements whose
+// key holds the string value, and ["key"] (Go string syntax) or ['key']
 // (literal) for keys holding dots, brackets or spaces. Examples:
 //
 //	spec.replicas
 //	spec.template.spec.containers[*].image
 //	metadata.labels["app.kubernetes.io/name"]
+//	status.conditions[?(@.type=="Ready")].status
 //	[0].name
 func ParsePath(s string) (Path, error) {
 	if s == "" {
@@ -154,12 +168,15 @@ func scanKey(s string) (string, int) {
 	return s[:n], n
 }
 
-// parseBracket reads [N], [*], ["key"] or ['key'] at the start of s.
+// parseBracket reads [N], [*], [?(@.key=="value")], ["key"] or ['key'] at
+// the start of s.
 func parseBracket(s string) (Segment, int, error) {
 	if len(s) < 2 {
 		return Segment{}, 0, errors.New("unterminated [")
 	}
 	switch c := s[1]; {
+	case c == '?':
+		return parseFilter(s)
 	case c == '*':
 		if len(s) < 3 || s[2] != ']' {
 			return Segment{}, 0, errors.New("expected ] after [*")
@@ -213,4 +230,43 @@ func parseBracket(s string) (Segment, int, error) {
 	default:
 		return Segment{}, 0, errors.New(`expected an index, * or a quoted key after [, e.g. [0], [*] or ["a.b"]`)
 	}
+}
+
+// filterError says how a filter is written.
+var filterError = errors.New(`expected a filter of a key and a quoted string, e.g. [?(@.type=="Ready")]`)
+
+// parseFilter reads [?(@.key=="value")] at the start of s: a plain key
+// and a string in Go syntax.
+func parseFilter(s string) (Segment, int, error) {
+	rest, ok := strings.CutPrefix(s, "[?(@.")
+	if !ok {
+		return Segment{}, 0, filterError
+	}
+	n := strings.Index(rest, `=="`)
+	if n <= 0 || !isPlainKey(rest[:n]) || strings.ContainsAny(rest[:n], "=()@?") {
+		return Segment{}, 0, filterError
+	}
+	key := rest[:n]
+	quoted := rest[n+2:]
+	end := 1
+	for ; end < len(quoted); end++ {
+		if quoted[end] == '\\' {
+			end++
+			continue
+		}
+		if quoted[end] == '"' {
+			break
+		}
+	}
+	if end >= len(quoted) {
+		return Segment{}, 0, errors.New("unterminated quoted string in the filter")
+	}
+	value, err := strconv.Unquote(quoted[:end+1])
+	if err != nil {
+		return Segment{}, 0, fmt.Errorf("bad quoted string %s in the filter: %w", quoted[:end+1], err)
+	}
+	if !strings.HasPrefix(quoted[end+1:], ")]") {
+		return Segment{}, 0, errors.New(`expected )] after the filter's string`)
+	}
+	return Filter(key, value), len("[?(@.") + n + 2 + end + 1 + 2, nil
 }

@@ -24,6 +24,8 @@ func TestParsePath(t *testing.T) {
 		{in: "repo_commit", want: Path{Key("repo_commit")}},
 		{in: "données.名前", want: Path{Key("données"), Key("名前")}},
 		{in: "items[12].spec", want: Path{Key("items"), Index(12), Key("spec")}},
+		{in: `status.conditions[?(@.type=="Ready")].status`, want: Path{Key("status"), Key("conditions"), Filter("type", "Ready"), Key("status")}},
+		{in: `c[?(@.name=="a \"b\"]")]`, want: Path{Key("c"), Filter("name", `a "b"]`)}},
 	}
 	for _, tt := range tests {
 		got, err := ParsePath(tt.in)
@@ -64,6 +66,11 @@ func TestParsePathErrors(t *testing.T) {
 		"a[0]b":                   `field path "a[0]b" at offset 4: unexpected "b"`,
 		"a b":                     `field path "a b" at offset 1: unexpected " "`,
 		"a[99999999999999999999]": `index 99999999999999999999 is too large`,
+		"a[?(@.type==Ready)]":     `expected a filter of a key and a quoted string`,
+		`a[?(@.type=="Ready"]`:    `expected )] after the filter's string`,
+		`a[?(@.type=="Ready)]`:    `unterminated quoted string in the filter`,
+		`a[?(@.=="x")]`:           `expected a filter of a key`,
+		`a[?(.type=="x")]`:        `expected a filter of a key`,
 	}
 	for in, want := range tests {
 		_, err := ParsePath(in)

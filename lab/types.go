@@ -436,8 +436,11 @@ type ScriptShare struct {
 }
 
 // FieldAssert selects values by Path from a parsed document and asserts on
-// each of them. Path is dotted with [N], [*] and ["key"] segments, e.g.
-// spec.template.spec.containers[*].image or metadata.labels["app.kubernetes.io/name"].
+// each of them. Path is dotted with [N], [*], [?(@.key=="value")] (the
+// elements of a list whose key holds the string) and ["key"] segments, e.g.
+// spec.template.spec.containers[*].image,
+// status.conditions[?(@.type=="Ready")].status or
+// metadata.labels["app.kubernetes.io/name"].
 // A path that selects nothing fails, unless Exists is false.
 type FieldAssert struct {
 	Path string `yaml:"path" json:"path"`
@@ -571,6 +574,11 @@ type KubeCheck struct {
 	// networking.k8s.io/v1 NetworkPolicy, the kind whose defaults labctl
 	// adds (a port's protocol TCP; policyTypes from the rules).
 	MatchesFile string `yaml:"matchesFile" json:"matchesFile,omitempty"`
+	// Wait reads again, about once a second, until every assertion holds,
+	// for as long as the check's timeout, as kubectl wait does: a Pod that
+	// becomes Ready a few seconds after the learner asks passes. A check
+	// that still fails near its timeout fails with what it last found.
+	Wait bool `yaml:"wait" json:"wait,omitempty"`
 }
 
 // AccessCheck asks the API server whether an identity may do something (a

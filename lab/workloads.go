@@ -25,6 +25,10 @@ var runningPodFields = []string{
 	"containerStatuses", "initContainerStatuses", "podIP", "podIPs", "hostIP",
 }
 
+// runningPodConditions are the conditions a Pod, or a workload of Pods,
+// has True only while its Pods run.
+var runningPodConditions = []string{"Ready", "ContainersReady", "Available"}
+
 // runningPodVerbs are kubectl subcommands that reach into a running
 // container.
 var runningPodVerbs = []string{"logs", "exec", "attach", "port-forward", "cp", "debug", "top"}
@@ -77,9 +81,16 @@ func (l *Lab) runningPodUses() []runningPodUse {
 }
 
 // runningPodField returns the part of a kube check's field path that only a
-// running Pod sets, or "": a status field of runningPodFields, or a Pod's
-// status.phase (Pending until it runs).
+// running Pod sets, or "": a status field of runningPodFields, a condition
+// of runningPodConditions, or a Pod's status.phase (Pending until it runs).
 func runningPodField(kind, fieldPath string) string {
+	if p, err := ParsePath(fieldPath); err == nil {
+		for _, seg := range p {
+			if seg.Kind == FilterSegment && seg.Key == "type" && slices.Contains(runningPodConditions, seg.Value) {
+				return "the " + seg.Value + " condition"
+			}
+		}
+	}
 	segs := strings.FieldsFunc(fieldPath, func(r rune) bool { return r == '.' || r == '[' || r == ']' })
 	if kind == "Pod" && len(segs) >= 2 && segs[0] == "status" && segs[1] == "phase" {
 		return "status.phase"

@@ -32,6 +32,10 @@ steps:
         kube: {apiVersion: v1, kind: ConfigMap, namespace: team-a, name: web, field: {path: status.phase, exists: false}}
       - name: logged
         command: {run: [kubectl, -n, team-a, logs, deploy/web]}
+      - name: condition
+        kube: {apiVersion: v1, kind: Pod, namespace: team-a, name: web-0, wait: true, field: {path: 'status.conditions[?(@.type=="Ready")].status', equals: "True"}}
+      - name: scheduled
+        kube: {apiVersion: v1, kind: Pod, namespace: team-a, name: web-0, field: {path: 'status.conditions[?(@.type=="PodScheduled")].status', equals: "True"}}
     probe:
       run: kubectl -n team-a port-forward svc/web 8080:80 & sleep 1; curl -s localhost:8080
     solve: |
@@ -67,6 +71,7 @@ func TestLintDeclaredWorkloads(t *testing.T) {
 			"steps[0].checks[0].kube.field.path",
 			"steps[0].checks[1].kube.field.path",
 			"steps[0].checks[4].command.run",
+			"steps[0].checks[5].kube.field.path",
 			"steps[0].probe.run",
 			"steps[0].solve",
 			"steps[0].mistakes[0].script",

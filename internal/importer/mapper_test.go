@@ -239,3 +239,40 @@ func TestKillercodaLineByLineAndAddons(t *testing.T) {
 		}
 	}
 }
+
+// A verify script's kubectl wait (the line of killercoda/scenario-examples
+// network-traffic-kubernetes/step1.md) and jq -e tests are written as
+// kube checks that load: the condition read by a filter, read until it
+// holds for as long as the script waited; a list's count; an integer's
+// bound. TODO.md says which jq test stays, and why.
+func TestKillercodaWaitAndJQ(t *testing.T) {
+	_, l, out := importTree(t, Killercoda, "wait", map[string]string{
+		"index.json": `{"title": "Wait", "details": {"steps": [{"title": "Pod", "text": "1.md", "verify": "1.sh"}]}, "backend": {"imageid": "kubernetes-kubeadm-1node"}}`,
+		"1.md":       "Run Pod nginx and Deployment web with three replicas, labelled app=web.\n\n```\nkubectl run nginx --image=nginx:1.27\nkubectl create deploy web --image=nginx:1.27 --replicas=3\n```\n",
+		"1.sh": "#!/bin/bash\nset -e\nkubectl wait --for=condition=ready pod nginx --timeout=90s\n" +
+			"kubectl get deploy web -o json | jq -e '.spec.replicas >= 2'\n" +
+			"kubectl get pods -l app=web -o json | jq -e '.items | length == 3'\n" +
+			"kubectl get deploy web -o json | jq -e '.metadata.labels.app != \"db\"'\n",
+	})
+	cs := l.Steps[0].Checks
+	if len(cs) != 4 {
+		t.Fatalf("checks = %+v, want 3 kube checks and the rest", cs)
+	}
+	if k := cs[0].Kube; k == nil || !k.Wait || k.Name != "nginx" || k.Field == nil || k.Field.Path != `status.conditions[?(@.type=="Ready")].status` ||
+		k.Field.Equals == nil || k.Field.Equals.Literal != "True" || cs[0].Timeout.Duration != 93*time.Second {
+		t.Errorf("kubectl wait became %+v (timeout %s), want Pod nginx's Ready condition True, waited for 93s", k, cs[0].Timeout)
+	}
+	if k := cs[1].Kube; k == nil || k.Field == nil || k.Field.Path != "spec.replicas" || k.Field.GTE == nil || k.Field.GTE.Literal != 2 {
+		t.Errorf("jq -e '.spec.replicas >= 2' became %+v, want spec.replicas gte 2", k)
+	}
+	if k := cs[2].Kube; k == nil || k.Selector == nil || *k.Selector != "app=web" || k.Count == nil || *k.Count.Min != 3 || *k.Count.Max != 3 {
+		t.Errorf("jq -e '.items | length == 3' became %+v, want three Pods matching app=web", k)
+	}
+	if c := cs[3]; c.Command == nil || !strings.Contains(c.Command.Run[2], `!= "db"`) {
+		t.Errorf("the last check = %+v, want the jq != test left in the command check", c)
+	}
+	todo, err := os.ReadFile(filepath.Join(out, "TODO.md"))
+	if err != nil || !strings.Contains(string(todo), "jq's != holds for a field that is missing") {
+		t.Errorf("TODO.md does not say why the != test stays: %s %v", todo, err)
+	}
+}

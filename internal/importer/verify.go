@@ -33,15 +33,26 @@ type kubeCheck struct {
 	APIVersion string      `yaml:"apiVersion"`
 	Kind       string      `yaml:"kind"`
 	Namespace  string      `yaml:"namespace,omitempty"`
-	Name       string      `yaml:"name"`
+	Name       string      `yaml:"name,omitempty"`
+	Selector   *string     `yaml:"selector,omitempty"`
+	Count      *countRange `yaml:"count,omitempty"`
 	Exists     *bool       `yaml:"exists,omitempty"`
 	Field      *fieldCheck `yaml:"field,omitempty"`
+	Wait       bool        `yaml:"wait,omitempty"`
+}
+
+type countRange struct {
+	Min *int `yaml:"min,omitempty"`
+	Max *int `yaml:"max,omitempty"`
 }
 
 type fieldCheck struct {
 	Path    string `yaml:"path"`
 	Equals  any    `yaml:"equals,omitempty"`
 	Matches string `yaml:"matches,omitempty"`
+	Type    string `yaml:"type,omitempty"`
+	GTE     *int64 `yaml:"gte,omitempty"`
+	LTE     *int64 `yaml:"lte,omitempty"`
 }
 
 type commandCheck struct {
@@ -117,8 +128,6 @@ var (
 	compareRE = regexp.MustCompile(`^\[\[? "\$\(((?:kubectl|k) (?:(?:-n|--namespace)[= ][a-z0-9-]+ )?get [^)|;&$` + "`" + `]+)\)" ==? ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+) \]\]?$`)
 	// kubectl get K N -o jsonpath='{...}' | grep -q V
 	grepRE = regexp.MustCompile(`^((?:kubectl|k) (?:(?:-n|--namespace)[= ][a-z0-9-]+ )?get [^|;&$` + "`" + `]+) \| grep -(q|qw|wq|Fq|qF) ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+)$`)
-	// kubectl get K N -o json | jq -e 'PATH == VALUE'
-	jqTestRE = regexp.MustCompile(`^(.+ -o ?json) \| jq -e (?:'(\S+) == ("[A-Za-z0-9._:/@+=-]*"|-?[0-9]+|true|false)'|"(\S+) == (-?[0-9]+|true|false)")$`)
 	// stat P, ls P, test -f P, [ -d P ]
 	fileRE = regexp.MustCompile(`^(stat|ls|cat|test -[efd]|\[\[? -[efd]) ("[^"$` + "`" + `]+"|'[^']+'|` + filePathRE + `)( \]\]?)?( >\s*/dev/null( 2>&1)?| &>\s*/dev/null)?$`)
 	// a path written bare: absolute, or relative to the script's directory
@@ -266,6 +275,10 @@ func mapVerify(script, labNS string) verifyMapping {
 			if exitZeroRE.MatchString(t) && i != last {
 				stopped = true
 			}
+		case bare && i != last && !st.errexit && waitForRE.MatchString(kAlias(t)):
+			// Its status is not checked, but what follows runs once it
+			// is done waiting: it stays with the rest.
+			notes = append(notes, fmt.Sprintf("%s (`%s`) asserts nothing in the source (its status is not checked), but the lines after it run once it is done waiting: it stays in the command check", s.lines(), oneLine(s.src)))
 		case bare && i != last && !st.errexit:
 			kind[i] = silent
 			notes = append(notes, fmt.Sprintf("%s (`%s`) asserts nothing in the source (its status is not checked: it is not the last line and the script has no set -e): no check was written for it", s.lines(), oneLine(s.src)))
@@ -571,9 +584,6 @@ func (st *verifyState) statement(t string, final bool) (*mapped, bool, string) {
 			return nil, false, ""
 		}
 	}
-	if waitForRE.MatchString(kAlias(cond)) {
-		return nil, false, "kubectl wait stays in the command check: no typed check reads a condition by its type (the check reads the object once; kubectl wait waits for it)"
-	}
 	var atoms []string
 	switch {
 	case strings.HasPrefix(cond, "[[ ") && strings.HasSuffix(cond, " ]]") && strings.Count(cond, "[[") == 1:
@@ -651,22 +661,19 @@ func (st *verifyState) atom(a string, hold bool) (check, string, string, string,
 		}
 		return check{}, "", "", "", false
 	}
-	if m := jqTestRE.FindStringSubmatch(kAlias(a)); m != nil && hold {
-		k, ok := kubectlGetJSON(m[1], st.labNS)
-		path, lit := m[2]+m[4], m[3]+m[5]
-		if !ok || !jqPathRE.MatchString(path) {
-			return check{}, "", "", "", false
+	if waitForRE.MatchString(kAlias(a)) {
+		if !hold {
+			return check{}, "", "", "a kubectl wait that must fail stays in the command check", false
 		}
-		k.Field = &fieldCheck{Path: strings.TrimPrefix(path, ".")}
-		switch {
-		case strings.HasPrefix(lit, `"`):
-			k.Field.Equals = strings.Trim(lit, `"`)
-		case lit == "true" || lit == "false":
-			k.Field.Equals = lit == "true"
-		default:
-			k.Field.Equals = int64(atoi(lit))
+		c, ns, note, ok := kubectlWait(a, st.labNS)
+		if !ok && note == "" {
+			note = "this kubectl wait stays in the command check: only --for=condition=C[=V], --for=jsonpath='{.f}'=V and --for=delete on one KIND/NAME, with -n and --timeout, become typed checks"
 		}
-		return fieldNamed(k), k.Namespace, "", "", true
+		return c, ns, "", note, ok
+	}
+	if jqTestRE.MatchString(kAlias(a)) && hold {
+		c, ns, note, ok := jqTest(a, st.labNS)
+		return c, ns, "", note, ok
 	}
 	c, ns, ok := mapLine(a, st.labNS, hold, !st.moved)
 	return c, ns, "", "", ok

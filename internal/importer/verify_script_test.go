@@ -13,9 +13,16 @@ func shown(c check) string {
 	case c.Kube != nil:
 		k := c.Kube
 		s := fmt.Sprintf("kube %s %s/%s", k.Kind, k.Namespace, k.Name)
+		if k.Wait {
+			s = "waiting " + c.Timeout + " " + s
+		}
 		switch {
+		case k.Selector != nil && k.Count != nil:
+			return s + fmt.Sprintf("-l %q count %s..%s", *k.Selector, intText(k.Count.Min), intText(k.Count.Max))
 		case k.Field != nil && k.Field.Equals != nil:
 			return s + fmt.Sprintf(" %s = %#v", k.Field.Path, k.Field.Equals)
+		case k.Field != nil && (k.Field.GTE != nil || k.Field.LTE != nil):
+			return s + fmt.Sprintf(" %s %s in %s..%s", k.Field.Path, k.Field.Type, int64Text(k.Field.GTE), int64Text(k.Field.LTE))
 		case k.Field != nil:
 			return s + fmt.Sprintf(" %s ~ %s", k.Field.Path, k.Field.Matches)
 		case k.Exists != nil && !*k.Exists:
@@ -38,6 +45,20 @@ func shown(c check) string {
 		return "command"
 	}
 	return "?"
+}
+
+func intText(n *int) string {
+	if n == nil {
+		return ""
+	}
+	return fmt.Sprint(*n)
+}
+
+func int64Text(n *int64) string {
+	if n == nil {
+		return ""
+	}
+	return fmt.Sprint(*n)
 }
 
 // Verify scripts as the public scenarios write them (excerpts of
@@ -141,12 +162,94 @@ func TestMapVerifyLineByLine(t *testing.T) {
 			want:   []string{"command"},
 		},
 		{
-			name:    "kubectl wait stays, with its timeout",
-			script:  "kubectl wait --for=condition=Ready pod/web --timeout=60s || exit 1\nkubectl get pod web -o json | jq -e '.spec.nodeName == \"node1\"'\n",
-			want:    []string{`kube Pod lab/web spec.nodeName = "node1"`, "command"},
-			rest:    []string{"kubectl wait --for=condition=Ready pod/web --timeout=60s || exit 1", "exit 0"},
+			// The line of killercoda/scenario-examples
+			// network-traffic-kubernetes/step1.md, as a verify script's
+			// last line: kubectl matches the condition's type in any case,
+			// and waits 30s without --timeout.
+			name:   "scenario-examples network-traffic-kubernetes: kubectl wait for a condition, its type in lower case",
+			script: "#!/bin/bash\nkubectl wait --for=condition=ready pod nginx\n",
+			want:   []string{`waiting 33s kube Pod lab/nginx status.conditions[?(@.type=="Ready")].status = "True"`},
+			note:   "line 2 became check pod-nginx-ready",
+		},
+		{
+			name:   "kubectl wait with its timeout, then a field",
+			script: "kubectl wait --for=condition=Ready pod/web --timeout=60s || exit 1\nkubectl get pod web -o json | jq -e '.spec.nodeName == \"node1\"'\n",
+			want:   []string{`waiting 1m3s kube Pod lab/web status.conditions[?(@.type=="Ready")].status = "True"`, `kube Pod lab/web spec.nodeName = "node1"`},
+		},
+		{
+			// The Deployment of killercoda/scenarios-kubernetes
+			// deployment-basics, waited for as kubectl wait's own example
+			// writes it: a condition's status other than True, -n.
+			name:   "kubectl wait for a condition's status, in a namespace",
+			script: "set -e\nkubectl wait --for=condition=Available=false deployment/my-first-deployment -n web --timeout=2m\n",
+			want:   []string{`waiting 2m3s kube Deployment web/my-first-deployment status.conditions[?(@.type=="Available")].status = "False"`},
+		},
+		{
+			// The claim and field of killercoda/scenarios-kubernetes
+			// persistentVolumes/step2/verify.sh (STATE=$(kubectl get pvc
+			// my-claim -o json | jq -r .status.phase)), waited for with
+			// --for=jsonpath as public scripts write it.
+			name:   "scenarios-kubernetes persistentVolumes step2: kubectl wait --for=jsonpath",
+			script: "kubectl wait --for=jsonpath='{.status.phase}'=Bound pvc/my-claim --timeout=180s || exit 1\n",
+			want:   []string{`waiting 3m3s kube PersistentVolumeClaim lab/my-claim status.phase = "Bound"`},
+		},
+		{
+			name:   "kubectl wait --for=delete, --timeout=0 reads once",
+			script: "kubectl wait --for=delete pod/nginx --timeout=60s || exit 1\nkubectl wait --for=delete pod/httpd --timeout=0 || exit 1\n",
+			want:   []string{"waiting 1m3s kube Pod lab/nginx gone", "kube Pod lab/httpd gone"},
+		},
+		{
+			name:    "kubectl wait with a selector stays, with its timeout",
+			script:  "kubectl get pod nginx || exit 1\nkubectl wait --for=condition=ready pod -l app=nginx --timeout=60s || exit 1\n",
+			want:    []string{"kube Pod lab/nginx exists", "command"},
+			rest:    []string{"kubectl wait --for=condition=ready pod -l app=nginx --timeout=60s || exit 1"},
 			timeout: 70 * time.Second,
-			note:    "no typed check reads a condition by its type",
+			note:    "judges the values of all of them together",
+		},
+		{
+			name:   "kubectl wait for a condition no such object has stays",
+			script: "kubectl wait --for=condition=Established crd/widgets.example.com\n",
+			want:   []string{"command"},
+		},
+		{
+			name:   "kubectl wait for a condition whose spelling is not known stays",
+			script: "kubectl get pod nginx || exit 1\nkubectl wait --for=condition=bound pvc/my-claim\n",
+			want:   []string{"kube Pod lab/nginx exists", "command"},
+			note:   "kubectl matches the condition's type in any case",
+		},
+		{
+			// The Deployment of killercoda/scenarios-kubernetes
+			// deployment-basics step2 (NUM_REP=$(kubectl get deployment
+			// my-first-deployment -o json | jq .spec.replicas)), tested
+			// with jq -e as public verify scripts do.
+			name: "scenarios-kubernetes deployment-basics: jq -e compares an integer field",
+			script: "set -e\nkubectl get deployment my-first-deployment -o json | jq -e '.spec.replicas >= 2'\n" +
+				"kubectl get deployment my-first-deployment -o json | jq -e '.status.readyReplicas > 2' >/dev/null\n" +
+				"kubectl get deployment my-first-deployment -o json | jq -e '.status.readyReplicas == 3'\n",
+			want: []string{
+				"kube Deployment lab/my-first-deployment spec.replicas integer in 2..",
+				"kube Deployment lab/my-first-deployment status.readyReplicas integer in 3..",
+				"kube Deployment lab/my-first-deployment status.readyReplicas = 3",
+			},
+		},
+		{
+			name: "jq -e counts a list's items",
+			script: "kubectl get pods -l app=web -o json | jq -e '.items | length == 2' || exit 1\n" +
+				"kubectl get deploy -n web -o json | jq -e '.items | length >= 1' || exit 1\n" +
+				"kubectl get svc -o json | jq -e '.items|length < 3' || exit 1\n" +
+				"kubectl get deploy web -o json | jq -e '.spec.template.spec.containers[0].name == \"length\"' || exit 1\n",
+			want: []string{
+				`kube Pod lab/-l "app=web" count 2..2`,
+				`kube Deployment web/-l "" count 1..`,
+				`kube Service lab/-l "" count 0..2`,
+				`kube Deployment lab/web spec.template.spec.containers[0].name = "length"`,
+			},
+		},
+		{
+			name:   "jq -e that no check says exactly stays",
+			script: "set -e\nkubectl get deploy web\nkubectl get deploy web -o json | jq -e '.spec.replicas != 2'\nkubectl get cm app -o json | jq -e '.data.n >= 2'\n",
+			want:   []string{"kube Deployment lab/web exists", "command"},
+			note:   "jq's != holds for a field that is missing",
 		},
 		{
 			name:   "jq -e compares a number and a string",
@@ -280,6 +383,8 @@ func FuzzMapVerify(f *testing.F) {
 		"NS=web\nkubectl get deploy a -n $NS && exit 1\n",
 		"if \"'\n",
 		"}\n",
+		"kubectl wait --for=condition=ready pod nginx --timeout=1m\n",
+		"kubectl wait --for=jsonpath='{.status.phase}'=Bound pvc/a || exit 1\nkubectl get pods -l app=web -o json | jq -e '.items | length >= 2'\n",
 	} {
 		f.Add(s)
 	}
