@@ -94,6 +94,78 @@ func TestGitOpsLabJudgesWebWhole(t *testing.T) {
 	judgeWebMutants(t, root, gitopsStep(t, l, "revert"), drifted, changed)
 }
 
+// TestGitOpsLabServiceManifestIsTheFixture: the manifests step asks for
+// service.yaml as the fixture's copy, so each mutant the catalogue makes
+// of that Service, written into the repository's file instead (a selector
+// label dropped, port or targetPort shifted, the type NodePort), fails a
+// check of the step. The cluster steps compare web with the repository
+// and cannot see a Service wrong in both.
+func TestGitOpsLabServiceManifestIsTheFixture(t *testing.T) {
+	l, err := lab.Parse("lab.yaml", labctl.DefaultLab())
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := gitopsStep(t, l, "manifests")
+	fixture, err := fs.ReadFile(labctl.DefaultFixtures(), "gitops/seed/service.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svc mutant.Object
+	if err := yaml.Unmarshal(fixture, &svc); err != nil {
+		t.Fatal(err)
+	}
+	judge := func(service []byte) []string {
+		root := t.TempDir()
+		writeFixtures(t, labctl.DefaultFixtures(), filepath.Join(root, "opt/lab/fixtures"))
+		dir := filepath.Join(root, "root/gitops/repo/apps/web")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		deployment, err := fs.ReadFile(labctl.DefaultFixtures(), "gitops/seed/deployment.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The deployment as the step's solve leaves it.
+		deployment = []byte(strings.NewReplacer("image: nginx:latest", "image: nginx:1.27",
+			"  labels:\n    app.kubernetes.io/name: web\nspec:\n", "  labels:\n    app.kubernetes.io/name: web\n    app.kubernetes.io/managed-by: gitops\nspec:\n  replicas: 2\n").Replace(string(deployment)))
+		for name, data := range map[string][]byte{"deployment.yaml": deployment, "service.yaml": service, "../../README.md": []byte("# web\n")} {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var failing []string
+		for _, r := range checks.Run(ctx, checks.Env{Root: root, Now: time.Now}, step.Checks) {
+			if r.Status != checks.Pass {
+				failing = append(failing, r.Name+": "+r.Message)
+			}
+		}
+		return failing
+	}
+	if f := judge(fixture); len(f) > 0 {
+		t.Fatalf("with the fixture's service.yaml and the solve's deployment.yaml, checks fail: %v", f)
+	}
+	made := 0
+	for _, m := range mutant.Of(svc, mutant.Lab{Namespaces: []string{"gitops-lab"}}) {
+		to := m.Edits[len(m.Edits)-1].To
+		if to == nil {
+			continue // a file removed is service-file's to judge
+		}
+		made++
+		data, err := yaml.Marshal(to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(judge(data)) == 0 {
+			t.Errorf("service.yaml with mutant %s: every check of the step passes\n%s", m.ID, mutant.Diff(m))
+		}
+	}
+	if made < 4 {
+		t.Fatalf("the catalogue makes %d mutants of the fixture's Service, want at least 4", made)
+	}
+}
+
 // judgeWebMutants makes the mutants of the solve that took the cluster
 // from start to end and requires each to fail one of step's checks that
 // read the cluster, unless an alternative of step declares it right.
