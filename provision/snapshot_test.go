@@ -7,7 +7,8 @@ import (
 )
 
 // TestSnapshotLeavesOutWhatNoLearnerWrites: Kubernetes' own cluster RBAC
-// and labctl's grant to the learner are never mutants' objects.
+// and labctl's grants to the learner and to a probe are never mutants'
+// objects.
 func TestSnapshotLeavesOutWhatNoLearnerWrites(t *testing.T) {
 	obj := func(name string, labels map[string]any, extra ...string) map[string]any {
 		o := map[string]any{"metadata": map[string]any{"name": name, "labels": labels}}
@@ -28,7 +29,7 @@ func TestSnapshotLeavesOutWhatNoLearnerWrites(t *testing.T) {
 		}
 	}
 	rbac := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}
-	if !labctlOwn(rbac, obj(learnerRole, nil)) || labctlOwn(rbac, obj("deployer", nil)) ||
+	if !labctlOwn(rbac, obj(learnerRole, nil)) || !labctlOwn(rbac, obj(probeRole, nil)) || labctlOwn(rbac, obj("deployer", nil)) ||
 		labctlOwn(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, obj(learnerRole, nil)) {
 		t.Error("labctlOwn picks the wrong objects")
 	}
