@@ -37,6 +37,15 @@ import (
 // DefaultPrefix prefixes every learner's namespace on the class cluster.
 const DefaultPrefix = "labctl-"
 
+// PrefixOr is the namespace prefix of a class configured with prefix:
+// DefaultPrefix when it is "".
+func PrefixOr(prefix string) string {
+	if prefix == "" {
+		return DefaultPrefix
+	}
+	return prefix
+}
+
 // Labels of a class's objects on the class cluster.
 const (
 	// LabelClassLearner names the learner a namespace belongs to.
@@ -205,9 +214,7 @@ var learnerName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 // prefix+name, or nil: lower-case letters, digits and '-', starting and
 // ending with a letter or digit, the namespace at most 63 characters.
 func ValidLearnerName(prefix, name string) error {
-	if prefix == "" {
-		prefix = DefaultPrefix
-	}
+	prefix = PrefixOr(prefix)
 	if !learnerName.MatchString(name) {
 		return fmt.Errorf("learner name %q: use lower-case letters, digits and '-', starting and ending with a letter or digit", name)
 	}
@@ -247,9 +254,7 @@ const classWait = 4 * time.Minute
 
 // Open connects to the class cluster that cfg names.
 func Open(ctx context.Context, cfg Config) (*Class, error) {
-	if cfg.Prefix == "" {
-		cfg.Prefix = DefaultPrefix
-	}
+	cfg.Prefix = PrefixOr(cfg.Prefix)
 	if cfg.SandboxImage == "" {
 		cfg.SandboxImage = images.SandboxRef()
 	}

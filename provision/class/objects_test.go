@@ -272,6 +272,14 @@ func TestLearnerNames(t *testing.T) {
 	if prefixLabel("labctl-") != "labctl" {
 		t.Error(prefixLabel("labctl-"))
 	}
+	// The prefix left unset is the default, wherever it is read.
+	if PrefixOr("") != DefaultPrefix || PrefixOr("x-") != "x-" {
+		t.Errorf("PrefixOr: %q, %q", PrefixOr(""), PrefixOr("x-"))
+	}
+	name := strings.Repeat("a", 56) // 63 characters under labctl-
+	if ValidLearnerName("", name) != nil || ValidLearnerName("", name+"a") == nil {
+		t.Error("a learner name without a prefix is not checked under the default one")
+	}
 }
 
 func TestCapacityFits(t *testing.T) {

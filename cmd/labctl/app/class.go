@@ -95,12 +95,7 @@ type classSession struct {
 }
 
 // classPrefix is the configured namespace prefix.
-func (g *globals) classPrefix() string {
-	if p := g.cfg.GetString("class.prefix"); p != "" {
-		return p
-	}
-	return class.DefaultPrefix
-}
+func (g *globals) classPrefix() string { return class.PrefixOr(g.cfg.GetString("class.prefix")) }
 
 // openClass loads the lab and connects to the class cluster; close it.
 func (g *globals) openClass(ctx context.Context) (*classSession, error) {

@@ -41,7 +41,7 @@ func newClassUpCommand(g *globals) *cobra.Command {
 			"  labctl --lab ./my-lab class up --context training --learners 3",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			names, err := o.names(cmd)
+			names, err := o.names(cmd, g.classPrefix())
 			if err != nil {
 				return err
 			}
@@ -59,8 +59,9 @@ func newClassUpCommand(g *globals) *cobra.Command {
 }
 
 // names are the learners the command line asks for; mistakes in it are
-// usage errors, mistakes in the roster say their line.
-func (o classUpOptions) names(cmd *cobra.Command) ([]string, error) {
+// usage errors, mistakes in the roster say their line. prefix is the
+// class's namespace prefix, which a roster's names must leave room for.
+func (o classUpOptions) names(cmd *cobra.Command, prefix string) ([]string, error) {
 	usage := func(format string, args ...any) error {
 		return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}
 	}
@@ -82,7 +83,6 @@ func (o classUpOptions) names(cmd *cobra.Command) ([]string, error) {
 		return nil, &ExitError{Code: exitError, Err: fmt.Errorf("reading the roster: %w", err)}
 	}
 	defer f.Close()
-	prefix, _ := cmd.Flags().GetString("prefix")
 	names, err := classroom.ParseRoster(f, o.roster, prefix)
 	if err != nil {
 		return nil, &ExitError{Code: exitError, Err: err}
