@@ -106,7 +106,14 @@ func (g *globals) openClass(ctx context.Context) (*classSession, error) {
 	return g.openClassOf(ctx, st)
 }
 
+// openClassOf connects to the class cluster of the lab st.
 func (g *globals) openClassOf(ctx context.Context, st *labState) (*classSession, error) {
+	return g.openClassWith(ctx, st, class.NeedsNodes(st.lab))
+}
+
+// openClassWith is openClassOf for a caller that has class.NeedsNodes of
+// st's lab already: learnerNodes.
+func (g *globals) openClassWith(ctx context.Context, st *labState, learnerNodes bool) (*classSession, error) {
 	prefix := g.classPrefix()
 	placement, err := class.ParsePlacement(g.cfg.GetString("class.node-selector"), g.cfg.GetString("class.toleration"))
 	if err != nil {
@@ -121,7 +128,7 @@ func (g *globals) openClassOf(ctx context.Context, st *labState) (*classSession,
 		StorageClass:  g.cfg.GetString("class.storage-class"),
 		SandboxImage:  g.cfg.GetString("class.sandbox-image"),
 		CheckerBinary: g.cfg.GetString("checker-binary"),
-		LearnerNodes:  class.NeedsNodes(st.lab),
+		LearnerNodes:  learnerNodes,
 		NodeImage:     g.cfg.GetString("class.node-image"),
 		Images:        class.LabImages(st.lab),
 		Placement:     placement,

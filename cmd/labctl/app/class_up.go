@@ -98,16 +98,17 @@ func runClassUp(ctx context.Context, g *globals, names []string, o classUpOption
 	if err := class.CheckLab(st.lab, o.learnerNodes); err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
-	if o.learnerNodes && !class.NeedsNodes(st.lab) && !g.quiet() {
+	needsNodes := class.NeedsNodes(st.lab)
+	if o.learnerNodes && !needsNodes && !g.quiet() {
 		fmt.Fprintf(g.streams.Err, "Note: lab %s declares its workloads (workloads: declare), so its learners need no node: --learner-nodes changes nothing.\n", st.lab.Metadata.Name)
 	}
-	if class.NeedsNodes(st.lab) {
+	if needsNodes {
 		// The lab's images go into each learner's node from here.
 		if _, err := g.env.EnsureWorkloads(ctx, imageOptions(g, imagesOptions{}), st.lab, st.labDir); err != nil {
 			return err
 		}
 	}
-	cs, err := g.openClassOf(ctx, st)
+	cs, err := g.openClassWith(ctx, st, needsNodes)
 	if err != nil {
 		return err
 	}
