@@ -386,6 +386,10 @@ type nsReset struct {
 
 func (r *nsReset) run(ctx context.Context) error {
 	nss := r.lab.Cluster.Namespaces
+	nsLabels, err := namespaceLabels(r.lab)
+	if err != nil {
+		return err
+	}
 	grants, err := labGraderGrants(ctx, r.disc, r.lab)
 	if err != nil {
 		return err
@@ -418,7 +422,7 @@ func (r *nsReset) run(ctx context.Context) error {
 	}
 	labels := r.labels()
 	for _, ns := range nss {
-		if err := ensureNamespace(ctx, r.cs, ns, namespaceLabels(r.lab)); err != nil {
+		if err := ensureNamespace(ctx, r.cs, ns, nsLabels); err != nil {
 			return err
 		}
 	}

@@ -30,7 +30,7 @@ import (
 func testObjects() classObjects {
 	l := &lab.Lab{Metadata: lab.Metadata{Name: "gitops-drift"}}
 	l.Cluster.Namespaces = []string{"gitops-lab"}
-	l.Sandbox = lab.Sandbox{WorkDir: "/root", Fixtures: "/opt/lab/fixtures"}
+	l.Default()
 	return classObjects{lab: l, namespace: "labctl-ada", learner: "ada", prefix: "labctl-", image: "labctl/sandbox:x", cp: images.ControlPlaneImages()}
 }
 
