@@ -80,9 +80,6 @@ func (l *Lab) Powers() Powers {
 		NodeImage:         l.Cluster.NodeImage,
 		SandboxImage:      l.Sandbox.Image,
 	}
-	if p.PodSecurity == "" {
-		p.PodSecurity = DefaultPodSecurity
-	}
 	for _, k := range l.LearnerClusterView() {
 		p.ClusterView = append(p.ClusterView, k.Name)
 	}

@@ -867,27 +867,54 @@ func (v *validator) addons(as []string) {
 }
 
 // Taint is one node taint as kubectl taint writes it.
-type Taint struct{ Key, Value, Effect string }
+type Taint struct {
+	Key, Value, Effect string
+	// Valued says a value was written (key=value, or key= for the empty
+	// one): a toleration of key:Effect tolerates the key with any value.
+	Valued bool
+}
 
-// ParseTaint reads key=value:Effect or key:Effect.
+// TaintError says what is wrong with a taint as written.
+type TaintError struct {
+	// Taint is the taint as written, Key its key.
+	Taint, Key string
+	// Part is what is wrong: "effect" (none written, or not one), "key" or
+	// "value".
+	Part string
+	// Problem says what is wrong with the part, e.g. `"x y" is not a taint
+	// key: ...`; "" when no effect is written.
+	Problem string
+}
+
+func (e *TaintError) Error() string {
+	if e.Problem == "" {
+		return fmt.Sprintf("taint %q has no effect: write key=value:NoSchedule (or PreferNoSchedule, NoExecute)", e.Taint)
+	}
+	return fmt.Sprintf("taint %q: %s", e.Taint, e.Problem)
+}
+
+// ParseTaint reads key=value:Effect, key=:Effect or key:Effect, and checks
+// the effect, the key (a qualified name) and the value (a label value); its
+// errors are *TaintError.
 func ParseTaint(s string) (Taint, error) {
 	kv, effect, ok := strings.Cut(s, ":")
+	key, value, valued := strings.Cut(kv, "=")
 	if !ok {
-		return Taint{}, fmt.Errorf("taint %q has no effect: write key=value:NoSchedule (or PreferNoSchedule, NoExecute)", s)
+		return Taint{}, &TaintError{Taint: s, Key: key, Part: "effect"}
 	}
 	switch effect {
 	case "NoSchedule", "PreferNoSchedule", "NoExecute":
 	default:
-		return Taint{}, fmt.Errorf("taint %q: %q is not an effect; use NoSchedule, PreferNoSchedule or NoExecute", s, effect)
+		return Taint{}, &TaintError{Taint: s, Key: key, Part: "effect",
+			Problem: fmt.Sprintf("%q is not an effect; use NoSchedule, PreferNoSchedule or NoExecute", effect)}
 	}
-	key, value, _ := strings.Cut(kv, "=")
 	if errs := k8svalidation.IsQualifiedName(key); len(errs) > 0 {
-		return Taint{}, fmt.Errorf("taint %q: %q is not a taint key: %s", s, key, errs[0])
+		return Taint{}, &TaintError{Taint: s, Key: key, Part: "key", Problem: fmt.Sprintf("%q is not a taint key: %s", key, errs[0])}
 	}
 	if errs := k8svalidation.IsValidLabelValue(value); len(errs) > 0 {
-		return Taint{}, fmt.Errorf("taint %q: %q is not a taint value: %s", s, value, errs[0])
+		return Taint{}, &TaintError{Taint: s, Key: key, Part: "value", Problem: fmt.Sprintf("%q is not a taint value: %s", value, errs[0])}
 	}
-	return Taint{Key: key, Value: value, Effect: effect}, nil
+	return Taint{Key: key, Value: value, Effect: effect, Valued: valued}, nil
 }
 
 // HasAddon reports whether the lab asks for add-on name.

@@ -723,3 +723,30 @@ func matrixLab(cells string) string {
 		"          targets:\n            - {name: db, to: db.shop:5432}\n            - {name: admin, to: admin.shop:80}\n" +
 		cells + "          unlisted: closed\n"
 }
+
+// ParseTaint is the one reader of a taint: a lab's worker taints and a
+// class's --toleration. Its errors say which part is wrong.
+func TestParseTaint(t *testing.T) {
+	for s, want := range map[string]Taint{
+		"dedicated=db:NoSchedule": {Key: "dedicated", Value: "db", Effect: "NoSchedule", Valued: true},
+		"dedicated=:NoExecute":    {Key: "dedicated", Effect: "NoExecute", Valued: true},
+		"gpu:PreferNoSchedule":    {Key: "gpu", Effect: "PreferNoSchedule"},
+	} {
+		if got, err := ParseTaint(s); err != nil || got != want {
+			t.Errorf("ParseTaint(%q) = %+v, %v, want %+v", s, got, err, want)
+		}
+	}
+	for s, want := range map[string]struct{ part, msg string }{
+		"gpu":                     {"effect", `taint "gpu" has no effect: write key=value:NoSchedule (or PreferNoSchedule, NoExecute)`},
+		"gpu:Never":               {"effect", `taint "gpu:Never": "Never" is not an effect; use NoSchedule, PreferNoSchedule or NoExecute`},
+		"=db:NoSchedule":          {"key", `taint "=db:NoSchedule": "" is not a taint key: `},
+		"a b=db:NoSchedule":       {"key", `taint "a b=db:NoSchedule": "a b" is not a taint key: `},
+		"dedicated=d b:NoExecute": {"value", `taint "dedicated=d b:NoExecute": "d b" is not a taint value: `},
+	} {
+		_, err := ParseTaint(s)
+		var te *TaintError
+		if !errors.As(err, &te) || te.Part != want.part || !strings.HasPrefix(err.Error(), want.msg) {
+			t.Errorf("ParseTaint(%q): %v (%+v), want part %s, %s", s, err, te, want.part, want.msg)
+		}
+	}
+}

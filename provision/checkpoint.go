@@ -203,14 +203,7 @@ func (r *nsReset) record(ctx context.Context) ([sha256.Size]byte, error) {
 			return [sha256.Size]byte{}, err
 		}
 		lines = append(lines, fmt.Sprintf("namespace %s %s %s", ns, n.UID, n.ResourceVersion))
-		err = parallel(ctx, kept, func(ctx context.Context, gvr schema.GroupVersionResource) error {
-			items, err := r.objs.List(ctx, gvr, ns)
-			if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
-			}
+		err = r.listEach(ctx, ns, kept, func(_ context.Context, gvr schema.GroupVersionResource, items []metav1.PartialObjectMetadata) error {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, o := range items {

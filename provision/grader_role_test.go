@@ -241,6 +241,23 @@ func TestSetupClusterGrader(t *testing.T) {
 	}
 }
 
+// A lab that was never given its defaults (lab.Default) has no Pod Security
+// level: its namespaces are not made without one, and neither reset makes
+// them again.
+func TestNamespacesRefuseALabWithoutItsDefaults(t *testing.T) {
+	l := &lab.Lab{Metadata: lab.Metadata{Name: "gitops"}}
+	l.Cluster.Namespaces = []string{"gitops-lab"}
+	want := "lab gitops has no Pod Security level (cluster.podSecurity)"
+	if _, _, err := SetupCluster(context.Background(), fakeCluster(), []byte("CA"), l); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("SetupCluster: %v, want %s", err, want)
+	}
+	r, _, _ := resetFixture(t)
+	r.lab = l
+	if err := r.run(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("reset: %v, want %s", err, want)
+	}
+}
+
 // TestSetupClusterSecurity: the lab's namespaces enforce their Pod Security
 // level, and kind's bootstrap tokens are gone, other Secrets kept.
 func TestSetupClusterSecurity(t *testing.T) {
@@ -255,8 +272,10 @@ func TestSetupClusterSecurity(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		l := testLab()
+		l := &lab.Lab{Metadata: lab.Metadata{Name: "gitops"}}
+		l.Cluster.Namespaces = []string{"gitops-lab", "argo"}
 		l.Cluster.PodSecurity = level
+		l.Default()
 		// A namespace the learner's earlier work left without the labels.
 		cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "argo",
 			Labels: map[string]string{PodSecurityEnforce: "privileged"}}}, metav1.CreateOptions{})

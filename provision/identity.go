@@ -76,10 +76,12 @@ const (
 // learner, admin of the namespace, has no route from it to the node. Up and
 // reset write them; the learner may not change them (no write on
 // namespaces, see ensureLearnerAdminRole).
-func namespaceLabels(l *lab.Lab) map[string]string {
+// The level is the lab's, which lab.Default filled in when the lab was
+// loaded; a lab without one is refused rather than left unenforced.
+func namespaceLabels(l *lab.Lab) (map[string]string, error) {
 	level := l.Cluster.PodSecurity
 	if level == "" {
-		level = lab.DefaultPodSecurity
+		return nil, fmt.Errorf("lab %s has no Pod Security level (cluster.podSecurity): a lab is given its defaults when it is loaded (lab.Load, or lab.Default on one built in Go)", l.Metadata.Name)
 	}
 	return map[string]string{
 		sandbox.LabelLab:          l.Metadata.Name,
@@ -89,7 +91,7 @@ func namespaceLabels(l *lab.Lab) map[string]string {
 		podSecurityWarnVersion:    "latest",
 		podSecurityAudit:          level,
 		podSecurityAuditVersion:   "latest",
-	}
+	}, nil
 }
 
 // SetupCluster creates the lab's namespaces under Pod Security Admission,
@@ -100,12 +102,16 @@ func namespaceLabels(l *lab.Lab) map[string]string {
 // deletes kind's bootstrap tokens, which would let anyone on the kind
 // network join a node. It is idempotent.
 func SetupCluster(ctx context.Context, cs kubernetes.Interface, ca []byte, l *lab.Lab) (learner, grader Identity, err error) {
+	nsLabels, err := namespaceLabels(l)
+	if err != nil {
+		return learner, grader, err
+	}
 	labels := map[string]string{sandbox.LabelLab: l.Metadata.Name}
 	if err := ensureNamespace(ctx, cs, SystemNamespace, labels); err != nil {
 		return learner, grader, err
 	}
 	for _, ns := range l.Cluster.Namespaces {
-		if err := ensureNamespace(ctx, cs, ns, namespaceLabels(l)); err != nil {
+		if err := ensureNamespace(ctx, cs, ns, nsLabels); err != nil {
 			return learner, grader, err
 		}
 	}

@@ -121,6 +121,7 @@ func fakeCluster() *fake.Clientset {
 func testLab() *lab.Lab {
 	l := &lab.Lab{Metadata: lab.Metadata{Name: "gitops"}}
 	l.Cluster.Namespaces = []string{"gitops-lab", "argo"}
+	l.Default()
 	return l
 }
 

@@ -411,19 +411,11 @@ func (e *Live) areas() []string {
 	return areas
 }
 
-func (e *Live) workDir() string {
-	if e.Lab.Sandbox.WorkDir != "" {
-		return e.Lab.Sandbox.WorkDir
-	}
-	return lab.DefaultWorkDir
-}
+// workDir and fixturesDir are the lab's, which lab.Default filled in when
+// the lab was loaded.
+func (e *Live) workDir() string { return e.Lab.Sandbox.WorkDir }
 
-func (e *Live) fixturesDir() string {
-	if e.Lab.Sandbox.Fixtures != "" {
-		return e.Lab.Sandbox.Fixtures
-	}
-	return lab.DefaultFixturesDir
-}
+func (e *Live) fixturesDir() string { return e.Lab.Sandbox.Fixtures }
 
 // login is cmd run like the learner's shell runs it: as root, HOME=/root,
 // in the lab's workDir.

@@ -141,6 +141,7 @@ func liveLab(workDir string) *lab.Lab {
 	l.Metadata.Language = "en"
 	l.Sandbox.WorkDir = workDir
 	l.Cluster.Namespaces = []string{"shop", "other"}
+	l.Default()
 	return l
 }
 

@@ -175,14 +175,7 @@ func (r *nsReset) unexpected(ctx context.Context, ns string, gvrs []schema.Group
 		mu  sync.Mutex
 		out []object
 	)
-	err := parallel(ctx, gvrs, func(ctx context.Context, gvr schema.GroupVersionResource) error {
-		items, err := r.objs.List(ctx, gvr, ns)
-		if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
-		}
+	err := r.listEach(ctx, ns, gvrs, func(ctx context.Context, gvr schema.GroupVersionResource, items []metav1.PartialObjectMetadata) error {
 		for i := range items {
 			ok, err := r.expected(ctx, gvr, &items[i])
 			if err != nil {
@@ -198,6 +191,24 @@ func (r *nsReset) unexpected(ctx context.Context, ns string, gvrs []schema.Group
 	})
 	slices.SortFunc(out, func(a, b object) int { return strings.Compare(a.String(), b.String()) })
 	return out, err
+}
+
+// listEach lists the objects of ns of every type in gvrs, a few types at
+// once, and calls f with each type's (from several goroutines); a type the
+// cluster no longer serves, or cannot list there, is passed over. A reset
+// and a checkpoint's record both list a namespace this way.
+func (r *nsReset) listEach(ctx context.Context, ns string, gvrs []schema.GroupVersionResource,
+	f func(context.Context, schema.GroupVersionResource, []metav1.PartialObjectMetadata) error) error {
+	return parallel(ctx, gvrs, func(ctx context.Context, gvr schema.GroupVersionResource) error {
+		items, err := r.objs.List(ctx, gvr, ns)
+		if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", gvr.GroupResource(), err)
+		}
+		return f(ctx, gvr, items)
+	})
 }
 
 // parallel calls f on every item, a few at once, and returns the first
@@ -375,6 +386,10 @@ type nsReset struct {
 
 func (r *nsReset) run(ctx context.Context) error {
 	nss := r.lab.Cluster.Namespaces
+	nsLabels, err := namespaceLabels(r.lab)
+	if err != nil {
+		return err
+	}
 	grants, err := labGraderGrants(ctx, r.disc, r.lab)
 	if err != nil {
 		return err
@@ -407,7 +422,7 @@ func (r *nsReset) run(ctx context.Context) error {
 	}
 	labels := r.labels()
 	for _, ns := range nss {
-		if err := ensureNamespace(ctx, r.cs, ns, namespaceLabels(r.lab)); err != nil {
+		if err := ensureNamespace(ctx, r.cs, ns, nsLabels); err != nil {
 			return err
 		}
 	}

@@ -496,3 +496,64 @@ func TestResetNamespacesGraderAndPodSecurity(t *testing.T) {
 		t.Errorf("argo enforces %q after reset, want baseline", ns.Labels[PodSecurityEnforce])
 	}
 }
+
+// listStore answers List from a map of resource to items, or to an error.
+type listStore map[string]any
+
+func (s listStore) List(_ context.Context, gvr schema.GroupVersionResource, _ string) ([]metav1.PartialObjectMetadata, error) {
+	switch v := s[gvr.Resource].(type) {
+	case error:
+		return nil, v
+	case []string:
+		var out []metav1.PartialObjectMetadata
+		for _, n := range v {
+			out = append(out, metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: n}})
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+func (listStore) Delete(context.Context, schema.GroupVersionResource, string, string, metav1.DeleteOptions) error {
+	return errors.New("not deleting")
+}
+
+// listEach, the one way a reset and a checkpoint list a namespace, hands
+// over every type's objects, passes over a type gone from the cluster or
+// that cannot be listed, and names the type whose list failed.
+func TestListEach(t *testing.T) {
+	gr := schema.GroupResource{Resource: "widgets"}
+	store := listStore{
+		"configmaps": []string{"a", "b"},
+		"pods":       []string{"web"},
+		"widgets":    apierrors.NewNotFound(gr, ""),
+		"gadgets":    apierrors.NewMethodNotSupported(gr, "list"),
+	}
+	gvrs := []schema.GroupVersionResource{{Version: "v1", Resource: "configmaps"}, {Version: "v1", Resource: "pods"},
+		{Group: "x.io", Version: "v1", Resource: "widgets"}, {Group: "x.io", Version: "v1", Resource: "gadgets"}}
+	r := &nsReset{objs: store}
+	var (
+		mu  sync.Mutex
+		got []string
+	)
+	err := r.listEach(context.Background(), "ns", gvrs, func(_ context.Context, gvr schema.GroupVersionResource, items []metav1.PartialObjectMetadata) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, it := range items {
+			got = append(got, gvr.Resource+"/"+it.Name)
+		}
+		if len(items) == 0 {
+			got = append(got, gvr.Resource+" empty")
+		}
+		return nil
+	})
+	slices.Sort(got)
+	if want := []string{"configmaps/a", "configmaps/b", "pods/web"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("listed %v, %v; want %v", got, err, want)
+	}
+	store["pods"] = errors.New("the API server is down")
+	err = r.listEach(context.Background(), "ns", gvrs, func(context.Context, schema.GroupVersionResource, []metav1.PartialObjectMetadata) error { return nil })
+	if err == nil || err.Error() != "listing pods: the API server is down" {
+		t.Errorf("a failed list: %v", err)
+	}
+}

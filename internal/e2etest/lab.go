@@ -27,11 +27,12 @@ func Images() (node, sandbox string) {
 }
 
 // NewLab is a lab named name with one namespace, the sandbox's usual work
-// directory and fixtures mount, and steps.
+// directory and fixtures mount, the default Pod Security level, and steps.
 func NewLab(name, namespace string, steps ...lab.Step) *lab.Lab {
 	l := &lab.Lab{APIVersion: lab.APIVersion, Kind: lab.Kind, Metadata: lab.Metadata{Name: name}}
 	l.Cluster.Namespaces = []string{namespace}
-	l.Sandbox = lab.Sandbox{WorkDir: "/root", Fixtures: lab.DefaultFixturesDir}
+	l.Sandbox = lab.Sandbox{WorkDir: lab.DefaultWorkDir, Fixtures: lab.DefaultFixturesDir}
+	l.Cluster.PodSecurity = lab.DefaultPodSecurity
 	l.Steps = steps
 	return l
 }

@@ -26,15 +26,33 @@ func Script(_ string, _ fs.FileInfo, head []byte) bool {
 // CopyTree copies fsys into dir: directories with mode 0755, regular files
 // with 0755 or 0644 as exec says, replacing files that exist. Anything else
 // (links, devices) is left out.
-func CopyTree(fsys fs.FS, dir string, exec Executable) error {
+func CopyTree(fsys fs.FS, dir string, exec Executable) error { return copyTree(fsys, dir, exec, false) }
+
+// CreateTree writes fsys into dir as CopyTree does, but only as new files
+// and directories: one that exists fails it rather than being replaced or
+// written through. dir itself is made when missing, its mode left as it is.
+func CreateTree(fsys fs.FS, dir string, exec Executable) error {
+	return copyTree(fsys, dir, exec, true)
+}
+
+func copyTree(fsys fs.FS, dir string, exec Executable, create bool) error {
 	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		dst := filepath.Join(dir, filepath.FromSlash(p))
 		if d.IsDir() {
-			if err := os.MkdirAll(dst, 0o755); err != nil {
-				return err
+			switch {
+			case create && p == ".":
+				return os.MkdirAll(dst, 0o755)
+			case create:
+				if err := os.Mkdir(dst, 0o755); err != nil {
+					return err
+				}
+			default:
+				if err := os.MkdirAll(dst, 0o755); err != nil {
+					return err
+				}
 			}
 			return os.Chmod(dst, 0o755) // whatever the umask
 		}
@@ -45,11 +63,11 @@ func CopyTree(fsys fs.FS, dir string, exec Executable) error {
 		if err != nil {
 			return err
 		}
-		return copyFile(fsys, p, info, dst, exec)
+		return copyFile(fsys, p, info, dst, exec, create)
 	})
 }
 
-func copyFile(fsys fs.FS, p string, info fs.FileInfo, dst string, exec Executable) error {
+func copyFile(fsys fs.FS, p string, info fs.FileInfo, dst string, exec Executable, create bool) error {
 	src, err := fsys.Open(p)
 	if err != nil {
 		return err
@@ -64,7 +82,22 @@ func copyFile(fsys fs.FS, p string, info fs.FileInfo, dst string, exec Executabl
 	if exec(p, info, head) {
 		mode = 0o755
 	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if create {
+		return CreateFile(dst, mode, r)
+	}
+	return writeFile(dst, os.O_TRUNC, mode, r)
+}
+
+// CreateFile writes what r holds into a new file at path with mode,
+// whatever the umask; it fails when path exists.
+func CreateFile(path string, mode os.FileMode, r io.Reader) error {
+	return writeFile(path, os.O_EXCL, mode, r)
+}
+
+// writeFile writes r into path, opened with flag (O_TRUNC or O_EXCL) on
+// top of O_WRONLY|O_CREATE, and sets mode.
+func writeFile(path string, flag int, mode os.FileMode, r io.Reader) error {
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flag, mode)
 	if err != nil {
 		return err
 	}
@@ -77,5 +110,5 @@ func copyFile(fsys fs.FS, p string, info fs.FileInfo, dst string, exec Executabl
 	}
 	// A file that existed keeps its mode through O_TRUNC, and the umask
 	// may have narrowed a new one: set it.
-	return os.Chmod(dst, mode)
+	return os.Chmod(path, mode)
 }

@@ -1,6 +1,7 @@
 package fsx
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -91,5 +92,51 @@ func TestCopyTreeReplacesAndSkipsLinks(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dest, "link")); !os.IsNotExist(err) {
 		t.Errorf("a symbolic link was copied: %v", err)
+	}
+}
+
+// CreateTree, the one writer of a lab's tree into the store, writes new
+// files only: with the modes CopyTree gives, and never replacing nor
+// writing through what is there already (a link planted at a file's path).
+func TestCreateTree(t *testing.T) {
+	fsys := fstest.MapFS{
+		"fixtures":            {Mode: fs.ModeDir | 0o700},
+		"fixtures/run.sh":     {Data: []byte("#!/bin/sh\n"), Mode: 0o755},
+		"fixtures/empty":      {Mode: fs.ModeDir | 0o755},
+		"images/web/app.yaml": {Data: []byte("a: 1\n"), Mode: 0o600},
+	}
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	dir := filepath.Join(t.TempDir(), "lab")
+	if err := CreateTree(fsys, dir, ExecBit); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]fs.FileMode{"fixtures": 0o755, "fixtures/run.sh": 0o755, "fixtures/empty": 0o755,
+		"images": 0o755, "images/web/app.yaml": 0o644} {
+		if got := mode(t, filepath.Join(dir, p)); got != want {
+			t.Errorf("%s: mode %v, want %v", p, got, want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "fixtures/run.sh")); err != nil || string(b) != "#!/bin/sh\n" {
+		t.Errorf("run.sh: %q, %v", b, err)
+	}
+	if err := CreateTree(fsys, dir, ExecBit); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("a second CreateTree into the same directory: %v, want it refused", err)
+	}
+	// A link where a file goes is not written through.
+	dir = t.TempDir()
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.WriteFile(outside, []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "file")); err != nil {
+		t.Fatal(err)
+	}
+	err := CreateTree(fstest.MapFS{"file": {Data: []byte("new")}}, dir, ExecBit)
+	if b, _ := os.ReadFile(outside); err == nil || string(b) != "kept" {
+		t.Errorf("CreateTree over a link: %v, the link's target holds %q", err, b)
+	}
+	if err := CreateFile(outside, 0o644, strings.NewReader("x")); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("CreateFile over a file: %v", err)
 	}
 }

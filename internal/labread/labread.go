@@ -20,6 +20,7 @@
 package labread
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -29,6 +30,8 @@ import (
 	"slices"
 	"strings"
 	"testing/fstest"
+
+	"github.com/labctl/labctl/internal/fsx"
 )
 
 // errMissing is a directory that is not there.
@@ -289,9 +292,17 @@ func (r *reader) linkError(d *os.File, name, p string, mode fs.FileMode) error {
 
 // FS is the lab's directory dir (e.g. Fixtures) as a file system held in
 // memory: empty when the lab has none.
-func (l *Lab) FS(dir string) fs.FS {
+func (l *Lab) FS(dir string) fs.FS { return l.mapFS(dir + "/") }
+
+// tree is every file of the lab read, but its lab file, as a file system
+// held in memory.
+func (l *Lab) tree() fs.FS { return l.mapFS("") }
+
+// mapFS is the lab's files whose paths start with prefix, by the rest of
+// their paths: directories 0755, files 0755 when any execute bit was set,
+// else 0644.
+func (l *Lab) mapFS(prefix string) fstest.MapFS {
 	m := fstest.MapFS{}
-	prefix := dir + "/"
 	for _, f := range l.Files {
 		if !strings.HasPrefix(f.Path, prefix) {
 			continue
@@ -311,49 +322,15 @@ func (l *Lab) FS(dir string) fs.FS {
 
 // Write writes the lab as read into dst, which must not hold any of its
 // files: the lab file as name, directories 0755, files 0755 when any
-// execute bit was set, else 0644, whatever the umask.
+// execute bit was set, else 0644, whatever the umask (fsx.CreateTree).
 func (l *Lab) Write(dst, name string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
-	if err := create(filepath.Join(dst, name), l.Source, 0o644); err != nil {
+	if err := fsx.CreateFile(filepath.Join(dst, name), 0o644, bytes.NewReader(l.Source)); err != nil {
 		return err
 	}
-	for _, f := range l.Files {
-		to := filepath.Join(dst, filepath.FromSlash(f.Path))
-		if f.Dir {
-			if err := os.Mkdir(to, 0o755); err != nil {
-				return err
-			}
-			if err := os.Chmod(to, 0o755); err != nil {
-				return err
-			}
-			continue
-		}
-		mode := os.FileMode(0o644)
-		if f.Exec {
-			mode = 0o755
-		}
-		if err := create(to, f.Data, mode); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func create(p string, data []byte, mode os.FileMode) error {
-	out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := out.Write(data); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return os.Chmod(p, mode)
+	return fsx.CreateTree(l.tree(), dst, fsx.ExecBit)
 }
 
 // ReadFile reads one lab file, as Read reads it, without the rest of the

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/labctl/labctl/internal/bundle"
+	"github.com/labctl/labctl/internal/fsx"
 	"github.com/labctl/labctl/internal/labread"
 	"github.com/labctl/labctl/lab"
 )
@@ -137,18 +138,7 @@ func createFile(path string, mode os.FileMode, r io.Reader) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, r); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return os.Chmod(path, mode)
+	return fsx.CreateFile(path, mode, r)
 }
 
 // strays lists, in lexical order, what dir holds beyond files (and the

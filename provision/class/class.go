@@ -37,6 +37,15 @@ import (
 // DefaultPrefix prefixes every learner's namespace on the class cluster.
 const DefaultPrefix = "labctl-"
 
+// PrefixOr is the namespace prefix of a class configured with prefix:
+// DefaultPrefix when it is "".
+func PrefixOr(prefix string) string {
+	if prefix == "" {
+		return DefaultPrefix
+	}
+	return prefix
+}
+
 // Labels of a class's objects on the class cluster.
 const (
 	// LabelClassLearner names the learner a namespace belongs to.
@@ -107,22 +116,32 @@ func ParsePlacement(selector, tolerations string) (Placement, error) {
 		if t = strings.TrimSpace(t); t == "" {
 			continue
 		}
-		kv, effect, ok := strings.Cut(t, ":")
-		e := corev1.TaintEffect(effect)
-		if !ok || (e != corev1.TaintEffectNoSchedule && e != corev1.TaintEffectPreferNoSchedule && e != corev1.TaintEffectNoExecute) {
-			return p, fmt.Errorf("toleration %q: write KEY[=VALUE]:EFFECT, the effect NoSchedule, PreferNoSchedule or NoExecute, e.g. labctl.dev/class=yes:NoSchedule", t)
+		taint, err := lab.ParseTaint(t)
+		if err != nil {
+			return p, tolerationError(t, err)
 		}
-		k, v, hasValue := strings.Cut(kv, "=")
-		if k == "" {
-			return p, fmt.Errorf("toleration %q: the taint's key is missing", t)
-		}
-		tol := corev1.Toleration{Key: k, Operator: corev1.TolerationOpExists, Effect: e}
-		if hasValue {
-			tol.Operator, tol.Value = corev1.TolerationOpEqual, v
+		tol := corev1.Toleration{Key: taint.Key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffect(taint.Effect)}
+		if taint.Valued {
+			tol.Operator, tol.Value = corev1.TolerationOpEqual, taint.Value
 		}
 		p.Tolerations = append(p.Tolerations, tol)
 	}
 	return p, nil
+}
+
+// tolerationError says what is wrong with toleration t, which
+// lab.ParseTaint refused with err, in the words of --toleration.
+func tolerationError(t string, err error) error {
+	var te *lab.TaintError
+	switch {
+	case !errors.As(err, &te):
+		return fmt.Errorf("toleration %q: %w", t, err)
+	case te.Part == "effect":
+		return fmt.Errorf("toleration %q: write KEY[=VALUE]:EFFECT, the effect NoSchedule, PreferNoSchedule or NoExecute, e.g. labctl.dev/class=yes:NoSchedule", t)
+	case te.Part == "key" && te.Key == "":
+		return fmt.Errorf("toleration %q: the taint's key is missing", t)
+	}
+	return fmt.Errorf("toleration %q: %s", t, te.Problem)
 }
 
 // fits says whether a learner's Pod may go to n.
@@ -195,9 +214,7 @@ var learnerName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 // prefix+name, or nil: lower-case letters, digits and '-', starting and
 // ending with a letter or digit, the namespace at most 63 characters.
 func ValidLearnerName(prefix, name string) error {
-	if prefix == "" {
-		prefix = DefaultPrefix
-	}
+	prefix = PrefixOr(prefix)
 	if !learnerName.MatchString(name) {
 		return fmt.Errorf("learner name %q: use lower-case letters, digits and '-', starting and ending with a letter or digit", name)
 	}
@@ -237,9 +254,7 @@ const classWait = 4 * time.Minute
 
 // Open connects to the class cluster that cfg names.
 func Open(ctx context.Context, cfg Config) (*Class, error) {
-	if cfg.Prefix == "" {
-		cfg.Prefix = DefaultPrefix
-	}
+	cfg.Prefix = PrefixOr(cfg.Prefix)
 	if cfg.SandboxImage == "" {
 		cfg.SandboxImage = images.SandboxRef()
 	}

@@ -17,7 +17,7 @@ func CheckLab(l *lab.Lab, learnerNodes bool) error {
 		return &LabError{Lab: l.Metadata.Name, Reason: "it asks for worker nodes or add-ons (cluster.workers, cluster.addons), " +
 			"which a class's virtual control planes do not have: its learners run it with labctl up on their own machines"}
 	}
-	if l.Cluster.Workloads == lab.WorkloadsDeclare {
+	if !NeedsNodes(l) {
 		return nil
 	}
 	if learnerNodes {

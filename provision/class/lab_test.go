@@ -63,6 +63,9 @@ steps:
 	if err := CheckLab(l, true); err != nil {
 		t.Errorf("the same lab with learner nodes: %v, want it accepted", err)
 	}
+	if !NeedsNodes(l) {
+		t.Error("NeedsNodes of a lab whose Pods must run is false")
+	}
 	l.Cluster.PodSecurity = lab.PodSecurityPrivileged
 	if err := CheckLab(l, true); !errors.As(err, &le) || !strings.Contains(err.Error(), "privileged") {
 		t.Errorf("a privileged lab with learner nodes: %v, want it refused", err)
@@ -71,6 +74,9 @@ steps:
 	l.Cluster.Workloads = lab.WorkloadsDeclare
 	if err := CheckLab(l, false); err != nil {
 		t.Errorf("the same lab with workloads: declare: %v, want it accepted", err)
+	}
+	if NeedsNodes(l) {
+		t.Error("NeedsNodes of a lab with workloads: declare is true")
 	}
 }
 

@@ -438,19 +438,11 @@ func (o classObjects) service() *corev1.Service {
 	}
 }
 
-func (o classObjects) fixturesDir() string {
-	if o.lab.Sandbox.Fixtures != "" {
-		return o.lab.Sandbox.Fixtures
-	}
-	return "/opt/lab/fixtures"
-}
+// fixturesDir and workDir are the lab's, which lab.Default filled in when
+// the lab was loaded.
+func (o classObjects) fixturesDir() string { return o.lab.Sandbox.Fixtures }
 
-func (o classObjects) workDir() string {
-	if o.lab.Sandbox.WorkDir != "" {
-		return o.lab.Sandbox.WorkDir
-	}
-	return "/root"
-}
+func (o classObjects) workDir() string { return o.lab.Sandbox.WorkDir }
 
 func certVolume(name string, keys ...string) corev1.Volume {
 	items := make([]corev1.KeyToPath, len(keys))

@@ -30,7 +30,7 @@ import (
 func testObjects() classObjects {
 	l := &lab.Lab{Metadata: lab.Metadata{Name: "gitops-drift"}}
 	l.Cluster.Namespaces = []string{"gitops-lab"}
-	l.Sandbox = lab.Sandbox{WorkDir: "/root", Fixtures: "/opt/lab/fixtures"}
+	l.Default()
 	return classObjects{lab: l, namespace: "labctl-ada", learner: "ada", prefix: "labctl-", image: "labctl/sandbox:x", cp: images.ControlPlaneImages()}
 }
 
@@ -271,6 +271,14 @@ func TestLearnerNames(t *testing.T) {
 	}
 	if prefixLabel("labctl-") != "labctl" {
 		t.Error(prefixLabel("labctl-"))
+	}
+	// The prefix left unset is the default, wherever it is read.
+	if PrefixOr("") != DefaultPrefix || PrefixOr("x-") != "x-" {
+		t.Errorf("PrefixOr: %q, %q", PrefixOr(""), PrefixOr("x-"))
+	}
+	name := strings.Repeat("a", 56) // 63 characters under labctl-
+	if ValidLearnerName("", name) != nil || ValidLearnerName("", name+"a") == nil {
+		t.Error("a learner name without a prefix is not checked under the default one")
 	}
 }
 

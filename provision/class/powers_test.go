@@ -61,6 +61,7 @@ func TestClassProbeIsNotAdmin(t *testing.T) {
 	e.lab = &lab.Lab{Metadata: lab.Metadata{Name: "gitops-drift"}}
 	e.lab.Cluster.Namespaces = []string{"gitops-lab"}
 	e.lab.Steps = []lab.Step{{ID: "sync", Probe: &lab.Probe{Setup: "true", Run: "true", Restore: "true"}}}
+	e.lab.Default()
 	cs := probeCluster()
 	admin, err := makeControlPlaneCerts("labctl-ada", time.Now())
 	if err != nil {

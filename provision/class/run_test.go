@@ -249,6 +249,23 @@ func TestParsePlacement(t *testing.T) {
 			t.Errorf("ParsePlacement(%q, %q) accepted", bad[0], bad[1])
 		}
 	}
+	// A toleration is checked as a lab's taint is: its key and value too.
+	for _, tc := range []struct{ toleration, want string }{
+		{"dedicated", `toleration "dedicated": write KEY[=VALUE]:EFFECT, the effect NoSchedule, PreferNoSchedule or NoExecute, e.g. labctl.dev/class=yes:NoSchedule`},
+		{"dedicated:Never", `toleration "dedicated:Never": write KEY[=VALUE]:EFFECT`},
+		{"=x:NoSchedule", `toleration "=x:NoSchedule": the taint's key is missing`},
+		{"dedi cated:NoSchedule", `toleration "dedi cated:NoSchedule": "dedi cated" is not a taint key: `},
+		{"dedicated=a b:NoSchedule", `toleration "dedicated=a b:NoSchedule": "a b" is not a taint value: `},
+	} {
+		_, err := ParsePlacement("", tc.toleration)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("toleration %q: %v, want %s", tc.toleration, err, tc.want)
+		}
+	}
+	if p, err := ParsePlacement("", "dedicated=:NoSchedule"); err != nil ||
+		p.Tolerations[0] != (corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Effect: corev1.TaintEffectNoSchedule}) {
+		t.Errorf("toleration of the empty value: %+v, %v", p, err)
+	}
 }
 
 // A lab whose learner could relabel namespaces, change admission or reach

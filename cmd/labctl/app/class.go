@@ -95,12 +95,7 @@ type classSession struct {
 }
 
 // classPrefix is the configured namespace prefix.
-func (g *globals) classPrefix() string {
-	if p := g.cfg.GetString("class.prefix"); p != "" {
-		return p
-	}
-	return class.DefaultPrefix
-}
+func (g *globals) classPrefix() string { return class.PrefixOr(g.cfg.GetString("class.prefix")) }
 
 // openClass loads the lab and connects to the class cluster; close it.
 func (g *globals) openClass(ctx context.Context) (*classSession, error) {
@@ -111,7 +106,14 @@ func (g *globals) openClass(ctx context.Context) (*classSession, error) {
 	return g.openClassOf(ctx, st)
 }
 
+// openClassOf connects to the class cluster of the lab st.
 func (g *globals) openClassOf(ctx context.Context, st *labState) (*classSession, error) {
+	return g.openClassWith(ctx, st, class.NeedsNodes(st.lab))
+}
+
+// openClassWith is openClassOf for a caller that has class.NeedsNodes of
+// st's lab already: learnerNodes.
+func (g *globals) openClassWith(ctx context.Context, st *labState, learnerNodes bool) (*classSession, error) {
 	prefix := g.classPrefix()
 	placement, err := class.ParsePlacement(g.cfg.GetString("class.node-selector"), g.cfg.GetString("class.toleration"))
 	if err != nil {
@@ -126,7 +128,7 @@ func (g *globals) openClassOf(ctx context.Context, st *labState) (*classSession,
 		StorageClass:  g.cfg.GetString("class.storage-class"),
 		SandboxImage:  g.cfg.GetString("class.sandbox-image"),
 		CheckerBinary: g.cfg.GetString("checker-binary"),
-		LearnerNodes:  class.NeedsNodes(st.lab),
+		LearnerNodes:  learnerNodes,
 		NodeImage:     g.cfg.GetString("class.node-image"),
 		Images:        class.LabImages(st.lab),
 		Placement:     placement,

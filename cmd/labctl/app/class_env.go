@@ -79,7 +79,11 @@ func (provisioned) OpenInvite(ctx context.Context, kubeconfig []byte) (invitedLa
 	if err != nil {
 		return nil, err
 	}
-	return realInvite{Live: v.Live(&lab.Lab{}), invite: v}, nil
+	// The lab is the invite's once it is loaded (UseLab); till then, one
+	// with the defaults every lab has.
+	l := &lab.Lab{}
+	l.Default()
+	return realInvite{Live: v.Live(l), invite: v}, nil
 }
 
 // realInvite is the live lab an invite reaches, with whom and which lab the

@@ -247,6 +247,26 @@ func TestClassUpUsage(t *testing.T) {
 	}
 }
 
+// A roster's names leave room for the class's prefix however it is set:
+// the flag, or LABCTL_CLASS_PREFIX as every other class command reads it.
+func TestClassUpRosterUsesTheConfiguredPrefix(t *testing.T) {
+	isolate(t)
+	name := strings.Repeat("a", 50) // 57 characters under labctl-, 65 under this prefix
+	roster := filepath.Join(t.TempDir(), "roster.txt")
+	if err := os.WriteFile(roster, []byte(name+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wantErr := `with the prefix "instructor-42-" the namespace is longer than 63 characters`
+	t.Setenv("LABCTL_CLASS_PREFIX", "instructor-42-")
+	env := &fakeEnv{}
+	code, out, errOut := runFake(t, env, "--lab", classSteps, "class", "up", "--roster", roster)
+	want{code: 2, noOut: true, noCalls: true, errOut: []string{wantErr}}.check(t, env, nil, code, out, errOut)
+	t.Setenv("LABCTL_CLASS_PREFIX", "")
+	env = &fakeEnv{}
+	code, out, errOut = runFake(t, env, "--lab", classSteps, "class", "up", "--roster", roster, "--prefix", "instructor-42-")
+	want{code: 2, noOut: true, noCalls: true, errOut: []string{wantErr}}.check(t, env, nil, code, out, errOut)
+}
+
 func TestClassUpRefusesALabWhosePodsMustRun(t *testing.T) {
 	isolate(t)
 	env := &fakeEnv{}

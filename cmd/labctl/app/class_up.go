@@ -41,7 +41,7 @@ func newClassUpCommand(g *globals) *cobra.Command {
 			"  labctl --lab ./my-lab class up --context training --learners 3",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			names, err := o.names(cmd)
+			names, err := o.names(cmd, g.classPrefix())
 			if err != nil {
 				return err
 			}
@@ -59,8 +59,9 @@ func newClassUpCommand(g *globals) *cobra.Command {
 }
 
 // names are the learners the command line asks for; mistakes in it are
-// usage errors, mistakes in the roster say their line.
-func (o classUpOptions) names(cmd *cobra.Command) ([]string, error) {
+// usage errors, mistakes in the roster say their line. prefix is the
+// class's namespace prefix, which a roster's names must leave room for.
+func (o classUpOptions) names(cmd *cobra.Command, prefix string) ([]string, error) {
 	usage := func(format string, args ...any) error {
 		return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}
 	}
@@ -82,7 +83,6 @@ func (o classUpOptions) names(cmd *cobra.Command) ([]string, error) {
 		return nil, &ExitError{Code: exitError, Err: fmt.Errorf("reading the roster: %w", err)}
 	}
 	defer f.Close()
-	prefix, _ := cmd.Flags().GetString("prefix")
 	names, err := classroom.ParseRoster(f, o.roster, prefix)
 	if err != nil {
 		return nil, &ExitError{Code: exitError, Err: err}
@@ -98,16 +98,17 @@ func runClassUp(ctx context.Context, g *globals, names []string, o classUpOption
 	if err := class.CheckLab(st.lab, o.learnerNodes); err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
-	if o.learnerNodes && !class.NeedsNodes(st.lab) && !g.quiet() {
+	needsNodes := class.NeedsNodes(st.lab)
+	if o.learnerNodes && !needsNodes && !g.quiet() {
 		fmt.Fprintf(g.streams.Err, "Note: lab %s declares its workloads (workloads: declare), so its learners need no node: --learner-nodes changes nothing.\n", st.lab.Metadata.Name)
 	}
-	if class.NeedsNodes(st.lab) {
+	if needsNodes {
 		// The lab's images go into each learner's node from here.
 		if _, err := g.env.EnsureWorkloads(ctx, imageOptions(g, imagesOptions{}), st.lab, st.labDir); err != nil {
 			return err
 		}
 	}
-	cs, err := g.openClassOf(ctx, st)
+	cs, err := g.openClassWith(ctx, st, needsNodes)
 	if err != nil {
 		return err
 	}
