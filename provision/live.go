@@ -93,9 +93,13 @@ type Runtime interface {
 	Attach(ctx context.Context, o docker.ShellOptions) (Shell, error)
 	// WriteFile writes a file in the sandbox that only root reads.
 	WriteFile(ctx context.Context, path string, data []byte) error
-	// RunChecker runs one checker round where the learner cannot reach
-	// it and returns the checker's verdicts (checks.ReadResponse).
-	RunChecker(ctx context.Context, req checks.Request) ([]checks.Result, error)
+	// ExecChecker runs the checker, labctl's hidden `__check`, once where
+	// the learner cannot reach it (a runtime without a grader, an invite:
+	// in the sandbox, for the learner's own feedback), with stdin as its
+	// input and its output to stdout and stderr, which bound what they
+	// keep, until ctx ends; it returns its exit code. RunChecker does the
+	// rest of the round.
+	ExecChecker(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error)
 	// AuditDir is where the checker reads the API server's audit log, ""
 	// when it has none.
 	AuditDir() string
@@ -338,7 +342,7 @@ func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, 
 		// No API server: the lab's checks read the sandbox only (lab
 		// validation refuses the others), so the grader gets no token.
 		req.Checks, req.Heads = cs, r.Heads
-		return e.rt.RunChecker(ctx, req)
+		return RunChecker(ctx, req, e.rt.ExecChecker)
 	}
 	if !ok {
 		kube, err := e.GraderCredentials(ctx)
@@ -349,7 +353,7 @@ func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, 
 		if dir := e.rt.AuditDir(); dir != "" {
 			req.AuditDir, req.Since, req.MarkSteps = dir, r.Since, r.Marks
 		}
-		return e.rt.RunChecker(ctx, req)
+		return RunChecker(ctx, req, e.rt.ExecChecker)
 	}
 	var run []lab.Check
 	var heads []string
@@ -371,7 +375,7 @@ func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, 
 			return nil, err
 		}
 		req.Kube, req.Checks, req.Heads = kube, run, heads
-		if got, err = e.rt.RunChecker(ctx, req); err != nil {
+		if got, err = RunChecker(ctx, req, e.rt.ExecChecker); err != nil {
 			return nil, err
 		}
 	}
