@@ -58,7 +58,7 @@ var layers = map[string][]string{
 	"images":                   {"lab", "internal/flock", "internal/fsx", "internal/textsafe"},
 	"images/node/pause":        {},
 	"images/runtime/capfilter": {},
-	"internal/docker":          {"checks", "sandbox", "internal/terminal", "internal/textsafe"},
+	"internal/docker":          {"sandbox", "internal/terminal", "internal/textsafe"},
 	"internal/podexec":         {},
 	"internal/mutant":          {},
 	"provision": {"lab", "checks", "sandbox", "internal/docker", "internal/terminal", "internal/grading", "internal/msg", "internal/flock", "internal/textsafe",
