@@ -15,7 +15,6 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 )
@@ -126,13 +125,12 @@ func (v *inviteRuntime) LearnerCredentials(ctx context.Context) (*checks.KubeCre
 	return &checks.KubeCredentials{Server: cl.Server, Token: user.Token, CAData: cl.CertificateAuthorityData}, nil
 }
 
-func (v *inviteRuntime) Name() string                 { return v.ns }
-func (v *inviteRuntime) SandboxServer() string        { return "" }
-func (v *inviteRuntime) GraderServer() string         { return "" }
-func (v *inviteRuntime) AuditDir() string             { return "" }
-func (v *inviteRuntime) Situation() grading.Situation { return grading.Invited(v.learner) }
-func (v *inviteRuntime) StateDir() (string, error)    { return "", provision.ErrInstructorOnly }
-func (v *inviteRuntime) Close() error                 { return nil }
+func (v *inviteRuntime) Name() string              { return v.ns }
+func (v *inviteRuntime) SandboxServer() string     { return "" }
+func (v *inviteRuntime) GraderServer() string      { return "" }
+func (v *inviteRuntime) AuditDir() string          { return "" }
+func (v *inviteRuntime) StateDir() (string, error) { return "", provision.ErrInstructorOnly }
+func (v *inviteRuntime) Close() error              { return nil }
 
 // The instructor's: an invited learner cannot reset, probe or reach the
 // API server from their own machine.

@@ -136,9 +136,8 @@ func (e *learnerRuntime) Name() string { return e.ns }
 func (e *learnerRuntime) SandboxServer() string {
 	return fmt.Sprintf("https://%s.%s.svc:%d", vcpService, e.ns, vcpPort)
 }
-func (e *learnerRuntime) GraderServer() string         { return vcpInternalServer }
-func (e *learnerRuntime) AuditDir() string             { return vcpAuditDir }
-func (e *learnerRuntime) Situation() grading.Situation { return grading.InClass(e.learner) }
+func (e *learnerRuntime) GraderServer() string { return vcpInternalServer }
+func (e *learnerRuntime) AuditDir() string     { return vcpAuditDir }
 func (e *learnerRuntime) StateDir() (string, error) {
 	return StateDir(e.lab.Metadata.Name, e.learner)
 }
@@ -186,7 +185,7 @@ func (e *learnerRuntime) setUp(ctx context.Context) error {
 		return err
 	}
 	if n.Annotations[annotationDone] == "" {
-		if err := live.RunStepSetup(ctx, "", io.Discard); err != nil {
+		if err := grading.RunLabSetup(ctx, live, e.lab, "", grading.InClass(e.learner), io.Discard); err != nil {
 			return err
 		}
 		patch := []byte(`{"metadata":{"annotations":{"` + annotationDone + `":"true"}}}`)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/sandbox"
@@ -160,12 +159,11 @@ func newKindRuntime(l *lab.Lab, engine *docker.Engine) *kindRuntime {
 // controlPlaneNode is the container kind runs the lab's single node in.
 func controlPlaneNode(lab string) string { return provision.ClusterName(lab) + "-control-plane" }
 
-func (k *kindRuntime) Name() string                 { return k.cluster }
-func (k *kindRuntime) SandboxServer() string        { return ControlPlaneServer(k.lab.Metadata.Name) }
-func (k *kindRuntime) GraderServer() string         { return ControlPlaneServer(k.lab.Metadata.Name) }
-func (k *kindRuntime) StateDir() (string, error)    { return stateDir(k.lab.Metadata.Name) }
-func (k *kindRuntime) Situation() grading.Situation { return grading.OwnMachine() }
-func (k *kindRuntime) Close() error                 { return k.engine.Close() }
+func (k *kindRuntime) Name() string              { return k.cluster }
+func (k *kindRuntime) SandboxServer() string     { return ControlPlaneServer(k.lab.Metadata.Name) }
+func (k *kindRuntime) GraderServer() string      { return ControlPlaneServer(k.lab.Metadata.Name) }
+func (k *kindRuntime) StateDir() (string, error) { return stateDir(k.lab.Metadata.Name) }
+func (k *kindRuntime) Close() error              { return k.engine.Close() }
 func (k *kindRuntime) BackupHome(ctx context.Context, w io.Writer) error {
 	return copyHome(ctx, k.engine, k.container, w)
 }
