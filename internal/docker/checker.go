@@ -17,7 +17,8 @@ import (
 	"github.com/labctl/labctl/sandbox"
 )
 
-// ErrNotStatic says the labctl binary cannot run inside the sandbox.
+// ErrNotStatic says the labctl binary cannot run in the grader, whose
+// libraries are the sandbox image's.
 var ErrNotStatic = errors.New("labctl must be built static (CGO_ENABLED=0 make build)")
 
 // CheckerBinary returns the path of the binary placed in the grader to
