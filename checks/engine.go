@@ -1,7 +1,10 @@
 // Package checks owns grading: every check kind of a lab (lab.Check), the
 // engine that runs them concurrently under deadlines, their pass/fail/error
-// results, and the stdin/stdout protocol of the checker that runs in the
-// grader container, beside the sandbox and out of the learner's reach.
+// results, and the stdin/stdout protocol of the checker (labctl's hidden
+// `__check`), which runs in the grader, beside the sandbox and out of the
+// learner's reach, where the learner's home and fixtures are read-only at
+// the sandbox's paths (an invited learner's own labctl runs it in their
+// sandbox instead, for feedback only). provision.RunChecker runs it.
 //
 // A check passes when the requirement is met, fails when the learner's work
 // does not meet it (a missing file the check needs is a failure), and ends in
@@ -11,9 +14,10 @@
 //
 // It also owns the round as the host sees it, the one way every command
 // runs checks: RunRound (its deadline, RoundTimeout, from DefaultTimeout and
-// the engine's concurrency), ReadResponse and Reconcile (the answer checked
-// against the request), and Summarize with Summary.Verdict, the one rule
-// that says whether a step passed.
+// the engine's concurrency, and Reconcile, the results held to the
+// request), ReadResponse (the checker's answer read strictly and held to
+// the request where it arrives, in provision.RunChecker), and Summarize
+// with Summary.Verdict, the one rule that says whether a step passed.
 package checks
 
 import (
@@ -48,9 +52,10 @@ type ObjectReader interface {
 // Env is what checks read: the file system under Root, the cluster through
 // Kube, and the clock.
 type Env struct {
-	// Root is "/" in the sandbox; every absolute path of a lab (files,
-	// repositories, references, command directories) is resolved under it,
-	// symbolic links included.
+	// Root is "/" where the checker runs (the grader, which sees the
+	// learner's files at the sandbox's paths); every absolute path of a
+	// lab (files, repositories, references, command directories) is
+	// resolved under it, symbolic links included.
 	Root string
 	// Areas are lab paths of directories that hold the learner's files
 	// besides the top-level directory each checked path names (the lab's

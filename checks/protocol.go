@@ -21,7 +21,7 @@ import (
 // Request is what the host writes to the checker's stdin: where the lab's
 // paths are rooted, the grader's cluster credentials, and the checks.
 type Request struct {
-	// Root is "/" inside the sandbox; empty means "/".
+	// Root is "/" where the checker runs; empty means "/".
 	Root string `json:"root,omitempty"`
 	// Kube, when set, lets kube checks and kube references read the
 	// cluster; the checker uses nothing else (no kubeconfig file).

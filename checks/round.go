@@ -117,8 +117,12 @@ type Windows struct {
 }
 
 // RunRound runs the round r through run, the one way every caller runs a
-// round: with RoundTimeout's deadline (or ctx's, if sooner), and with the
-// answer verified by Reconcile, once.
+// round: with RoundTimeout's deadline (or ctx's, if sooner), and with what
+// run returns held to the request by Reconcile, whatever run is. The live
+// lab's run has read the checker's answer with ReadResponse, which holds
+// it to the request the same way, where it arrived; a run that merges
+// results of the host's own (an invite's practice) or a test's fake is
+// held to it only here.
 func RunRound(ctx context.Context, r Round, run func(context.Context, Round) ([]Result, error)) ([]Result, error) {
 	if len(r.Checks) == 0 {
 		return nil, nil

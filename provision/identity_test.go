@@ -23,26 +23,6 @@ import (
 	"github.com/labctl/labctl/lab"
 )
 
-func TestStepsThrough(t *testing.T) {
-	steps := []lab.Step{{ID: "a"}, {ID: "b"}, {ID: "c"}}
-	ids := func(ss []lab.Step) string {
-		var out []string
-		for _, s := range ss {
-			out = append(out, s.ID)
-		}
-		return strings.Join(out, ",")
-	}
-	for upTo, want := range map[string]string{"": "a", "a": "a", "b": "a,b", "c": "a,b,c"} {
-		got, err := stepsThrough(steps, upTo)
-		if err != nil || ids(got) != want {
-			t.Errorf("stepsThrough(%q) = %s, %v; want %s", upTo, ids(got), err, want)
-		}
-	}
-	if _, err := stepsThrough(steps, "zz"); err == nil || !strings.Contains(err.Error(), `no step "zz"`) {
-		t.Errorf("unknown step: %v", err)
-	}
-}
-
 func TestLearnerKubeconfig(t *testing.T) {
 	b, err := learnerKubeconfig("gitops", "https://labctl-gitops-control-plane:6443", []byte("CA"), "tok", "gitops-lab")
 	if err != nil {

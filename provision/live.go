@@ -4,11 +4,12 @@
 // API server are. What the runtimes share is here once: the identities
 // labctl makes in a lab's cluster (the learner's, the grader's, the
 // probe's) and their roles, the kubeconfigs, the audit policy and the
-// audit checks' windows, step scripts, and the reset of the lab's
-// namespaces. The runtimes are packages of their own: provision/kind (a
-// kind cluster and Docker on this machine) and provision/class (one lab
-// per learner on an existing Kubernetes cluster); this package imports
-// neither.
+// audit checks' windows, the checker round (RunChecker: a runtime only
+// runs the checker), step scripts, and the reset of the lab's namespaces.
+// The runtimes are packages of their own: provision/kind (a kind cluster
+// and Docker on this machine) and provision/class (one lab per learner on
+// an existing Kubernetes cluster); this package imports neither, nor
+// grading, which runs its rounds and scripts over it.
 package provision
 
 import (
@@ -29,7 +30,6 @@ import (
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/flock"
-	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/terminal"
 	"github.com/labctl/labctl/lab"
@@ -51,9 +51,9 @@ var ErrInstructorOnly = errors.New("your instructor does this for you: ask them 
 // through it, each by a small interface of its own: grading's Checker,
 // ScriptRunner and Prober, reset's and labtest's Environment, and what the
 // shell, exec and the browser view need. What the runtimes share is written
-// here once: the checker's request, the learner's login environment, the
-// kubeconfig, the grader's token and its renewal, the steps' setup, the
-// namespaces' reset. Close it when done.
+// here once: the checker's request and its round (RunChecker), the
+// learner's login environment, the kubeconfig, the grader's token and its
+// renewal, the namespaces' reset. Close it when done.
 type Live struct {
 	Lab *lab.Lab
 	rt  Runtime
@@ -93,9 +93,13 @@ type Runtime interface {
 	Attach(ctx context.Context, o docker.ShellOptions) (Shell, error)
 	// WriteFile writes a file in the sandbox that only root reads.
 	WriteFile(ctx context.Context, path string, data []byte) error
-	// RunChecker runs one checker round where the learner cannot reach
-	// it and returns the checker's verdicts (checks.ReadResponse).
-	RunChecker(ctx context.Context, req checks.Request) ([]checks.Result, error)
+	// ExecChecker runs the checker, labctl's hidden `__check`, once where
+	// the learner cannot reach it (a runtime without a grader, an invite:
+	// in the sandbox, for the learner's own feedback), with stdin as its
+	// input and its output to stdout and stderr, which bound what they
+	// keep, until ctx ends; it returns its exit code. RunChecker does the
+	// rest of the round.
+	ExecChecker(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error)
 	// AuditDir is where the checker reads the API server's audit log, ""
 	// when it has none.
 	AuditDir() string
@@ -113,9 +117,6 @@ type Runtime interface {
 	Name() string
 	// StateDir is the host directory that holds the learner's progress.
 	StateDir() (string, error)
-	// Situation is whose lab it is (a learner's own machine, a class's
-	// learner), which decides who can run a failed script again.
-	Situation() grading.Situation
 	// BackupHome streams /root out as a tar (entries root/...).
 	BackupHome(ctx context.Context, w io.Writer) error
 	// RecreateSandbox replaces the sandbox (and grader) over an emptied
@@ -145,9 +146,9 @@ type keeper interface {
 	Keep(learner, grader Identity)
 }
 
-// Practice is a runtime without a grader (an invite): its checks run with
-// the learner's own credentials, and those only the instructor's grader can
-// judge come back as errors that say so (grading.InstructorOnly).
+// Practice is a runtime without a grader (an invite): its checks run in the
+// sandbox with the learner's own credentials (grading.PracticeChecker keeps
+// from them those only the instructor's grader can judge).
 type Practice interface {
 	LearnerCredentials(ctx context.Context) (*checks.KubeCredentials, error)
 }
@@ -317,9 +318,10 @@ func (e *Live) MarkStep(ctx context.Context, step string) error {
 // sets the round's deadline. The round carries the probe's start and the
 // audit windows the caller took from the progress it read; the live lab
 // reads no progress itself. The results are the checker's verdicts only.
-// On a runtime without a grader (an invite) the checks run with the
-// learner's own credentials for feedback, and those only the instructor's
-// grader judges come back as errors saying so.
+// On a runtime without a grader (an invite) the checks run in the sandbox
+// with the learner's own credentials, for feedback, and no audit log:
+// grading.PracticeChecker keeps from it those only the instructor's grader
+// judges.
 func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error) {
 	cs := r.Checks
 	if len(cs) == 0 {
@@ -333,70 +335,28 @@ func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, 
 		start := r.ProbeStart
 		req.ProbeStart = &start
 	}
-	p, ok := e.rt.(Practice)
-	if !e.Lab.HasCluster() {
+	req.Checks, req.Heads = cs, r.Heads
+	switch p, practice := e.rt.(Practice); {
+	case !e.Lab.HasCluster():
 		// No API server: the lab's checks read the sandbox only (lab
 		// validation refuses the others), so the grader gets no token.
-		req.Checks, req.Heads = cs, r.Heads
-		return e.rt.RunChecker(ctx, req)
-	}
-	if !ok {
-		kube, err := e.GraderCredentials(ctx)
-		if err != nil {
-			return nil, err
-		}
-		req.Kube, req.Checks, req.Heads = kube, cs, r.Heads
-		if dir := e.rt.AuditDir(); dir != "" {
-			req.AuditDir, req.Since, req.MarkSteps = dir, r.Since, r.Marks
-		}
-		return e.rt.RunChecker(ctx, req)
-	}
-	var run []lab.Check
-	var heads []string
-	for i := range cs {
-		if grading.InstructorOnly(&cs[i]) {
-			continue
-		}
-		run = append(run, cs[i])
-		if i < len(r.Heads) {
-			heads = append(heads, r.Heads[i])
-		} else if r.Heads != nil {
-			heads = append(heads, "")
-		}
-	}
-	var got []checks.Result
-	if len(run) > 0 {
+	case practice:
 		kube, err := p.LearnerCredentials(ctx)
 		if err != nil {
 			return nil, err
 		}
-		req.Kube, req.Checks, req.Heads = kube, run, heads
-		if got, err = e.rt.RunChecker(ctx, req); err != nil {
+		req.Kube = kube
+	default:
+		kube, err := e.GraderCredentials(ctx)
+		if err != nil {
 			return nil, err
 		}
-	}
-	return mergeInstructorOnly(cs, got), nil
-}
-
-// instructorChecked is the message of a check only the instructor's grader
-// judges (grading.InstructorOnly).
-const instructorChecked = "checked by your instructor's labctl (labctl class grade): your sandbox does not hold what it reads"
-
-// mergeInstructorOnly puts the results got of the checks of cs that are not
-// instructor-only back in cs's order, with an error result for each
-// instructor-only check.
-func mergeInstructorOnly(cs []lab.Check, got []checks.Result) []checks.Result {
-	results := make([]checks.Result, 0, len(cs))
-	for i := range cs {
-		c := &cs[i]
-		if grading.InstructorOnly(c) || len(got) == 0 {
-			results = append(results, checks.ErrorResult(c, instructorChecked))
-			continue
+		req.Kube = kube
+		if dir := e.rt.AuditDir(); dir != "" {
+			req.AuditDir, req.Since, req.MarkSteps = dir, r.Since, r.Marks
 		}
-		results = append(results, got[0])
-		got = got[1:]
 	}
-	return results
+	return RunChecker(ctx, req, e.rt.ExecChecker)
 }
 
 // areas are the directories of the learner's files a check may follow a
@@ -590,41 +550,6 @@ func FirstNamespace(l *lab.Lab) string {
 		return l.Cluster.Namespaces[0]
 	}
 	return "default"
-}
-
-// RunStepSetup runs, in order, the setup script of every step from the
-// first through the step with id upTo ("" means only the first), each as
-// labctl check runs the setup of a step the learner reaches
-// (grading.RunStepSetup). A script that fails stops it with a
-// *grading.ScriptError whose retry brings the lab up again, worded for
-// the runtime's situation. out receives the scripts' output.
-func (e *Live) RunStepSetup(ctx context.Context, upTo string, out io.Writer) error {
-	steps, err := stepsThrough(e.Lab.Steps, upTo)
-	if err != nil {
-		return err
-	}
-	for i := range steps {
-		if err := grading.RunStepSetup(ctx, e, &steps[i], out); err != nil {
-			return grading.Retrying(err, grading.Retry{Situation: e.rt.Situation(), During: grading.LabUp})
-		}
-	}
-	return nil
-}
-
-// stepsThrough returns steps up to and including the one with id upTo.
-func stepsThrough(steps []lab.Step, upTo string) ([]lab.Step, error) {
-	if len(steps) == 0 {
-		return nil, nil
-	}
-	if upTo == "" {
-		return steps[:1], nil
-	}
-	for i, s := range steps {
-		if s.ID == upTo {
-			return steps[:i+1], nil
-		}
-	}
-	return nil, fmt.Errorf("the lab has no step %q", upTo)
 }
 
 // BackupHome streams the sandbox's /root out as a tar (entries root/...).

@@ -3,6 +3,7 @@ package provision
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"slices"
@@ -76,13 +77,19 @@ func (f *fakeRuntime) WriteFile(_ context.Context, path string, data []byte) err
 	return nil
 }
 
-func (f *fakeRuntime) RunChecker(_ context.Context, req checks.Request) ([]checks.Result, error) {
+// ExecChecker reads the request the checker gets and answers it with a
+// pass for every check.
+func (f *fakeRuntime) ExecChecker(_ context.Context, stdin io.Reader, stdout, _ io.Writer) (int, error) {
+	var req checks.Request
+	if err := json.NewDecoder(stdin).Decode(&req); err != nil {
+		return -1, err
+	}
 	f.requests = append(f.requests, req)
 	out := make([]checks.Result, len(req.Checks))
 	for i, c := range req.Checks {
 		out[i] = checks.Result{Name: c.Name, Status: checks.Pass}
 	}
-	return out, nil
+	return 0, json.NewEncoder(stdout).Encode(checks.Response{Results: out})
 }
 
 func (f *fakeRuntime) AuditDir() string { return f.auditDir }
@@ -95,7 +102,6 @@ func (f *fakeRuntime) Admin(context.Context) (*rest.Config, error) {
 func (f *fakeRuntime) SandboxServer() string                          { return "https://api.sandbox:6443" }
 func (f *fakeRuntime) GraderServer() string                           { return "https://api.grader:6443" }
 func (f *fakeRuntime) Name() string                                   { return "fake" }
-func (f *fakeRuntime) Situation() grading.Situation                   { return grading.InClass("ann") }
 func (f *fakeRuntime) BackupHome(context.Context, io.Writer) error    { return nil }
 func (f *fakeRuntime) RecreateSandbox(context.Context) error          { f.recreated++; return nil }
 func (f *fakeRuntime) RecreateCluster(context.Context) (*Live, error) { return f.fresh, nil }
@@ -283,19 +289,20 @@ func TestLiveRenewsTheGradersTokenNearItsEnd(t *testing.T) {
 	}
 }
 
-func TestLiveInviteRunsWhatTheSandboxCanJudgeAndMergesTheRest(t *testing.T) {
+// An invite's checks run in the sandbox with the learner's own
+// credentials and no audit log; grading.PracticeChecker keeps from it
+// what only the instructor judges.
+func TestLiveInviteRunsChecksWithTheLearnersCredentials(t *testing.T) {
 	issued := issuing(t, "never")
 	rt := &fakeInvite{}
 	e := NewLive(liveLab(""), rt, Identity{}, Identity{})
 	cs := []lab.Check{
-		{Name: "audit", Audit: &lab.AuditCheck{}},
 		{Name: "file", File: &lab.FileCheck{Path: "/root/a"}},
-		{Name: "audit-2", Audit: &lab.AuditCheck{}},
 		{Name: "file-2", File: &lab.FileCheck{Path: "/root/b"}},
 	}
 	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	got, err := e.RunChecks(context.Background(), checks.Round{Checks: cs, ProbeStart: start,
-		Windows: checks.Windows{Since: []time.Time{start, {}, start, {}}, Heads: []string{"", "h1", "", "h2"}}})
+		Windows: checks.Windows{Since: []time.Time{start, {}}, Heads: []string{"h1", "h2"}, Marks: []string{"one", ""}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,33 +310,17 @@ func TestLiveInviteRunsWhatTheSandboxCanJudgeAndMergesTheRest(t *testing.T) {
 		t.Error("an invite issued a token: it has no admin side")
 	}
 	req := rt.requests[0]
-	if len(req.Checks) != 2 || req.Checks[0].Name != "file" || req.Checks[1].Name != "file-2" {
-		t.Errorf("the sandbox's checker got %v, want the file checks only", req.Checks)
+	if len(req.Checks) != 2 || !slices.Equal(req.Heads, []string{"h1", "h2"}) {
+		t.Errorf("the sandbox's checker got %v and step-start commits %q", req.Checks, req.Heads)
 	}
-	if !slices.Equal(req.Heads, []string{"h1", "h2"}) {
-		t.Errorf("the sandbox's checker got step-start commits %q, want those of its own checks", req.Heads)
-	}
-	if req.Kube.Token != "learner-token" || req.AuditDir != "" || req.Since != nil {
-		t.Errorf("the sandbox's checker ran with %+v, audit dir %q and windows %v, want the learner's own credentials and no log", req.Kube, req.AuditDir, req.Since)
+	if req.Kube.Token != "learner-token" || req.AuditDir != "" || req.Since != nil || req.MarkSteps != nil {
+		t.Errorf("the sandbox's checker ran with %+v, audit dir %q and windows %v %v, want the learner's own credentials and no log", req.Kube, req.AuditDir, req.Since, req.MarkSteps)
 	}
 	if req.ProbeStart == nil || !req.ProbeStart.Equal(start) {
 		t.Errorf("the sandbox's checker got probe start %v, want %v", req.ProbeStart, start)
 	}
-	want := []struct {
-		name   string
-		status checks.Status
-	}{{"audit", checks.Error}, {"file", checks.Pass}, {"audit-2", checks.Error}, {"file-2", checks.Pass}}
-	for i, w := range want {
-		if got[i].Name != w.name || got[i].Status != w.status {
-			t.Errorf("result %d: %s %s, want %s %s", i, got[i].Name, got[i].Status, w.name, w.status)
-		}
-	}
-	if !strings.Contains(got[0].Message, "instructor") {
-		t.Errorf("instructor-only message %q", got[0].Message)
-	}
-	// Only instructor-only checks: nothing reaches the sandbox.
-	if got, err := e.RunChecks(context.Background(), checks.Round{Checks: cs[:1]}); err != nil || len(got) != 1 || len(rt.requests) != 1 {
-		t.Errorf("%v, %v, %d rounds", got, err, len(rt.requests))
+	if len(got) != 2 || got[0].Status != checks.Pass || got[1].Name != "file-2" {
+		t.Errorf("results %+v", got)
 	}
 }
 
@@ -362,24 +353,6 @@ func TestLiveLearnerConfigIsTheLearnersTokenOnTheHostsAddress(t *testing.T) {
 	}
 	if cfg.Host != "https://127.0.0.1:1234" || cfg.BearerToken != "issued-learner" || string(cfg.CAData) != "admin-ca" || cfg.ServerName != "localhost" {
 		t.Errorf("learner config %+v", cfg)
-	}
-}
-
-func TestLiveStepSetupFailureSaysHowToRetryOnItsRuntime(t *testing.T) {
-	rt := &fakeRuntime{execCode: 3}
-	l := liveLab("")
-	l.Steps = []lab.Step{{ID: "one", Setup: "exit 3"}, {ID: "two", Setup: "true"}}
-	e := NewLive(l, rt, Identity{}, fresh)
-	err := e.RunStepSetup(context.Background(), "two", io.Discard)
-	var se *grading.ScriptError
-	if !errors.As(err, &se) || se.Step != "one" || se.Code != 3 || se.Retry.Situation != rt.Situation() || se.Retry.During != grading.LabUp {
-		t.Fatalf("%v (%+v), want step one's failure with the runtime's up command", err, se)
-	}
-	if len(rt.execs) != 1 {
-		t.Errorf("%d scripts ran after the first failed", len(rt.execs))
-	}
-	if err := e.RunStepSetup(context.Background(), "three", io.Discard); err == nil {
-		t.Error("a step the lab does not have was set up")
 	}
 }
 

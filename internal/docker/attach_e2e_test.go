@@ -119,8 +119,7 @@ func TestE2EAttachedShell(t *testing.T) {
 	s, err := shell.New(shell.Config{
 		Lab: l, Shell: attached, Terminal: term,
 		Check: func(ctx context.Context, r checks.Round) ([]checks.Result, error) {
-			resp, err := e.RunChecker(ctx, name, bin, checks.Request{Checks: r.Checks})
-			return resp.Results, err
+			return e2eCheckerRound(ctx, e, name, bin, checks.Request{Checks: r.Checks})
 		},
 		Progress: &shell.StoreProgress{Store: progress.NewStore(t.TempDir()), Lab: l},
 	})

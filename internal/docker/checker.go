@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"debug/elf"
@@ -18,7 +17,8 @@ import (
 	"github.com/labctl/labctl/sandbox"
 )
 
-// ErrNotStatic says the labctl binary cannot run inside the sandbox.
+// ErrNotStatic says the labctl binary cannot run in the grader, whose
+// libraries are the sandbox image's.
 var ErrNotStatic = errors.New("labctl must be built static (CGO_ENABLED=0 make build)")
 
 // CheckerBinary returns the path of the binary placed in the grader to
@@ -77,57 +77,44 @@ func checkStatic(p string) error {
 	return nil
 }
 
-// CheckerRound is the outcome of one run of the checker in a container.
-type CheckerRound struct {
-	Stdout, Stderr []byte
-	ExitCode       int
-	// Overran is set when ctx ended before the checker did; its output is
-	// then incomplete and must not be trusted.
-	Overran bool
-}
-
-// runChecker places the static binary at checkerPath, under a fresh name, in
-// the host directory that the grader container mounts read-only at
-// CheckerMount, runs it once there as root in / with only sandbox.CheckerPath in its
-// environment and stdin as its input, and removes it on the host. The
-// grader shares no namespace with the sandbox: no process of the learner's
-// can see the checker, its pipes or that directory.
-func (e *Engine) runChecker(ctx context.Context, containerName, checkerPath string, args []string, stdin []byte) (CheckerRound, error) {
+// ExecChecker places the static binary at checkerPath, under a fresh name,
+// in the host directory that the grader container mounts read-only at
+// CheckerMount, runs it once there with args, as root in / with only
+// sandbox.CheckerPath in its environment, stdin as its input and its
+// output to stdout and stderr, removes it on the host, and returns its exit
+// code. The grader shares no namespace with the sandbox: no process of the
+// learner's can see the checker, its pipes or that directory. It knows
+// nothing of what the checker says: provision.RunChecker reads that.
+func (e *Engine) ExecChecker(ctx context.Context, containerName, checkerPath string, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	dir, env, err := e.checkerSetting(ctx, containerName)
 	if err != nil {
-		return CheckerRound{}, err
+		return -1, err
 	}
 	var rnd [12]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
-		return CheckerRound{}, fmt.Errorf("naming the checker: %w", err)
+		return -1, fmt.Errorf("naming the checker: %w", err)
 	}
 	name := "labctl-check-" + hex.EncodeToString(rnd[:])
 	hostPath := filepath.Join(dir, name)
 	if err := placeChecker(checkerPath, hostPath); err != nil {
-		return CheckerRound{}, err
+		return -1, err
 	}
 	defer os.Remove(hostPath)
 
-	var out, errOut bytes.Buffer
 	code, err := e.Exec(ctx, containerName, ExecOptions{
 		Cmd:     append([]string{sandbox.CheckerMount + "/" + name}, args...),
 		Env:     env,
 		Bare:    true,
 		WorkDir: "/",
 		User:    "0:0",
-		Stdin:   bytes.NewReader(stdin),
-		Stdout:  &out,
-		Stderr:  &errOut,
+		Stdin:   stdin,
+		Stdout:  stdout,
+		Stderr:  stderr,
 	})
-	round := CheckerRound{Stdout: out.Bytes(), Stderr: errOut.Bytes(), ExitCode: code}
 	if err != nil {
-		if ctx.Err() != nil {
-			round.Overran = true
-			return round, nil
-		}
-		return round, fmt.Errorf("running the checker: %w", err)
+		return code, fmt.Errorf("running the checker: %w", err)
 	}
-	return round, nil
+	return code, nil
 }
 
 // checkerSetting inspects the container once for the host directory it has

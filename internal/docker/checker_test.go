@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"
 )
 
@@ -46,41 +44,6 @@ func TestCheckerBinary(t *testing.T) {
 	}
 	if _, err := CheckerBinary(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Fatal("a missing binary was accepted")
-	}
-}
-
-func twoChecks() checks.Request {
-	return checks.Request{Checks: []lab.Check{
-		{Name: "a", Points: 1},
-		{Name: "b", Points: 2, Optional: true, Description: "bee"},
-	}}
-}
-
-func TestFirstLineNeverShowsAGoroutineDump(t *testing.T) {
-	dump := "\nruntime: failed to create new OS thread (have 2 already; errno=11)\nruntime: may need to increase max user processes (ulimit -u)\nfatal error: newosproc\n\ngoroutine 1 [running]:\nruntime.throw(...)\n"
-	if got := FirstLine([]byte(dump)); got != "runtime: failed to create new OS thread (have 2 already; errno=11)" {
-		t.Errorf("FirstLine = %q", got)
-	}
-	if got := FirstLine(nil); got != "(nothing on stderr)" {
-		t.Errorf("FirstLine(nil) = %q", got)
-	}
-	if got := FirstLine([]byte(strings.Repeat("x", 1000))); len(got) > 310 {
-		t.Errorf("FirstLine kept %d bytes", len(got))
-	}
-}
-
-func TestAllErrors(t *testing.T) {
-	resp := allErrors(twoChecks(), "too slow")
-	if len(resp.Results) != 2 {
-		t.Fatalf("results = %+v", resp.Results)
-	}
-	for i, r := range resp.Results {
-		if r.Status != checks.Error || r.Message != "too slow" || r.Name != twoChecks().Checks[i].Name {
-			t.Errorf("result %d = %+v", i, r)
-		}
-	}
-	if r := resp.Results[1]; r.Points != 2 || !r.Optional || r.Description != "bee" {
-		t.Errorf("check metadata lost: %+v", r)
 	}
 }
 

@@ -1,6 +1,8 @@
 // Package docker is labctl's facade over the Docker engine API: volumes,
-// containers made from sandbox's specs, exec, file copies, the checker
-// round in the grader container, liveness probes and the PTY attach. With
+// containers made from sandbox's specs, exec, file copies, running the
+// checker in the grader container (it knows nothing of what the checker
+// says: provision.RunChecker reads that), liveness probes and the PTY
+// attach. With
 // sandbox (the container specs) it is the only package that imports the
 // Docker client.
 package docker

@@ -59,10 +59,10 @@ func probeReason(code int, err error, out, errOut string) string {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("a command did not finish within %s", ProbeTimeout)
 	case err != nil:
-		return "it cannot start a process: " + firstLine(err.Error())
+		return "it cannot start a process: " + textsafe.FirstLine(err.Error())
 	case code >= execCannotStart:
 		// The sandbox's own cat may have written it: shown escaped.
-		why := textsafe.EscapeLine(firstLine(out + "\n" + errOut))
+		why := textsafe.FirstLine(out + "\n" + errOut)
 		if why == "" {
 			why = fmt.Sprintf("exit code %d", code)
 		}
@@ -196,15 +196,4 @@ func (h *HomeReader) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	return h.e.Remove(ctx, h.Name)
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }

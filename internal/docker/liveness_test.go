@@ -29,8 +29,8 @@ func TestStateReason(t *testing.T) {
 }
 
 func TestProbeFirstLine(t *testing.T) {
-	if got := firstLine("\n OCI runtime exec failed: fork: resource temporarily unavailable\ngoroutine 1 [running]:\n"); got != "OCI runtime exec failed: fork: resource temporarily unavailable" {
-		t.Errorf("firstLine = %q", got)
+	if got := probeReason(0, errors.New("\n OCI runtime exec failed: fork: resource temporarily unavailable\ngoroutine 1 [running]:\n"), "", ""); got != "it cannot start a process: OCI runtime exec failed: fork: resource temporarily unavailable" {
+		t.Errorf("probeReason = %q", got)
 	}
 }
 

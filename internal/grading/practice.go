@@ -1,8 +1,11 @@
 package grading
 
 import (
+	"context"
 	"slices"
+	"time"
 
+	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -52,4 +55,63 @@ func Practice(l *lab.Lab) *lab.Lab {
 		}
 	}
 	return &out
+}
+
+// PracticeChecker is the checker of an invited learner's own labctl: their
+// live lab reached with an invite, which runs checks in their sandbox with
+// their own credentials. It runs in one round the checks their sandbox can
+// judge, and gives each InstructorOnly check an error result that says the
+// instructor's grade judges it, never running it.
+type PracticeChecker struct{ Checker }
+
+// instructorChecked is the message of a check only the instructor's grader
+// judges (InstructorOnly).
+const instructorChecked = "checked by your instructor's labctl (labctl class grade): your sandbox does not hold what it reads"
+
+// RunChecks runs the checks of r that are not InstructorOnly through the
+// practice lab's checker, with what r knows of each, and returns a result
+// for every check of r, in r's order.
+func (p PracticeChecker) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error) {
+	sub := checks.Round{ProbeStart: r.ProbeStart, Lang: r.Lang}
+	for i := range r.Checks {
+		if InstructorOnly(&r.Checks[i]) {
+			continue
+		}
+		sub.Checks = append(sub.Checks, r.Checks[i])
+		sub.Since = appendAt(sub.Since, r.Since, i, time.Time{})
+		sub.Heads = appendAt(sub.Heads, r.Heads, i, "")
+		sub.Marks = appendAt(sub.Marks, r.Marks, i, "")
+	}
+	var got []checks.Result
+	if len(sub.Checks) > 0 {
+		var err error
+		if got, err = p.Checker.RunChecks(ctx, sub); err != nil {
+			return nil, err
+		}
+	}
+	results := make([]checks.Result, 0, len(r.Checks))
+	for i := range r.Checks {
+		c := &r.Checks[i]
+		if InstructorOnly(c) || len(got) == 0 {
+			results = append(results, checks.ErrorResult(c, instructorChecked))
+			continue
+		}
+		results = append(results, got[0])
+		got = got[1:]
+	}
+	return results, nil
+}
+
+// appendAt appends to dst what of src is at i, zero when src is shorter,
+// and nothing when src is nil: a window of a round kept for a part of its
+// checks.
+func appendAt[T any](dst, src []T, i int, zero T) []T {
+	switch {
+	case src == nil:
+		return dst
+	case i < len(src):
+		return append(dst, src[i])
+	default:
+		return append(dst, zero)
+	}
 }

@@ -162,3 +162,38 @@ func RunStepSetup(ctx context.Context, r ScriptRunner, step *lab.Step, out io.Wr
 	}
 	return &ScriptError{Step: step.ID, Kind: "setup", Code: code, Output: lastOutput(log.String()), Err: err}
 }
+
+// RunLabSetup runs, in order, the setup script of every step of l from the
+// first through the step with id upTo ("" means only the first), each as
+// RunStepSetup runs it, as the lab comes up in situation s (labctl up,
+// labctl class up). A script that fails stops it with a *ScriptError whose
+// retry brings the lab up again, worded for s. out receives the scripts'
+// output.
+func RunLabSetup(ctx context.Context, r ScriptRunner, l *lab.Lab, upTo string, s Situation, out io.Writer) error {
+	steps, err := stepsThrough(l.Steps, upTo)
+	if err != nil {
+		return err
+	}
+	for i := range steps {
+		if err := RunStepSetup(ctx, r, &steps[i], out); err != nil {
+			return Retrying(err, Retry{Situation: s, During: LabUp})
+		}
+	}
+	return nil
+}
+
+// stepsThrough returns steps up to and including the one with id upTo.
+func stepsThrough(steps []lab.Step, upTo string) ([]lab.Step, error) {
+	if len(steps) == 0 {
+		return nil, nil
+	}
+	if upTo == "" {
+		return steps[:1], nil
+	}
+	for i, s := range steps {
+		if s.ID == upTo {
+			return steps[:i+1], nil
+		}
+	}
+	return nil, fmt.Errorf("the lab has no step %q", upTo)
+}

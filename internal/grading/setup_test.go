@@ -144,3 +144,44 @@ func (f scriptFunc) RunScript(_ context.Context, _ string, stdout, _ io.Writer) 
 	f(stdout)
 	return 1, nil
 }
+
+func TestStepsThrough(t *testing.T) {
+	steps := []lab.Step{{ID: "a"}, {ID: "b"}, {ID: "c"}}
+	ids := func(ss []lab.Step) string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, s.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	for upTo, want := range map[string]string{"": "a", "a": "a", "b": "a,b", "c": "a,b,c"} {
+		got, err := stepsThrough(steps, upTo)
+		if err != nil || ids(got) != want {
+			t.Errorf("stepsThrough(%q) = %s, %v; want %s", upTo, ids(got), err, want)
+		}
+	}
+	if _, err := stepsThrough(steps, "zz"); err == nil || !strings.Contains(err.Error(), `no step "zz"`) {
+		t.Errorf("unknown step: %v", err)
+	}
+}
+
+// A lab's setup as it comes up stops at the first script that fails, whose
+// error says how to bring the lab up again in the lab's situation.
+func TestRunLabSetupFailureSaysHowToRetryInItsSituation(t *testing.T) {
+	l := &lab.Lab{Steps: []lab.Step{{ID: "one", Setup: "exit 3"}, {ID: "two", Setup: "true"}}}
+	r := &printingScripts{code: 3}
+	err := RunLabSetup(context.Background(), r, l, "two", InClass("ann"), io.Discard)
+	var se *ScriptError
+	if !errors.As(err, &se) || se.Step != "one" || se.Code != 3 || se.Retry.Situation != InClass("ann") || se.Retry.During != LabUp {
+		t.Fatalf("%v (%+v), want step one's failure with the class's up command", err, se)
+	}
+	if !strings.Contains(err.Error(), "`labctl class up` runs it again") {
+		t.Errorf("%v does not say how to retry", err)
+	}
+	if r.ran != 1 {
+		t.Errorf("%d scripts ran after the first failed", r.ran)
+	}
+	if err := RunLabSetup(context.Background(), r, l, "three", OwnMachine(), io.Discard); err == nil {
+		t.Error("a step the lab does not have was set up")
+	}
+}

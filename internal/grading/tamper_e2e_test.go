@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"maps"
 	"os/exec"
 	"path/filepath"
@@ -508,12 +509,14 @@ func commandChecksInTheGrader(ctx context.Context, t *testing.T, bin string, box
 		t.Fatal(err)
 	}
 	defer e.Close()
-	resp, err := e.RunChecker(ctx, sandbox.GraderName(tamperLabName), bin, checks.Request{Root: "/", Checks: cs})
+	rs, err := provision.RunChecker(ctx, checks.Request{Root: "/", Checks: cs}, func(ctx context.Context, in io.Reader, out, errOut io.Writer) (int, error) {
+		return e.ExecChecker(ctx, sandbox.GraderName(tamperLabName), bin, []string{"__check"}, in, out, errOut)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]checks.Result{}
-	for _, r := range resp.Results {
+	for _, r := range rs {
 		got[r.Name] = r
 	}
 	if r := got["file-handles"]; r.Status != checks.Fail || !strings.Contains(r.Message, "open_by_handle_at: Operation not permitted") {

@@ -95,3 +95,36 @@ func writeHex(b *strings.Builder, prefix string, v uint32, width int) {
 	b.WriteString(strings.Repeat("0", width-len(h)))
 	b.WriteString(h)
 }
+
+// MaxQuotedLine bounds a line of a program's output a message quotes.
+const MaxQuotedLine = 300
+
+// QuoteLine is a line of a program's output as a message quotes it:
+// escaped (EscapeLine), and cut to MaxQuotedLine bytes at the start of a
+// character, "…" marking the cut.
+func QuoteLine(l string) string {
+	if len(l) <= MaxQuotedLine {
+		return EscapeLine(l)
+	}
+	cut := MaxQuotedLine
+	for i := cut; i > cut-utf8.UTFMax; i-- {
+		if utf8.RuneStart(l[i]) {
+			cut = i
+			break
+		}
+	}
+	return EscapeLine(l[:cut]) + "…"
+}
+
+// FirstLine is the first line of a program's output that is not blank,
+// trimmed and quoted (QuoteLine): enough to say what went wrong, never the
+// rest (a Go runtime's goroutine dump after its first line). It is "" when
+// every line is blank.
+func FirstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return QuoteLine(l)
+		}
+	}
+	return ""
+}

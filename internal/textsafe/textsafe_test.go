@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestEscape(t *testing.T) {
@@ -68,5 +69,25 @@ func TestEscapeIsXMLSafe(t *testing.T) {
 	}
 	if back.Text != strings.ReplaceAll(esc, "\r", "") || strings.ContainsRune(back.Text, '\uFFFD') {
 		t.Error("escaped text did not survive XML unchanged")
+	}
+}
+
+func TestFirstLineNeverShowsAGoroutineDump(t *testing.T) {
+	dump := "\nruntime: failed to create new OS thread (have 2 already; errno=11)\nruntime: may need to increase max user processes (ulimit -u)\nfatal error: newosproc\n\ngoroutine 1 [running]:\nruntime.throw(...)\n"
+	if got := FirstLine(dump); got != "runtime: failed to create new OS thread (have 2 already; errno=11)" {
+		t.Errorf("FirstLine = %q", got)
+	}
+	if got := FirstLine(" \n\t\n"); got != "" {
+		t.Errorf("FirstLine of blank lines = %q", got)
+	}
+	if got := FirstLine(strings.Repeat("x", 1000)); len(got) > MaxQuotedLine+len("…") {
+		t.Errorf("FirstLine kept %d bytes", len(got))
+	}
+	// A cut never splits a character, and what is kept is escaped.
+	if got := FirstLine(strings.Repeat("é", 400)); !utf8.ValidString(got) || !strings.HasSuffix(got, "…") {
+		t.Errorf("FirstLine cut a character: %q", got)
+	}
+	if got := FirstLine("\x1b[2Jover\rwritten\n"); got != `\x1b[2Jover\x0dwritten` {
+		t.Errorf("FirstLine = %q, want it escaped", got)
 	}
 }

@@ -483,7 +483,7 @@ code=$(curl -sk -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $t
 		// sandbox; what only the grader judges is left to the instructor.
 		practice := grading.Practice(lv.Lab)
 		for _, st := range practice.Steps {
-			rs, err := lv.RunChecks(ctx, checks.Round{Checks: st.Checks})
+			rs, err := checks.RunRound(ctx, checks.Round{Checks: st.Checks}, grading.PracticeChecker{Checker: lv}.RunChecks)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -545,8 +545,8 @@ ls /etc/vcp 2>&1; true`, &out)
 		}
 		left := `ls -A ` + provision.ProbeDir + ` /tmp; for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < "$f" 2>/dev/null; echo; done | grep -c '^sleep 377' || true`
 		lcode, lgot, lerr := c.pods(c.Namespace(names[1])).run(ctx, podCommand{pod: vcpPod, container: containerProbe, cmd: []string{"sh", "-c", left}})
-		if lerr != nil || lcode != 0 || strings.Contains(lgot.text(), "left-behind") || !strings.HasSuffix(strings.TrimSpace(lgot.text()), "0") {
-			t.Errorf("the probe container after EndProbe: exit %d, %v:\n%s", lcode, lerr, lgot.text())
+		if lerr != nil || lcode != 0 || strings.Contains(lgot.Text(), "left-behind") || !strings.HasSuffix(strings.TrimSpace(lgot.Text()), "0") {
+			t.Errorf("the probe container after EndProbe: exit %d, %v:\n%s", lcode, lerr, lgot.Text())
 		}
 		if vcp, err := c.cs.CoreV1().Pods(c.Namespace(names[1])).Get(ctx, vcpPod, metav1.GetOptions{}); err != nil {
 			t.Error(err)
@@ -565,8 +565,8 @@ ls /etc/vcp 2>&1; true`, &out)
   if a=$(curl -sfk --max-time 5 "$u" 2>&1); then echo "OPEN $u: $a"; else echo "refused $u"; fi
 done`
 		code, got, err := c.pods(c.Namespace(names[1])).run(ctx, podCommand{pod: vcpPod, container: containerGrader, cmd: []string{"sh", "-c", script}})
-		if err != nil || code != 0 || strings.Count(got.text(), "refused ") != 4 {
-			t.Errorf("etcd from the grader: exit %d, %v:\n%s", code, err, got.text())
+		if err != nil || code != 0 || strings.Count(got.Text(), "refused ") != 4 {
+			t.Errorf("etcd from the grader: exit %d, %v:\n%s", code, err, got.Text())
 		}
 	})
 

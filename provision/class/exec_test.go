@@ -13,6 +13,7 @@ import (
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision"
 )
 
 // hostile is what a learner's own `sh` (first in PATH in their sandbox)
@@ -68,7 +69,7 @@ var learnerExecs = []struct {
 	}},
 	// A checker round runs until its own deadline, which ctx carries.
 	{"running the checks", "", func(ctx context.Context, e *learnerRuntime) error {
-		_, err := e.RunChecker(ctx, checks.Request{Checks: []lab.Check{{Name: "a"}}})
+		_, err := provision.RunChecker(ctx, checks.Request{Checks: []lab.Check{{Name: "a"}}}, e.ExecChecker)
 		return err
 	}},
 }
@@ -136,7 +137,7 @@ func TestLearnerExecInterrupted(t *testing.T) {
 }
 
 // A process that prints without end fills no memory: labctl keeps the
-// first maxKept bytes, says it cut the rest, and quotes little of it.
+// first provision.MaxKept bytes, says it cut the rest, and quotes little of it.
 func TestLearnerOutputIsCapped(t *testing.T) {
 	const total = 64 << 20
 	chunk := bytes.Repeat([]byte("x"), 32<<10)

@@ -3,7 +3,6 @@ package class
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 )
@@ -92,26 +90,16 @@ var (
 	_ provision.Practice = (*inviteRuntime)(nil)
 )
 
-// RunChecker runs the checks for the learner's own feedback in their
-// sandbox, with the checker the sandbox holds read-only.
-func (v *inviteRuntime) RunChecker(ctx context.Context, req checks.Request) ([]checks.Result, error) {
-	in, err := json.Marshal(req)
+// ExecChecker runs, for the learner's own feedback, the checker the
+// sandbox holds read-only, in their sandbox (provision.RunChecker runs the
+// round).
+func (v *inviteRuntime) ExecChecker(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	code, _, err := v.run(ctx, podCommand{pod: sandboxPod, container: containerSandbox,
+		cmd: []string{practiceDir + "/labctl", "__check"}, stdin: stdin, stdout: stdout, stderr: stderr})
 	if err != nil {
-		return nil, err
+		return code, fmt.Errorf("running checks in your sandbox: %w", err)
 	}
-	answer := newAnswer()
-	code, errOut, err := v.run(ctx, podCommand{pod: sandboxPod, container: containerSandbox,
-		cmd: []string{practiceDir + "/labctl", "__check"}, stdin: bytes.NewReader(in), stdout: answer})
-	if err != nil {
-		if ctx.Err() != nil {
-			return roundOverran(req.Checks, ctx.Err()), nil
-		}
-		return nil, fmt.Errorf("running checks in your sandbox: %w", err)
-	}
-	if code != 0 {
-		return nil, fmt.Errorf("the checker in your sandbox exited with status %d: %s", code, errOut.firstLine())
-	}
-	return readAnswer(req.Checks, answer)
+	return code, nil
 }
 
 // LearnerCredentials reads the learner's kubeconfig in the sandbox: the
@@ -137,13 +125,12 @@ func (v *inviteRuntime) LearnerCredentials(ctx context.Context) (*checks.KubeCre
 	return &checks.KubeCredentials{Server: cl.Server, Token: user.Token, CAData: cl.CertificateAuthorityData}, nil
 }
 
-func (v *inviteRuntime) Name() string                 { return v.ns }
-func (v *inviteRuntime) SandboxServer() string        { return "" }
-func (v *inviteRuntime) GraderServer() string         { return "" }
-func (v *inviteRuntime) AuditDir() string             { return "" }
-func (v *inviteRuntime) Situation() grading.Situation { return grading.Invited(v.learner) }
-func (v *inviteRuntime) StateDir() (string, error)    { return "", provision.ErrInstructorOnly }
-func (v *inviteRuntime) Close() error                 { return nil }
+func (v *inviteRuntime) Name() string              { return v.ns }
+func (v *inviteRuntime) SandboxServer() string     { return "" }
+func (v *inviteRuntime) GraderServer() string      { return "" }
+func (v *inviteRuntime) AuditDir() string          { return "" }
+func (v *inviteRuntime) StateDir() (string, error) { return "", provision.ErrInstructorOnly }
+func (v *inviteRuntime) Close() error              { return nil }
 
 // The instructor's: an invited learner cannot reset, probe or reach the
 // API server from their own machine.

@@ -3,7 +3,6 @@ package class
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -17,8 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/internal/statedir"
@@ -139,9 +136,8 @@ func (e *learnerRuntime) Name() string { return e.ns }
 func (e *learnerRuntime) SandboxServer() string {
 	return fmt.Sprintf("https://%s.%s.svc:%d", vcpService, e.ns, vcpPort)
 }
-func (e *learnerRuntime) GraderServer() string         { return vcpInternalServer }
-func (e *learnerRuntime) AuditDir() string             { return vcpAuditDir }
-func (e *learnerRuntime) Situation() grading.Situation { return grading.InClass(e.learner) }
+func (e *learnerRuntime) GraderServer() string { return vcpInternalServer }
+func (e *learnerRuntime) AuditDir() string     { return vcpAuditDir }
 func (e *learnerRuntime) StateDir() (string, error) {
 	return StateDir(e.lab.Metadata.Name, e.learner)
 }
@@ -189,7 +185,7 @@ func (e *learnerRuntime) setUp(ctx context.Context) error {
 		return err
 	}
 	if n.Annotations[annotationDone] == "" {
-		if err := live.RunStepSetup(ctx, "", io.Discard); err != nil {
+		if err := grading.RunLabSetup(ctx, live, e.lab, "", grading.InClass(e.learner), io.Discard); err != nil {
 			return err
 		}
 		patch := []byte(`{"metadata":{"annotations":{"` + annotationDone + `":"true"}}}`)
@@ -216,7 +212,7 @@ cp -a /root/. ` + homeMount + `/`
 		return fmt.Errorf("preparing /root of %s: %w", e.ns, err)
 	}
 	if code != 0 {
-		return fmt.Errorf("preparing /root of %s: exit %d: %s", e.ns, code, out.lastLines(3))
+		return fmt.Errorf("preparing /root of %s: exit %d: %s", e.ns, code, out.LastLines(3))
 	}
 	return nil
 }
@@ -228,32 +224,15 @@ func (e *learnerRuntime) execIn(ctx context.Context, container string, cmd []str
 	return code, err
 }
 
-// RunChecker runs one checker round in the grader container of the
-// control-plane Pod, the request (with the grader's credentials) on stdin.
-func (e *learnerRuntime) RunChecker(ctx context.Context, req checks.Request) ([]checks.Result, error) {
-	in, err := json.Marshal(req)
+// ExecChecker runs the checker once in the grader container of the
+// control-plane Pod (provision.RunChecker runs the round).
+func (e *learnerRuntime) ExecChecker(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	code, _, err := e.run(ctx, podCommand{pod: vcpPod, container: containerGrader, cmd: []string{checkerBin, "__check"},
+		stdin: stdin, stdout: stdout, stderr: stderr})
 	if err != nil {
-		return nil, err
+		return code, fmt.Errorf("running checks for %s: %w", e.learner, err)
 	}
-	answer := newAnswer()
-	code, errOut, err := e.run(ctx, podCommand{pod: vcpPod, container: containerGrader, cmd: []string{checkerBin, "__check"},
-		stdin: bytes.NewReader(in), stdout: answer})
-	if err != nil {
-		if ctx.Err() != nil {
-			return roundOverran(req.Checks, ctx.Err()), nil
-		}
-		return nil, fmt.Errorf("running checks for %s: %w", e.learner, err)
-	}
-	if code != 0 {
-		return nil, docker.WithDetail(fmt.Errorf("the checker exited with status %d: %s", code, errOut.firstLine()), []byte(errOut.text()))
-	}
-	return readAnswer(req.Checks, answer)
-}
-
-// roundOverran reports every check as an error: a round cut short by its
-// deadline is not trusted.
-func roundOverran(cs []lab.Check, err error) []checks.Result {
-	return checks.ErrorResults(cs, fmt.Sprintf("the checker did not finish before its deadline (%v)", err))
+	return code, nil
 }
 
 // RunAdminScript runs a probe's setup or restore script, the lab
@@ -303,7 +282,7 @@ func (e *learnerRuntime) EndProbe(ctx context.Context) error {
 	e.probing = false
 	code, out, err := e.run(ctx, podCommand{pod: vcpPod, container: containerProbe, cmd: []string{"sh", "-c", probeEndScript}})
 	if err == nil && code != 0 {
-		err = fmt.Errorf("exit %d: %s", code, out.lastLines(3))
+		err = fmt.Errorf("exit %d: %s", code, out.LastLines(3))
 	}
 	if err != nil {
 		return fmt.Errorf("ending the probe of %s: %w", e.ns, err)
@@ -324,7 +303,7 @@ func (e *learnerRuntime) BackupHome(ctx context.Context, w io.Writer) error {
 		cmd:    []string{"tar", "-C", "/", "--transform", "s,^home-vol,root,", "-cf", "-", "home-vol"},
 		stdout: w, wait: homeWait})
 	if err == nil && code != 0 {
-		err = fmt.Errorf("tar exited %d: %s", code, errOut.firstLine())
+		err = fmt.Errorf("tar exited %d: %s", code, errOut.FirstLine("(it printed nothing)"))
 	}
 	if err != nil {
 		return fmt.Errorf("copying /root of %s: %w", e.ns, err)

@@ -463,7 +463,7 @@ func (e *learnerRuntime) loadNodeImages(ctx context.Context, refs []string) erro
 		return fmt.Errorf("loading %s into %s's node: %w", strings.Join(refs, ", "), e.learner, err)
 	}
 	if code != 0 {
-		return fmt.Errorf("loading %s into %s's node: exit %d: %s", strings.Join(refs, ", "), e.learner, code, out.lastLines(3))
+		return fmt.Errorf("loading %s into %s's node: exit %d: %s", strings.Join(refs, ", "), e.learner, code, out.LastLines(3))
 	}
 	return nil
 }

@@ -729,7 +729,7 @@ func (c *Class) placeChecker(ctx context.Context, ns, pod, dir string) error {
 		return fmt.Errorf("placing the checker in %s: %w", ns, err)
 	}
 	if code != 0 {
-		return fmt.Errorf("placing the checker in %s: exit %d: %s", ns, code, out.firstLine())
+		return fmt.Errorf("placing the checker in %s: exit %d: %s", ns, code, out.FirstLine("(it printed nothing)"))
 	}
 	return nil
 }
@@ -989,7 +989,7 @@ func (c *Class) CheckIsolation(ctx context.Context, learner string) error {
 	if err != nil {
 		return fmt.Errorf("trying the network wall of %s: %w", learner, err)
 	}
-	switch answer := strings.TrimSpace(out.text()); {
+	switch answer := strings.TrimSpace(out.Text()); {
 	case code == 0 && answer == "walled":
 		return nil
 	case code == 0 && answer == "open":
@@ -998,7 +998,7 @@ func (c *Class) CheckIsolation(ctx context.Context, learner string) error {
 			"the nodes and their kubelets. Use a network plugin that enforces NetworkPolicy (Calico, Cilium, kube-router: "+
 			"see docs/classroom.md)", ErrOpenNetwork, learner, strings.ReplaceAll(target, "/", ":"), isolatePolicy)
 	default:
-		return fmt.Errorf("trying the network wall of %s: exit %d: %s", learner, code, out.lastLines(3))
+		return fmt.Errorf("trying the network wall of %s: exit %d: %s", learner, code, out.LastLines(3))
 	}
 }
 

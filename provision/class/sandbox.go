@@ -53,7 +53,7 @@ func (p podSandbox) WriteFile(ctx context.Context, path string, data []byte) err
 	code, out, err := p.run(ctx, podCommand{pod: sandboxPod, container: containerSandbox,
 		cmd: []string{"sh", "-c", script, path}, stdin: bytes.NewReader(data), wait: fileWait})
 	if err == nil && code != 0 {
-		err = fmt.Errorf("exit %d: %s", code, out.lastLines(3))
+		err = fmt.Errorf("exit %d: %s", code, out.LastLines(3))
 	}
 	if err != nil {
 		return fmt.Errorf("in %s: %w", p.ns, err)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/sandbox"
@@ -160,12 +159,11 @@ func newKindRuntime(l *lab.Lab, engine *docker.Engine) *kindRuntime {
 // controlPlaneNode is the container kind runs the lab's single node in.
 func controlPlaneNode(lab string) string { return provision.ClusterName(lab) + "-control-plane" }
 
-func (k *kindRuntime) Name() string                 { return k.cluster }
-func (k *kindRuntime) SandboxServer() string        { return ControlPlaneServer(k.lab.Metadata.Name) }
-func (k *kindRuntime) GraderServer() string         { return ControlPlaneServer(k.lab.Metadata.Name) }
-func (k *kindRuntime) StateDir() (string, error)    { return stateDir(k.lab.Metadata.Name) }
-func (k *kindRuntime) Situation() grading.Situation { return grading.OwnMachine() }
-func (k *kindRuntime) Close() error                 { return k.engine.Close() }
+func (k *kindRuntime) Name() string              { return k.cluster }
+func (k *kindRuntime) SandboxServer() string     { return ControlPlaneServer(k.lab.Metadata.Name) }
+func (k *kindRuntime) GraderServer() string      { return ControlPlaneServer(k.lab.Metadata.Name) }
+func (k *kindRuntime) StateDir() (string, error) { return stateDir(k.lab.Metadata.Name) }
+func (k *kindRuntime) Close() error              { return k.engine.Close() }
 func (k *kindRuntime) BackupHome(ctx context.Context, w io.Writer) error {
 	return copyHome(ctx, k.engine, k.container, w)
 }
@@ -219,18 +217,19 @@ func (k *kindRuntime) WriteFile(ctx context.Context, path string, data []byte) e
 	return k.engine.CopyFile(ctx, k.container, path, 0o600, bytes.NewReader(data), int64(len(data)))
 }
 
-// RunChecker runs the checker in the grader container: labctl's own static
-// binary (or the checker-binary setting), with the request on stdin.
-func (k *kindRuntime) RunChecker(ctx context.Context, req checks.Request) ([]checks.Result, error) {
+// ExecChecker runs the checker once in the grader container: labctl's own
+// static binary (or the checker-binary setting), placed there for the run
+// (provision.RunChecker runs the round).
+func (k *kindRuntime) ExecChecker(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	bin, err := docker.CheckerBinary(k.up.CheckerBinary)
 	if err != nil {
-		return nil, err
+		return -1, err
 	}
-	resp, err := k.engine.RunChecker(ctx, k.grader, bin, req)
+	code, err := k.engine.ExecChecker(ctx, k.grader, bin, []string{"__check"}, stdin, stdout, stderr)
 	if err != nil {
-		return nil, fmt.Errorf("running checks in %s: %w", k.grader, err)
+		return code, fmt.Errorf("running checks in %s: %w", k.grader, err)
 	}
-	return resp.Results, nil
+	return code, nil
 }
 
 // AuditDir is where the grader mounts the audit log, when the lab has one.

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/internal/statusline"
@@ -201,7 +202,7 @@ func (r *upRun) finish(ctx context.Context, env *provision.Live, sandboxMade fun
 	}
 	if r.fresh || setupPending(r.dir) {
 		return r.step(ctx, r.say(msg.StatusRunningSetup), func(ctx context.Context) error {
-			if err := env.RunStepSetup(ctx, r.opts.CurrentStep, r.log()); err != nil {
+			if err := grading.RunLabSetup(ctx, env, env.Lab, r.opts.CurrentStep, grading.OwnMachine(), r.log()); err != nil {
 				return err
 			}
 			return clearSetupPending(r.dir)

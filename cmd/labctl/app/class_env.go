@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/provision/class"
@@ -91,6 +93,13 @@ func (provisioned) OpenInvite(ctx context.Context, kubeconfig []byte) (invitedLa
 type realInvite struct {
 	*provision.Live
 	invite *class.Invite
+}
+
+// RunChecks runs the checks the learner's sandbox can judge, for their own
+// feedback; each that only the instructor's grade judges is an error that
+// says so (grading.PracticeChecker).
+func (v realInvite) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error) {
+	return grading.PracticeChecker{Checker: v.Live}.RunChecks(ctx, r)
 }
 
 func (v realInvite) Learner() string   { return v.invite.Learner() }

@@ -212,3 +212,17 @@ func TestUIInvite(t *testing.T) {
 		}
 	}
 }
+
+// The real invite's checks are the practice's (grading.PracticeChecker):
+// a check only the instructor's grade judges never reaches the sandbox and
+// comes back as an error saying so; and it still marks steps' starts.
+func TestRealInviteLeavesInstructorOnlyChecksToTheInstructor(t *testing.T) {
+	var _ checks.StepMarker = realInvite{}
+	// No runtime at all: a round that reached it would panic.
+	v := realInvite{Live: provision.NewLive(&lab.Lab{}, nil, provision.Identity{}, provision.Identity{})}
+	cs := []lab.Check{{Name: "by-apply", Audit: &lab.AuditCheck{}}}
+	rs, err := checks.RunRound(context.Background(), checks.Round{Checks: cs}, v.RunChecks)
+	if err != nil || len(rs) != 1 || rs[0].Status != checks.Error || !strings.Contains(rs[0].Message, "instructor's labctl") {
+		t.Errorf("an audit check through an invite: %+v, %v", rs, err)
+	}
+}
