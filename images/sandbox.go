@@ -57,9 +57,15 @@ func (b *builder) buildSandbox(ctx context.Context, base, ref string, tools map[
 	if err := writeRecipeDir("sandbox", ctxDir); err != nil {
 		return fmt.Errorf("writing the sandbox recipe: %w", err)
 	}
+	// COPY keeps the mode: 0755 here spares the image a chmod layer that
+	// would hold every binary a second time.
 	for name, bin := range tools {
-		if err := linkOrCopy(bin, filepath.Join(ctxDir, name)); err != nil {
+		dest := filepath.Join(ctxDir, name)
+		if err := linkOrCopy(bin, dest); err != nil {
 			return err
+		}
+		if err := os.Chmod(dest, 0o755); err != nil {
+			return fmt.Errorf("making %s executable: %w", dest, err)
 		}
 	}
 	if _, err := b.dockerBuild(ctx, 30*time.Minute,
