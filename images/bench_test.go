@@ -13,7 +13,8 @@ import (
 //
 //	GOCACHE=$(mktemp -d) go test -tags e2e -run '^$' -bench GoBuilds -benchtime 1x ./images/
 func BenchmarkGoBuilds(b *testing.B) {
-	for _, g := range []goBuild{kubernetesBuild(), etcdBuild(), corednsBuild(), pauseBuild()} {
+	builds := append([]goBuild{kubernetesBuild(), etcdBuild(), corednsBuild(), pauseBuild()}, sandboxToolBuilds()...)
+	for _, g := range builds {
 		b.Run(strings.Fields(g.name)[0], func(b *testing.B) {
 			for range b.N {
 				bl, err := newBuilder(Options{CacheDir: b.TempDir()})

@@ -71,6 +71,33 @@ func corednsBuild() goBuild {
 	}
 }
 
+func helmBuild() goBuild {
+	return goBuild{
+		name:     "helm " + HelmVersion,
+		dir:      "images/sandbox/build/helm",
+		requires: [2]string{"helm.sh/helm/v4", HelmVersion},
+		outputs:  map[string]string{"helm": "helm.sh/helm/v4/cmd/helm"},
+		ldflags:  helmLdflags(HelmVersion),
+	}
+}
+
+// helmLdflags stamps version into helm as its own Makefile does; unstamped,
+// `helm version` says only the minor version its source names.
+func helmLdflags(version string) string {
+	return "-s -w -X helm.sh/helm/v4/internal/version.version=" + version +
+		" -X helm.sh/helm/v4/internal/version.gitTreeState=clean"
+}
+
+func yqBuild() goBuild {
+	return goBuild{
+		name:     "yq " + YqVersion,
+		dir:      "images/sandbox/build/yq",
+		requires: [2]string{"github.com/mikefarah/yq/v4", YqVersion},
+		outputs:  map[string]string{"yq": "github.com/mikefarah/yq/v4"},
+		ldflags:  "-s -w",
+	}
+}
+
 func pauseBuild() goBuild {
 	return goBuild{
 		name:    "pause",

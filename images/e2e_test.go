@@ -140,6 +140,15 @@ func TestE2E(t *testing.T) {
 	if !strings.Contains(version, "gitVersion: "+KubernetesVersion) {
 		t.Errorf("sandbox kubectl version:\n%s", version)
 	}
+	// helm and yq, at the versions labctl pins; helm reaches the cluster
+	// with the sandbox's kubeconfig.
+	helm := mustRun(ctx, t, "", "docker", "exec", sandbox, "bash", "-c",
+		"helm version --template '{{.Version}}' && echo && yq --version && helm list -A -o json && echo '{a: {b: 1}}' | yq '.a.b'")
+	for _, want := range []string{HelmVersion + "\n", "version " + YqVersion + "\n", "[]\n", "\n1\n"} {
+		if !strings.Contains(helm, want) {
+			t.Errorf("sandbox helm and yq: want %q in:\n%s", want, helm)
+		}
+	}
 	tools := mustRun(ctx, t, "", "docker", "exec", sandbox, "bash", "-c",
 		"git --version && jq --version && locale -a && test -r /etc/profile.d/labctl.sh && grep -q labctl.sh /etc/bash.bashrc && pwd && echo $LANG && ! command -v labctl && echo no-grader")
 	for _, want := range []string{"git version", "jq-", "ja_JP.utf8", "ko_KR.utf8", "en_US.utf8", "/root", "no-grader"} {

@@ -30,6 +30,13 @@ const (
 	debianSuite       = "bookworm"
 )
 
+// Versions of the tools the sandbox ships beside kubectl, each built from
+// its Go module (images/sandbox/build) and shown by `labctl version`.
+const (
+	HelmVersion = "v4.3.2"
+	YqVersion   = "v4.54.3"
+)
+
 // Images used instead of building when a registry answers and Options.Pull
 // is set: kind v0.33.0's default node image, pinned by digest, and Debian's
 // official image as the sandbox's base.

@@ -49,7 +49,8 @@ func TestHashCoversRecipeFiles(t *testing.T) {
 // The wrapper modules are separate modules; the versions labctl's code
 // names must be the ones they pin.
 func TestWrapperModulesPinTheVersions(t *testing.T) {
-	for _, g := range append([]goBuild{kubernetesBuild(), etcdBuild(), corednsBuild()}, addonBuilds()...) {
+	builds := append([]goBuild{kubernetesBuild(), etcdBuild(), corednsBuild()}, sandboxToolBuilds()...)
+	for _, g := range append(builds, addonBuilds()...) {
 		dir := filepath.Join(".", strings.TrimPrefix(g.dir, "images/"))
 		if _, err := g.key(dir); err != nil {
 			t.Errorf("%s: %v", g.name, err)
@@ -310,5 +311,29 @@ func TestBinariesKeyFollowsOwnCommand(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
 	if after, _ := g.key(dir); after == before {
 		t.Error("a changed main.go left the key unchanged: the old binary would be reused")
+	}
+}
+
+// TestSandboxShipsItsTools: every tool the sandbox build makes is copied
+// into the image, executable by every user (command checks run it as a
+// user of their own), and helm's version is stamped.
+func TestSandboxShipsItsTools(t *testing.T) {
+	data, err := recipes.ReadFile("sandbox/Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dockerfile := string(data)
+	for _, g := range sandboxToolBuilds() {
+		for name := range g.outputs {
+			if !regexp.MustCompile(`(?m)^COPY kubectl( \S+)* ` + name + `( \S+)* /usr/local/bin/$`).MatchString(dockerfile) {
+				t.Errorf("the sandbox's Dockerfile does not copy %s into /usr/local/bin", name)
+			}
+			if !regexp.MustCompile(`for tool in kubectl( \S+)* ` + name + `( \S+)*; do test "\$\(stat -c %a`).MatchString(dockerfile) {
+				t.Errorf("the sandbox's Dockerfile does not check that %s is executable by every user", name)
+			}
+		}
+	}
+	if !strings.Contains(helmBuild().ldflags, "version.version="+HelmVersion) {
+		t.Errorf("helm is built without its version stamped: %s", helmBuild().ldflags)
 	}
 }

@@ -13,9 +13,9 @@ import (
 )
 
 // recipes are the files the images are built from. The Go wrapper modules
-// under node/build are separate modules (they cannot be embedded); their
-// identity enters the hash through the versions they pin, which the build
-// checks against them.
+// under node/build and sandbox/build are separate modules (they cannot be
+// embedded); their identity enters the hash through the versions they pin,
+// which the build checks against them.
 //
 //go:embed node/node-base.Dockerfile node/kube-proxy.Dockerfile node/iptables-wrapper node/files node/pause/main.go
 //go:embed sandbox/Dockerfile sandbox/labctl.sh addons/Dockerfile addons-serve/Dockerfile
@@ -78,7 +78,8 @@ func nodeHash(base string) string {
 
 // sandboxHash identifies the sandbox image built on base.
 func sandboxHash(base string) string {
-	return hashOf([]string{base, KubernetesVersion, goBuildFlags, assemblyRevision}, "sandbox")
+	return hashOf([]string{base, KubernetesVersion, "helm " + HelmVersion, "yq " + YqVersion, helmLdflags(HelmVersion),
+		goBuildFlags, assemblyRevision}, "sandbox")
 }
 
 // writeRecipeDir copies the embedded directory dir into dest, keeping

@@ -122,11 +122,11 @@ func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		code, out, errOut := runFake(t, &fakeEnv{}, args...)
 		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-		if code != 0 || errOut != "" || len(lines) != 6 || lines[0] != "labctl "+Version {
+		if code != 0 || errOut != "" || len(lines) != 8 || lines[0] != "labctl "+Version {
 			t.Fatalf("labctl %s: exit %d, stderr %q, stdout\n%s", args[0], code, errOut, out)
 		}
 		for i, s := range []string{"commit:", "go:", "kubernetes:    " + images.KubernetesVersion,
-			"node image:    " + images.NodeRef(), "sandbox image: " + images.SandboxRef()} {
+			"helm:          " + images.HelmVersion, "yq:            " + images.YqVersion, "node image:    " + images.NodeRef(), "sandbox image: " + images.SandboxRef()} {
 			if !strings.HasPrefix(lines[i+1], s) {
 				t.Errorf("labctl %s: line %q, want it to start %q", args[0], lines[i+1], s)
 			}
@@ -136,7 +136,7 @@ func TestVersion(t *testing.T) {
 	var v versionInfo
 	decode(t, out, &v)
 	if code != 0 || v.Version != Version || v.Commit == "" || !strings.HasPrefix(v.Go, "go") ||
-		v.Kubernetes != images.KubernetesVersion || v.NodeImage != images.NodeRef() || v.SandboxImage != images.SandboxRef() {
+		v.Kubernetes != images.KubernetesVersion || v.Helm != images.HelmVersion || v.Yq != images.YqVersion || v.NodeImage != images.NodeRef() || v.SandboxImage != images.SandboxRef() {
 		t.Errorf("version -o json: exit %d, %+v", code, v)
 	}
 }

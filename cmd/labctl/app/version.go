@@ -27,6 +27,8 @@ type versionInfo struct {
 	Commit       string `json:"commit"`
 	Go           string `json:"go"`
 	Kubernetes   string `json:"kubernetes"`
+	Helm         string `json:"helm"`
+	Yq           string `json:"yq"`
 	NodeImage    string `json:"nodeImage"`
 	SandboxImage string `json:"sandboxImage"`
 }
@@ -37,6 +39,8 @@ func currentVersion() versionInfo {
 		Commit:       commit(Commit, debug.ReadBuildInfo),
 		Go:           runtime.Version(),
 		Kubernetes:   images.KubernetesVersion,
+		Helm:         images.HelmVersion,
+		Yq:           images.YqVersion,
 		NodeImage:    images.NodeRef(),
 		SandboxImage: images.SandboxRef(),
 	}
@@ -81,6 +85,8 @@ func writeVersion(w io.Writer, format string) error {
 	fmt.Fprintf(tw, "commit:\t%s\n", v.Commit)
 	fmt.Fprintf(tw, "go:\t%s\n", v.Go)
 	fmt.Fprintf(tw, "kubernetes:\t%s\n", v.Kubernetes)
+	fmt.Fprintf(tw, "helm:\t%s\n", v.Helm)
+	fmt.Fprintf(tw, "yq:\t%s\n", v.Yq)
 	fmt.Fprintf(tw, "node image:\t%s\n", v.NodeImage)
 	fmt.Fprintf(tw, "sandbox image:\t%s\n", v.SandboxImage)
 	return tw.Flush()
@@ -90,7 +96,7 @@ func newVersionCommand(g *globals) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:     "version",
-		Short:   "Print labctl's version, commit, Go and Kubernetes versions and image tags",
+		Short:   "Print labctl's version, commit, Go, Kubernetes, helm and yq versions and image tags",
 		Example: "  labctl version\n  labctl version -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

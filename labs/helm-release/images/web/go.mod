@@ -1,0 +1,3 @@
+module labctl.dev/labs/helm-release/web
+
+go 1.26
