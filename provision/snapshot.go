@@ -33,7 +33,7 @@ var snapshotClusterTypes = []schema.GroupVersionResource{
 
 // Snapshot lists the lab's objects as its admin reads them, for `labctl
 // test --mutate`: every object of snapshotTypes in the lab's namespaces
-// (but labctl's own grant to the learner), and the cluster's ClusterRoles
+// (but labctl's own grants to the learner and the probe), and the cluster's ClusterRoles
 // and ClusterRoleBindings but Kubernetes' own (system:, aggregated, or
 // labelled its defaults).
 func (e *Live) Snapshot(ctx context.Context) ([]map[string]any, error) {
@@ -73,12 +73,12 @@ func (e *Live) Snapshot(ctx context.Context) ([]map[string]any, error) {
 	return out, nil
 }
 
-// labctlOwn reports whether o is labctl's grant to the learner in a lab
-// namespace, which no learner writes.
+// labctlOwn reports whether o is labctl's grant to the learner or to the
+// probe in a lab namespace, which no learner's answer writes.
 func labctlOwn(gvr schema.GroupVersionResource, o map[string]any) bool {
 	md, _ := o["metadata"].(map[string]any)
 	name, _ := md["name"].(string)
-	return gvr.Group == "rbac.authorization.k8s.io" && name == learnerRole
+	return gvr.Group == "rbac.authorization.k8s.io" && (name == learnerRole || name == probeRole)
 }
 
 // kubernetesOwn reports whether a cluster RBAC object is Kubernetes' own
