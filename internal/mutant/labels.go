@@ -28,11 +28,9 @@ func (r Relabel) Undo() *Relabel {
 func (r Relabel) Args() []string {
 	var out []string
 	for _, k := range keysOf(r.From, r.To) {
-		v, set := r.To[k]
-		switch {
-		case set:
+		if v, set := r.To[k]; set {
 			out = append(out, k+"="+v)
-		default:
+		} else {
 			out = append(out, k+"-")
 		}
 	}
