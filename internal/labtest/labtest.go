@@ -126,9 +126,9 @@ type runner struct {
 	o       Options
 	rep     *Report
 	stopped bool
-	// undone is when the last mutant of the step was undone (zero before
-	// the first): see mutateWindows.
-	undone time.Time
+	// undone is, for each audit check of an absence, when the last
+	// mutant of its step was undone: see afterMutants.
+	undone map[*lab.AuditCheck]time.Time
 }
 
 func (r *runner) run(ctx context.Context, first, last int) {

@@ -126,8 +126,6 @@ func (r *runner) mutate(ctx context.Context, s *lab.Step, start []mutant.Object,
 				declared[a.Mutant] = a.Name
 			}
 		}
-		r.undone = time.Time{}
-		defer func() { r.undone = time.Time{} }()
 		all := mutant.Generate(start, end, r.o.Lab.Cluster.Namespaces)
 		ms.Generated = len(all)
 		outcome := map[string]string{}
@@ -291,25 +289,40 @@ func (r *runner) undo(ctx context.Context, p *Phase, s *lab.Step, script string,
 			return false
 		}
 	}
-	r.undone = r.o.Now()
+	now := r.o.Now()
+	for _, c := range s.Checks {
+		if c.Audit != nil && c.Audit.Absent {
+			if r.undone == nil {
+				r.undone = map[*lab.AuditCheck]time.Time{}
+			}
+			r.undone[c.Audit] = now
+		}
+	}
 	return true
 }
 
 // mutateWindows are the audit windows of the step's checks in the mutate
-// phase. A check that asks for an absence (nothing deleted, no Pod
-// labelled by hand) judges only what happened since the last mutant was
-// undone: the API server keeps the record of an undone mutant's write, and
-// it is no part of the next mutant's wrong answer, nor of the solve's.
+// phase (afterMutants).
 func (r *runner) mutateWindows(s *lab.Step) checks.Windows {
-	w := grading.Windows(r.o.Lab, r.progress(), s.Checks)
-	if r.undone.IsZero() {
+	return r.afterMutants(s.Checks)
+}
+
+// afterMutants are the windows of the checks cs, in which a check that asks
+// for an absence (nothing deleted, no Pod labelled by hand) judges only
+// what happened since the last mutant of its step was undone: the API
+// server keeps the record of an undone mutant's write, and it is no part
+// of the next mutant's wrong answer, nor of the solve's (which passed it
+// before the mutants), nor of the final grade's.
+func (r *runner) afterMutants(cs []lab.Check) checks.Windows {
+	w := grading.Windows(r.o.Lab, r.progress(), cs)
+	if len(r.undone) == 0 {
 		return w
 	}
-	since := make([]time.Time, len(s.Checks))
+	since := make([]time.Time, len(cs))
 	copy(since, w.Since)
-	for i, c := range s.Checks {
-		if c.Audit != nil && c.Audit.Absent && since[i].Before(r.undone) {
-			since[i] = r.undone
+	for i, c := range cs {
+		if at, ok := r.undone[c.Audit]; ok && c.Audit != nil && since[i].Before(at) {
+			since[i] = at
 		}
 	}
 	w.Since = since

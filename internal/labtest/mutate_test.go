@@ -586,7 +586,8 @@ func podsLab() *lab.Lab {
 // running Pods so that the Service's old selector reaches them is a mutant
 // of a solve that changes the selector. It is applied with kubectl label
 // and taken back, the Pods' labels as they were; the record of it does not
-// fail the checks of the mutants after it, nor those after every undo.
+// fail the checks of the mutants after it, nor those after every undo, nor
+// the grade of the whole lab.
 func TestMutateLabelsPodsInsteadOfTheSelector(t *testing.T) {
 	env := newObjEnv()
 	env.pods = map[string]map[string]string{"web-1": {"app": "web", "version": "3", "pod-template-hash": "abc"}}
@@ -595,9 +596,15 @@ func TestMutateLabelsPodsInsteadOfTheSelector(t *testing.T) {
 	if code, _ := env.RunScript(context.Background(), l.Steps[0].Setup, io.Discard, io.Discard); code != 0 {
 		t.Fatal("the fake cannot make the Deployment and the Service")
 	}
-	rep, _ := runMutate(t, l, env, true)
-	if !rep.Passed {
-		t.Fatalf("failures %v", rep.Failures())
+	// The whole lab: its grade at the end, too, judges the step's audit
+	// check from the last undo on.
+	rep, err := Run(context.Background(), env, Options{Lab: l, Store: progress.NewStore(t.TempDir()),
+		Pause: time.Millisecond, Mutate: true, Status: &recorder{}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !rep.Passed || !rep.Graded || rep.Score != rep.MaxScore {
+		t.Fatalf("graded %t, %d of %d, failures %v", rep.Graded, rep.Score, rep.MaxScore, rep.Failures())
 	}
 	m := mutatePhase(t, rep).Mutants
 	if m.Killed != m.Generated || m.Applied != m.Generated {
