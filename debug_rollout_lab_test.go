@@ -289,7 +289,13 @@ func TestRolloutLabRepositoryStory(t *testing.T) {
 			for _, a := range step.Alternatives {
 				t.Run("alternative "+a.Name, func(t *testing.T) {
 					heads := start(t, i)
-					runScript(t, a.Name, a.Script)
+					script := a.Script
+					if a.Mutant != "" {
+						// A declared mutant changes the cluster only, after the
+						// solve: the repository is the solve's.
+						script = step.Solve
+					}
+					runScript(t, a.Name, script)
 					manifestsParse(t)
 					if res := judge(t, free, heads); len(failed(res)) > 0 {
 						t.Fatalf("after alternative %s:\n%s", a.Name, describe(res))

@@ -6,9 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// TestSnapshotLeavesOutWhatNoLearnerWrites: Kubernetes' own cluster RBAC
-// and labctl's grants to the learner and to a probe are never mutants'
-// objects.
+// TestSnapshotLeavesOutWhatNoLearnerWrites: Kubernetes' own cluster RBAC,
+// labctl's grant to the learner and the probe's are never mutants' objects.
 func TestSnapshotLeavesOutWhatNoLearnerWrites(t *testing.T) {
 	obj := func(name string, labels map[string]any, extra ...string) map[string]any {
 		o := map[string]any{"metadata": map[string]any{"name": name, "labels": labels}}
@@ -29,6 +28,8 @@ func TestSnapshotLeavesOutWhatNoLearnerWrites(t *testing.T) {
 		}
 	}
 	rbac := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}
+	// The probe's RoleBinding, made in each lab namespace the first time
+	// a probe runs, is labctl's too: its mutants were a step's survivors.
 	if !labctlOwn(rbac, obj(learnerRole, nil)) || !labctlOwn(rbac, obj(probeRole, nil)) || labctlOwn(rbac, obj("deployer", nil)) ||
 		labctlOwn(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, obj(learnerRole, nil)) {
 		t.Error("labctlOwn picks the wrong objects")

@@ -83,14 +83,19 @@ func runRound(ctx context.Context, c Checker, r checks.Round) ([]checks.Result, 
 // windows (nil: none read, audit checks judge the whole log). p and cat are
 // RunStep's.
 func RunAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress.Progress, cat *msg.Catalog) (map[string][]checks.Result, error) {
+	return RunAllIn(ctx, c, p, l, cat, func(cs []lab.Check) checks.Windows { return Windows(l, pr, cs) })
+}
+
+// RunAllIn is RunAll with the audit windows and step heads of a round of
+// checks cs given by windows.
+func RunAllIn(ctx context.Context, c Checker, p Prober, l *lab.Lab, cat *msg.Catalog, windows func(cs []lab.Check) checks.Windows) (map[string][]checks.Result, error) {
 	var all []lab.Check
 	for _, s := range l.Steps {
 		if s.Probe == nil {
 			all = append(all, s.Checks...)
 		}
 	}
-	w := Windows(l, pr, all)
-	rs, err := runRound(ctx, c, checks.Round{Checks: all, Windows: w, Lang: catalogLang(cat)})
+	rs, err := runRound(ctx, c, checks.Round{Checks: all, Windows: windows(all), Lang: catalogLang(cat)})
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +111,7 @@ func RunAll(ctx context.Context, c Checker, p Prober, l *lab.Lab, pr *progress.P
 		if s.Probe == nil {
 			continue
 		}
-		if out[s.ID], err = RunStep(ctx, c, p, s, Windows(l, pr, s.Checks), cat, nil); err != nil {
+		if out[s.ID], err = RunStep(ctx, c, p, s, windows(s.Checks), cat, nil); err != nil {
 			return nil, err
 		}
 	}

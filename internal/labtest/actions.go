@@ -162,7 +162,8 @@ func (r *runner) reset(ctx context.Context, p *Phase, to string) {
 // every check must pass.
 func (r *runner) grade(ctx context.Context) {
 	r.phase(Phase{Kind: Grade}, "Grading the whole lab: 100 %", func(p *Phase) {
-		results, err := grading.RunAll(ctx, r.env, prober(r.env), r.o.Lab, r.progress(), nil)
+		// After --mutate, as the mutants' rounds (afterMutants).
+		results, err := grading.RunAllIn(ctx, r.env, prober(r.env), r.o.Lab, nil, r.afterMutants)
 		if err != nil {
 			p.fail("", "", "", "grading: "+err.Error())
 			r.stopped = true

@@ -126,6 +126,9 @@ type runner struct {
 	o       Options
 	rep     *Report
 	stopped bool
+	// undone is, for each audit check of an absence, when the last
+	// mutant of its step was undone: see afterMutants.
+	undone map[*lab.AuditCheck]time.Time
 }
 
 func (r *runner) run(ctx context.Context, first, last int) {

@@ -239,7 +239,7 @@ func writes(edits []mutant.Edit) []mutant.Edit {
 // round runs the step's checks once and says whether every one passed and
 // whether every one could judge; a round that cannot run stops the test.
 func (r *runner) round(ctx context.Context, p *Phase, s *lab.Step, script string) (passed, judged, ok bool) {
-	rs, err := runStep(ctx, r.env, s, grading.Windows(r.o.Lab, r.progress(), s.Checks), r.o.Now)
+	rs, err := runStep(ctx, r.env, s, r.mutateWindows(s), r.o.Now)
 	if err != nil {
 		p.fail(s.ID, script, "", err.Error())
 		r.stopped = true
@@ -270,7 +270,7 @@ func (r *runner) sleep(ctx context.Context, p *Phase, s *lab.Step, script string
 // ran; when one fails, why says how (the end of kubectl's output).
 func (r *runner) apply(ctx context.Context, edits []mutant.Edit) (done int, why string) {
 	for i, e := range edits {
-		if ok, out := r.kubectl(ctx, e); !ok {
+		if ok, out := r.kubectl(ctx, e, false); !ok {
 			return i, out
 		}
 	}
@@ -283,13 +283,50 @@ func (r *runner) apply(ctx context.Context, edits []mutant.Edit) (done int, why 
 func (r *runner) undo(ctx context.Context, p *Phase, s *lab.Step, script string, edits []mutant.Edit) bool {
 	m := mutant.Mutant{Edits: edits}
 	for _, e := range m.Undo() {
-		if ok, out := r.kubectl(ctx, e); !ok {
+		if ok, out := r.kubectl(ctx, e, true); !ok {
 			p.fail(s.ID, script, "", "undoing it failed, so the lab is not back at the solve's end; stopping: "+out)
 			r.stopped = true
 			return false
 		}
 	}
+	now := r.o.Now()
+	for _, c := range s.Checks {
+		if c.Audit != nil && c.Audit.Absent {
+			if r.undone == nil {
+				r.undone = map[*lab.AuditCheck]time.Time{}
+			}
+			r.undone[c.Audit] = now
+		}
+	}
 	return true
+}
+
+// mutateWindows are the audit windows of the step's checks in the mutate
+// phase (afterMutants).
+func (r *runner) mutateWindows(s *lab.Step) checks.Windows {
+	return r.afterMutants(s.Checks)
+}
+
+// afterMutants are the windows of the checks cs, in which a check that asks
+// for an absence (nothing deleted, no Pod labelled by hand) judges only
+// what happened since the last mutant of its step was undone: the API
+// server keeps the record of an undone mutant's write, and it is no part
+// of the next mutant's wrong answer, nor of the solve's (which passed it
+// before the mutants), nor of the final grade's.
+func (r *runner) afterMutants(cs []lab.Check) checks.Windows {
+	w := grading.Windows(r.o.Lab, r.progress(), cs)
+	if len(r.undone) == 0 {
+		return w
+	}
+	since := make([]time.Time, len(cs))
+	copy(since, w.Since)
+	for i, c := range cs {
+		if at, ok := r.undone[c.Audit]; ok && c.Audit != nil && since[i].Before(at) {
+			since[i] = at
+		}
+	}
+	w.Since = since
+	return w
 }
 
 // stillPasses runs the step's checks after every mutant was undone: they
@@ -297,7 +334,7 @@ func (r *runner) undo(ctx context.Context, p *Phase, s *lab.Step, script string,
 func (r *runner) stillPasses(ctx context.Context, p *Phase, s *lab.Step) {
 	const tries = 3
 	for i := 0; i < tries; i++ {
-		rs, err := runStep(ctx, r.env, s, grading.Windows(r.o.Lab, r.progress(), s.Checks), r.o.Now)
+		rs, err := runStep(ctx, r.env, s, r.mutateWindows(s), r.o.Now)
 		if err != nil {
 			p.fail(s.ID, "", "", err.Error())
 			r.stopped = true
@@ -325,9 +362,11 @@ func (r *runner) stillPasses(ctx context.Context, p *Phase, s *lab.Step) {
 var rolledOut = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true}
 
 // kubectl runs one edit in the sandbox as the learner would, the object
-// in a heredoc, and reports whether it succeeded, with the end of its
-// output when not.
-func (r *runner) kubectl(ctx context.Context, e mutant.Edit) (bool, string) {
+// in a heredoc (or kubectl label for Pods), and reports whether it
+// succeeded, with the end of its output when not. back says that the edit
+// takes a mutant back: Pods to relabel may be gone then (their workload
+// replaced them, without the mutant's labels), which is no failure.
+func (r *runner) kubectl(ctx context.Context, e mutant.Edit, back bool) (bool, string) {
 	var b strings.Builder
 	b.WriteString("set -e\n")
 	doc := func(verb string, o mutant.Object) {
@@ -335,6 +374,8 @@ func (r *runner) kubectl(ctx context.Context, e mutant.Edit) (bool, string) {
 		fmt.Fprintf(&b, "kubectl %s -f - <<'LABCTL_MUTANT'\n%s\nLABCTL_MUTANT\n", verb, j)
 	}
 	switch {
+	case e.Label != nil:
+		relabel(&b, e.Label, back)
 	case e.From == nil:
 		doc("create", e.To)
 	case e.To == nil:
@@ -374,4 +415,28 @@ func (r *runner) kubectl(ctx context.Context, e mutant.Edit) (bool, string) {
 		return false, out
 	}
 	return true, ""
+}
+
+// relabel writes the script that labels the Pods l selects as the learner
+// would, kubectl label --overwrite; with none to label, it fails unless
+// back.
+func relabel(b *strings.Builder, l *mutant.Relabel, back bool) {
+	sel := shellQuote(l.SelectorString())
+	fmt.Fprintf(b, "pods=$(kubectl -n %s get pods -l %s -o name)\n", shellQuote(l.Namespace), sel)
+	if back {
+		b.WriteString("[ -n \"$pods\" ] || exit 0\n")
+	} else {
+		fmt.Fprintf(b, "[ -n \"$pods\" ] || { echo %s >&2; exit 1; }\n",
+			shellQuote(fmt.Sprintf("no Pod of namespace %s has the labels %s to label", l.Namespace, l.SelectorString())))
+	}
+	args := l.Args()
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	fmt.Fprintf(b, "kubectl -n %s label --overwrite $pods %s\n", shellQuote(l.Namespace), strings.Join(args, " "))
+}
+
+// shellQuote quotes s for sh, in single quotes.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -42,6 +42,10 @@ type objEnv struct {
 	// errorAt makes the round after that many kubectl writes say, once,
 	// that its checks could not judge.
 	errorAt int
+	// pods are the labels of each running Pod of namespace ns, by name,
+	// which kubectl label changes; labelled is when it last did.
+	pods     map[string]map[string]string
+	labelled time.Time
 }
 
 func newObjEnv() *objEnv {
@@ -81,11 +85,20 @@ func (e *objEnv) RunScript(ctx context.Context, script string, stdout, stderr io
 			if mutant.Kind(o) == "Service" {
 				// Each Service made gets an address of its own.
 				e.made++
-				o["spec"] = map[string]any{"clusterIP": fmt.Sprintf("10.0.0.%d", e.made)}
+				spec, _ := o["spec"].(map[string]any)
+				if spec == nil {
+					spec = map[string]any{}
+					o["spec"] = spec
+				}
+				spec["clusterIP"] = fmt.Sprintf("10.0.0.%d", e.made)
 			}
 			e.objs[mutant.Key(o)] = o
 		}
 		return 0, nil
+	}
+	if m := podsLabelled.FindStringSubmatch(script); m != nil {
+		e.kubectl = append(e.kubectl, script)
+		return e.label(m[1], m[2], strings.Contains(script, "|| exit 0"), stderr), nil
 	}
 	if !strings.Contains(script, "LABCTL_MUTANT") {
 		return e.fakeEnv.RunScript(ctx, script, stdout, stderr)
@@ -135,6 +148,47 @@ func (e *objEnv) RunScript(ctx context.Context, script string, stdout, stderr io
 	return 0, nil
 }
 
+var podsLabelled = regexp.MustCompile(`(?s)get pods -l '([^']*)'.*\nkubectl -n 'ns' label --overwrite \$pods ([^\n]*)\n`)
+
+// label runs kubectl label on the Pods of ns that selector selects: args
+// are 'k=v' to set and 'k-' to remove. With no Pod to label it fails
+// unless back.
+func (e *objEnv) label(selector, args string, back bool, stderr io.Writer) int {
+	var names []string
+	for name, labels := range e.pods {
+		match := true
+		for _, kv := range strings.Split(selector, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			if labels[k] != v {
+				match = false
+			}
+		}
+		if match {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		if back {
+			return 0
+		}
+		fmt.Fprintln(stderr, "no Pod to label")
+		return 1
+	}
+	for _, name := range names {
+		for _, a := range strings.Fields(args) {
+			a = strings.Trim(a, "'")
+			if k, ok := strings.CutSuffix(a, "-"); ok {
+				delete(e.pods[name], k)
+				continue
+			}
+			k, v, _ := strings.Cut(a, "=")
+			e.pods[name][k] = v
+		}
+	}
+	e.labelled = time.Now()
+	return 0
+}
+
 func (e *objEnv) RunChecks(_ context.Context, round checks.Round) ([]checks.Result, error) {
 	e.log = append(e.log, "checks")
 	out := make([]checks.Result, len(round.Checks))
@@ -147,6 +201,18 @@ func (e *objEnv) RunChecks(_ context.Context, round checks.Round) ([]checks.Resu
 	}
 	for i, c := range round.Checks {
 		r := checks.Result{Name: c.Name, Points: c.Points, Status: checks.Pass}
+		if c.Audit != nil {
+			// No Pod labelled by hand within the check's window.
+			var since time.Time
+			if i < len(round.Windows.Since) {
+				since = round.Windows.Since[i]
+			}
+			if !e.labelled.IsZero() && !e.labelled.Before(since) {
+				r.Status, r.Message = checks.Fail, "a Pod was labelled"
+			}
+			out[i] = r
+			continue
+		}
 		k := c.Kube
 		o := e.objs[mutant.Key(mutant.Object{"apiVersion": k.APIVersion, "kind": k.Kind, "metadata": map[string]any{"namespace": k.Namespace, "name": k.Name}})]
 		switch {
@@ -486,5 +552,74 @@ func TestMutateWriteRetriedOnConflict(t *testing.T) {
 	rep, _ := runMutate(t, roleLab(strictCheck), env, true)
 	if m := mutatePhase(t, rep).Mutants; !rep.Passed || m.NotApplicable != 0 || m.Killed != 12 {
 		t.Errorf("counts %s, failures %v", m, rep.Failures())
+	}
+}
+
+// podsLab has one step whose solve changes the Service web's selector to
+// app=web, the label of the Pods of the Deployment web, from Sam's
+// app.kubernetes.io/name=web; its checks ask for the solve's selector and
+// that no Pod was labelled by hand in the step.
+func podsLab() *lab.Lab {
+	const web = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"ns"},` +
+		`"spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web","version":"3"}}}}}`
+	svc := func(selector string) string {
+		return `object {"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"ns"},"spec":{"selector":` + selector + `}}`
+	}
+	return &lab.Lab{
+		Metadata: lab.Metadata{Name: "demo"},
+		Cluster:  lab.Cluster{Namespaces: []string{"ns"}},
+		Steps: []lab.Step{{
+			ID:    "rbac",
+			Setup: "object " + web + "\n" + svc(`{"app.kubernetes.io/name":"web"}`),
+			Checks: []lab.Check{
+				{Name: "selector", Points: 1, Kube: &lab.KubeCheck{APIVersion: "v1", Kind: "Service", Namespace: "ns", Name: "web",
+					Field: &lab.FieldAssert{Path: "spec", Assert: lab.Assert{Matches: `^\{"clusterIP":"[0-9.]+","selector":\{"app":"web"\}\}$`}}}},
+				{Name: "pods-untouched", Points: 1, Audit: &lab.AuditCheck{Absent: true,
+					AuditSelector: lab.AuditSelector{Verbs: []string{"patch"}, Resource: "pods", Namespace: "ns"}}},
+			},
+			Solve: svc(`{"app":"web"}`),
+		}},
+	}
+}
+
+// TestMutateLabelsPodsInsteadOfTheSelector: the learner who labels the
+// running Pods so that the Service's old selector reaches them is a mutant
+// of a solve that changes the selector. It is applied with kubectl label
+// and taken back, the Pods' labels as they were; the record of it does not
+// fail the checks of the mutants after it, nor those after every undo, nor
+// the grade of the whole lab.
+func TestMutateLabelsPodsInsteadOfTheSelector(t *testing.T) {
+	env := newObjEnv()
+	env.pods = map[string]map[string]string{"web-1": {"app": "web", "version": "3", "pod-template-hash": "abc"}}
+	l := podsLab()
+	// The environment comes up with the first step's setup run.
+	if code, _ := env.RunScript(context.Background(), l.Steps[0].Setup, io.Discard, io.Discard); code != 0 {
+		t.Fatal("the fake cannot make the Deployment and the Service")
+	}
+	// The whole lab: its grade at the end, too, judges the step's audit
+	// check from the last undo on.
+	rep, err := Run(context.Background(), env, Options{Lab: l, Store: progress.NewStore(t.TempDir()),
+		Pause: time.Millisecond, Mutate: true, Status: &recorder{}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !rep.Passed || !rep.Graded || rep.Score != rep.MaxScore {
+		t.Fatalf("graded %t, %d of %d, failures %v", rep.Graded, rep.Score, rep.MaxScore, rep.Failures())
+	}
+	m := mutatePhase(t, rep).Mutants
+	if m.Killed != m.Generated || m.Applied != m.Generated {
+		t.Errorf("counts %s, want every mutant applied and killed", m)
+	}
+	script := strings.Join(env.kubectl, "\n")
+	for _, want := range []string{
+		"kubectl -n 'ns' label --overwrite $pods 'app.kubernetes.io/name=web'",
+		"kubectl -n 'ns' label --overwrite $pods 'app.kubernetes.io/name-'",
+	} {
+		if !strings.Contains(script, want) {
+			t.Errorf("no %q among the mutants' writes:\n%s", want, script)
+		}
+	}
+	if got := env.pods["web-1"]; len(got) != 3 || got["app.kubernetes.io/name"] != "" {
+		t.Errorf("after the mutants the Pod is labelled %v", got)
 	}
 }

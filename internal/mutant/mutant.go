@@ -27,10 +27,12 @@ type Object = map[string]any
 // deletes From). Recreate says that To replaces From by a delete and a
 // create, because the change touches a field the API does not let change
 // (a RoleBinding's roleRef), or because To is elsewhere (another
-// namespace, another kind).
+// namespace, another kind). An edit with Label writes no object: it
+// labels running Pods, as kubectl label does.
 type Edit struct {
 	From, To Object
 	Recreate bool
+	Label    *Relabel
 }
 
 // Mutant is one wrong answer: a readable, stable id and the edits that make
@@ -46,7 +48,11 @@ type Mutant struct {
 func (m Mutant) Undo() []Edit {
 	out := make([]Edit, len(m.Edits))
 	for i, e := range m.Edits {
-		out[len(m.Edits)-1-i] = Edit{From: e.To, To: e.From, Recreate: e.Recreate}
+		u := Edit{From: e.To, To: e.From, Recreate: e.Recreate}
+		if e.Label != nil {
+			u.Label = e.Label.Undo()
+		}
+		out[len(m.Edits)-1-i] = u
 	}
 	return out
 }
@@ -297,6 +303,8 @@ func Diff(m Mutant) string {
 	var b strings.Builder
 	for _, e := range m.Edits {
 		switch {
+		case e.Label != nil:
+			fmt.Fprintf(&b, "~ Pods %s/%s: kubectl label %s\n", e.Label.Namespace, e.Label.SelectorString(), strings.Join(e.Label.Args(), " "))
 		case e.From == nil:
 			fmt.Fprintf(&b, "+ %s (created)\n", Ref(e.To))
 		case e.To == nil:

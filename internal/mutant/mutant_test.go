@@ -265,3 +265,101 @@ func TestDeletedObjectKept(t *testing.T) {
 		t.Errorf("diff %q", d)
 	}
 }
+
+const rolloutWeb = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"rollout"},
+ "spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web","version":"3"}},
+  "spec":{"containers":[{"name":"web","image":"web:1"}]}}}}`
+
+func webService(selector string) string {
+	return `{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"rollout","resourceVersion":"4"},
+	 "spec":{"clusterIP":"10.0.0.9","clusterIPs":["10.0.0.9"],"selector":` + selector + `,"ports":[{"port":80}]}}`
+}
+
+// TestSelectorLabelsOnPods: the learner who labels the running Pods so
+// that Sam's selector reaches them, instead of fixing the selector as the
+// solve does. The Service stays as it was, the Pods get its labels, and
+// the undo takes the labels off again before the Service is put back.
+func TestSelectorLabelsOnPods(t *testing.T) {
+	d := obj(t, rolloutWeb)
+	start := obj(t, webService(`{"app.kubernetes.io/name":"web"}`))
+	end := obj(t, webService(`{"app":"web"}`))
+	const id = "Service rollout/web: spec.selector → the step's start, the Pods of Deployment rollout/web labelled app.kubernetes.io/name=web instead"
+	m := byID(t, Generate([]Object{d, start}, []Object{d, end}, []string{"rollout"}), id)
+	if len(m.Edits) != 2 || m.Edits[0].Label != nil {
+		t.Fatalf("edits %+v, want the Service written back, then the Pods labelled", m.Edits)
+	}
+	svc := m.Edits[0]
+	if got := labelMap(get(svc.To, "spec", "selector")); len(got) != 1 || got["app.kubernetes.io/name"] != "web" {
+		t.Errorf("the Service is written with selector %v, want the step's start", got)
+	}
+	if str(svc.To, "spec", "clusterIP") != "10.0.0.9" || sub(svc.To, "metadata")["resourceVersion"] != nil {
+		t.Errorf("the Service written %v, want its address kept and no server metadata", svc.To)
+	}
+	rl := m.Edits[1].Label
+	if rl == nil || rl.Namespace != "rollout" || rl.SelectorString() != "app=web" || strings.Join(rl.Args(), " ") != "app.kubernetes.io/name=web" {
+		t.Fatalf("relabel %+v", rl)
+	}
+	undo := m.Undo()
+	if undo[0].Label == nil || strings.Join(undo[0].Label.Args(), " ") != "app.kubernetes.io/name-" || undo[0].Label.SelectorString() != "app=web" {
+		t.Errorf("the undo begins with %+v, want the label taken off the same Pods", undo[0])
+	}
+	if undo[1].Label != nil || labelMap(get(undo[1].To, "spec", "selector"))["app"] != "web" {
+		t.Errorf("the undo ends with %+v, want the solve's Service", undo[1])
+	}
+	if d := Diff(m); !strings.Contains(d, "~ Pods rollout/app=web: kubectl label app.kubernetes.io/name=web") || !strings.Contains(d, "+     app.kubernetes.io/name: web") {
+		t.Errorf("diff:\n%s", d)
+	}
+}
+
+// TestSelectorLabelsOnPodsNotMade: no Pods to label when the selector did
+// not change, the solve made the Service, no workload's Pods are selected,
+// or a label would take the Pods from their workload.
+func TestSelectorLabelsOnPodsNotMade(t *testing.T) {
+	d := obj(t, rolloutWeb)
+	for name, c := range map[string]struct {
+		start []Object
+		end   Object
+	}{
+		"unchanged":                {[]Object{d, obj(t, webService(`{"app":"web"}`))}, obj(t, webService(`{"app":"web"}`))},
+		"made by the solve":        {[]Object{d}, obj(t, webService(`{"app":"web"}`))},
+		"no workload's Pods":       {[]Object{d, obj(t, webService(`{"app":"web"}`))}, obj(t, webService(`{"app":"api"}`))},
+		"the workload's own label": {[]Object{d, obj(t, webService(`{"app":"webapp"}`))}, obj(t, webService(`{"app":"web"}`))},
+	} {
+		for _, m := range Generate(c.start, []Object{d, c.end}, []string{"rollout"}) {
+			for _, e := range m.Edits {
+				if e.Label != nil {
+					t.Errorf("%s: mutant %s labels Pods", name, m.ID)
+				}
+			}
+		}
+	}
+}
+
+// TestTemplateLabelsOnPods: the learner who labels the running Pods
+// instead of changing the Pod template's labels as the solve does. The
+// Deployment stays at the step's start, its Pods get the solve's labels
+// but never one of its selector's, and the undo puts the start's back.
+func TestTemplateLabelsOnPods(t *testing.T) {
+	start := obj(t, strings.Replace(rolloutWeb, `"version":"3"`, `"version":"2","team":"a"`, 1))
+	end := obj(t, strings.Replace(rolloutWeb, `"version":"3"`, `"version":"3","tier":"front"`, 1))
+	const id = "Deployment rollout/web: spec.template.metadata.labels → the step's start, the running Pods labelled team- tier=front version=3 instead"
+	m := byID(t, Generate([]Object{start}, []Object{end}, []string{"rollout"}), id)
+	if len(m.Edits) != 2 || labelMap(get(m.Edits[0].To, "spec", "template", "metadata", "labels"))["version"] != "2" {
+		t.Fatalf("edits %+v, want the Deployment at the step's start first", m.Edits)
+	}
+	rl := m.Edits[1].Label
+	if rl == nil || rl.SelectorString() != "app=web" {
+		t.Fatalf("relabel %+v, want the Pods of the Deployment's selector", rl)
+	}
+	if got := strings.Join(m.Undo()[0].Label.Args(), " "); got != "team=a tier- version=2" {
+		t.Errorf("the undo labels %q, want the start template's labels back", got)
+	}
+	// A solve that changes the template but not its labels: nothing to
+	// label.
+	image := obj(t, strings.Replace(rolloutWeb, `"web:1"`, `"web:2"`, 1))
+	for _, m := range Generate([]Object{obj(t, rolloutWeb)}, []Object{image}, []string{"rollout"}) {
+		if len(m.Edits) > 1 && m.Edits[1].Label != nil {
+			t.Errorf("mutant %s labels Pods, though the solve changed no label", m.ID)
+		}
+	}
+}

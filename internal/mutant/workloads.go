@@ -117,6 +117,7 @@ var netpolMutations = []Mutation{
 		return out
 	}},
 	{"delete the policy", func(o Object, _ Lab) []Mutant { return []Mutant{deleted(o)} }},
+	{"labels on the running Pods instead", selectorOnPods("spec", "podSelector", "matchLabels")},
 }
 
 // selectors are the paths of a policy's label selectors: its podSelector
@@ -268,6 +269,7 @@ var workloadMutations = []Mutation{
 		}
 		return out
 	})},
+	{"labels on the running Pods instead", templateOnPods},
 }
 
 // isEmptyMap says whether v is an object without a key.
@@ -337,6 +339,7 @@ var serviceMutations = []Mutation{
 			}
 		})}
 	}},
+	{"labels on the running Pods instead", selectorOnPods("spec", "selector")},
 }
 
 // --- ConfigMap ---
@@ -390,14 +393,7 @@ func revert(o Object, l Lab) []Mutant {
 		return nil
 	}
 	to := Clean(l.Start)
-	if spec := sub(to, "spec"); Kind(o) == "Service" && spec != nil {
-		// The address the cluster gave the Service does not change.
-		for _, f := range []string{"clusterIP", "clusterIPs"} {
-			if v := get(o, "spec", f); v != nil {
-				spec[f] = copyValue(v)
-			}
-		}
-	}
+	keepAddress(to, o)
 	return []Mutant{{ID: Ref(o) + ": reverted to the step's start", Edits: []Edit{{From: Clean(o), To: to}}}}
 }
 
