@@ -21,6 +21,11 @@ const (
 	DefaultWorkloads    = WorkloadsRun
 )
 
+// MaxWaitTimeout bounds the timeout of a kube check with wait: it reads
+// again until its timeout when what it waits for never comes, and the
+// round, the learner's check and a class's grade wait with it.
+const MaxWaitTimeout = 10 * time.Minute
+
 // Pod Security Standards a lab can enforce in its namespaces.
 const (
 	PodSecurityBaseline   = "baseline"

@@ -577,7 +577,8 @@ type KubeCheck struct {
 	// Wait reads again, about once a second, until every assertion holds,
 	// for as long as the check's timeout, as kubectl wait does: a Pod that
 	// becomes Ready a few seconds after the learner asks passes. A check
-	// that still fails near its timeout fails with what it last found.
+	// that still fails near its timeout fails with what it last found. Its
+	// timeout is at most 10 minutes (MaxWaitTimeout).
 	Wait bool `yaml:"wait" json:"wait,omitempty"`
 }
 

@@ -358,6 +358,10 @@ func (v *validator) check(p string, c *Check) {
 	if c.Timeout.Duration <= 0 {
 		v.add(p+".timeout", "%s must be positive", c.Timeout.Duration)
 	}
+	if c.Kube != nil && c.Kube.Wait && c.Timeout.Duration > MaxWaitTimeout {
+		v.add(p+".timeout", "%s is longer than a kube check with wait may read again (%s): a condition that never comes holds up the grade that long; give a timeout of at most %s",
+			c.Timeout.Duration, MaxWaitTimeout, MaxWaitTimeout)
+	}
 	if c.Points < 0 {
 		v.add(p+".points", "%d is negative; a check is worth 0 or more points", c.Points)
 	}

@@ -603,6 +603,11 @@ func TestValidateRules(t *testing.T) {
 		good: check("      - name: c\n        command: {run: [ls], stdout: \"a{1,2}\"}\n"),
 		want: `steps[0].checks[0].command.stdout: not a valid regular expression`,
 	}, {
+		name: "kube check that waits longer than a waiting check may",
+		bad:  check("      - name: c\n        timeout: 1000h #!\n        kube: {apiVersion: v1, kind: Pod, name: p, namespace: a, wait: true, field: {path: status.phase, equals: Running}}\n"),
+		good: check("      - name: c\n        timeout: 10m\n        kube: {apiVersion: v1, kind: Pod, name: p, namespace: a, wait: true, field: {path: status.phase, equals: Running}}\n"),
+		want: `steps[0].checks[0].timeout: 1000h0m0s is longer than a kube check with wait may read again (10m0s)`,
+	}, {
 		name: "mistake names a check that does not exist",
 		bad:  check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c, d] #!\n"),
 		good: check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n"),

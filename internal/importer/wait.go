@@ -185,6 +185,11 @@ func jqTest(a, labNS string) (check, string, string, bool) {
 		return check{}, "", "", false
 	}
 	path, op, lit := e[1], e[2], e[3]
+	if isNumber(lit) {
+		if _, ok := exactInJQ(lit); !ok {
+			return check{}, "", fmt.Sprintf("jq holds %s only as an approximate number: it stays in the command check", lit), false
+		}
+	}
 	if op == "!=" {
 		return check{}, "", "jq's != holds for a field that is missing (null), where a field check requires the field: it stays in the command check", false
 	}
@@ -225,6 +230,23 @@ func jqTest(a, labNS string) (check, string, string, bool) {
 	}
 	k.Field.Type = "integer"
 	return fieldNamed(k), k.Namespace, "", true
+}
+
+// maxExactInJQ is the largest integer jq, whose numbers are doubles,
+// holds exactly (2^53): beyond it a literal is not the number written.
+const maxExactInJQ = 1 << 53
+
+// isNumber says whether lit, a literal of jqExprRE, is a number.
+func isNumber(lit string) bool { return lit != "" && lit[0] != '"' && lit != "true" && lit != "false" }
+
+// exactInJQ reads the integer literal lit, false when jq does not hold it
+// exactly (then no check compares with what jq compared).
+func exactInJQ(lit string) (int64, bool) {
+	n, err := strconv.ParseInt(lit, 10, 64)
+	if err != nil || n > maxExactInJQ || n < -maxExactInJQ {
+		return 0, false
+	}
+	return n, true
 }
 
 // jqCount reads `kubectl get KIND [-l SEL] [-n NS] -o json | jq -e
