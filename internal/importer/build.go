@@ -405,7 +405,7 @@ func (im *importer) scan(lf *labFile) {
 		{sshRE, "ssh to another machine; a lab has one sandbox and no other machine to reach: do that work in the sandbox or the cluster"},
 		{systemctlRE, "systemctl; the sandbox runs no service manager: start what it needs in setup as a plain process, or in the cluster"},
 		{dockerRE, "docker (or another container engine); the sandbox has none: run containers as Pods, and list the images in cluster.images"},
-		{helmRE, "helm; the sandbox has no helm unless the lab's sandbox image adds it, and no chart repository answers: apply the chart's manifests (helm template) instead"},
+		{helmRE, "helm; the sandbox has helm v4, but no chart repository answers: put the chart in the lab's fixtures and install it from there"},
 	} {
 		if m := t.re.FindString(all); m != "" {
 			im.todo("the source runs %s (%s)", t.why, strings.TrimSpace(m))
