@@ -368,7 +368,7 @@ func storyMutants(t *testing.T, l *lab.Lab, step lab.Step, e *storyEnv) {
 				delete(c.Objects, key(ed.From))
 			}
 			if ed.To != nil {
-				c.Objects[key(ed.To)] = ed.To
+				c.Objects[key(ed.To)] = storedAs(ed.To)
 			}
 		}
 		if err := c.save(e.state); err != nil {
@@ -394,6 +394,25 @@ func storyMutants(t *testing.T, l *lab.Lab, step lab.Step, e *storyEnv) {
 			t.Errorf("an alternative declares mutant %s, which the solve no longer makes", id)
 		}
 	}
+}
+
+// storedAs is o as the API server stores it, for the one default a mutant
+// meets: a NetworkPolicy without policyTypes gets Ingress, and Egress too
+// when it has egress rules.
+func storedAs(o mutant.Object) mutant.Object {
+	spec, _ := o["spec"].(map[string]any)
+	if mutant.Kind(o) != "NetworkPolicy" || spec == nil {
+		return o
+	}
+	if types, _ := spec["policyTypes"].([]any); len(types) > 0 {
+		return o
+	}
+	types := []any{"Ingress"}
+	if egress, _ := spec["egress"].([]any); len(egress) > 0 {
+		types = append(types, "Egress")
+	}
+	spec["policyTypes"] = types
+	return o
 }
 
 // storyEnv is one replay: a home standing in for /root, and a fake
