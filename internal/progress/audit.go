@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labctl/labctl/lab"
@@ -146,7 +147,11 @@ func runStart(l *lab.Lab, s int, repo string) int {
 
 // worksIn says whether any check of step (its mistakes' evidence
 // included) looks at repo: a git check of it, a commit of it an audit
-// check times, a value read from it, a command that names it.
+// check times, a value read from it, a command that names it. A git check
+// that only holds the cluster to a file at HEAD (holdsClusterTo) reads
+// the repository without asking for work in it: a step that applies the
+// repository and judges the cluster whole against it does not make the
+// next step's commits its own.
 func worksIn(step *lab.Step, repo string) bool {
 	q, err := json.Marshal(repo)
 	if err != nil {
@@ -156,6 +161,9 @@ func worksIn(step *lab.Step, repo string) bool {
 	ref = ref[:len(ref)-1]
 	found := false
 	step.EveryCheck(func(c *lab.Check) {
+		if holdsClusterTo(c, repo) {
+			return
+		}
 		b, err := json.Marshal(c)
 		if err != nil {
 			found = true
@@ -168,6 +176,28 @@ func worksIn(step *lab.Step, repo string) bool {
 		}
 	})
 	return found
+}
+
+// holdsClusterTo says whether c is a git check of repo whose one
+// assertion compares a field of a file at HEAD with a cluster object's
+// (a kube: reference), and nothing else: it judges the cluster.
+func holdsClusterTo(c *lab.Check, repo string) bool {
+	g := c.Git
+	if g == nil || g.Repo != repo || g.Field == nil || g.Exists != nil || len(g.Config) > 0 || g.Commits != nil ||
+		g.Since != "" || g.ReportHead || g.Clean != nil || len(g.Tracked) > 0 || g.Message != nil {
+		return false
+	}
+	refs := 0
+	for _, v := range g.Field.Operands() {
+		if v == nil {
+			continue
+		}
+		if !strings.HasPrefix(v.Ref, "kube:") {
+			return false
+		}
+		refs++
+	}
+	return refs > 0
 }
 
 // StartRepos are the repositories whose heads the host notes as step id

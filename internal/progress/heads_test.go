@@ -68,6 +68,42 @@ func TestStepHeadsCountFromTheStartOfTheRun(t *testing.T) {
 	}
 }
 
+// A step that only holds the cluster to the repository's files (a git
+// check whose field is compared with a kube: reference) does no work in
+// the repository: the next step's commits made while it was current count
+// for the next step, as when it had no check of the repository at all.
+func TestStepHoldingTheClusterToTheRepoDoesNoWorkInIt(t *testing.T) {
+	l := gitopsSteps()
+	asRepo := lab.Check{Name: "as-repo", Git: &lab.GitCheck{Repo: "/root/repo", Field: &lab.GitFieldAssert{File: "a",
+		FieldAssert: lab.FieldAssert{Path: "spec", Assert: lab.Assert{StoredAs: &lab.Value{Ref: "kube:apps/v1/Deployment/ns/web#spec"}}}}}}
+	l.Steps[1].Checks = append(l.Steps[1].Checks, asRepo)
+	p := New("l")
+	p.Current = "change"
+	p.SetHead("apply", "/root/repo", "c1")
+	p.SetHead("change", "/root/repo", "c2")
+	if got, want := p.StepHeads(l, l.Steps[2].Checks), []string{"c1"}; !slices.Equal(got, want) {
+		t.Errorf("change's start after a step that holds the cluster to the repository %q, want %q", got, want)
+	}
+	// Compared with a literal, or asking for anything more of the
+	// repository, the check is work in it.
+	for _, edit := range []func(g *lab.GitCheck){
+		func(g *lab.GitCheck) { g.Field.StoredAs = &lab.Value{Literal: map[string]any{"replicas": 3}} },
+		func(g *lab.GitCheck) { clean := true; g.Clean = &clean },
+		func(g *lab.GitCheck) { g.Message = &lab.MessageAssert{Matches: "x"} },
+	} {
+		c := asRepo
+		g := *asRepo.Git
+		f := *g.Field
+		g.Field = &f
+		edit(&g)
+		c.Git = &g
+		l.Steps[1].Checks[len(l.Steps[1].Checks)-1] = c
+		if got, want := p.StepHeads(l, l.Steps[2].Checks), []string{"c2"}; !slices.Equal(got, want) {
+			t.Errorf("change's start after a step whose git check %+v asks more %q, want %q", g, got, want)
+		}
+	}
+}
+
 // The host notes, as a step begins, the repositories of the later steps
 // whose run begins with it.
 func TestStartRepos(t *testing.T) {
