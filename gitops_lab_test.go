@@ -15,6 +15,7 @@ import (
 
 	labctl "github.com/labctl/labctl"
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -185,4 +186,19 @@ func describe(res []checks.Result) string {
 		fmt.Fprintf(&b, "  %-5s %s: %s\n", r.Status, r.Name, r.Message)
 	}
 	return b.String()
+}
+
+// A learner who works ahead of labctl (through labctl exec) makes step
+// change-via-commit's commit while step apply is current. Step apply holds
+// the cluster to the repository's files and asks for no work in it, so the
+// host notes the repository as apply begins, and that commit counts for
+// change-via-commit.
+func TestGitOpsLabWorkAheadCountsFromApply(t *testing.T) {
+	l, err := lab.Parse("lab.yaml", labctl.DefaultLab())
+	if err != nil {
+		t.Fatalf("loading the embedded lab: %v", err)
+	}
+	if got := progress.StartRepos(l, "apply"); !slices.Contains(got, "/root/gitops/repo") {
+		t.Errorf("as step apply begins the host notes %q, want /root/gitops/repo (change-via-commit counts from there)", got)
+	}
 }

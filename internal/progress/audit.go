@@ -183,7 +183,7 @@ func worksIn(step *lab.Step, repo string) bool {
 // (a kube: reference), and nothing else: it judges the cluster.
 func holdsClusterTo(c *lab.Check, repo string) bool {
 	g := c.Git
-	if g == nil || g.Repo != repo || g.Field == nil || g.Exists != nil || len(g.Config) > 0 || g.Commits != nil ||
+	if g == nil || g.Repo != repo || g.Field == nil || (g.Exists != nil && !*g.Exists) || len(g.Config) > 0 || g.Commits != nil ||
 		g.Since != "" || g.ReportHead || g.Clean != nil || len(g.Tracked) > 0 || g.Message != nil {
 		return false
 	}

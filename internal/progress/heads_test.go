@@ -74,7 +74,8 @@ func TestStepHeadsCountFromTheStartOfTheRun(t *testing.T) {
 // for the next step, as when it had no check of the repository at all.
 func TestStepHoldingTheClusterToTheRepoDoesNoWorkInIt(t *testing.T) {
 	l := gitopsSteps()
-	asRepo := lab.Check{Name: "as-repo", Git: &lab.GitCheck{Repo: "/root/repo", Field: &lab.GitFieldAssert{File: "a",
+	exists := true
+	asRepo := lab.Check{Name: "as-repo", Git: &lab.GitCheck{Repo: "/root/repo", Exists: &exists, Field: &lab.GitFieldAssert{File: "a",
 		FieldAssert: lab.FieldAssert{Path: "spec", Assert: lab.Assert{StoredAs: &lab.Value{Ref: "kube:apps/v1/Deployment/ns/web#spec"}}}}}}
 	l.Steps[1].Checks = append(l.Steps[1].Checks, asRepo)
 	p := New("l")
@@ -90,6 +91,7 @@ func TestStepHoldingTheClusterToTheRepoDoesNoWorkInIt(t *testing.T) {
 		func(g *lab.GitCheck) { g.Field.StoredAs = &lab.Value{Literal: map[string]any{"replicas": 3}} },
 		func(g *lab.GitCheck) { clean := true; g.Clean = &clean },
 		func(g *lab.GitCheck) { g.Message = &lab.MessageAssert{Matches: "x"} },
+		func(g *lab.GitCheck) { absent := false; g.Exists = &absent },
 	} {
 		c := asRepo
 		g := *asRepo.Git
