@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -124,23 +122,7 @@ func freshLab(t *testing.T, fixtures fs.FS) {
 		}
 		t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 	}
-	err := fs.WalkDir(fixtures, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join("/opt/lab/fixtures", path)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := fs.ReadFile(fixtures, path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o444)
-	})
-	if err != nil {
-		t.Fatalf("writing fixtures: %v", err)
-	}
+	writeFixtures(t, fixtures, "/opt/lab/fixtures")
 }
 
 func solveUpTo(t *testing.T, l *lab.Lab, n int) {
