@@ -339,20 +339,24 @@ func nodeEtcdImage(t *testing.T) string {
 // origin is a target of its own); cancel detaches and leaves it open.
 func frameContext(t *testing.T, ctx context.Context, url string) (context.Context, context.CancelFunc) {
 	t.Helper()
+	// A frame's process may take long to start on a loaded machine: wait
+	// as long as the page's own slowest wait, and name the frames there
+	// were when it never comes.
 	var id target.ID
-	waitFor(t, "a frame showing "+url, func() bool {
+	var seen []string
+	for deadline := time.Now().Add(90 * time.Second); id == ""; time.Sleep(50 * time.Millisecond) {
 		infos, err := chromedp.Targets(ctx)
-		if err != nil {
-			return false
-		}
+		seen = seen[:0]
 		for _, ti := range infos {
+			seen = append(seen, ti.Type+" "+ti.URL)
 			if ti.Type == "iframe" && ti.URL == url {
 				id = ti.TargetID
-				return true
 			}
 		}
-		return false
-	})
+		if id == "" && time.Now().After(deadline) {
+			t.Fatalf("waited 90 s for a frame showing %s; the browser's targets: %q (%v)", url, seen, err)
+		}
+	}
 	return chromedp.NewContext(ctx, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
 }
 
