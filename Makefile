@@ -55,10 +55,10 @@ browser: ## install Debian's Chromium when missing (the browser tests of `labctl
 # Two packages run at once (each test's lab has its own name, cluster and
 # containers), the longest first so that the short ones fill in beside them;
 # tests with a cluster of several nodes take turns (e2etest.Heavy).
-# -timeout bounds each package: the longest, provision/kind and internal/labtest (labctl test of the
+# -timeout bounds each package: the longest, provision/kind and usecase/labtest (labctl test of the
 # built-in lab, 20 minutes), take 20 to 30 minutes when they share the machine, and up to 50 on a slow
 # one; CI stops the whole run at 90.
-E2E_FIRST := ./cmd/labctl/... ./provision/kind/... ./provision/class/... ./internal/labtest/... ./internal/grading/... ./internal/reset/...
+E2E_FIRST := ./cmd/labctl/... ./provision/kind/... ./provision/class/... ./usecase/labtest/... ./grading/... ./usecase/reset/...
 e2e: images addons browser ## integration tests on a real Docker engine and kind cluster, and a real browser
 	$(GO) test -tags e2e -count=1 -p 2 -timeout 80m $(E2E_FIRST) ./...
 
@@ -77,7 +77,7 @@ down: build ## remove the default lab
 bench: build ## measure up (with a cluster and without), start after stop, reset, check, grade, shell memory, the browser view and `labctl test` on this machine; one table
 	hack/bench.sh
 
-web: ## rebuild the page of `labctl ui` (internal/web/assets) from web/ and its lockfile; needs Node.js and npm
+web: ## rebuild the page of `labctl ui` (usecase/web/assets) from web/ and its lockfile; needs Node.js and npm
 	cd web && npm ci --ignore-scripts --no-audit --no-fund && node build.mjs
 
 fuzz: ## run the lab loader's fuzz target for a while

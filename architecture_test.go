@@ -16,70 +16,121 @@ import (
 // owners maps an import path prefix to the directories allowed to import
 // it. Everything else reaches these dependencies through those packages.
 var owners = map[string][]string{
-	"github.com/docker/docker": {"sandbox", "internal/docker"},
-	"github.com/creack/pty":    {"internal/docker", "internal/terminal", "sandbox", "cmd/labctl"},
+	"github.com/docker/docker": {"sandbox", "provision/docker"},
+	"github.com/creack/pty":    {"provision/docker", "internal/terminal", "sandbox", "cmd/labctl"},
 	"sigs.k8s.io/kind":         {"provision/kind"},
 	"github.com/spf13/cobra":   {"cmd"},
 	"github.com/spf13/viper":   {"cmd"},
-	"github.com/go-git/go-git": {"checks", "internal/labstore"},
+	"github.com/go-git/go-git": {"checks", "usecase/labstore"},
 	// Only the browser tests of `labctl ui` drive Chromium: the binary's,
 	// and its server's with a fake cluster.
-	"github.com/chromedp": {"cmd/labctl", "internal/web", "internal/e2etest"},
+	"github.com/chromedp": {"cmd/labctl", "usecase/web", "cmd/labctl/e2etest"},
+}
+
+// floors are the folders of the module from the ground up: a package may
+// import packages of its own floor or below, never above. internal/ holds
+// only ground packages, which import nothing of the module's others.
+var floors = [][]string{
+	{"internal"},            // ground: text, messages, files, locks
+	{"lab", "sandbox", "."}, // what a lab is; what the sandbox runs
+	{"checks", "images"},    // one check judged; the images built
+	{"grading"},             // rounds of checks over a lab's steps, progress, the report
+	{"provision"},           // the runtimes: kind on this machine, a class on a cluster
+	{"usecase"},             // shell, ui, test, reset, class room, import, install
+	{"cmd"},                 // the command line
+}
+
+// floorOf is the floor of the package in dir: that of the longest folder
+// of floors it is in.
+func floorOf(dir string) int {
+	best, floor := -1, -1
+	for i, folders := range floors {
+		for _, f := range folders {
+			if (dir == f || f != "." && strings.HasPrefix(dir, f+"/")) && len(f) > best {
+				best, floor = len(f), i
+			}
+		}
+	}
+	return floor
 }
 
 // layers says which of the module's packages each package may import (its
 // tests may import more). A package not listed here fails the test: a new
 // one takes its place in the table on purpose.
 var layers = map[string][]string{
-	"lab":                      {},
-	"lab/internal/schemagen":   {"lab"},
-	"internal/textsafe":        {},
-	"internal/msg":             {},
-	"internal/statedir":        {},
-	"internal/statusline":      {},
-	"internal/terminal":        {},
-	"internal/e2etest":         {"lab", "images", "internal/fsx"},
-	"internal/flock":           {},
-	"internal/atomicfile":      {},
-	"internal/fsx":             {},
-	"internal/countio":         {},
-	"internal/homebound":       {"internal/countio"},
-	"internal/bundle":          {"internal/countio"},
-	"internal/labread":         {"internal/fsx", "internal/textsafe"},
-	"internal/labstore":        {"lab", "internal/bundle", "internal/flock", "internal/fsx", "internal/labread"},
-	"internal/importer":        {"lab", "internal/labread", "internal/labstore", "internal/textsafe"},
-	"internal/labwatch":        {"lab", "internal/labread"},
-	"internal/web/assets":      {},
-	"internal/preflight":       {"internal/msg"},
+	// ground
+	"internal/textsafe":   {},
+	"internal/msg":        {},
+	"internal/statedir":   {},
+	"internal/statusline": {},
+	"internal/terminal":   {},
+	"internal/flock":      {},
+	"internal/atomicfile": {},
+	"internal/fsx":        {},
+	"internal/countio":    {},
+	"internal/podexec":    {},
+	"internal/mutant":     {},
+	"internal/homebound":  {"internal/countio"},
+	"internal/bundle":     {"internal/countio"},
+	"internal/labread":    {"internal/fsx", "internal/textsafe"},
+	"internal/preflight":  {"internal/msg"},
+	// a lab, the sandbox
+	"lab":                    {},
+	"lab/internal/schemagen": {"lab"},
+	"sandbox":                {},
+	".":                      {},
+	// checks, images
 	"checks":                   {"lab", "internal/msg", "internal/podexec"},
-	"internal/progress":        {"lab", "internal/atomicfile", "internal/flock"},
-	"internal/report":          {"lab", "checks", "internal/atomicfile", "internal/msg", "internal/textsafe"},
-	"sandbox":                  {},
 	"images":                   {"lab", "internal/flock", "internal/fsx", "internal/textsafe"},
 	"images/node/pause":        {},
 	"images/runtime/capfilter": {},
-	"internal/docker":          {"sandbox", "internal/terminal", "internal/textsafe"},
-	"internal/podexec":         {},
-	"internal/mutant":          {},
-	"provision":                {"lab", "checks", "sandbox", "internal/docker", "internal/terminal", "internal/msg", "internal/flock", "internal/textsafe"},
-	"provision/kind": {"lab", "checks", "images", "sandbox", "provision", "internal/docker", "internal/grading", "internal/msg",
+	// grading
+	"grading":          {"lab", "checks", "internal/msg", "grading/progress", "grading/report", "internal/textsafe"},
+	"grading/progress": {"lab", "internal/atomicfile", "internal/flock"},
+	"grading/report":   {"lab", "checks", "internal/atomicfile", "internal/msg", "internal/textsafe"},
+	// the runtimes
+	"provision/docker": {"sandbox", "internal/terminal", "internal/textsafe"},
+	"provision":        {"lab", "checks", "sandbox", "provision/docker", "internal/terminal", "internal/msg", "internal/flock", "internal/textsafe"},
+	"provision/kind": {"lab", "checks", "images", "sandbox", "provision", "provision/docker", "grading", "internal/msg",
 		"internal/preflight", "internal/statedir", "internal/statusline", "internal/atomicfile", "internal/fsx"},
-	"provision/class": {"lab", "checks", "images", "sandbox", "provision", "internal/docker", "internal/grading",
+	"provision/class": {"lab", "checks", "images", "sandbox", "provision", "provision/docker", "grading",
 		"internal/homebound", "internal/podexec", "internal/statedir", "internal/textsafe"},
-	"internal/grading": {"lab", "checks", "internal/msg", "internal/progress", "internal/report", "internal/textsafe"},
-	"internal/shell": {"lab", "checks", "internal/grading", "internal/msg", "internal/progress", "internal/report",
+	// use cases
+	"usecase/labstore":   {"lab", "internal/bundle", "internal/flock", "internal/fsx", "internal/labread"},
+	"usecase/importer":   {"lab", "internal/labread", "usecase/labstore", "internal/textsafe"},
+	"usecase/labwatch":   {"lab", "internal/labread"},
+	"usecase/web/assets": {},
+	"usecase/shell": {"lab", "checks", "grading", "internal/msg", "grading/progress", "grading/report",
 		"internal/textsafe"},
-	"internal/reset": {"lab", "internal/atomicfile", "internal/countio", "internal/grading", "internal/msg",
-		"internal/progress", "internal/textsafe"},
-	"internal/classroom": {"lab", "provision", "provision/class", "internal/grading", "internal/msg", "internal/progress", "internal/report",
+	"usecase/reset": {"lab", "internal/atomicfile", "internal/countio", "grading", "internal/msg",
+		"grading/progress", "internal/textsafe"},
+	"usecase/classroom": {"lab", "provision", "provision/class", "grading", "internal/msg", "grading/progress", "grading/report",
 		"internal/textsafe"},
-	"internal/labtest": {"lab", "checks", "internal/atomicfile", "internal/grading", "internal/mutant", "internal/progress", "internal/report",
-		"internal/reset", "internal/textsafe"},
-	"internal/web": {"lab", "checks", "internal/grading", "internal/msg", "internal/progress", "internal/report",
-		"internal/shell"},
-	"cmd/labctl/app": nil, // the command layer may import every package
-	"cmd/labctl":     {"cmd/labctl/app"},
-	".":              {},
+	"usecase/labtest": {"lab", "checks", "internal/atomicfile", "grading", "internal/mutant", "grading/progress", "grading/report",
+		"usecase/reset", "internal/textsafe"},
+	"usecase/web": {"lab", "checks", "grading", "internal/msg", "grading/progress", "grading/report",
+		"usecase/shell"},
+	// the command line, and its e2e tests' harness
+	"cmd/labctl/app":     nil, // the command layer may import every package
+	"cmd/labctl":         {"cmd/labctl/app"},
+	"cmd/labctl/e2etest": {"lab", "images", "internal/fsx"},
+}
+
+// TestFloors holds the layers table to the floors: no package may import
+// one of a floor above its own.
+func TestFloors(t *testing.T) {
+	for dir, imports := range layers {
+		from := floorOf(dir)
+		if from < 0 {
+			t.Errorf("package %s is in no floor of architecture_test.go", dir)
+			continue
+		}
+		for _, imp := range imports {
+			if to := floorOf(imp); to > from {
+				t.Errorf("%s (floor %v) may import %s (floor %v), a floor above it", dir, floors[from], imp, floors[to])
+			}
+		}
+	}
 }
 
 // goFiles lists the module's Go files (not nested modules, not testdata).

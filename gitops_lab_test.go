@@ -13,7 +13,7 @@ import (
 
 	labctl "github.com/labctl/labctl"
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/grading/progress"
 	"github.com/labctl/labctl/lab"
 )
 

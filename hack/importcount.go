@@ -19,9 +19,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/labctl/labctl/internal/importer"
-	"github.com/labctl/labctl/internal/labstore"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/usecase/importer"
+	"github.com/labctl/labctl/usecase/labstore"
 )
 
 var (

@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/provision/docker"
 )
 
 // ExecChecker runs the checker (labctl's hidden `__check`) once with stdin

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision/docker"
 )
 
 func twoChecks() checks.Request {

@@ -28,11 +28,11 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/flock"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/terminal"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision/docker"
 )
 
 // ErrNotUp says the lab's cluster or sandbox is missing or stopped.

@@ -20,12 +20,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/grading"
-	"github.com/labctl/labctl/internal/labtest"
-	"github.com/labctl/labctl/internal/reset"
-	"github.com/labctl/labctl/internal/shell"
+	"github.com/labctl/labctl/grading"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision/docker"
+	"github.com/labctl/labctl/usecase/labtest"
+	"github.com/labctl/labctl/usecase/reset"
+	"github.com/labctl/labctl/usecase/shell"
 )
 
 // Live is the one live lab: it must keep meeting the interface each of its

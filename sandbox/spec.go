@@ -1,6 +1,6 @@
 // Package sandbox defines the lab's two containers as pure data: the
 // learner's sandbox and the grader beside it (image, mounts, capabilities,
-// limits, names and labels). internal/docker makes them.
+// limits, names and labels). provision/docker makes them.
 package sandbox
 
 import (

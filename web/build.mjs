@@ -1,4 +1,4 @@
-// Builds the page of `labctl ui` into internal/web/assets: index.html,
+// Builds the page of `labctl ui` into usecase/web/assets: index.html,
 // app.js, app.css and LICENSES.txt. The output depends only on src/, the
 // lockfile's packages and this file, so two builds give the same bytes
 // (hack/web-check.sh proves it).
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const out = join(here, '..', 'internal', 'web', 'assets');
+const out = join(here, '..', 'usecase', 'web', 'assets');
 const require = createRequire(import.meta.url);
 
 // The packages bundled into app.js and app.css, whose licences ship with it.

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/internal/bundle"
-	"github.com/labctl/labctl/internal/e2etest"
-	"github.com/labctl/labctl/internal/labstore"
+	"github.com/labctl/labctl/usecase/labstore"
 )
 
 // attackWeb is the workload image of the forged bundles.

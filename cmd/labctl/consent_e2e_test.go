@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
 )
 
 // strangerLabYAML is a one-step lab whose title writes the terminal's

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
 	"github.com/labctl/labctl/internal/bundle"
-	"github.com/labctl/labctl/internal/e2etest"
 )
 
 // rolloutImage is the workload image of labs/debug-rollout.

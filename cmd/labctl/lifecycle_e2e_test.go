@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
 )
 
 // TestE2ELifecycle drives the real labctl binary through up, exec, status,

@@ -17,7 +17,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
 )
 
 // TestE2EShippedLabs installs the repository's labs from their directories

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
 )
 
 // archive is a tar of entries, in order; a nil body with a link makes a

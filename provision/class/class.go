@@ -23,8 +23,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/labctl/labctl/images"
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision/docker"
 )
 
 // A class runs one lab per learner on an existing Kubernetes cluster, the

@@ -26,14 +26,14 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/e2etest"
-	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
+	"github.com/labctl/labctl/grading"
+	"github.com/labctl/labctl/grading/progress"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/podexec"
-	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/docker"
 )
 
 // classLab is the repository's lab, as a class runs it.

@@ -16,10 +16,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
 	"github.com/labctl/labctl/images"
-	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision/docker"
 	"github.com/labctl/labctl/provision/kind"
 )
 

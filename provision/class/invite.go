@@ -14,9 +14,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/docker"
 )
 
 // Invite is what an invite kubeconfig (Class.Invite) names: a learner's own

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/grading"
 	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/internal/textsafe"

@@ -19,8 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
 	"github.com/labctl/labctl/images"
-	"github.com/labctl/labctl/internal/e2etest"
 	"github.com/labctl/labctl/internal/fsx"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"

@@ -29,10 +29,10 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/homebound"
 	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/docker"
 )
 
 // Learners lists the class's learners, sorted by name.

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/docker"
 )
 
 // podSandbox is a learner's sandbox Pod on a class cluster, reached through

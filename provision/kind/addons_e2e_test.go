@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
 	"github.com/labctl/labctl/internal/fsx"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision/docker"
 )
 
 const netToolRef = "labctl.local/e2e-net-tool:1"

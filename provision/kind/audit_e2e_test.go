@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/grading/progress"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"
 )

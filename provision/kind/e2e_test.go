@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/docker"
 	"github.com/labctl/labctl/sandbox"
 )
 

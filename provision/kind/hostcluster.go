@@ -7,8 +7,8 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/labctl/labctl/images"
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision/docker"
 )
 
 // HostCluster is a bare kind cluster, named as a lab's would be, for the

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 
-	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/provision/docker"
 
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/sandbox"

@@ -10,8 +10,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/docker"
 	"github.com/labctl/labctl/sandbox"
 )
 

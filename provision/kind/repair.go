@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/provision/docker"
 
 	"github.com/labctl/labctl/images"
 	"github.com/labctl/labctl/lab"

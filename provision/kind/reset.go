@@ -11,10 +11,10 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/docker"
 	"github.com/labctl/labctl/sandbox"
 )
 

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
 )
 
 // TestE2EResetNamespaces resets a real lab namespace the learner filled

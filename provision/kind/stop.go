@@ -18,11 +18,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/labctl/labctl/internal/atomicfile"
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/docker"
 	"github.com/labctl/labctl/sandbox"
 )
 

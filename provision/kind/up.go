@@ -24,13 +24,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/grading"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/docker"
 	"github.com/labctl/labctl/sandbox"
 )
 

@@ -11,10 +11,10 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
 	"github.com/labctl/labctl/images"
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/docker"
 )
 
 // imageIDLabel is the containerd label, on an image up loaded into the

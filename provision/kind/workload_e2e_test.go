@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/e2etest"
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
 	"github.com/labctl/labctl/internal/fsx"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/provision/docker"
 )
 
 // workloadRef is the e2e test's workload image, built from

@@ -10,13 +10,13 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/labctl/labctl/internal/grading"
-	"github.com/labctl/labctl/internal/labwatch"
+	"github.com/labctl/labctl/grading"
+	"github.com/labctl/labctl/grading/progress"
 	"github.com/labctl/labctl/internal/msg"
-	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision/kind"
+	"github.com/labctl/labctl/usecase/labwatch"
 )
 
 type checkOptions struct {

@@ -6,10 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/internal/classroom"
-	"github.com/labctl/labctl/internal/grading"
-	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/grading"
+	"github.com/labctl/labctl/grading/progress"
 	"github.com/labctl/labctl/provision/class"
+	"github.com/labctl/labctl/usecase/classroom"
 )
 
 // The class commands run one lab per learner on an existing Kubernetes

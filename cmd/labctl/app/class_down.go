@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/internal/classroom"
+	"github.com/labctl/labctl/usecase/classroom"
 )
 
 func newClassDownCommand(g *globals) *cobra.Command {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/grading"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/provision/class"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/internal/classroom"
+	"github.com/labctl/labctl/usecase/classroom"
 )
 
 func newClassStatusCommand(g *globals) *cobra.Command {

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labctl/labctl/internal/classroom"
-	"github.com/labctl/labctl/internal/report"
+	"github.com/labctl/labctl/grading/report"
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/provision/class"
+	"github.com/labctl/labctl/usecase/classroom"
 )
 
 // fakeClass is a class cluster as the class commands' unit tests set it:

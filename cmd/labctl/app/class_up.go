@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/internal/classroom"
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/provision/class"
+	"github.com/labctl/labctl/usecase/classroom"
 )
 
 type classUpOptions struct {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/labctl/labctl/internal/labstore"
 	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/usecase/labstore"
 )
 
 // addAllowHostAccessFlag adds --allow-host-access, the user's consent to a

@@ -9,16 +9,16 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/labctl/labctl/grading"
 	"github.com/labctl/labctl/images"
-	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/grading"
-	"github.com/labctl/labctl/internal/labtest"
 	"github.com/labctl/labctl/internal/preflight"
-	"github.com/labctl/labctl/internal/reset"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/provision/class"
+	"github.com/labctl/labctl/provision/docker"
 	"github.com/labctl/labctl/provision/kind"
+	"github.com/labctl/labctl/usecase/labtest"
+	"github.com/labctl/labctl/usecase/reset"
 )
 
 // environment is the command layer's one seam to the machine: Docker, kind

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labctl/labctl/internal/docker"
+	"github.com/labctl/labctl/provision/docker"
 
 	"github.com/spf13/cobra"
 )

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/internal/report"
+	"github.com/labctl/labctl/grading/report"
 )
 
 type gradeOptions struct {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/grading"
 )
 
 func TestVerdictExitCodes(t *testing.T) {

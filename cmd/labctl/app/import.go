@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/internal/importer"
 	"github.com/labctl/labctl/internal/textsafe"
+	"github.com/labctl/labctl/usecase/importer"
 )
 
 func newImportCommand(g *globals) *cobra.Command {

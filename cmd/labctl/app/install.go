@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labctl/labctl/images"
-	"github.com/labctl/labctl/internal/labstore"
 	"github.com/labctl/labctl/internal/textsafe"
+	"github.com/labctl/labctl/usecase/labstore"
 )
 
 type installOptions struct {

@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/labctl/labctl/internal/grading"
-	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/grading"
+	"github.com/labctl/labctl/grading/progress"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/provision/class"
 )

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/grading"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 )

@@ -12,9 +12,9 @@ import (
 
 	"github.com/labctl/labctl"
 	"github.com/labctl/labctl/internal/labread"
-	"github.com/labctl/labctl/internal/labstore"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/usecase/labstore"
 )
 
 // defaultLabFile is the lab file used, when present in the working

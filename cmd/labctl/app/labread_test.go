@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labctl/labctl/internal/importer"
+	"github.com/labctl/labctl/usecase/importer"
 )
 
 // userKey is what a user's private key holds in these tests.

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labctl/labctl"
-	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/grading/progress"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"

@@ -17,13 +17,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labctl/labctl"
+	"github.com/labctl/labctl/cmd/labctl/e2etest"
+	"github.com/labctl/labctl/grading/progress"
 	"github.com/labctl/labctl/images"
-	"github.com/labctl/labctl/internal/e2etest"
-	"github.com/labctl/labctl/internal/labstore"
-	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision/kind"
+	"github.com/labctl/labctl/usecase/labstore"
 )
 
 // The fake engine's side of bundles: SaveImagesTo writes a `docker save`

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labctl/labctl/internal/labread"
-	"github.com/labctl/labctl/internal/labstore"
 	"github.com/labctl/labctl/internal/textsafe"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/usecase/labstore"
 )
 
 func newLintCommand(g *globals) *cobra.Command {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/internal/web"
+	"github.com/labctl/labctl/usecase/web"
 )
 
 type openOptions struct {

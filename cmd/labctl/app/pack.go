@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/labctl/labctl/internal/bundle"
-	"github.com/labctl/labctl/internal/labstore"
+	"github.com/labctl/labctl/usecase/labstore"
 )
 
 func newPackCommand(g *globals) *cobra.Command {

@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/internal/progress"
-	"github.com/labctl/labctl/internal/reset"
+	"github.com/labctl/labctl/grading/progress"
 	"github.com/labctl/labctl/internal/textsafe"
+	"github.com/labctl/labctl/usecase/reset"
 )
 
 type resetOptions struct {

@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/internal/grading"
-	"github.com/labctl/labctl/internal/labwatch"
-	"github.com/labctl/labctl/internal/shell"
+	"github.com/labctl/labctl/grading"
 	"github.com/labctl/labctl/internal/terminal"
+	"github.com/labctl/labctl/usecase/labwatch"
+	"github.com/labctl/labctl/usecase/shell"
 )
 
 func newShellCommand(g *globals) *cobra.Command {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/internal/progress"
+	"github.com/labctl/labctl/grading/progress"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/sandbox"

@@ -8,14 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/internal/labtest"
-	"github.com/labctl/labctl/internal/progress"
-	"github.com/labctl/labctl/internal/report"
+	"github.com/labctl/labctl/grading/progress"
+	"github.com/labctl/labctl/grading/report"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/provision/kind"
 	"github.com/labctl/labctl/sandbox"
+	"github.com/labctl/labctl/usecase/labtest"
 )
 
 type testOptions struct {

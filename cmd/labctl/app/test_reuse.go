@@ -11,12 +11,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/labctl/labctl/grading/progress"
 	"github.com/labctl/labctl/internal/atomicfile"
-	"github.com/labctl/labctl/internal/labwatch"
-	"github.com/labctl/labctl/internal/progress"
-	"github.com/labctl/labctl/internal/reset"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision/kind"
+	"github.com/labctl/labctl/usecase/labwatch"
+	"github.com/labctl/labctl/usecase/reset"
 )
 
 // builtFrom records what a kept test environment was brought up from, so

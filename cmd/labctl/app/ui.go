@@ -15,13 +15,13 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/docker"
-	"github.com/labctl/labctl/internal/labwatch"
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/statedir"
-	"github.com/labctl/labctl/internal/web"
-	"github.com/labctl/labctl/internal/web/assets"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/provision/docker"
+	"github.com/labctl/labctl/usecase/labwatch"
+	"github.com/labctl/labctl/usecase/web"
+	"github.com/labctl/labctl/usecase/web/assets"
 )
 
 type uiOptions struct {

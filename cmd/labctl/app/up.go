@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/labctl/labctl/internal/grading"
+	"github.com/labctl/labctl/grading"
+	"github.com/labctl/labctl/grading/progress"
 	"github.com/labctl/labctl/internal/msg"
-	"github.com/labctl/labctl/internal/progress"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/internal/statusline"
 	"github.com/labctl/labctl/internal/textsafe"

@@ -7,8 +7,8 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/labctl/labctl/internal/labwatch"
 	"github.com/labctl/labctl/lab"
+	"github.com/labctl/labctl/usecase/labwatch"
 )
 
 // errWatchBuiltIn refuses --watch where there is no file to watch.
