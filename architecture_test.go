@@ -81,6 +81,7 @@ var layers = map[string][]string{
 	".":                      {},
 	// checks, images
 	"checks":                   {"lab", "internal/msg", "internal/podexec"},
+	"checks/checkstest":        {"lab", "checks"},
 	"images":                   {"lab", "internal/flock", "internal/fsx", "internal/textsafe"},
 	"images/node/pause":        {},
 	"images/runtime/capfilter": {},

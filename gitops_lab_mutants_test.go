@@ -3,7 +3,6 @@ package labctl_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 
 	labctl "github.com/labctl/labctl"
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/checks/checkstest"
 	"github.com/labctl/labctl/internal/mutant"
 	"github.com/labctl/labctl/lab"
 )
@@ -38,7 +38,7 @@ func TestGitOpsLabJudgesWebWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	writeFixtures(t, labctl.DefaultFixtures(), filepath.Join(root, "opt/lab/fixtures"))
+	checkstest.WriteFixtures(t, labctl.DefaultFixtures(), filepath.Join(root, "opt/lab/fixtures"))
 	// kubectl does nothing here: the model below is the cluster.
 	bin := filepath.Join(root, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
@@ -116,7 +116,7 @@ func TestGitOpsLabServiceManifestIsTheFixture(t *testing.T) {
 	}
 	judge := func(service []byte) []string {
 		root := t.TempDir()
-		writeFixtures(t, labctl.DefaultFixtures(), filepath.Join(root, "opt/lab/fixtures"))
+		checkstest.WriteFixtures(t, labctl.DefaultFixtures(), filepath.Join(root, "opt/lab/fixtures"))
 		dir := filepath.Join(root, "root/gitops/repo/apps/web")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -336,26 +336,4 @@ func gitopsStep(t *testing.T, l *lab.Lab, id string) *lab.Step {
 		t.Fatalf("the lab has no step %s", id)
 	}
 	return &l.Steps[i]
-}
-
-// writeFixtures writes the lab's fixtures under dir.
-func writeFixtures(t *testing.T, fixtures fs.FS, dir string) {
-	t.Helper()
-	err := fs.WalkDir(fixtures, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(dir, path)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := fs.ReadFile(fixtures, path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o444)
-	})
-	if err != nil {
-		t.Fatal(fmt.Errorf("writing fixtures: %w", err))
-	}
 }

@@ -1,29 +1,22 @@
 package labctl_test
 
 import (
-	"context"
-	"fmt"
-	"io/fs"
-	"os/exec"
 	"slices"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	labctl "github.com/labctl/labctl"
-	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/checks/checkstest"
 	"github.com/labctl/labctl/grading/progress"
 	"github.com/labctl/labctl/lab"
 )
 
 // The GitOps lab's steps 1–3 need no cluster: their file and git checks are
 // proven here against the lab's own solve and mistake scripts, run by bash
-// in a private mount namespace where /root and /opt are fresh tmpfs mounts.
-const inNamespaceEnv = "LABCTL_TEST_IN_MOUNT_NAMESPACE"
+// in a private mount namespace where /root and /opt are fresh tmpfs mounts
+// (checkstest).
 
 func TestGitOpsLabStepsWithoutCluster(t *testing.T) {
-	if !inMountNamespace(t, "TestGitOpsLabStepsWithoutCluster") {
+	if !checkstest.InMountNamespace(t, "TestGitOpsLabStepsWithoutCluster") {
 		return
 	}
 
@@ -44,66 +37,66 @@ func TestGitOpsLabStepsWithoutCluster(t *testing.T) {
 		}
 		t.Run(step.ID, func(t *testing.T) {
 			t.Run("fails before solve", func(t *testing.T) {
-				freshLab(t, fixtures)
+				checkstest.FreshLab(t, fixtures)
 				solveUpTo(t, l, i)
-				res := runChecks(t, step.Checks)
-				if !step.PassesInitially && len(failed(res)) == 0 {
+				res := checkstest.RunChecks(t, step.Checks)
+				if !step.PassesInitially && len(checkstest.Failed(res)) == 0 {
 					t.Fatalf("every check passed before the solve script ran: %v", res)
 				}
 			})
 			for _, m := range step.Mistakes {
 				t.Run("mistake "+m.Name, func(t *testing.T) {
-					freshLab(t, fixtures)
+					checkstest.FreshLab(t, fixtures)
 					solveUpTo(t, l, i)
-					runScript(t, m.Name, m.Script)
-					res := runChecks(t, step.Checks)
-					got := failed(res)
+					checkstest.RunScript(t, m.Name, m.Script)
+					res := checkstest.RunChecks(t, step.Checks)
+					got := checkstest.Failed(res)
 					want := slices.Clone(m.Fails)
 					slices.Sort(want)
 					if !slices.Equal(got, want) {
-						t.Fatalf("after mistake %s, failing checks = %v, want exactly %v\n%s", m.Name, got, want, describe(res))
+						t.Fatalf("after mistake %s, failing checks = %v, want exactly %v\n%s", m.Name, got, want, checkstest.Describe(res))
 					}
 					// The learner is told this mistake, and no other that
 					// fails the same checks: its evidence holds, theirs not.
-					held := func(o *lab.Mistake) bool { return len(failed(runChecks(t, o.Evidence))) == 0 }
+					held := func(o *lab.Mistake) bool { return len(checkstest.Failed(checkstest.RunChecks(t, o.Evidence))) == 0 }
 					var named []string
 					for _, o := range step.LikelyMistakes(got, false, held) {
 						named = append(named, o.Name)
 					}
 					if !slices.Equal(named, []string{m.Name}) {
-						t.Fatalf("after mistake %s, the learner is told %v, want exactly [%s]\nits evidence:\n%s", m.Name, named, m.Name, describe(runChecks(t, m.Evidence)))
+						t.Fatalf("after mistake %s, the learner is told %v, want exactly [%s]\nits evidence:\n%s", m.Name, named, m.Name, checkstest.Describe(checkstest.RunChecks(t, m.Evidence)))
 					}
 					// Its way back passes the step.
 					if m.Recover == "" {
 						t.Fatalf("mistake %s has no way back (recover)", m.Name)
 					}
-					runScript(t, m.Name+" recover", m.Recover)
-					if f := failed(runChecks(t, step.Checks)); len(f) > 0 {
+					checkstest.RunScript(t, m.Name+" recover", m.Recover)
+					if f := checkstest.Failed(checkstest.RunChecks(t, step.Checks)); len(f) > 0 {
 						t.Fatalf("after mistake %s and its way back, checks %v do not pass", m.Name, f)
 					}
 				})
 			}
 			for _, a := range step.Alternatives {
 				t.Run("alternative "+a.Name, func(t *testing.T) {
-					freshLab(t, fixtures)
+					checkstest.FreshLab(t, fixtures)
 					solveUpTo(t, l, i)
-					runScript(t, a.Name, a.Script)
-					res := runChecks(t, step.Checks)
-					if f := failed(res); len(f) > 0 {
-						t.Fatalf("after alternative %s, checks %v did not pass\n%s", a.Name, f, describe(res))
+					checkstest.RunScript(t, a.Name, a.Script)
+					res := checkstest.RunChecks(t, step.Checks)
+					if f := checkstest.Failed(res); len(f) > 0 {
+						t.Fatalf("after alternative %s, checks %v did not pass\n%s", a.Name, f, checkstest.Describe(res))
 					}
 				})
 			}
 			t.Run("passes after solve", func(t *testing.T) {
-				freshLab(t, fixtures)
+				checkstest.FreshLab(t, fixtures)
 				solveUpTo(t, l, i+1)
-				res := runChecks(t, step.Checks)
-				if f := failed(res); len(f) > 0 {
-					t.Fatalf("after the solve script, checks %v did not pass\n%s", f, describe(res))
+				res := checkstest.RunChecks(t, step.Checks)
+				if f := checkstest.Failed(res); len(f) > 0 {
+					t.Fatalf("after the solve script, checks %v did not pass\n%s", f, checkstest.Describe(res))
 				}
 				// Earlier steps stay passed too.
 				for _, prev := range l.Steps[:i] {
-					if f := failed(runChecks(t, prev.Checks)); len(f) > 0 {
+					if f := checkstest.Failed(checkstest.RunChecks(t, prev.Checks)); len(f) > 0 {
 						t.Fatalf("step %s's checks %v no longer pass after step %s", prev.ID, f, step.ID)
 					}
 				}
@@ -112,62 +105,11 @@ func TestGitOpsLabStepsWithoutCluster(t *testing.T) {
 	}
 }
 
-// freshLab mounts empty tmpfs file systems at /root and /opt and writes the
-// lab's fixtures to /opt/lab/fixtures.
-func freshLab(t *testing.T, fixtures fs.FS) {
-	t.Helper()
-	for _, dir := range []string{"/root", "/opt"} {
-		if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "mode=0755"); err != nil {
-			t.Fatalf("mounting tmpfs at %s: %v", dir, err)
-		}
-		t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	}
-	writeFixtures(t, fixtures, "/opt/lab/fixtures")
-}
-
 func solveUpTo(t *testing.T, l *lab.Lab, n int) {
 	t.Helper()
 	for _, s := range l.Steps[:n] {
-		runScript(t, "solve of "+s.ID, s.Solve)
+		checkstest.RunScript(t, "solve of "+s.ID, s.Solve)
 	}
-}
-
-func runScript(t *testing.T, name, script string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", script)
-	cmd.Dir = "/root"
-	cmd.Env = []string{"HOME=/root", "PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "GIT_CONFIG_NOSYSTEM=1"}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", name, err, out)
-	}
-}
-
-func runChecks(t *testing.T, cs []lab.Check) []checks.Result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	return checks.Run(ctx, checks.Env{Root: "/", Now: time.Now}, cs)
-}
-
-func failed(res []checks.Result) []string {
-	var names []string
-	for _, r := range res {
-		if r.Status != checks.Pass {
-			names = append(names, r.Name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
-func describe(res []checks.Result) string {
-	var b strings.Builder
-	for _, r := range res {
-		fmt.Fprintf(&b, "  %-5s %s: %s\n", r.Status, r.Name, r.Message)
-	}
-	return b.String()
 }
 
 // A learner who works ahead of labctl (through labctl exec) makes step

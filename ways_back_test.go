@@ -20,7 +20,11 @@ func TestEveryMistakeHasAWayBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range []*lab.Lab{gitops, loadRolloutLab(t)} {
+	rollout, err := lab.Load("labs/debug-rollout/lab.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []*lab.Lab{gitops, rollout} {
 		for i, s := range l.Steps {
 			for j, m := range s.Mistakes {
 				if strings.TrimSpace(m.Recover) != "" {

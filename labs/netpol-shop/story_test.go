@@ -1,4 +1,4 @@
-package labctl_test
+package netpolshop_test
 
 import (
 	"bytes"
@@ -31,6 +31,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/checks/checkstest"
 	"github.com/labctl/labctl/internal/mutant"
 	"github.com/labctl/labctl/lab"
 )
@@ -45,7 +46,7 @@ import (
 // /app dial, would reach. Each mistake must then fail exactly the checks it
 // names, and the solve and every alternative none.
 const (
-	netpolLabDir = "labs/netpol-shop"
+	netpolLabDir = "."
 	netpolLab    = netpolLabDir + "/lab.yaml"
 )
 
@@ -99,7 +100,7 @@ func TestNetpolLabLoads(t *testing.T) {
 		t.Errorf("%d steps, want at least 3", len(l.Steps))
 	}
 	for _, s := range l.Steps {
-		requireCompleteStep(t, s)
+		checkstest.RequireCompleteStep(t, s)
 		// Isolation is shown both ways: paths that must open and paths
 		// that must not.
 		var open, closed int

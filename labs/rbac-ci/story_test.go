@@ -1,4 +1,4 @@
-package labctl_test
+package rbacci_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/checks/checkstest"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -23,7 +24,7 @@ import (
 // every check waits for the cluster, its scripts parse, and its fixtures
 // agree with the checks that read what the scripts make of them.
 const (
-	rbacLabDir = "labs/rbac-ci"
+	rbacLabDir = "."
 	rbacLab    = rbacLabDir + "/lab.yaml"
 )
 
@@ -63,7 +64,7 @@ func TestRbacLabLoads(t *testing.T) {
 		t.Errorf("%d steps, want at least 3", len(l.Steps))
 	}
 	for _, s := range l.Steps {
-		requireCompleteStep(t, s)
+		checkstest.RequireCompleteStep(t, s)
 		// Least privilege is shown both ways: what an identity may do and
 		// what it may not (an access check, or a permissions check, which
 		// judges everything no must or may entry states, and requires what

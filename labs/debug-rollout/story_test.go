@@ -1,4 +1,4 @@
-package labctl_test
+package debugrollout_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/labctl/labctl/checks"
+	"github.com/labctl/labctl/checks/checkstest"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -21,7 +22,7 @@ import (
 // end to end on a cluster. These tests need none: the lab file loads,
 // validates and lints clean, its manifests name its workload image, every
 // check can be evaluated, and the repository story of steps 1–3 replays.
-const rolloutLab = "labs/debug-rollout/lab.yaml"
+const rolloutLab = "lab.yaml"
 
 func loadRolloutLab(t *testing.T) *lab.Lab {
 	t.Helper()
@@ -60,7 +61,7 @@ func TestRolloutLabLoads(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"images/web/Dockerfile", "images/web/go.mod", "images/web/main.go", "images/web/main_test.go", "README.md"} {
-		if _, err := os.Stat(filepath.Join("labs/debug-rollout", f)); err != nil {
+		if _, err := os.Stat(f); err != nil {
 			t.Errorf("the lab lacks %s: %v", f, err)
 		}
 	}
@@ -71,7 +72,7 @@ func TestRolloutLabLoads(t *testing.T) {
 // wants.
 func TestRolloutLabManifests(t *testing.T) {
 	l := loadRolloutLab(t)
-	paths, err := filepath.Glob("labs/debug-rollout/fixtures/rollout/v*/deployment.yaml")
+	paths, err := filepath.Glob("fixtures/rollout/v*/deployment.yaml")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no deployment.yaml under the fixtures: %v", err)
 	}
@@ -185,12 +186,12 @@ func refersToCluster(a lab.Assert) bool {
 // them, and pass after the solve and every alternative.
 func TestRolloutLabRepositoryStory(t *testing.T) {
 	const replayed = 3
-	if !inMountNamespace(t, "TestRolloutLabRepositoryStory") {
+	if !checkstest.InMountNamespace(t, "TestRolloutLabRepositoryStory") {
 		return
 	}
 
 	l := loadRolloutLab(t)
-	fixtures := os.DirFS("labs/debug-rollout/fixtures")
+	fixtures := os.DirFS("fixtures")
 	// Looked up before /usr/local/bin is replaced.
 	realKubectl, err := exec.LookPath("kubectl")
 	if err != nil {
@@ -202,7 +203,7 @@ func TestRolloutLabRepositoryStory(t *testing.T) {
 		"  exec '" + realKubectl + "' \"$@\" ;;\nesac\necho ok\n"
 	fresh := func(t *testing.T) {
 		t.Helper()
-		freshLab(t, fixtures)
+		checkstest.FreshLab(t, fixtures)
 		if err := syscall.Mount("tmpfs", "/usr/local/bin", "tmpfs", 0, "mode=0755"); err != nil {
 			t.Fatalf("mounting tmpfs at /usr/local/bin: %v", err)
 		}
@@ -221,14 +222,14 @@ func TestRolloutLabRepositoryStory(t *testing.T) {
 		t.Helper()
 		fresh(t)
 		for _, s := range l.Steps[:i] {
-			runScript(t, "setup of "+s.ID, s.Setup)
-			runScript(t, "solve of "+s.ID, s.Solve)
+			checkstest.RunScript(t, "setup of "+s.ID, s.Setup)
+			checkstest.RunScript(t, "solve of "+s.ID, s.Solve)
 		}
-		runScript(t, "setup of "+l.Steps[i].ID, l.Steps[i].Setup)
+		checkstest.RunScript(t, "setup of "+l.Steps[i].ID, l.Steps[i].Setup)
 		heads := map[*lab.GitCheck]string{}
 		for _, c := range l.Steps[i].Checks {
 			if g := c.Git; g != nil && g.Since == lab.SinceStep {
-				r := runChecks(t, []lab.Check{checks.ReportHead(g.Repo)})[0]
+				r := checkstest.RunChecks(t, []lab.Check{checks.ReportHead(g.Repo)})[0]
 				if r.Status != checks.Pass {
 					t.Fatalf("noting where %s is: %s", g.Repo, r.Message)
 				}
@@ -264,14 +265,14 @@ func TestRolloutLabRepositoryStory(t *testing.T) {
 		t.Run(step.ID, func(t *testing.T) {
 			t.Run("fails before solve", func(t *testing.T) {
 				heads := start(t, i)
-				if len(failed(judge(t, free, heads))) == 0 {
+				if len(checkstest.Failed(judge(t, free, heads))) == 0 {
 					t.Fatal("every check that needs no cluster passes before the solve")
 				}
 			})
 			for _, m := range step.Mistakes {
 				t.Run("mistake "+m.Name, func(t *testing.T) {
 					heads := start(t, i)
-					runScript(t, m.Name, m.Script)
+					checkstest.RunScript(t, m.Name, m.Script)
 					manifestsParse(t)
 					res := judge(t, free, heads)
 					var want []string
@@ -281,8 +282,8 @@ func TestRolloutLabRepositoryStory(t *testing.T) {
 						}
 					}
 					slices.Sort(want)
-					if got := failed(res); !slices.Equal(got, want) {
-						t.Fatalf("after mistake %s, failing checks = %v, want %v\n%s", m.Name, got, want, describe(res))
+					if got := checkstest.Failed(res); !slices.Equal(got, want) {
+						t.Fatalf("after mistake %s, failing checks = %v, want %v\n%s", m.Name, got, want, checkstest.Describe(res))
 					}
 				})
 			}
@@ -295,19 +296,19 @@ func TestRolloutLabRepositoryStory(t *testing.T) {
 						// solve: the repository is the solve's.
 						script = step.Solve
 					}
-					runScript(t, a.Name, script)
+					checkstest.RunScript(t, a.Name, script)
 					manifestsParse(t)
-					if res := judge(t, free, heads); len(failed(res)) > 0 {
-						t.Fatalf("after alternative %s:\n%s", a.Name, describe(res))
+					if res := judge(t, free, heads); len(checkstest.Failed(res)) > 0 {
+						t.Fatalf("after alternative %s:\n%s", a.Name, checkstest.Describe(res))
 					}
 				})
 			}
 			t.Run("passes after solve", func(t *testing.T) {
 				heads := start(t, i)
-				runScript(t, "solve of "+step.ID, step.Solve)
+				checkstest.RunScript(t, "solve of "+step.ID, step.Solve)
 				manifestsParse(t)
-				if res := judge(t, free, heads); len(failed(res)) > 0 {
-					t.Fatalf("after the solve:\n%s", describe(res))
+				if res := judge(t, free, heads); len(checkstest.Failed(res)) > 0 {
+					t.Fatalf("after the solve:\n%s", checkstest.Describe(res))
 				}
 			})
 		})
@@ -355,34 +356,4 @@ func manifestsParse(t *testing.T) {
 			t.Fatalf("%s is no longer one manifest (%v):\n%s", p, err, data)
 		}
 	}
-}
-
-// inMountNamespace runs the test named test again in a private mount
-// namespace, where it may mount over /root and /opt, and reports false; in
-// that namespace it reports true and the test goes on. It skips the test
-// unless it runs as root.
-func inMountNamespace(t *testing.T, test string) bool {
-	t.Helper()
-	if os.Getenv(inNamespaceEnv) != "" {
-		return true
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for a private mount namespace (CI runs as root)")
-	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		t.Fatalf("unshare (util-linux) is needed: %v", err)
-	}
-	cmd := exec.Command(unshare, "--mount", "--propagation", "private",
-		os.Args[0], "-test.run", "^"+test+"$", "-test.v")
-	cmd.Env = append(os.Environ(), inNamespaceEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	t.Logf("in the mount namespace:\n%s", out)
-	if err != nil {
-		t.Fatalf("%s failed in the mount namespace: %v", test, err)
-	}
-	if !strings.Contains(string(out), "--- PASS: "+test) {
-		t.Fatalf("%s did not run inside the mount namespace", test)
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package labctl_test
+package helmrelease_test
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labctl/labctl/checks/checkstest"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -16,7 +17,7 @@ import (
 // loads and lints clean, every step is complete, its chart runs the lab's
 // own image and is in its fixtures, and the grader reads only the
 // release's objects and Helm's records of it, each by name.
-const helmLab = "labs/helm-release/lab.yaml"
+const helmLab = "lab.yaml"
 
 func TestHelmLabLoads(t *testing.T) {
 	l, err := lab.Load(helmLab)
@@ -37,7 +38,7 @@ func TestHelmLabLoads(t *testing.T) {
 		t.Errorf("steps %v, want install, upgrade, rollback", ids)
 	}
 	for _, s := range l.Steps {
-		requireCompleteStep(t, s)
+		checkstest.RequireCompleteStep(t, s)
 		for _, m := range s.Mistakes {
 			if strings.TrimSpace(m.Recover) == "" {
 				t.Errorf("step %s mistake %s has no recover script", s.ID, m.Name)
@@ -72,7 +73,7 @@ func stepIDs(l *lab.Lab) []string {
 // fixtures, and its Deployment runs the image the lab builds, which the
 // node has (never pulled).
 func TestHelmLabChart(t *testing.T) {
-	dir := "labs/helm-release/fixtures/charts/web"
+	dir := "fixtures/charts/web"
 	for _, f := range []string{"Chart.yaml", "values.yaml", "templates/configmap.yaml", "templates/deployment.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("the chart lacks %s: %v", f, err)
