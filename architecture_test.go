@@ -72,7 +72,7 @@ var layers = map[string][]string{
 	"internal/reset": {"lab", "internal/atomicfile", "internal/countio", "internal/grading", "internal/msg",
 		"internal/progress", "internal/textsafe"},
 	"internal/classroom": {"lab", "provision", "provision/class", "internal/grading", "internal/msg", "internal/progress", "internal/report",
-		"internal/textsafe"},
+		"internal/statusline", "internal/textsafe"},
 	"internal/labtest": {"lab", "checks", "internal/atomicfile", "internal/grading", "internal/mutant", "internal/progress", "internal/report",
 		"internal/reset", "internal/textsafe"},
 	"internal/web": {"lab", "checks", "internal/grading", "internal/msg", "internal/progress", "internal/report",
