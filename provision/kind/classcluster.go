@@ -280,6 +280,12 @@ func DeleteClassCluster(ctx context.Context, name string, kubeconfig string) (bo
 			return false, err
 		}
 	}
+	// kind would say only that a docker command failed.
+	engine, err := docker.NewEngine(ctx)
+	if err != nil {
+		return false, err
+	}
+	engine.Close()
 	c := &ClassCluster{Name: name, Kubeconfig: kubeconfig, k: newKindNamed(name, kubeconfig, nil)}
 	exists, err := c.k.exists(ctx)
 	if err != nil {
