@@ -292,8 +292,16 @@ func DeleteClassCluster(ctx context.Context, name string, kubeconfig string) (bo
 		return false, err
 	}
 	if exists {
-		if err := c.checkOurs(ctx); err != nil && errors.Is(err, errNotClassCluster) {
-			return false, err
+		if err := c.checkOurs(ctx); err != nil {
+			// One that does not answer (stopped, broken) is deleted only
+			// when create left its kubeconfig here: a stopped lab's
+			// cluster of that name is not a class cluster.
+			if _, serr := os.Stat(kubeconfig); errors.Is(err, errNotClassCluster) || serr != nil {
+				if !errors.Is(err, errNotClassCluster) {
+					err = fmt.Errorf("a kind cluster named %s exists, does not answer, and has no class cluster kubeconfig at %s: if it is no lab's, remove it with `kind delete cluster --name %s`", name, kubeconfig, name)
+				}
+				return false, err
+			}
 		}
 		if err := c.k.delete(ctx); err != nil {
 			return false, err
