@@ -24,6 +24,10 @@ type classUpOptions struct {
 	// renewOutdated makes anew the Pods of learners that run from other
 	// settings (class up otherwise leaves running Pods as they are).
 	renewOutdated bool
+	// names are the learners the flags name; retry is the command line
+	// that brings up those that failed.
+	names []string
+	retry func() string
 }
 
 func newClassUpCommand(g *globals) *cobra.Command {
@@ -40,11 +44,12 @@ func newClassUpCommand(g *globals) *cobra.Command {
 			"  labctl --lab ./my-lab class up --context training --learners 3",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			names, err := o.names(cmd, g.classPrefix())
-			if err != nil {
+			var err error
+			if o.names, err = o.learnerNames(cmd, g.classPrefix()); err != nil {
 				return err
 			}
-			return runClassUp(cmd.Context(), g, names, o, cmd)
+			o.retry = func() string { return retryUp(g, cmd) }
+			return runClassUp(cmd.Context(), g, o)
 		},
 	}
 	fl := cmd.Flags()
@@ -60,7 +65,7 @@ func newClassUpCommand(g *globals) *cobra.Command {
 // names are the learners the command line asks for; mistakes in it are
 // usage errors, mistakes in the roster say their line. prefix is the
 // class's namespace prefix, which a roster's names must leave room for.
-func (o classUpOptions) names(cmd *cobra.Command, prefix string) ([]string, error) {
+func (o classUpOptions) learnerNames(cmd *cobra.Command, prefix string) ([]string, error) {
 	usage := func(format string, args ...any) error {
 		return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}
 	}
@@ -91,7 +96,8 @@ func (o classUpOptions) names(cmd *cobra.Command, prefix string) ([]string, erro
 
 // runClassUp brings the class up (classroom.Up, a status line a step) and
 // says what the outcome asks of the instructor.
-func runClassUp(ctx context.Context, g *globals, names []string, o classUpOptions, cmd *cobra.Command) error {
+func runClassUp(ctx context.Context, g *globals, o classUpOptions) error {
+	names := o.names
 	st, err := g.loadLabState()
 	if err != nil {
 		return err
@@ -144,7 +150,7 @@ func runClassUp(ctx context.Context, g *globals, names []string, o classUpOption
 	}
 	if len(res.Failed) > 0 {
 		return &ExitError{Code: exitError, Err: fmt.Errorf("%d of %d learner(s) are not ready: %s (the others are up)\n"+
-			"retry them with: %s", len(res.Failed), len(names), strings.Join(res.Failed, ", "), retryUp(g, cmd))}
+			"retry them with: %s", len(res.Failed), len(names), strings.Join(res.Failed, ", "), o.retry())}
 	}
 	if !g.quiet() {
 		fmt.Fprintf(g.streams.Err, "\nEvery learner is ready: `labctl class invite LEARNER` writes the file each one connects with.\n")
