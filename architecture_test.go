@@ -106,7 +106,7 @@ var layers = map[string][]string{
 	"usecase/reset": {"lab", "internal/atomicfile", "internal/countio", "grading", "internal/msg",
 		"grading/progress", "internal/textsafe"},
 	"usecase/classroom": {"lab", "provision", "provision/class", "grading", "internal/msg", "grading/progress", "grading/report",
-		"internal/textsafe"},
+		"internal/statusline", "internal/textsafe"},
 	"usecase/labtest": {"lab", "checks", "internal/atomicfile", "grading", "internal/mutant", "grading/progress", "grading/report",
 		"usecase/reset", "internal/textsafe"},
 	"usecase/web": {"lab", "checks", "grading", "internal/msg", "grading/progress", "grading/report",

@@ -222,6 +222,10 @@ func TestE2EClass(t *testing.T) {
 		t.Errorf("capacity for an s390x checker: %+v, %v, want no node and one of %s left out", cap, err, runtime.GOARCH)
 	}
 
+	t.Run("class cluster create again reuses the cluster, and leaves a kind cluster of its own alone", func(t *testing.T) {
+		testClassClusterAgain(t, h)
+	})
+
 	ls := make([]*provision.Live, len(names))
 	for i, n := range names {
 		if ls[i], err = c.Connect(ctx, n); err != nil {

@@ -58,7 +58,7 @@ func StateDir(labName, learner string) (string, error) {
 }
 
 // Connect reaches a learner's lab that is up (ErrNoLearner when there is
-// no such learner, ErrNotUp when it is not ready, after up to readyGrace
+// no such learner, a *NotReadyError (provision.ErrNotUp) when it is not ready, after up to readyGrace
 // for Pods that run and are not ready at the moment).
 func (c *Class) Connect(ctx context.Context, learner string) (*provision.Live, error) {
 	ns := c.Namespace(learner)
@@ -67,7 +67,7 @@ func (c *Class) Connect(ctx context.Context, learner string) (*provision.Live, e
 		return nil, fmt.Errorf("learner %s (namespace %s): %w", learner, ns, ErrNoLearner)
 	}
 	if p := c.waitReady(ctx, ns, readyGrace); p != "" {
-		return nil, fmt.Errorf("learner %s: %s: %w", learner, p, provision.ErrNotUp)
+		return nil, &NotReadyError{Learner: learner, Problem: p}
 	}
 	rt, err := c.connect(ctx, learner)
 	if err != nil {

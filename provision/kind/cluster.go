@@ -49,6 +49,8 @@ type ClusterConfig struct {
 	// network add-on writes its CNI configuration, then up removes the
 	// taint.
 	Workers []lab.Node
+	// NodeLabels are set on every node (a class cluster's mark).
+	NodeLabels map[string]string
 }
 
 // clusterConfig is the cluster labctl makes for l on nodeImage, with the
@@ -92,6 +94,14 @@ func kindConfig(c ClusterConfig) *v1alpha4.Cluster {
 	}
 	for _, w := range c.Workers {
 		cfg.Nodes = append(cfg.Nodes, workerNode(c, w))
+	}
+	for i := range cfg.Nodes {
+		for k, v := range c.NodeLabels {
+			if cfg.Nodes[i].Labels == nil {
+				cfg.Nodes[i].Labels = map[string]string{}
+			}
+			cfg.Nodes[i].Labels[k] = v
+		}
 	}
 	if c.AuditDir != "" {
 		addAudit(cfg, c.AuditDir)
@@ -145,13 +155,18 @@ type kind struct {
 }
 
 func newKind(lab, kubeconfigPath string, verbose io.Writer) *kind {
+	return newKindNamed(provision.ClusterName(lab), kubeconfigPath, verbose)
+}
+
+// newKindNamed is the kind cluster named name, not a lab's.
+func newKindNamed(name, kubeconfigPath string, verbose io.Writer) *kind {
 	var logger kindlog.Logger = kindlog.NoopLogger{}
 	if verbose != nil {
 		logger = writerLogger{w: verbose}
 	}
 	return &kind{
 		provider:   cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(logger)),
-		name:       provision.ClusterName(lab),
+		name:       name,
 		kubeconfig: kubeconfigPath,
 	}
 }

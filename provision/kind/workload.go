@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,33 +52,65 @@ func (r *upRun) loadWorkloads(ctx context.Context) error {
 	if len(r.workloads) == 0 {
 		return nil
 	}
-	node := controlPlaneNode(r.lab.Metadata.Name)
-	ids := make(map[string]string, len(r.workloads))
-	for _, ref := range r.workloads {
-		id, err := r.engine.ImageID(ctx, ref)
-		if err != nil {
-			return err
-		}
-		ids[ref] = id
+	missing, err := r.kind.missingImages(ctx, r.engine, r.workloads, controlPlaneNode(r.lab.Metadata.Name))
+	if err != nil || len(missing) == 0 {
+		return err
 	}
-	held, err := nodeImagesHeld(ctx, r.engine, node, ids)
+	r.st.Start(r.say(msg.StatusLoadingImages, strings.Join(missing, ", ")))
+	return r.kind.loadLabelled(ctx, r.engine, missing, controlPlaneNode(r.lab.Metadata.Name))
+}
+
+// missingImages are those of refs that one of nodes does not hold yet in
+// the host's version: one exec per node asks its containerd.
+func (k *kind) missingImages(ctx context.Context, engine *docker.Engine, refs []string, nodes ...string) ([]string, error) {
+	ids, err := hostImageIDs(ctx, engine, refs)
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, node := range nodes {
+		held, err := nodeImagesHeld(ctx, engine, node, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, ref := range refs {
+			if !held[lab.NormalizeImageName(ref)] && !slices.Contains(missing, ref) {
+				missing = append(missing, ref)
+			}
+		}
+	}
+	return missing, nil
+}
+
+// loadLabelled loads refs into every node of the cluster and records on
+// them, in each of nodes, the host's image ID (missingImages reads it).
+func (k *kind) loadLabelled(ctx context.Context, engine *docker.Engine, refs []string, nodes ...string) error {
+	ids, err := hostImageIDs(ctx, engine, refs)
 	if err != nil {
 		return err
 	}
-	var missing []string
-	for _, ref := range r.workloads {
-		if !held[lab.NormalizeImageName(ref)] {
-			missing = append(missing, ref)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	r.st.Start(r.say(msg.StatusLoadingImages, strings.Join(missing, ", ")))
-	if err := r.kind.loadImages(ctx, r.engine, missing); err != nil {
+	if err := k.loadImages(ctx, engine, refs); err != nil {
 		return err
 	}
-	return labelNodeImages(ctx, r.engine, node, missing, ids)
+	for _, node := range nodes {
+		if err := labelNodeImages(ctx, engine, node, refs, ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hostImageIDs are the host engine's image IDs of refs.
+func hostImageIDs(ctx context.Context, engine *docker.Engine, refs []string) (map[string]string, error) {
+	ids := make(map[string]string, len(refs))
+	for _, ref := range refs {
+		id, err := engine.ImageID(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		ids[ref] = id
+	}
+	return ids, nil
 }
 
 // nodeImagesHeld returns the images of ids (reference -> the host's image

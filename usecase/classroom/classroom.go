@@ -40,7 +40,7 @@ type Lab interface {
 }
 
 // Class reaches the labs of a class's learners: Connect fails with
-// class.ErrNoLearner or provision.ErrNotUp, which Session.Explain
+// class.ErrNoLearner or a *class.NotReadyError, which Session.Explain
 // words for the class.
 type Class[L Lab] interface {
 	Roll
@@ -65,7 +65,7 @@ func (s *Session[L]) Connect(ctx context.Context, learner string) (L, error) {
 	env, err := s.Class.Connect(ctx, learner)
 	if err != nil {
 		var none L
-		return none, s.Explain(ctx, learner, err)
+		return none, s.Explain(learner, err)
 	}
 	return env, nil
 }

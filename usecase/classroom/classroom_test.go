@@ -69,11 +69,14 @@ type fakeClass struct {
 	running    int
 	most       int
 	done       []string
+	// listed counts the calls of Learners.
+	listed int
 }
 
 func (c *fakeClass) Learners(context.Context) ([]class.LearnerInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.listed++
 	var out []class.LearnerInfo
 	for name := range c.labs {
 		p := c.problems[name]
@@ -94,7 +97,7 @@ func (c *fakeClass) Connect(_ context.Context, name string) (*fakeLab, error) {
 	case l == nil:
 		return nil, fmt.Errorf("learner %s: %w", name, class.ErrNoLearner)
 	case c.problems[name] != "":
-		return nil, fmt.Errorf("learner %s: %s: %w", name, c.problems[name], provision.ErrNotUp)
+		return nil, &class.NotReadyError{Learner: name, Problem: c.problems[name]}
 	}
 	return l, nil
 }
@@ -317,7 +320,7 @@ func session(t *testing.T) (*Session[*fakeLab], *fakeClass) {
 }
 
 func TestExplain(t *testing.T) {
-	s, _ := session(t)
+	s, c := session(t)
 	ctx := context.Background()
 	_, err := s.Connect(ctx, "dave")
 	var none *NoLearnerError
@@ -331,13 +334,21 @@ func TestExplain(t *testing.T) {
 		err.Error() != "learner carol: sandbox Pod: Pending: the learner's lab is not ready: `labctl class up` repairs it" {
 		t.Errorf("not ready: %v", err)
 	}
-	// The class no longer says what is wrong: the message says what it knows.
-	err = Explain(ctx, &fakeClass{}, "p-", "erin", fmt.Errorf("learner erin: gone: %w", provision.ErrNotUp))
+	// The problem is the one Connect found: the class's learners are not
+	// listed again to find it (the list may say otherwise by now).
+	listed := c.listed
+	c.problems["carol"] = "vcp Pod: CrashLoopBackOff"
+	err = s.Explain("carol", &class.NotReadyError{Learner: "carol", Problem: "sandbox Pod: Pending"})
+	if err.Error() != "learner carol: sandbox Pod: Pending: the learner's lab is not ready: `labctl class up` repairs it" || c.listed != listed {
+		t.Errorf("not ready: %v, the learners listed %d more time(s)", err, c.listed-listed)
+	}
+	// A bare ErrNotUp: the message says what it knows.
+	err = Explain("p-", "erin", fmt.Errorf("learner erin: gone: %w", provision.ErrNotUp))
 	if err.Error() != "learner erin: the learner's lab is not ready: `labctl class up` repairs it" {
 		t.Errorf("not ready, no problem: %v", err)
 	}
 	other := errors.New("connection refused")
-	if err := s.Explain(ctx, "alice", other); err != other {
+	if err := s.Explain("alice", other); err != other {
 		t.Errorf("another error: %v", err)
 	}
 }

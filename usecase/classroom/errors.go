@@ -1,7 +1,6 @@
 package classroom
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -49,28 +48,23 @@ func (e *EmptyError) Error() string {
 }
 
 // Explain says what err, from the class about learner, means: a
-// *NoLearnerError, a *NotReadyError (with the problem the class reports of
-// the learner), or err itself.
-func (s *Session[L]) Explain(ctx context.Context, learner string, err error) error {
-	return Explain(ctx, s.Class, s.Prefix, learner, err)
+// *NoLearnerError, a *NotReadyError (with the problem the class's
+// *class.NotReadyError carries), or err itself.
+func (s *Session[L]) Explain(learner string, err error) error {
+	return Explain(s.Prefix, learner, err)
 }
 
-// Explain is Session.Explain for the class r, whose namespaces are prefix
-// and the learner's name.
-func Explain(ctx context.Context, r Roll, prefix, learner string, err error) error {
+// Explain is Session.Explain for a class whose namespaces are prefix and
+// the learner's name.
+func Explain(prefix, learner string, err error) error {
+	var notReady *class.NotReadyError
 	switch {
 	case errors.Is(err, class.ErrNoLearner):
 		return &NoLearnerError{Learner: learner, Namespace: prefix + learner, Err: err}
+	case errors.As(err, &notReady):
+		return &NotReadyError{Learner: learner, Problem: notReady.Problem, Err: err}
 	case errors.Is(err, provision.ErrNotUp):
-		e := &NotReadyError{Learner: learner, Err: err}
-		if infos, lerr := r.Learners(ctx); lerr == nil {
-			for _, info := range infos {
-				if info.Name == learner {
-					e.Problem = info.Problem
-				}
-			}
-		}
-		return e
+		return &NotReadyError{Learner: learner, Err: err}
 	}
 	return err
 }

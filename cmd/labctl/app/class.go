@@ -14,7 +14,7 @@ import (
 
 // The class commands run one lab per learner on an existing Kubernetes
 // cluster (provision/class's Class): up, status, grade, shell, reset, down and
-// invite.
+// invite; cluster makes a kind class cluster on this machine to try one on.
 
 // classFlags are the class commands' persistent flags and their keys in
 // the configuration: --context is class.context, which LABCTL_CLASS_CONTEXT
@@ -63,6 +63,7 @@ func newClassCommand(g *globals) *cobra.Command {
 		newClassResetCommand(g),
 		newClassDownCommand(g),
 		newClassInviteCommand(g),
+		newClassClusterCommand(g),
 	)
 	return cmd
 }

@@ -81,7 +81,7 @@ func runClassInvite(ctx context.Context, g *globals, learner string, o classInvi
 	defer cs.Close()
 	kubeconfig, expires, err := cs.class.Invite(ctx, learner, o.expires)
 	if err != nil {
-		return cs.room.Explain(ctx, learner, err)
+		return cs.room.Explain(learner, err)
 	}
 	write := atomicfile.Create
 	if o.force {
@@ -113,7 +113,7 @@ func revokeInvites(ctx context.Context, g *globals, learner string) error {
 	}
 	defer cs.Close()
 	if err := cs.class.RevokeInvites(ctx, learner); err != nil {
-		return cs.room.Explain(ctx, learner, err)
+		return cs.room.Explain(learner, err)
 	}
 	if !g.quiet() {
 		fmt.Fprintf(g.streams.Err, "Every invite of %s ends now: `labctl class invite %s` writes a new one.\n", learner, learner)

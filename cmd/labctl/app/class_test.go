@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/labctl/labctl/grading/report"
-	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/provision/class"
 	"github.com/labctl/labctl/usecase/classroom"
 )
@@ -122,7 +121,7 @@ func (c *fakeClass) Connect(_ context.Context, name string) (liveLab, error) {
 	case l == nil:
 		return nil, fmt.Errorf("learner %s: %w", name, class.ErrNoLearner)
 	case l.problem != "":
-		return nil, fmt.Errorf("learner %s: %s: %w", name, l.problem, provision.ErrNotUp)
+		return nil, &class.NotReadyError{Learner: name, Problem: l.problem}
 	}
 	return l.lab, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,6 +24,10 @@ type classUpOptions struct {
 	// renewOutdated makes anew the Pods of learners that run from other
 	// settings (class up otherwise leaves running Pods as they are).
 	renewOutdated bool
+	// names are the learners the flags name; retry is the command line
+	// that brings up those that failed.
+	names []string
+	retry func() string
 }
 
 func newClassUpCommand(g *globals) *cobra.Command {
@@ -41,11 +44,12 @@ func newClassUpCommand(g *globals) *cobra.Command {
 			"  labctl --lab ./my-lab class up --context training --learners 3",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			names, err := o.names(cmd, g.classPrefix())
-			if err != nil {
+			var err error
+			if o.names, err = o.learnerNames(cmd, g.classPrefix()); err != nil {
 				return err
 			}
-			return runClassUp(cmd.Context(), g, names, o, cmd)
+			o.retry = func() string { return retryUp(g, cmd) }
+			return runClassUp(cmd.Context(), g, o)
 		},
 	}
 	fl := cmd.Flags()
@@ -61,7 +65,7 @@ func newClassUpCommand(g *globals) *cobra.Command {
 // names are the learners the command line asks for; mistakes in it are
 // usage errors, mistakes in the roster say their line. prefix is the
 // class's namespace prefix, which a roster's names must leave room for.
-func (o classUpOptions) names(cmd *cobra.Command, prefix string) ([]string, error) {
+func (o classUpOptions) learnerNames(cmd *cobra.Command, prefix string) ([]string, error) {
 	usage := func(format string, args ...any) error {
 		return &usageError{cmd: cmd, err: fmt.Errorf(format, args...)}
 	}
@@ -90,7 +94,10 @@ func (o classUpOptions) names(cmd *cobra.Command, prefix string) ([]string, erro
 	return names, nil
 }
 
-func runClassUp(ctx context.Context, g *globals, names []string, o classUpOptions, cmd *cobra.Command) error {
+// runClassUp brings the class up (classroom.Up, a status line a step) and
+// says what the outcome asks of the instructor.
+func runClassUp(ctx context.Context, g *globals, o classUpOptions) error {
+	names := o.names
 	st, err := g.loadLabState()
 	if err != nil {
 		return err
@@ -102,124 +109,53 @@ func runClassUp(ctx context.Context, g *globals, names []string, o classUpOption
 	if o.learnerNodes && !needsNodes && !g.quiet() {
 		fmt.Fprintf(g.streams.Err, "Note: lab %s declares its workloads (workloads: declare), so its learners need no node: --learner-nodes changes nothing.\n", st.lab.Metadata.Name)
 	}
-	if needsNodes {
-		// The lab's images go into each learner's node from here.
-		if _, err := g.env.EnsureWorkloads(ctx, imageOptions(g, imagesOptions{}), st.lab, st.labDir); err != nil {
-			return err
-		}
-	}
 	cs, err := g.openClassWith(ctx, st, needsNodes)
 	if err != nil {
 		return err
 	}
 	defer cs.Close()
-	waiting := func(nodes []string) {
-		if !g.quiet() {
-			fmt.Fprintf(g.streams.Err, "Waiting up to %v for node(s) %s to be Ready…\n", classroom.NodeWait, strings.Join(nodes, ", "))
+	up := classroom.UpOptions{Lab: st.lab.Metadata.Name, Learners: names, Parallel: o.parallel, RenewOutdated: o.renewOutdated,
+		Status: statusline.New(g.streams.Err, statusline.Options{Quiet: g.quiet(), NoColor: g.noColor(), Elapsed: true})}
+	if needsNodes {
+		// The lab's images go into each learner's node from here.
+		up.Images = func(ctx context.Context) error {
+			_, err := g.env.EnsureWorkloads(ctx, imageOptions(g, imagesOptions{}), st.lab, st.labDir)
+			return err
 		}
 	}
-	if err := classroom.CheckRoom(ctx, cs.class, names, waiting); err != nil {
+	res, err := classroom.Up(ctx, cs.class, up)
+	var room *classroom.RoomError
+	switch {
+	case ctx.Err() != nil:
+		return &ExitError{Code: exitInterrupted, Err: fmt.Errorf("class up was interrupted with %d of %d learner(s) ready; "+
+			"they stay up: run the same command again to continue", res.Done, len(names))}
+	case errors.As(err, &room):
 		return &ExitError{Code: exitError, Err: err}
+	case err != nil:
+		return err
 	}
-
-	var upper classroom.Upper = cs.class
-	if o.renewOutdated {
-		if old := cs.class.Outdated(ctx, names); len(old) > 0 {
-			if !g.quiet() {
-				fmt.Fprintf(g.streams.Err, "Making anew the Pods of %s, which run from other settings: their shells end; their /root and their cluster's objects are kept.\n",
-					strings.Join(old, ", "))
-			}
-			upper = renewing{cs.class, old}
+	if g.quiet() {
+		// What the class cluster lets through is said even then.
+		if res.OpenNetwork {
+			fmt.Fprintf(g.streams.Err, "⚠ WARNING: the learners are not walled off from each other. %s.\n", res.Open)
 		}
-	}
-	status := statusline.New(g.streams.Err, statusline.Options{Quiet: g.quiet(), NoColor: g.noColor(), Elapsed: true})
-	status.Start(fmt.Sprintf("Bringing up %d learner(s) of lab %s, %d at a time", len(names), st.lab.Metadata.Name, o.parallel))
-	run := classroom.UpAll(ctx, upper, names, o.parallel, func(r classroom.Outcome) {
-		switch {
-		case r.Err == nil:
-			status.Printf("✓ %s ready (%s)", r.Learner, statusline.Elapsed(r.Took))
-		case !r.Interrupted:
-			status.Printf("✗ %s: %v", r.Learner, r.Err)
-		}
-		status.Update(fmt.Sprintf("%d of %d ready", r.Done, len(names)))
-	})
-	status.End(run.Done == len(names))
-	if ctx.Err() == nil {
-		checkIsolation(ctx, g, cs.class, names, run.Failed)
-		for _, c := range cs.class.Caveats(ctx) {
+		for _, c := range res.Caveats {
 			fmt.Fprintf(g.streams.Err, "⚠ Not enforced by the class cluster: %s.\n", c)
 		}
-		noteOutdated(ctx, g, cs.class, names, run.Failed)
+	} else if len(res.Outdated) > 0 {
+		fmt.Fprintf(g.streams.Err, "Note: %s run(s) Pods made from other settings (an earlier labctl's, another image or node configuration); "+
+			"class up leaves running Pods as they are, so as not to end a session. At a quiet moment, run the same `labctl class up` "+
+			"with --renew-outdated: it makes their Pods anew from these settings (their shells end; their /root and their cluster's objects are kept).\n",
+			strings.Join(res.Outdated, ", "))
 	}
-	if ctx.Err() != nil {
-		return &ExitError{Code: exitInterrupted, Err: fmt.Errorf("class up was interrupted with %d of %d learner(s) ready; "+
-			"they stay up: run the same command again to continue", run.Done, len(names))}
-	}
-	if len(run.Failed) > 0 {
+	if len(res.Failed) > 0 {
 		return &ExitError{Code: exitError, Err: fmt.Errorf("%d of %d learner(s) are not ready: %s (the others are up)\n"+
-			"retry them with: %s", len(run.Failed), len(names), strings.Join(run.Failed, ", "), retryUp(g, cmd))}
+			"retry them with: %s", len(res.Failed), len(names), strings.Join(res.Failed, ", "), o.retry())}
 	}
 	if !g.quiet() {
 		fmt.Fprintf(g.streams.Err, "\nEvery learner is ready: `labctl class invite LEARNER` writes the file each one connects with.\n")
 	}
 	return nil
-}
-
-// noteOutdated says which learners that are up run Pods made from other
-// settings (an earlier labctl's, another image, their node's configuration),
-// which class up leaves as they are, and how to bring one to these.
-func noteOutdated(ctx context.Context, g *globals, c classCluster, names, failed []string) {
-	var up []string
-	for _, n := range names {
-		if !slices.Contains(failed, n) {
-			up = append(up, n)
-		}
-	}
-	old := c.Outdated(ctx, up)
-	if len(old) == 0 || g.quiet() {
-		return
-	}
-	fmt.Fprintf(g.streams.Err, "Note: %s run(s) Pods made from other settings (an earlier labctl's, another image or node configuration); "+
-		"class up leaves running Pods as they are, so as not to end a session. At a quiet moment, run the same `labctl class up` "+
-		"with --renew-outdated: it makes their Pods anew from these settings (their shells end; their /root and their cluster's objects are kept).\n",
-		strings.Join(old, ", "))
-}
-
-// renewing brings learners up as class up does, first stopping the Pods
-// of those in old that run from other settings (classCluster.Renew).
-type renewing struct {
-	classCluster
-	old []string
-}
-
-func (r renewing) Up(ctx context.Context, learner string) error {
-	if slices.Contains(r.old, learner) {
-		if err := r.Renew(ctx, learner); err != nil {
-			return err
-		}
-	}
-	return r.classCluster.Up(ctx, learner)
-}
-
-// checkIsolation tries the network wall of the first learner that is up,
-// and says loudly when the class cluster ignores it: learners could then
-// reach each other's API servers and sandboxes.
-func checkIsolation(ctx context.Context, g *globals, c classCluster, names, failed []string) {
-	i := slices.IndexFunc(names, func(n string) bool { return !slices.Contains(failed, n) })
-	if i < 0 {
-		return
-	}
-	err := c.CheckIsolation(ctx, names[i])
-	switch {
-	case err == nil:
-		if !g.quiet() {
-			fmt.Fprintf(g.streams.Err, "✓ The learners are walled off from each other: from %s's Pods the class cluster's API server is out of reach.\n", names[i])
-		}
-	case errors.Is(err, class.ErrOpenNetwork):
-		fmt.Fprintf(g.streams.Err, "\n⚠ WARNING: the learners are not walled off from each other. %v.\n", err)
-	default:
-		fmt.Fprintf(g.streams.Err, "\n⚠ Could not try the learners' network walls: %v\n", err)
-	}
 }
 
 // retryUp is the command that brings up the failed learners again: the

@@ -64,6 +64,10 @@ type environment interface {
 	// OpenClass connects to a class on an existing Kubernetes cluster
 	// (the class commands).
 	OpenClass(ctx context.Context, cfg class.Config) (classCluster, error)
+	// CreateClassCluster makes (or completes) a kind class cluster on this
+	// machine; DeleteClassCluster removes one and says whether there was.
+	CreateClassCluster(ctx context.Context, o kind.ClassClusterOptions) (*kind.ClassCluster, error)
+	DeleteClassCluster(ctx context.Context, name string) (bool, error)
 	// OpenInvite reads the invite `labctl class invite` wrote: a learner's
 	// own sandbox on the class cluster.
 	OpenInvite(ctx context.Context, kubeconfig []byte) (invitedLab, error)
@@ -109,6 +113,14 @@ func (provisioned) Connect(ctx context.Context, up kind.Options) (liveLab, error
 		return nil, err
 	}
 	return env, nil
+}
+
+func (provisioned) CreateClassCluster(ctx context.Context, o kind.ClassClusterOptions) (*kind.ClassCluster, error) {
+	return kind.CreateClassCluster(ctx, o)
+}
+
+func (provisioned) DeleteClassCluster(ctx context.Context, name string) (bool, error) {
+	return kind.DeleteClassCluster(ctx, name, "")
 }
 
 func (provisioned) Inspect(ctx context.Context, l *lab.Lab) (kind.State, error) {

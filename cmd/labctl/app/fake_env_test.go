@@ -38,6 +38,10 @@ type fakeEnv struct {
 	upErr    error
 	findings []preflight.Finding
 	imgs     []images.Image
+	// classClusters are the class clusters CreateClassCluster made, by
+	// name; clusterErr fails it.
+	classClusters map[string]*kind.ClassCluster
+	clusterErr    error
 	// class is the class OpenClass opens (class_test.go); nil is one with
 	// learner-1 ready on lab.
 	class *fakeClass
@@ -65,6 +69,31 @@ func (f *fakeEnv) Up(_ context.Context, o kind.Options) (liveLab, error) {
 	}
 	f.state = upState()
 	return f.lab, nil
+}
+
+func (f *fakeEnv) CreateClassCluster(_ context.Context, o kind.ClassClusterOptions) (*kind.ClassCluster, error) {
+	f.called(fmt.Sprintf("class cluster create %s %d", o.Name, o.Workers))
+	if f.clusterErr != nil {
+		return nil, f.clusterErr
+	}
+	if c, ok := f.classClusters[o.Name]; ok {
+		again := *c
+		again.Created = false
+		return &again, nil
+	}
+	if f.classClusters == nil {
+		f.classClusters = map[string]*kind.ClassCluster{}
+	}
+	c := &kind.ClassCluster{Name: o.Name, Kubeconfig: "/state/" + o.Name + "/kubeconfig", Context: "kind-" + o.Name, Created: true, Workers: o.Workers}
+	f.classClusters[o.Name] = c
+	return c, nil
+}
+
+func (f *fakeEnv) DeleteClassCluster(_ context.Context, name string) (bool, error) {
+	f.called("class cluster delete " + name)
+	_, ok := f.classClusters[name]
+	delete(f.classClusters, name)
+	return ok, nil
 }
 
 func (f *fakeEnv) Connect(_ context.Context, up kind.Options) (liveLab, error) {

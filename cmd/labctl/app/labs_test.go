@@ -149,7 +149,7 @@ var labCommands = map[string][]string{
 var noLabCommands = []string{
 	"version", "schema", "install", "labs", "images save", "images load", "completion bash", "completion zsh",
 	"completion fish", "completion powershell", "help", "__completeNoDesc", "shell", "completion", "images",
-	"class", "class shell", "import", "import killercoda", "import instruqt",
+	"class", "class shell", "class cluster", "class cluster create", "class cluster delete", "import", "import killercoda", "import instruqt",
 }
 
 // --lab NAME of an installed lab is the same as --lab PATH of its lab file,
