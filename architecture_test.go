@@ -61,7 +61,7 @@ var layers = map[string][]string{
 	"internal/docker":          {"sandbox", "internal/terminal", "internal/textsafe"},
 	"internal/podexec":         {},
 	"internal/mutant":          {},
-	"provision":                {"lab", "checks", "sandbox", "internal/docker", "internal/terminal", "internal/msg", "internal/flock", "internal/textsafe"},
+	"provision":                {"lab", "checks", "sandbox", "internal/terminal", "internal/msg", "internal/flock", "internal/textsafe"},
 	"provision/kind": {"lab", "checks", "images", "sandbox", "provision", "internal/docker", "internal/grading", "internal/msg",
 		"internal/preflight", "internal/statedir", "internal/statusline", "internal/atomicfile", "internal/fsx"},
 	"provision/class": {"lab", "checks", "images", "sandbox", "provision", "internal/docker", "internal/grading",

@@ -8,7 +8,6 @@ import (
 	"io"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/docker"
 )
 
 // ExecChecker runs the checker (labctl's hidden `__check`) once with stdin
@@ -41,7 +40,7 @@ func RunChecker(ctx context.Context, req checks.Request, exec ExecChecker) ([]ch
 		return nil, err
 	}
 	if code != 0 {
-		return nil, docker.WithDetail(fmt.Errorf("the checker exited with status %d: %s", code, errOut.FirstLine("(nothing on stderr)")), []byte(errOut.Text()))
+		return nil, WithDetail(fmt.Errorf("the checker exited with status %d: %s", code, errOut.FirstLine("(nothing on stderr)")), []byte(errOut.Text()))
 	}
 	if answer.Cut() {
 		return nil, fmt.Errorf("the checker's answer is %d bytes, more than the %d an answer can be", answer.Written(), checks.MaxAnswer)

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -76,7 +75,7 @@ func TestRunCheckerQuotesAFailedCheckersFirstLineEscaped(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %q, want %q", err, want)
 	}
-	var d *docker.DetailError
+	var d *DetailError
 	if !errors.As(err, &d) || strings.ContainsAny(d.Detail(), "\x1b\x07\r") || !strings.Contains(d.Detail(), "goroutine 1") {
 		t.Errorf("detail %q, want the whole error output escaped", d)
 	}

@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/images"
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/grading"
 	"github.com/labctl/labctl/internal/labtest"
 	"github.com/labctl/labctl/internal/preflight"
@@ -80,7 +79,7 @@ type liveLab interface {
 	// ExecInTerminal is ExecLogin on the user's terminal.
 	ExecInTerminal(ctx context.Context, cmd []string, in, out *os.File, term string) (int, error)
 	// AttachShell starts the learner's login shell on a PTY.
-	AttachShell(ctx context.Context, o docker.ShellOptions) (attachedShell, error)
+	AttachShell(ctx context.Context, o provision.ShellOptions) (attachedShell, error)
 	// LearnerConfig is the learner's identity for a client on the host
 	// (the previews of `labctl ui` and `labctl open`).
 	LearnerConfig(ctx context.Context) (*rest.Config, error)
