@@ -181,7 +181,11 @@ type Shell interface {
 // NewLive is the live lab of l on rt; learner and grader are identities
 // the runtime already holds (zero ones are issued when first needed).
 func NewLive(l *lab.Lab, rt Runtime, learner, grader Identity) *Live {
-	return &Live{Lab: l, rt: rt, feat: rt.Features(), learner: learner, grader: grader, marks: &lastMark{}}
+	e := &Live{Lab: l, rt: rt, learner: learner, grader: grader, marks: &lastMark{}}
+	if rt != nil {
+		e.feat = rt.Features()
+	}
+	return e
 }
 
 // Runtime is the runtime the lab runs on.
