@@ -344,9 +344,9 @@ func (e *Live) MarkStep(ctx context.Context, step string) error {
 
 // RunChecks runs the round r in one checker round where the learner cannot
 // reach it, until ctx ends: callers run it through checks.RunRound, which
-// sets the round's deadline. The round carries the probe's start and the
-// audit windows the caller took from the progress it read; the live lab
-// reads no progress itself. The results are the checker's verdicts only.
+// sets the round's deadline and holds the checker's answer to the request.
+// The round carries the probe's start and the audit windows the caller
+// took from the progress it read; the live lab reads no progress itself.
 // On a runtime without a grader (an invite) the checks run in the sandbox
 // with the learner's own credentials, for feedback, and no audit log:
 // grading.PracticeChecker keeps from it those only the instructor's grader
