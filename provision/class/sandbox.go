@@ -7,9 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/labctl/labctl/internal/docker"
 	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/provision"
+	"github.com/labctl/labctl/sandbox"
 )
 
 // podSandbox is a learner's sandbox Pod on a class cluster, reached through
@@ -25,14 +25,14 @@ type podSandbox struct {
 // closes the streams): the process carries a mark in its environment, and a
 // second exec kills what holds it.
 func (p podSandbox) Exec(ctx context.Context, o provision.ExecOptions) (int, error) {
-	mark := docker.NewExecMark()
-	env := append(slices.Clip(o.Env), docker.ExecMarkVar+"="+mark)
+	mark := sandbox.NewExecMark()
+	env := append(slices.Clip(o.Env), sandbox.ExecMarkVar+"="+mark)
 	code, _, err := p.run(ctx, podCommand{pod: sandboxPod, container: containerSandbox,
 		cmd:   shellCommand(provision.ShellOptions{Cmd: o.Cmd, Env: env, WorkDir: o.WorkDir}, o.WorkDir),
 		stdin: o.Stdin, stdout: o.Stdout, stderr: o.Stderr})
 	if ctx.Err() != nil {
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killWait)
-		_, _, _ = p.run(kctx, podCommand{pod: sandboxPod, container: containerSandbox, cmd: docker.KillMarkedCmd(mark)})
+		_, _, _ = p.run(kctx, podCommand{pod: sandboxPod, container: containerSandbox, cmd: sandbox.KillMarkedCmd(mark)})
 		cancel()
 	}
 	return code, err
