@@ -91,7 +91,7 @@ var layers = map[string][]string{
 	"grading/report":   {"lab", "checks", "internal/atomicfile", "internal/msg", "internal/textsafe"},
 	// the runtimes
 	"provision/docker": {"sandbox", "internal/terminal", "internal/textsafe"},
-	"provision":        {"lab", "checks", "sandbox", "provision/docker", "internal/terminal", "internal/msg", "internal/flock", "internal/textsafe"},
+	"provision":        {"lab", "checks", "sandbox", "internal/terminal", "internal/msg", "internal/flock", "internal/textsafe"},
 	"provision/kind": {"lab", "checks", "images", "sandbox", "provision", "provision/docker", "grading", "internal/msg",
 		"internal/preflight", "internal/statedir", "internal/statusline", "internal/atomicfile", "internal/fsx"},
 	"provision/class": {"lab", "checks", "images", "sandbox", "provision", "provision/docker", "grading",

@@ -15,8 +15,8 @@
 // It also owns the round as the host sees it, the one way every command
 // runs checks: RunRound (its deadline, RoundTimeout, from DefaultTimeout and
 // the engine's concurrency, and Reconcile, the results held to the
-// request), ReadResponse (the checker's answer read strictly and held to
-// the request where it arrives, in provision.RunChecker), and Summarize
+// request, once), ReadResponse (the checker's answer read strictly, in
+// provision.RunChecker), and Summarize
 // with Summary.Verdict, the one rule that says whether a step passed.
 package checks
 

@@ -33,13 +33,13 @@ func RoundTimeout(cs []lab.Check) time.Duration {
 // is short, and an answer beyond this is not the checker's.
 const MaxAnswer = 8 << 20
 
-// ReadResponse reads the checker's answer to the checks cs from out, trusting
-// nothing in it that the host knows itself: out holds exactly one JSON value
-// and nothing after it (white space aside), with exactly one result per check,
-// in order, named as requested, each with status pass, fail or error. The
-// results' description, points and optional flag are the host's (from cs),
-// never the answer's.
-func ReadResponse(cs []lab.Check, out []byte) ([]Result, error) {
+// ReadResponse reads the checker's answer from out, strictly: out holds
+// exactly one JSON value of the answer's fields and nothing after it (white
+// space aside). It trusts nothing else in it: RunRound, which every round
+// runs through, holds the results to the request (Reconcile), so that a
+// result's description, points and optional flag are the host's, never the
+// answer's.
+func ReadResponse(out []byte) ([]Result, error) {
 	if len(out) > MaxAnswer {
 		return nil, fmt.Errorf("the checker's answer is %d bytes, more than the %d an answer can be", len(out), MaxAnswer)
 	}
@@ -52,7 +52,7 @@ func ReadResponse(cs []lab.Check, out []byte) ([]Result, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("reading the checker's answer: more data follows its one JSON value")
 	}
-	return Reconcile(cs, resp.Results)
+	return resp.Results, nil
 }
 
 // Reconcile checks that rs answers cs — one result per check, in order,
@@ -118,11 +118,10 @@ type Windows struct {
 
 // RunRound runs the round r through run, the one way every caller runs a
 // round: with RoundTimeout's deadline (or ctx's, if sooner), and with what
-// run returns held to the request by Reconcile, whatever run is. The live
-// lab's run has read the checker's answer with ReadResponse, which holds
-// it to the request the same way, where it arrived; a run that merges
-// results of the host's own (an invite's practice) or a test's fake is
-// held to it only here.
+// run returns held to the request by Reconcile, whatever run is: the
+// checker's answer as the live lab read it (ReadResponse), a merge with
+// results of the host's own (an invite's practice), a test's fake. This is
+// the one place a round's results are held to it.
 func RunRound(ctx context.Context, r Round, run func(context.Context, Round) ([]Result, error)) ([]Result, error) {
 	if len(r.Checks) == 0 {
 		return nil, nil

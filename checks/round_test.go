@@ -19,12 +19,22 @@ func twoChecks() []lab.Check {
 	}
 }
 
+// readRound reads out as the checker's answer to cs and holds it to them,
+// as a live lab's round does (ReadResponse, then RunRound's Reconcile).
+func readRound(cs []lab.Check, out []byte) ([]Result, error) {
+	rs, err := ReadResponse(out)
+	if err != nil {
+		return nil, err
+	}
+	return RunRound(context.Background(), Round{Checks: cs}, func(context.Context, Round) ([]Result, error) { return rs, nil })
+}
+
 func TestReadResponseKeepsOnlyTheCheckersVerdicts(t *testing.T) {
 	// The answer claims other points, optional flags and descriptions: the
 	// host's own lab wins.
 	good := `{"results":[{"name":"a","status":"pass","durationMs":3,"points":99,"optional":true,"description":"forged"},` +
 		`{"name":"b","status":"fail","message":"no","durationMs":1,"points":0}]}` + "\n"
-	rs, err := ReadResponse(twoChecks(), []byte(good))
+	rs, err := readRound(twoChecks(), []byte(good))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +63,13 @@ func TestReadResponseRefusesAnythingButOneAnswer(t *testing.T) {
 		{"huge", `{"results":[{"name":"a","status":"pass","message":"` + strings.Repeat("x", MaxAnswer) + `"}]}`, "more than"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadResponse(twoChecks(), []byte(tc.out))
+			_, err := readRound(twoChecks(), []byte(tc.out))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := ReadResponse(twoChecks(), []byte(" \n"+pass2+"\n\t ")); err != nil {
+	if _, err := readRound(twoChecks(), []byte(" \n"+pass2+"\n\t ")); err != nil {
 		t.Errorf("white space around the answer: %v", err)
 	}
 }

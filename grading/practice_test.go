@@ -113,3 +113,25 @@ func TestPracticeCheckerRunsWhatTheSandboxCanJudgeAndMergesTheRest(t *testing.T)
 		t.Errorf("%v, %v, %d rounds", got, err, len(run.rounds))
 	}
 }
+
+// shortRun answers every round with one result fewer than it was asked.
+type shortRun struct{ roundsRun }
+
+func (r *shortRun) RunChecks(ctx context.Context, round checks.Round) ([]checks.Result, error) {
+	out, err := r.roundsRun.RunChecks(ctx, round)
+	return out[:len(out)-1], err
+}
+
+// The sandbox's checker is held to its part of the round: an answer short
+// of a result is refused, never filled with the instructor's message.
+func TestPracticeCheckerRefusesAShortAnswer(t *testing.T) {
+	cs := []lab.Check{
+		{Name: "audit", Audit: &lab.AuditCheck{}},
+		{Name: "file", File: &lab.FileCheck{Path: "/root/a"}},
+		{Name: "file-2", File: &lab.FileCheck{Path: "/root/b"}},
+	}
+	rs, err := checks.RunRound(context.Background(), checks.Round{Checks: cs}, PracticeChecker{&shortRun{}}.RunChecks)
+	if err == nil || !strings.Contains(err.Error(), "1 results for 2 checks") {
+		t.Errorf("a short answer: %+v, %v; want it refused", rs, err)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"io"
 
 	"github.com/labctl/labctl/checks"
-	"github.com/labctl/labctl/provision/docker"
 )
 
 // ExecChecker runs the checker (labctl's hidden `__check`) once with stdin
@@ -24,9 +23,10 @@ type ExecChecker func(ctx context.Context, stdin io.Reader, stdout, stderr io.Wr
 // as an error, since its partial output is not trusted; a checker that
 // exits non-zero is an error quoting the first line of its error output,
 // escaped (the whole of it, escaped, is the error's detail, for -v); and
-// the answer is read by checks.ReadResponse, which keeps only what the
-// checker alone can know. Errors of exec's own are returned as they are:
-// they say where it ran.
+// the answer is read strictly by checks.ReadResponse. checks.RunRound, which
+// every round runs through, then holds its results to the request, keeping
+// only what the checker alone can know. Errors of exec's own are returned
+// as they are: they say where it ran.
 func RunChecker(ctx context.Context, req checks.Request, exec ExecChecker) ([]checks.Result, error) {
 	in, err := json.Marshal(req)
 	if err != nil {
@@ -41,10 +41,10 @@ func RunChecker(ctx context.Context, req checks.Request, exec ExecChecker) ([]ch
 		return nil, err
 	}
 	if code != 0 {
-		return nil, docker.WithDetail(fmt.Errorf("the checker exited with status %d: %s", code, errOut.FirstLine("(nothing on stderr)")), []byte(errOut.Text()))
+		return nil, WithDetail(fmt.Errorf("the checker exited with status %d: %s", code, errOut.FirstLine("(nothing on stderr)")), []byte(errOut.Text()))
 	}
 	if answer.Cut() {
 		return nil, fmt.Errorf("the checker's answer is %d bytes, more than the %d an answer can be", answer.Written(), checks.MaxAnswer)
 	}
-	return checks.ReadResponse(req.Checks, answer.Bytes())
+	return checks.ReadResponse(answer.Bytes())
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/provision/docker"
 )
 
 func twoChecks() checks.Request {
@@ -32,9 +31,17 @@ func checker(out, errOut string, code int) ExecChecker {
 	}
 }
 
+// round runs req in one round through exec, as Live's rounds run:
+// checks.RunRound over RunChecker.
+func round(req checks.Request, exec ExecChecker) ([]checks.Result, error) {
+	return checks.RunRound(context.Background(), checks.Round{Checks: req.Checks}, func(ctx context.Context, _ checks.Round) ([]checks.Result, error) {
+		return RunChecker(ctx, req, exec)
+	})
+}
+
 func TestRunCheckerSendsTheRequestAndKeepsTheHostsDescriptions(t *testing.T) {
 	var got checks.Request
-	rs, err := RunChecker(context.Background(), twoChecks(), func(_ context.Context, stdin io.Reader, stdout, _ io.Writer) (int, error) {
+	rs, err := round(twoChecks(), func(_ context.Context, stdin io.Reader, stdout, _ io.Writer) (int, error) {
 		if err := json.NewDecoder(stdin).Decode(&got); err != nil {
 			return -1, err
 		}
@@ -52,15 +59,15 @@ func TestRunCheckerSendsTheRequestAndKeepsTheHostsDescriptions(t *testing.T) {
 	}
 }
 
-// The answer is read strictly (checks.ReadResponse): one result per check,
-// one JSON value.
+// The answer is read strictly (checks.ReadResponse, then RunRound's
+// Reconcile): one result per check, one JSON value.
 func TestRunCheckerRefusesAnAnswerThatIsNotOne(t *testing.T) {
 	for _, out := range []string{
 		`{"results":[{"name":"a","status":"pass"}]}`,
 		`{"results":[{"name":"a","status":"pass"},{"name":"b","status":"pass"}]} {}`,
 		``,
 	} {
-		if rs, err := RunChecker(context.Background(), twoChecks(), checker(out, "", 0)); err == nil {
+		if rs, err := round(twoChecks(), checker(out, "", 0)); err == nil {
 			t.Errorf("answer %q accepted: %+v", out, rs)
 		}
 	}
@@ -76,7 +83,7 @@ func TestRunCheckerQuotesAFailedCheckersFirstLineEscaped(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %q, want %q", err, want)
 	}
-	var d *docker.DetailError
+	var d *DetailError
 	if !errors.As(err, &d) || strings.ContainsAny(d.Detail(), "\x1b\x07\r") || !strings.Contains(d.Detail(), "goroutine 1") {
 		t.Errorf("detail %q, want the whole error output escaped", d)
 	}

@@ -25,21 +25,12 @@ import (
 // learner's identity wrote nothing since, which holds after a mistake that
 // changed only files; after any other the reset runs in full.
 
-// sandboxKeeper is a runtime that can keep the sandbox under a key and put
-// it back (kind's).
-type sandboxKeeper interface {
-	KeepSandbox(ctx context.Context, key string)
-	// RestoreKeptSandbox restores the sandbox kept under key when its own
-	// conditions hold and then also unchanged does.
-	RestoreKeptSandbox(ctx context.Context, key string, unchanged func() bool) bool
-}
-
 // Checkpoint keeps the lab as it is now, at the start of step, for
 // RestoreCheckpoint. On a runtime that cannot keep its sandbox, or when the
 // namespaces cannot be read, it forgets step's checkpoint instead.
 func (e *Live) Checkpoint(ctx context.Context, step string) {
-	k, ok := e.rt.(sandboxKeeper)
-	if !ok {
+	k := e.feat.Sandbox
+	if k == nil {
 		return
 	}
 	delete(e.checkpoints, step)
@@ -100,8 +91,8 @@ func settled(ctx context.Context, record func(context.Context) ([sha256.Size]byt
 // runtime looks at the learner's audit log before the namespaces are
 // recorded: it costs no request.
 func (e *Live) RestoreCheckpoint(ctx context.Context, step string) bool {
-	k, ok := e.rt.(sandboxKeeper)
-	if !ok {
+	k := e.feat.Sandbox
+	if k == nil {
 		return false
 	}
 	kept, ok := e.checkpoints[step]

@@ -150,6 +150,9 @@ type keepingRuntime struct {
 	keeps, tries int
 }
 
+func (k *keepingRuntime) Features() Features                  { return Features{Keep: k.Keep, Sandbox: k} }
+func (k *keepingRuntime) NotePristine(context.Context)        {}
+func (k *keepingRuntime) RestoreSandbox(context.Context) bool { return false }
 func (k *keepingRuntime) KeepSandbox(context.Context, string) { k.keeps++ }
 func (k *keepingRuntime) RestoreKeptSandbox(_ context.Context, _ string, unchanged func() bool) bool {
 	k.tries++

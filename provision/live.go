@@ -32,7 +32,6 @@ import (
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/terminal"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/provision/docker"
 )
 
 // ErrNotUp says the lab's cluster or sandbox is missing or stopped.
@@ -57,6 +56,8 @@ var ErrInstructorOnly = errors.New("your instructor does this for you: ask them 
 type Live struct {
 	Lab *lab.Lab
 	rt  Runtime
+	// feat is what rt does beyond every runtime, as it said once.
+	feat Features
 
 	// admin is the runtime's admin config, read when first needed; it
 	// never enters the sandbox.
@@ -87,10 +88,11 @@ type lastMark struct {
 type Runtime interface {
 	// Exec runs o.Cmd in the sandbox as root, with HOME=/root, o.Env and
 	// o.WorkDir (Live always sets it), and returns its exit code.
-	Exec(ctx context.Context, o docker.ExecOptions) (int, error)
+	// Cancelling ctx ends the process and what it started.
+	Exec(ctx context.Context, o ExecOptions) (int, error)
 	// Attach starts o.Cmd (a login shell when empty) on a PTY in the
 	// sandbox, with HOME=/root, o.Env and o.WorkDir.
-	Attach(ctx context.Context, o docker.ShellOptions) (Shell, error)
+	Attach(ctx context.Context, o ShellOptions) (Shell, error)
 	// WriteFile writes a file in the sandbox that only root reads.
 	WriteFile(ctx context.Context, path string, data []byte) error
 	// ExecChecker runs the checker, labctl's hidden `__check`, once where
@@ -125,7 +127,43 @@ type Runtime interface {
 	// RecreateCluster removes the whole lab and brings it up fresh (with
 	// the first step's setup); the old runtime is closed.
 	RecreateCluster(ctx context.Context) (*Live, error)
+	// Features is what the runtime does beyond all this; Live asks once.
+	Features() Features
 	Close() error
+}
+
+// Features is what a runtime does beyond what every runtime does: each is
+// nil on a runtime that does not do it, and Live then does without.
+type Features struct {
+	// Keep keeps the identities Live issues across commands (kind keeps
+	// them in the lab's state directory); without it each command issues
+	// its own.
+	Keep func(learner, grader Identity)
+	// Practice gives, on a runtime without a grader (an invite), the
+	// learner's own credentials its checks run with, in the sandbox
+	// (grading.PracticeChecker keeps from them those only the
+	// instructor's grader can judge). Every other runtime has a grader.
+	Practice func(ctx context.Context) (*checks.KubeCredentials, error)
+	// EndProbe ends a probe on a runtime that keeps what its setup left
+	// for its restore (kind's probe volume, a class's probe container).
+	EndProbe func(ctx context.Context) error
+	// Sandbox keeps the sandbox and puts it back in place (kind's).
+	Sandbox SandboxKeeper
+}
+
+// SandboxKeeper keeps the sandbox and puts it back without recreating it.
+type SandboxKeeper interface {
+	// NotePristine keeps the sandbox as it is now, just recreated, for
+	// RestoreSandbox.
+	NotePristine(ctx context.Context)
+	// RestoreSandbox puts the sandbox back as NotePristine kept it, when
+	// its conditions hold, and reports whether it did.
+	RestoreSandbox(ctx context.Context) bool
+	// KeepSandbox keeps the sandbox under key (Live's Checkpoint).
+	KeepSandbox(ctx context.Context, key string)
+	// RestoreKeptSandbox restores the sandbox kept under key when its own
+	// conditions hold and then also unchanged does.
+	RestoreKeptSandbox(ctx context.Context, key string, unchanged func() bool) bool
 }
 
 // Shell is a process on a PTY in the sandbox: reading gives its output,
@@ -140,23 +178,14 @@ type Shell interface {
 	ExitCode(ctx context.Context) (int, error)
 }
 
-// keeper is a runtime that keeps the identities Live issues across
-// commands (kind keeps them in the lab's state directory).
-type keeper interface {
-	Keep(learner, grader Identity)
-}
-
-// Practice is a runtime without a grader (an invite): its checks run in the
-// sandbox with the learner's own credentials (grading.PracticeChecker keeps
-// from them those only the instructor's grader can judge).
-type Practice interface {
-	LearnerCredentials(ctx context.Context) (*checks.KubeCredentials, error)
-}
-
 // NewLive is the live lab of l on rt; learner and grader are identities
 // the runtime already holds (zero ones are issued when first needed).
 func NewLive(l *lab.Lab, rt Runtime, learner, grader Identity) *Live {
-	return &Live{Lab: l, rt: rt, learner: learner, grader: grader, marks: &lastMark{}}
+	e := &Live{Lab: l, rt: rt, learner: learner, grader: grader, marks: &lastMark{}}
+	if rt != nil {
+		e.feat = rt.Features()
+	}
+	return e
 }
 
 // Runtime is the runtime the lab runs on.
@@ -209,8 +238,8 @@ func (e *Live) SetIdentities(admin *rest.Config, learner, grader Identity) {
 
 // keep hands the identities to a runtime that keeps them.
 func (e *Live) keep() {
-	if k, ok := e.rt.(keeper); ok && e.learner.Token != "" && e.grader.Token != "" {
-		k.Keep(e.learner, e.grader)
+	if e.feat.Keep != nil && e.learner.Token != "" && e.grader.Token != "" {
+		e.feat.Keep(e.learner, e.grader)
 	}
 }
 
@@ -294,7 +323,7 @@ func (e *Live) graderExpiry() time.Time {
 // earliest mark counts: a step marked already is not asked again). The
 // instructor's own record needs no mark: elsewhere it does nothing.
 func (e *Live) MarkStep(ctx context.Context, step string) error {
-	if _, ok := e.rt.(Practice); !ok {
+	if e.feat.Practice == nil {
 		return nil
 	}
 	e.marks.mu.Lock()
@@ -315,9 +344,9 @@ func (e *Live) MarkStep(ctx context.Context, step string) error {
 
 // RunChecks runs the round r in one checker round where the learner cannot
 // reach it, until ctx ends: callers run it through checks.RunRound, which
-// sets the round's deadline. The round carries the probe's start and the
-// audit windows the caller took from the progress it read; the live lab
-// reads no progress itself. The results are the checker's verdicts only.
+// sets the round's deadline and holds the checker's answer to the request.
+// The round carries the probe's start and the audit windows the caller
+// took from the progress it read; the live lab reads no progress itself.
 // On a runtime without a grader (an invite) the checks run in the sandbox
 // with the learner's own credentials, for feedback, and no audit log:
 // grading.PracticeChecker keeps from it those only the instructor's grader
@@ -336,12 +365,12 @@ func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, 
 		req.ProbeStart = &start
 	}
 	req.Checks, req.Heads = cs, r.Heads
-	switch p, practice := e.rt.(Practice); {
+	switch {
 	case !e.Lab.HasCluster():
 		// No API server: the lab's checks read the sandbox only (lab
 		// validation refuses the others), so the grader gets no token.
-	case practice:
-		kube, err := p.LearnerCredentials(ctx)
+	case e.feat.Practice != nil:
+		kube, err := e.feat.Practice(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -379,8 +408,8 @@ func (e *Live) fixturesDir() string { return e.Lab.Sandbox.Fixtures }
 
 // login is cmd run like the learner's shell runs it: as root, HOME=/root,
 // in the lab's workDir.
-func (e *Live) login(cmd []string, in io.Reader, out, errOut io.Writer) docker.ExecOptions {
-	return docker.ExecOptions{Cmd: cmd, Env: []string{"HOME=/root"}, WorkDir: e.workDir(), User: "root",
+func (e *Live) login(cmd []string, in io.Reader, out, errOut io.Writer) ExecOptions {
+	return ExecOptions{Cmd: cmd, Env: []string{"HOME=/root"}, WorkDir: e.workDir(), User: "root",
 		Stdin: in, Stdout: out, Stderr: errOut}
 }
 
@@ -407,7 +436,7 @@ func (e *Live) ExecLogin(ctx context.Context, cmd []string, in io.Reader, out, e
 
 // AttachShell starts the learner's login shell (or o.Cmd) on a PTY in the
 // sandbox, in the lab's workDir unless o says otherwise.
-func (e *Live) AttachShell(ctx context.Context, o docker.ShellOptions) (Shell, error) {
+func (e *Live) AttachShell(ctx context.Context, o ShellOptions) (Shell, error) {
 	if o.WorkDir == "" {
 		o.WorkDir = e.workDir()
 	}
@@ -424,7 +453,7 @@ func (e *Live) ExecInTerminal(ctx context.Context, cmd []string, in, out *os.Fil
 		return -1, err
 	}
 	defer t.Restore()
-	o := docker.ShellOptions{Cmd: cmd}
+	o := ShellOptions{Cmd: cmd}
 	if term != "" {
 		o.Env = []string{"TERM=" + term}
 	}
@@ -504,12 +533,12 @@ func (e *Live) LockProbe(ctx context.Context) (func(), error) {
 const probeLockFile = ".probe.lock"
 
 // EndProbe ends a probe on a runtime that keeps what its setup left
-// (kind's probe volume); others keep nothing.
+// (kind's probe volume, a class's probe container); others keep nothing.
 func (e *Live) EndProbe(ctx context.Context) error {
-	if p, ok := e.rt.(interface{ EndProbe(context.Context) error }); ok {
-		return p.EndProbe(ctx)
+	if e.feat.EndProbe == nil {
+		return nil
 	}
-	return nil
+	return e.feat.EndProbe(ctx)
 }
 
 // WriteKubeconfig writes the learner's kubeconfig to /root/.kube/config:
@@ -564,19 +593,12 @@ func (e *Live) RecreateSandbox(ctx context.Context) error {
 	return e.WriteKubeconfig(ctx)
 }
 
-// restorer is a runtime that can put the sandbox back as it kept it,
-// without recreating it (kind's).
-type restorer interface {
-	NotePristine(ctx context.Context)
-	RestoreSandbox(ctx context.Context) bool
-}
-
 // NotePristine keeps the sandbox as it is now, just recreated, learner
 // kubeconfig included, for RestoreSandbox; on a runtime that cannot
 // restore in place, or a sandbox it cannot keep, it does nothing.
 func (e *Live) NotePristine(ctx context.Context) {
-	if r, ok := e.rt.(restorer); ok {
-		r.NotePristine(ctx)
+	if e.feat.Sandbox != nil {
+		e.feat.Sandbox.NotePristine(ctx)
 	}
 }
 
@@ -587,8 +609,7 @@ func (e *Live) NotePristine(ctx context.Context) {
 // RecreateSandbox must follow. labctl test uses it between its phases,
 // whose scripts are the lab author's; a learner's reset always recreates.
 func (e *Live) RestoreSandbox(ctx context.Context) bool {
-	r, ok := e.rt.(restorer)
-	return ok && r.RestoreSandbox(ctx)
+	return e.feat.Sandbox != nil && e.feat.Sandbox.RestoreSandbox(ctx)
 }
 
 // ResetNamespaces puts the lab's namespaces back to their starting state;

@@ -22,7 +22,6 @@ import (
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/grading"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/provision/docker"
 	"github.com/labctl/labctl/usecase/labtest"
 	"github.com/labctl/labctl/usecase/reset"
 	"github.com/labctl/labctl/usecase/shell"
@@ -43,9 +42,9 @@ var (
 
 // fakeRuntime records what Live asks of a runtime; no Docker, no cluster.
 type fakeRuntime struct {
-	execs             []docker.ExecOptions
+	execs             []ExecOptions
 	execCode          int
-	attached          []docker.ShellOptions
+	attached          []ShellOptions
 	files             map[string][]byte
 	requests          []checks.Request
 	kept              []Identity
@@ -56,7 +55,7 @@ type fakeRuntime struct {
 	stateDir          string // the state directory, when set
 }
 
-func (f *fakeRuntime) Exec(_ context.Context, o docker.ExecOptions) (int, error) {
+func (f *fakeRuntime) Exec(_ context.Context, o ExecOptions) (int, error) {
 	f.execs = append(f.execs, o)
 	if o.Stdout != nil {
 		io.WriteString(o.Stdout, "ran\n")
@@ -64,7 +63,7 @@ func (f *fakeRuntime) Exec(_ context.Context, o docker.ExecOptions) (int, error)
 	return f.execCode, nil
 }
 
-func (f *fakeRuntime) Attach(_ context.Context, o docker.ShellOptions) (Shell, error) {
+func (f *fakeRuntime) Attach(_ context.Context, o ShellOptions) (Shell, error) {
 	f.attached = append(f.attached, o)
 	return nil, errors.New("no PTY here")
 }
@@ -107,6 +106,7 @@ func (f *fakeRuntime) RecreateSandbox(context.Context) error          { f.recrea
 func (f *fakeRuntime) RecreateCluster(context.Context) (*Live, error) { return f.fresh, nil }
 func (f *fakeRuntime) Close() error                                   { f.closed++; return nil }
 func (f *fakeRuntime) Keep(learner, grader Identity)                  { f.kept = append(f.kept, grader) }
+func (f *fakeRuntime) Features() Features                             { return Features{Keep: f.Keep} }
 
 func (f *fakeRuntime) StateDir() (string, error) {
 	f.stateDirs++
@@ -118,6 +118,10 @@ func (f *fakeRuntime) StateDir() (string, error) {
 
 // fakeInvite is a runtime without a grader, as an invite is.
 type fakeInvite struct{ fakeRuntime }
+
+func (f *fakeInvite) Features() Features {
+	return Features{Keep: f.Keep, Practice: f.LearnerCredentials}
+}
 
 func (f *fakeInvite) LearnerCredentials(context.Context) (*checks.KubeCredentials, error) {
 	return &checks.KubeCredentials{Server: "https://learners-own:6443", Token: "learner-token"}, nil
@@ -168,7 +172,7 @@ func TestLiveRunsCommandsInTheLearnersLogin(t *testing.T) {
 		if _, err := e.ExecLogin(context.Background(), []string{"id"}, strings.NewReader("in"), &out, &out); err != nil {
 			t.Fatal(err)
 		}
-		_, _ = e.AttachShell(context.Background(), docker.ShellOptions{Env: []string{"TERM=xterm"}})
+		_, _ = e.AttachShell(context.Background(), ShellOptions{Env: []string{"TERM=xterm"}})
 		for _, o := range rt.execs {
 			if o.WorkDir != want || o.User != "root" || !slices.Contains(o.Env, "HOME=/root") {
 				t.Errorf("workDir %q: exec %v in %q as %q with %v", dir, o.Cmd, o.WorkDir, o.User, o.Env)

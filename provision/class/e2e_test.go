@@ -33,7 +33,6 @@ import (
 	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
-	"github.com/labctl/labctl/provision/docker"
 )
 
 // classLab is the repository's lab, as a class runs it.
@@ -337,7 +336,7 @@ func TestE2EClass(t *testing.T) {
 	})
 
 	t.Run("the shell over the exec API", func(t *testing.T) {
-		sh, err := ls[0].AttachShell(ctx, docker.ShellOptions{Rows: 24, Cols: 80, Env: []string{"TERM=xterm"}})
+		sh, err := ls[0].AttachShell(ctx, provision.ShellOptions{Rows: 24, Cols: 80, Env: []string{"TERM=xterm"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -469,7 +468,7 @@ code=$(curl -sk -m 5 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $t
 			t.Errorf("invite lists secrets: %v, want forbidden", err)
 		}
 		// The learner's shell on a PTY, through the invite.
-		sh, err := lv.AttachShell(ctx, docker.ShellOptions{Rows: 30, Cols: 90, Env: []string{"TERM=xterm"}})
+		sh, err := lv.AttachShell(ctx, provision.ShellOptions{Rows: 30, Cols: 90, Env: []string{"TERM=xterm"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
-	"github.com/labctl/labctl/provision/docker"
 )
 
 // Invite is what an invite kubeconfig (Class.Invite) names: a learner's own
@@ -85,10 +84,13 @@ type inviteRuntime struct {
 	learner string
 }
 
-var (
-	_ provision.Runtime  = (*inviteRuntime)(nil)
-	_ provision.Practice = (*inviteRuntime)(nil)
-)
+var _ provision.Runtime = (*inviteRuntime)(nil)
+
+// Features: an invite's checks run in the sandbox with the learner's own
+// credentials (LearnerCredentials); it keeps nothing and runs no probe.
+func (v *inviteRuntime) Features() provision.Features {
+	return provision.Features{Practice: v.LearnerCredentials}
+}
 
 // ExecChecker runs, for the learner's own feedback, the checker the
 // sandbox holds read-only, in their sandbox (provision.RunChecker runs the
@@ -106,7 +108,7 @@ func (v *inviteRuntime) ExecChecker(ctx context.Context, stdin io.Reader, stdout
 // checker reads their API server as they do.
 func (v *inviteRuntime) LearnerCredentials(ctx context.Context) (*checks.KubeCredentials, error) {
 	var out, errOut bytes.Buffer
-	code, err := v.Exec(ctx, docker.ExecOptions{Cmd: []string{"cat", "/root/.kube/config"}, WorkDir: "/root", Stdout: &out, Stderr: &errOut})
+	code, err := v.Exec(ctx, provision.ExecOptions{Cmd: []string{"cat", "/root/.kube/config"}, WorkDir: "/root", Stdout: &out, Stderr: &errOut})
 	if err != nil {
 		return nil, err
 	}

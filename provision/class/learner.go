@@ -47,6 +47,13 @@ type learnerRuntime struct {
 
 var _ provision.Runtime = (*learnerRuntime)(nil)
 
+// Features: a probe's end empties the probe container (EndProbe); the
+// identities are issued by each command, and a sandbox is recreated, never
+// put back in place.
+func (e *learnerRuntime) Features() provision.Features {
+	return provision.Features{EndProbe: e.EndProbe}
+}
+
 // StateDir is where the instructor's labctl keeps what it records of
 // one learner of a class (progress, backups of /root).
 func StateDir(labName, learner string) (string, error) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/provision"
-	"github.com/labctl/labctl/provision/docker"
+	"github.com/labctl/labctl/sandbox"
 )
 
 // podSandbox is a learner's sandbox Pod on a class cluster, reached through
@@ -24,15 +24,15 @@ type podSandbox struct {
 // kills the process and what it started, as on Docker (the exec API only
 // closes the streams): the process carries a mark in its environment, and a
 // second exec kills what holds it.
-func (p podSandbox) Exec(ctx context.Context, o docker.ExecOptions) (int, error) {
-	mark := docker.NewExecMark()
-	env := append(slices.Clip(o.Env), docker.ExecMarkVar+"="+mark)
+func (p podSandbox) Exec(ctx context.Context, o provision.ExecOptions) (int, error) {
+	mark := sandbox.NewExecMark()
+	env := append(slices.Clip(o.Env), sandbox.ExecMarkVar+"="+mark)
 	code, _, err := p.run(ctx, podCommand{pod: sandboxPod, container: containerSandbox,
-		cmd:   shellCommand(docker.ShellOptions{Cmd: o.Cmd, Env: env, WorkDir: o.WorkDir}, o.WorkDir),
+		cmd:   shellCommand(provision.ShellOptions{Cmd: o.Cmd, Env: env, WorkDir: o.WorkDir}, o.WorkDir),
 		stdin: o.Stdin, stdout: o.Stdout, stderr: o.Stderr})
 	if ctx.Err() != nil {
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killWait)
-		_, _, _ = p.run(kctx, podCommand{pod: sandboxPod, container: containerSandbox, cmd: docker.KillMarkedCmd(mark)})
+		_, _, _ = p.run(kctx, podCommand{pod: sandboxPod, container: containerSandbox, cmd: sandbox.KillMarkedCmd(mark)})
 		cancel()
 	}
 	return code, err
@@ -42,7 +42,7 @@ func (p podSandbox) Exec(ctx context.Context, o docker.ExecOptions) (int, error)
 const killWait = 10 * time.Second
 
 // Attach starts o.Cmd on a PTY in the sandbox container.
-func (p podSandbox) Attach(ctx context.Context, o docker.ShellOptions) (provision.Shell, error) {
+func (p podSandbox) Attach(ctx context.Context, o provision.ShellOptions) (provision.Shell, error) {
 	return podexec.Attach(ctx, p.cfg, p.cs, p.ns, sandboxPod, containerSandbox, shellCommand(o, o.WorkDir), o.Rows, o.Cols), nil
 }
 
@@ -63,7 +63,7 @@ func (p podSandbox) WriteFile(ctx context.Context, path string, data []byte) err
 
 // shellCommand is o's command with its environment and directory, as the
 // exec API runs it.
-func shellCommand(o docker.ShellOptions, workDir string) []string {
+func shellCommand(o provision.ShellOptions, workDir string) []string {
 	cmd := o.Cmd
 	if len(cmd) == 0 {
 		cmd = []string{"bash", "-l"}

@@ -94,7 +94,8 @@ func e2eRun(t *testing.T, e *Engine, name string, o ExecOptions) (int, string, s
 // e2eCheckerRound runs one checker round of req in the grader container
 // name as provision.RunChecker does, without its bounds and messages (this
 // package's tests cannot import provision): the request on stdin, the
-// answer read by checks.ReadResponse.
+// answer read by checks.ReadResponse and held to the request as
+// checks.RunRound does (checks.Reconcile).
 func e2eCheckerRound(ctx context.Context, e *Engine, name, bin string, req checks.Request) ([]checks.Result, error) {
 	in, err := json.Marshal(req)
 	if err != nil {
@@ -108,7 +109,11 @@ func e2eCheckerRound(ctx context.Context, e *Engine, name, bin string, req check
 	if code != 0 {
 		return nil, fmt.Errorf("the checker exited with status %d: %s", code, errOut.String())
 	}
-	return checks.ReadResponse(req.Checks, out.Bytes())
+	rs, err := checks.ReadResponse(out.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	return checks.Reconcile(req.Checks, rs)
 }
 
 func TestE2ESandboxLifecycle(t *testing.T) {

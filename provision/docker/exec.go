@@ -2,8 +2,6 @@ package docker
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/labctl/labctl/sandbox"
 )
 
 // ExecOptions describe one process run in a container.
@@ -31,7 +31,7 @@ type ExecOptions struct {
 	Stdout, Stderr io.Writer
 	// TTY gives the process a terminal; its output then arrives on Stdout only.
 	TTY bool
-	// Bare gives the process exactly Env, without the mark (ExecMarkVar)
+	// Bare gives the process exactly Env, without the mark (sandbox.ExecMarkVar)
 	// that lets a cancel find what it started: for the checker, whose
 	// environment is cleared and which starts nothing that outlives it.
 	// Cancelling ctx then kills the process alone.
@@ -51,8 +51,8 @@ func (e *Engine) Exec(ctx context.Context, containerName string, o ExecOptions) 
 	}
 	env, mark := o.Env, ""
 	if !o.Bare {
-		mark = NewExecMark()
-		env = append(slices.Clip(o.Env), ExecMarkVar+"="+mark)
+		mark = sandbox.NewExecMark()
+		env = append(slices.Clip(o.Env), sandbox.ExecMarkVar+"="+mark)
 	}
 	cctx, cancel := bounded(ctx)
 	created, err := e.cli.ContainerExecCreate(cctx, containerName, container.ExecOptions{
@@ -130,44 +130,6 @@ func (e *Engine) execExitCode(ctx context.Context, id string) (int, error) {
 	}
 }
 
-// ExecMarkVar names the variable every exec's process gets, with a value of
-// its own (NewExecMark), so that what the process started can be found and
-// killed with it: children inherit it, in the process group or out of it (a
-// port-forward a script left in the background, a setsid).
-const ExecMarkVar = "LABCTL_EXEC"
-
-// NewExecMark is a fresh value for ExecMarkVar.
-func NewExecMark() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// KillMarkedCmd is the command that, run as root in the container, kills
-// every process whose environment holds ExecMarkVar=mark.
-func KillMarkedCmd(mark string) []string {
-	return []string{"sh", "-c", killMarked, "sh", mark}
-}
-
-// killMarked stops, then kills, every process of the container whose
-// environment holds the mark given as $1 ($$, the killer, has none). It
-// looks three times before the kill, so that a process forked while it
-// looked is stopped too.
-const killMarked = `m="` + ExecMarkVar + `=$1"
-found=
-for _ in 1 2 3; do
-  for d in /proc/[0-9]*; do
-    p=${d#/proc/}
-    [ "$p" = "$$" ] && continue
-    case " $found " in *" $p "*) continue ;; esac
-    if tr '\0' '\n' < "$d/environ" 2> /dev/null | grep -qxF "$m"; then
-      kill -STOP "$p" 2> /dev/null && found="$found $p"
-    fi
-  done
-done
-[ -z "$found" ] || kill -KILL $found 2> /dev/null
-exit 0`
-
 // killExec kills a detached exec's process and what it started. Docker has
 // no API for it: a second exec in the container kills every process that
 // carries the exec's mark. When that exec cannot run (a container without
@@ -211,7 +173,7 @@ func inContainer(pid int, id string) bool {
 func (e *Engine) runKiller(ctx context.Context, containerName, mark string) error {
 	created, err := e.cli.ContainerExecCreate(ctx, containerName, container.ExecOptions{
 		User: "root", AttachStdout: true, AttachStderr: true,
-		Cmd: KillMarkedCmd(mark),
+		Cmd: sandbox.KillMarkedCmd(mark),
 	})
 	if err != nil {
 		return err

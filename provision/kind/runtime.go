@@ -52,7 +52,10 @@ type kindRuntime struct {
 	probeMu sync.Mutex
 }
 
-var _ provision.Runtime = (*kindRuntime)(nil)
+var (
+	_ provision.Runtime       = (*kindRuntime)(nil)
+	_ provision.SandboxKeeper = (*kindRuntime)(nil)
+)
 
 // ConnectOption adjusts Connect.
 type ConnectOption func(*kindRuntime)
@@ -198,14 +201,23 @@ func (k *kindRuntime) Keep(learner, grader provision.Identity) {
 	})
 }
 
+// Features are kind's: it keeps the identities in the lab's state
+// directory, ends a probe by removing its container and volume, and keeps
+// the sandbox to put it back in place.
+func (k *kindRuntime) Features() provision.Features {
+	return provision.Features{Keep: k.Keep, EndProbe: k.EndProbe, Sandbox: k}
+}
+
 // Exec runs a process in the sandbox and returns its exit code.
-func (k *kindRuntime) Exec(ctx context.Context, o docker.ExecOptions) (int, error) {
-	return k.engine.Exec(ctx, k.container, o)
+func (k *kindRuntime) Exec(ctx context.Context, o provision.ExecOptions) (int, error) {
+	return k.engine.Exec(ctx, k.container, docker.ExecOptions{Cmd: o.Cmd, Env: o.Env, WorkDir: o.WorkDir, User: o.User,
+		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr})
 }
 
 // Attach starts a process on a PTY in the sandbox.
-func (k *kindRuntime) Attach(ctx context.Context, o docker.ShellOptions) (provision.Shell, error) {
-	sh, err := k.engine.AttachShell(ctx, k.container, o)
+func (k *kindRuntime) Attach(ctx context.Context, o provision.ShellOptions) (provision.Shell, error) {
+	sh, err := k.engine.AttachShell(ctx, k.container, docker.ShellOptions{Cmd: o.Cmd, Env: o.Env, WorkDir: o.WorkDir, User: o.User,
+		Rows: o.Rows, Cols: o.Cols})
 	if err != nil {
 		return nil, err // not a typed nil in the interface
 	}
@@ -251,7 +263,7 @@ func (k *kindRuntime) waitReady(ctx context.Context) error {
 	var last bytes.Buffer
 	for {
 		last.Reset()
-		code, err := k.Exec(ctx, docker.ExecOptions{
+		code, err := k.Exec(ctx, provision.ExecOptions{
 			Cmd:    []string{"kubectl", "get", "--raw", "/readyz"},
 			Env:    []string{"HOME=/root"},
 			Stdout: &last, Stderr: &last,

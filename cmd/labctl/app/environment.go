@@ -15,7 +15,6 @@ import (
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/provision/class"
-	"github.com/labctl/labctl/provision/docker"
 	"github.com/labctl/labctl/provision/kind"
 	"github.com/labctl/labctl/usecase/labtest"
 	"github.com/labctl/labctl/usecase/reset"
@@ -84,7 +83,7 @@ type liveLab interface {
 	// ExecInTerminal is ExecLogin on the user's terminal.
 	ExecInTerminal(ctx context.Context, cmd []string, in, out *os.File, term string) (int, error)
 	// AttachShell starts the learner's login shell on a PTY.
-	AttachShell(ctx context.Context, o docker.ShellOptions) (attachedShell, error)
+	AttachShell(ctx context.Context, o provision.ShellOptions) (attachedShell, error)
 	// LearnerConfig is the learner's identity for a client on the host
 	// (the previews of `labctl ui` and `labctl open`).
 	LearnerConfig(ctx context.Context) (*rest.Config, error)

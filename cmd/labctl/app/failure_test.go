@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labctl/labctl/provision/docker"
+	"github.com/labctl/labctl/provision"
 
 	"github.com/spf13/cobra"
 )
@@ -50,7 +50,7 @@ func TestShortenGoTrace(t *testing.T) {
 }
 
 func TestPrintErrorHidesATraceUnlessVerbose(t *testing.T) {
-	err := fmt.Errorf("grading: %w", docker.WithDetail(
+	err := fmt.Errorf("grading: %w", provision.WithDetail(
 		errors.New("the checker exited with status 2: runtime: failed to create new OS thread"), []byte(checkerCrash)))
 	var quiet bytes.Buffer
 	printError(&quiet, fmt.Errorf("%w\n%s", err, checkerCrash), false)

@@ -18,7 +18,7 @@ import (
 	"github.com/labctl/labctl/internal/msg"
 	"github.com/labctl/labctl/internal/statedir"
 	"github.com/labctl/labctl/lab"
-	"github.com/labctl/labctl/provision/docker"
+	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/usecase/labwatch"
 	"github.com/labctl/labctl/usecase/web"
 	"github.com/labctl/labctl/usecase/web/assets"
@@ -279,8 +279,8 @@ func (u uiSandbox) OpenShell(ctx context.Context, term string, lang msg.Lang, ro
 // shellOptions are the learner's login shell as `labctl shell` and the
 // page's terminals start it. LABCTL_LANG tells the in-sandbox lab function
 // the language labctl speaks to the learner, lang.
-func shellOptions(l *lab.Lab, term string, lang msg.Lang, rows, cols uint) docker.ShellOptions {
-	return docker.ShellOptions{
+func shellOptions(l *lab.Lab, term string, lang msg.Lang, rows, cols uint) provision.ShellOptions {
+	return provision.ShellOptions{
 		Env:     []string{"LABCTL_SHELL=1", "TERM=" + term, "HOME=/root", msg.EnvLang + "=" + string(lang)},
 		WorkDir: l.Sandbox.WorkDir,
 		Rows:    rows,
