@@ -245,6 +245,10 @@ type Class struct {
 	// run on nodes of it only. Empty when the checker cannot be read;
 	// placing it then fails with the reason.
 	arch string
+	// checker is the static labctl binary placed in every learner's
+	// grader, or checkerErr why there is none.
+	checker    string
+	checkerErr error
 	// configz, when set, reads a node's kubelet configuration (tests).
 	configz func(ctx context.Context, node string) ([]byte, error)
 }
@@ -285,8 +289,10 @@ func Open(ctx context.Context, cfg Config) (*Class, error) {
 		return nil, err
 	}
 	c := &Class{cfg: cfg, rest: rc, cs: cs, cp: images.ControlPlaneImages(), fixtures: fx}
-	if bin, err := docker.CheckerBinary(cfg.CheckerBinary); err == nil {
-		c.arch, _ = docker.BinaryArch(bin)
+	// The checker is found once: every learner's grader gets this one, and a
+	// class whose binary is missing says so when a learner needs it.
+	if c.checker, c.checkerErr = docker.CheckerBinary(cfg.CheckerBinary); c.checkerErr == nil {
+		c.arch, _ = docker.BinaryArch(c.checker)
 	}
 	return c, nil
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/labctl/labctl/internal/homebound"
 	"github.com/labctl/labctl/internal/textsafe"
-	"github.com/labctl/labctl/provision/docker"
 )
 
 // poll calls done every 300 ms until it says true, fails, or limit passes.
@@ -109,16 +108,15 @@ func initRunning(p *corev1.Pod, name string) bool {
 // container, which ends once it is there: the Pod's other containers have
 // it read-only.
 func (c *Class) placeChecker(ctx context.Context, ns, pod, dir string) error {
-	bin, err := docker.CheckerBinary(c.cfg.CheckerBinary)
-	if err != nil {
-		return err
+	if c.checkerErr != nil {
+		return c.checkerErr
 	}
-	f, err := os.Open(bin)
+	f, err := os.Open(c.checker)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	bin = dir + "/labctl"
+	bin := dir + "/labctl"
 	script := `set -e; cat > ` + bin + `.new; chmod 0555 ` + bin + `.new; mv ` + bin + `.new ` + bin + `; : > ` + dir + `/ready`
 	code, out, err := c.pods(ns).run(ctx, podCommand{pod: pod, container: containerPrepare, cmd: []string{"sh", "-c", script}, stdin: f, wait: copyWait})
 	if err != nil {
