@@ -10,10 +10,12 @@ import (
 // reads their work from.
 const HomeDir = "/root"
 
-// graderSees reports whether the grader reads the sandbox's p: the grader
-// mounts only the learner's home and the lab's fixtures, at the paths the
-// sandbox has them; anywhere else it would read its own image.
-func (l *Lab) graderSees(p string) bool {
+// GraderSees reports whether the grader reads the sandbox's p itself: the
+// grader mounts only the learner's home and the lab's fixtures, at the
+// paths the sandbox has them. A file check of any other path reads the
+// sandbox's file system from the host's side (FileChecksOutside); a git
+// check or a reference there would read the grader's own image.
+func (l *Lab) GraderSees(p string) bool {
 	p = path.Clean(p)
 	for _, dir := range []string{HomeDir, l.Sandbox.Fixtures} {
 		if dir != "" && (p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")) {
@@ -21,6 +23,37 @@ func (l *Lab) graderSees(p string) bool {
 		}
 	}
 	return false
+}
+
+// NeverRead are the directories of the sandbox no check reads: the kernel's
+// views of processes, devices and the system, never a learner's work.
+var NeverRead = []string{"/proc", "/sys", "/dev"}
+
+// neverRead returns the directory of NeverRead that holds p, or "".
+func neverRead(p string) string {
+	p = path.Clean(p)
+	for _, d := range NeverRead {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return d
+		}
+	}
+	return ""
+}
+
+// FileChecksOutside lists, in order and once each, the paths of the file
+// checks of cs that the grader does not see (GraderSees): the host reads
+// them from the sandbox for the checker.
+func (l *Lab) FileChecksOutside(cs []Check) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if c.File == nil || !path.IsAbs(c.File.Path) || l.GraderSees(c.File.Path) || seen[c.File.Path] {
+			continue
+		}
+		seen[c.File.Path] = true
+		out = append(out, c.File.Path)
+	}
+	return out
 }
 
 // sandboxReads lists, for check c at field path p, each sandbox path it

@@ -391,8 +391,11 @@ type Check struct {
 // FileCheck asserts things about one path in the sandbox. Every set field
 // must hold.
 type FileCheck struct {
-	// Path is absolute, in the learner's home (/root) or the lab's
-	// fixtures: the grader sees nothing else of the sandbox.
+	// Path is absolute: any path of the sandbox's file system but /proc,
+	// /sys and /dev. The grader reads the learner's home (/root) and the
+	// fixtures itself; any other path (/etc/nginx/nginx.conf, /tmp/out.txt)
+	// is read from the host's side, read-only, links resolved within the
+	// sandbox. Not in a class yet.
 	Path string `yaml:"path" json:"path"`
 	// Exists: true (default) requires the path, false requires its absence.
 	Exists *bool `yaml:"exists" json:"exists,omitempty"`
