@@ -491,7 +491,9 @@ func (m mapFS) Lstat(_ context.Context, p string) (checks.SandboxStat, error) {
 	return checks.SandboxStat{}, fs.ErrNotExist
 }
 
-func (m mapFS) ReadFile(_ context.Context, p string, _ int64) ([]byte, error) { return []byte(m[p]), nil }
+func (m mapFS) ReadFile(_ context.Context, p string, _ int64) ([]byte, error) {
+	return []byte(m[p]), nil
+}
 
 // TestLiveRunChecksReadsTheSandboxOutsideTheGrader: a file check of a path
 // the grader does not mount gets the sandbox's file in the request, read
