@@ -76,14 +76,7 @@ func checkSandboxFile(ctx context.Context, env Env, fc *lab.FileCheck, sf *Sandb
 		return fmt.Errorf("the host read %s from the sandbox as %q, which the checker does not know", fc.Path, sf.State)
 	}
 	return checkFound(ctx, env, fc, sf.Resolved, path.Clean(fc.NotInside), sandboxInfo{sf}, func() ([]byte, error) {
-		fi := sandboxInfo{sf}
-		switch {
-		case !fi.Mode().IsRegular():
-			return nil, failf(msg.NotRegularFile, fc.Path, describeMode(fi.Mode()))
-		case sf.State == SandboxTooLarge || len(sf.Data) > maxFileSize:
-			return nil, failf(msg.TooLarge, fc.Path, sizeText(maxFileSize))
-		}
-		return sf.Data, nil
+		return sandboxContent(sf, fc.Path)
 	})
 }
 

@@ -8,6 +8,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/labctl/labctl/internal/msg"
 )
 
 // The sandbox's own files.
@@ -200,6 +202,34 @@ func forbidden(p string) bool {
 		}
 	}
 	return false
+}
+
+// sandboxContent is the content of the regular file the host read, for a
+// check or reference naming it as shown: a path that led into /proc, /sys
+// or /dev, a missing one, one that is no regular file or is too large
+// fails, as a file the checker reads itself does.
+func sandboxContent(sf *SandboxFile, shown string) ([]byte, error) {
+	fi := sandboxInfo{sf}
+	switch sf.State {
+	case SandboxOutside:
+		return nil, failf(msg.LeadsOutside, shown, shortText(sf.Resolved))
+	case SandboxMissing:
+		return nil, failf(msg.NotExist, shown)
+	case SandboxError:
+		return nil, errors.New(sf.Err)
+	case SandboxTooLarge:
+		return nil, failf(msg.TooLarge, shown, sizeText(maxFileSize))
+	case SandboxFound:
+	default:
+		return nil, fmt.Errorf("the host read %s from the sandbox as %q, which the checker does not know", shown, sf.State)
+	}
+	switch {
+	case !fi.Mode().IsRegular():
+		return nil, failf(msg.NotRegularFile, shown, describeMode(fi.Mode()))
+	case len(sf.Data) > maxFileSize:
+		return nil, failf(msg.TooLarge, shown, sizeText(maxFileSize))
+	}
+	return sf.Data, nil
 }
 
 // sandboxInfo is a SandboxFile's description as a file's.

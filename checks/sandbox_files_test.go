@@ -210,7 +210,7 @@ func TestFileCheckOfSandboxPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := Env{Root: grader, Sandbox: map[string]*SandboxFile{}}
-	for _, p := range []string{"/etc/app.conf", "/etc/missing", "/tmp/evil", "/tmp/fifo", "/tmp/big", "/opt/course/1"} {
+	for _, p := range []string{"/etc/app.conf", "/etc/missing", "/tmp/evil", "/tmp/fifo", "/tmp/big", "/opt/course/1", "/opt/course/1/answer"} {
 		sf := ReadSandbox(context.Background(), d, p)
 		env.Sandbox[p] = &sf
 	}
@@ -231,6 +231,10 @@ func TestFileCheckOfSandboxPath(t *testing.T) {
 		{"a link into /proc, absence asked", lab.FileCheck{Path: "/tmp/evil", Exists: &no}, Fail, "leads outside"},
 		{"a FIFO", lab.FileCheck{Path: "/tmp/fifo", Contains: []string{"x"}}, Fail, "FIFO"},
 		{"a huge file", lab.FileCheck{Path: "/tmp/big", Contains: []string{"x"}}, Fail, "larger than"},
+		{"a reference to a sandbox file", lab.FileCheck{Path: "/opt/course/1/answer", Equals: &lab.Value{Ref: "file:/opt/course/1/answer"}}, Pass, ""},
+		{"a reference to another sandbox file", lab.FileCheck{Path: "/etc/app.conf", Equals: &lab.Value{Ref: "file:/opt/course/1/answer"}}, Fail, "42"},
+		{"a reference through a link into /proc", lab.FileCheck{Path: "/etc/app.conf", Equals: &lab.Value{Ref: "file:/tmp/evil"}}, Fail, "leads outside"},
+		{"a reference to a FIFO", lab.FileCheck{Path: "/etc/app.conf", Equals: &lab.Value{Ref: "file:/tmp/fifo"}}, Fail, "FIFO"},
 		{"a path the host did not read", lab.FileCheck{Path: "/etc/other", Contains: []string{"x"}}, Fail, "to exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -333,7 +333,7 @@ func (v *validator) sandboxCheck(p string, c *Check) {
 	v.check(p, c)
 	reads := sandboxReads(p, c)
 	for _, at := range slices.Sorted(maps.Keys(reads)) {
-		read := reads[at]
+		read, file := reads[at].path, reads[at].file
 		if !strings.HasPrefix(read, "/") {
 			continue
 		}
@@ -342,13 +342,13 @@ func (v *validator) sandboxCheck(p string, c *Check) {
 				"check the file the learner writes instead (e.g. /root/out.txt, /etc/app.conf)", read, d, d)
 			continue
 		}
-		if v.lab.GraderSees(read) || (c.File != nil && at == p+".file.path") {
-			// A file check of another path of the sandbox reads it
-			// from the host's side (FileChecksOutside).
+		if v.lab.GraderSees(read) || file {
+			// A file elsewhere in the sandbox is read from the host's
+			// side (FileChecksOutside).
 			continue
 		}
-		v.add(at, "%s is neither in the learner's home (%s) nor in the lab's fixtures (%s): a git check or a reference reads only those of the sandbox, "+
-			"so it would read something else (the grader's own image); keep the repository or the file under %s, or judge the file with a file check, which may read any path of the sandbox",
+		v.add(at, "%s is neither in the learner's home (%s) nor in the lab's fixtures (%s): a git check or a git: reference reads only those of the sandbox, "+
+			"so it would read something else (the grader's own image); keep the repository under %s, or judge its files with file checks, which may read any path of the sandbox",
 			read, HomeDir, v.lab.Sandbox.Fixtures, HomeDir)
 	}
 }

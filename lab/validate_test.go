@@ -711,9 +711,10 @@ func TestChecksReadWhatTheGraderSees(t *testing.T) {
 		{"{name: c, file: {path: /sys/kernel/x, exists: false}}", "steps[0].checks[0].file.path", "is in /sys, which no check can read"},
 		{"{name: c, file: {path: /dev}}", "steps[0].checks[0].file.path", "is in /dev, which no check can read"},
 		{"{name: c, file: {path: /tmp/../proc/self/root}}", "steps[0].checks[0].file.path", "is in /proc"},
-		{"{name: c, git: {repo: /srv/repo}}", "steps[0].checks[0].git.repo", "a git check or a reference reads only those"},
-		{"{name: c, file: {path: /root/a, equals: {ref: 'file:/etc/hostname'}}}", "steps[0].checks[0].file.equals.ref", "a git check or a reference reads only those"},
-		{"{name: c, kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a, equals: {ref: 'git:/tmp/repo@HEAD:x.yaml#a'}}}}", "steps[0].checks[0].kube.field.equals.ref", "a git check or a reference reads only those"},
+		{"{name: c, git: {repo: /srv/repo}}", "steps[0].checks[0].git.repo", "a git check or a git: reference reads only those"},
+		{"{name: c, file: {path: /root/a, equals: {ref: 'file:/etc/hostname'}}}", "", ""},
+		{"{name: c, file: {path: /root/a, equals: {ref: 'file:/proc/1/environ'}}}", "steps[0].checks[0].file.equals.ref", "is in /proc, which no check can read"},
+		{"{name: c, kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a, equals: {ref: 'git:/tmp/repo@HEAD:x.yaml#a'}}}}", "steps[0].checks[0].kube.field.equals.ref", "a git check or a git: reference reads only those"},
 		{"{name: c, kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a, equals: {ref: 'git:/root/repo@HEAD:x.yaml#a'}}}}", "", ""},
 		{"{name: c, command: {run: [test, -f, /etc/motd]}}", "", ""},
 	} {

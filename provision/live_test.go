@@ -505,22 +505,24 @@ func TestLiveRunChecksReadsTheSandboxOutsideTheGrader(t *testing.T) {
 		{Name: "a", File: &lab.FileCheck{Path: "/etc/app.conf"}},
 		{Name: "b", File: &lab.FileCheck{Path: "/root/notes.txt"}},
 		{Name: "c", File: &lab.FileCheck{Path: "/etc/app.conf", Contains: []string{"x"}}},
+		{Name: "d", File: &lab.FileCheck{Path: "/root/answer", Equals: &lab.Value{Ref: "file:/opt/course/1/answer"}}},
 	}
-	rt := &readerRuntime{files: map[string]string{"/etc/app.conf": "listen 80\n"}}
+	rt := &readerRuntime{files: map[string]string{"/etc/app.conf": "listen 80\n", "/opt/course/1/answer": "42\n"}}
 	e := NewLive(liveLab(""), rt, Identity{}, fresh)
 	if _, err := e.RunChecks(context.Background(), checks.Round{Checks: cs}); err != nil {
 		t.Fatal(err)
 	}
 	got := rt.requests[0].Sandbox
-	if len(got) != 1 || got[0].Path != "/etc/app.conf" || got[0].State != checks.SandboxFound || string(got[0].Data) != "listen 80\n" {
-		t.Fatalf("sandbox files %+v, want /etc/app.conf alone, found", got)
+	if len(got) != 2 || got[0].Path != "/etc/app.conf" || got[0].State != checks.SandboxFound || string(got[0].Data) != "listen 80\n" ||
+		got[1].Path != "/opt/course/1/answer" || string(got[1].Data) != "42\n" {
+		t.Fatalf("sandbox files %+v, want /etc/app.conf and the reference's /opt/course/1/answer, found", got)
 	}
 
 	plain := &fakeRuntime{}
 	if _, err := NewLive(liveLab(""), plain, Identity{}, fresh).RunChecks(context.Background(), checks.Round{Checks: cs}); err != nil {
 		t.Fatal(err)
 	}
-	if got := plain.requests[0].Sandbox; len(got) != 1 || got[0].State != checks.SandboxError || got[0].Err != ErrNoSandboxReads {
+	if got := plain.requests[0].Sandbox; len(got) != 2 || got[0].State != checks.SandboxError || got[0].Err != ErrNoSandboxReads {
 		t.Fatalf("without a reader: %+v, want one error", got)
 	}
 

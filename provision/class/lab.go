@@ -18,7 +18,7 @@ func CheckLab(l *lab.Lab, learnerNodes bool) error {
 			"which a class's virtual control planes do not have: its learners run it with labctl up on their own machines"}
 	}
 	if p := sandboxPathOutside(l); p != "" {
-		return &LabError{Lab: l.Metadata.Name, Reason: "a file check reads " + p + " of the sandbox, outside the learner's home (/root) and the fixtures, " +
+		return &LabError{Lab: l.Metadata.Name, Reason: "a file check or file: reference reads " + p + " of the sandbox, outside the learner's home (/root) and the fixtures, " +
 			"and a class's grader reads only those: the kind runtime reads other paths of the sandbox through its container engine, which a class's learner Pods do not offer yet; " +
 			"its learners run it with labctl up on their own machines, or check a file under /root instead"}
 	}
