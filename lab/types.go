@@ -716,7 +716,9 @@ type MatrixCells struct {
 }
 
 // CommandCheck runs a program in the grader: the sandbox's image, which
-// sees of the sandbox only the learner's home and the fixtures, read-only.
+// sees of the sandbox only the learner's home and the fixtures, read-only
+// (its /etc, /tmp and /opt are its own: judge a file there with a file
+// check, which reads the sandbox's).
 // The program runs with labctl's environment (HOME=/nonexistent, git
 // without global, system or repository hooks, Python without the user's
 // site directory or the working directory on its path), as a user of its
