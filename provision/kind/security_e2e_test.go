@@ -303,6 +303,10 @@ rm -f /tmp/fifo && mkfifo /tmp/fifo`
 			file("checker-mount", "/tmp/checker"),
 			file("huge", "/tmp/big", "x"),
 			file("fifo", "/tmp/fifo", "x"),
+			lab.Check{Name: "by-reference", Timeout: lab.Duration{Duration: 10 * time.Second},
+				File: &lab.FileCheck{Path: "/opt/course/1/answer", Equals: &lab.Value{Ref: "file:/etc/labctl-e2e.conf"}}},
+			lab.Check{Name: "reference-into-proc", Timeout: lab.Duration{Duration: 10 * time.Second},
+				File: &lab.FileCheck{Path: "/opt/course/1/answer", Equals: &lab.Value{Ref: "file:/tmp/evil"}}},
 		)
 		t.Logf("one round of %d checks of the sandbox's files took %s", len(rs), time.Since(start))
 		want(rs[0], checks.Pass, "")
@@ -316,6 +320,8 @@ rm -f /tmp/fifo && mkfifo /tmp/fifo`
 		want(rs[8], checks.Fail, "to exist") // nor the checker's mount
 		want(rs[9], checks.Fail, "larger than 4 MiB")
 		want(rs[10], checks.Fail, "named pipe")
+		want(rs[11], checks.Fail, "listen 8080") // the answer is 42, the reference's file says listen 8080
+		want(rs[12], checks.Fail, "leads outside the learner's files (to /proc/1/root/etc/hostname)")
 
 		// The check follows the file as the learner changes it.
 		if code, out := script(t, env, "rm /etc/labctl-e2e.conf"); code != 0 {
