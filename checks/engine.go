@@ -61,6 +61,11 @@ type Env struct {
 	// besides the top-level directory each checked path names (the lab's
 	// work and fixtures directories); see resolveLearnerPath.
 	Areas []string
+	// Sandbox holds the paths of the sandbox the host read for file checks
+	// outside the grader's mounts, by the path as the check names it; a
+	// file check of such a path judges what is here (see
+	// sandbox_files.go).
+	Sandbox map[string]*SandboxFile
 	// Kube reads cluster objects; nil makes every kube check an error.
 	Kube ObjectReader
 	// Now is the clock; nil means time.Now.

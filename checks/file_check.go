@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,6 +30,9 @@ import (
 // that cannot be read is a failure too. error: an invalid regular
 // expression, script name or type, or a file the checker cannot read.
 func checkFile(ctx context.Context, env Env, fc *lab.FileCheck) error {
+	if sf, ok := env.Sandbox[fc.Path]; ok {
+		return checkSandboxFile(ctx, env, fc, sf)
+	}
 	want := fc.Exists == nil || *fc.Exists
 	resolved, host, err := resolveLearnerPath(env, fc.Path)
 	if err != nil {
@@ -44,6 +48,44 @@ func checkFile(ctx context.Context, env Env, fc *lab.FileCheck) error {
 	if err != nil {
 		return fmt.Errorf("inspecting %s: %w", fc.Path, err)
 	}
+	notInside := ""
+	if fc.NotInside != "" {
+		if notInside, _, err = resolveInRoot(env.Root, fc.NotInside); err != nil {
+			return err
+		}
+	}
+	return checkFound(ctx, env, fc, resolved, notInside, fi, func() ([]byte, error) { return readRegular(host, fc.Path) })
+}
+
+// checkSandboxFile runs a file check of a path of the sandbox that the
+// host read for the checker (see sandbox_files.go).
+func checkSandboxFile(ctx context.Context, env Env, fc *lab.FileCheck, sf *SandboxFile) error {
+	want := fc.Exists == nil || *fc.Exists
+	switch sf.State {
+	case SandboxOutside:
+		return failf(msg.LeadsOutside, fc.Path, shortText(sf.Resolved))
+	case SandboxMissing:
+		if !want {
+			return nil
+		}
+		return failf(msg.FileExpectExist, fc.Path)
+	case SandboxError:
+		return errors.New(sf.Err)
+	case SandboxFound, SandboxTooLarge:
+	default:
+		return fmt.Errorf("the host read %s from the sandbox as %q, which the checker does not know", fc.Path, sf.State)
+	}
+	return checkFound(ctx, env, fc, sf.Resolved, path.Clean(fc.NotInside), sandboxInfo{sf}, func() ([]byte, error) {
+		return sandboxContent(sf, fc.Path)
+	})
+}
+
+// checkFound runs the assertions of fc on a path that exists: resolved is
+// where its links led, notInside the resolved notInside directory ("" for
+// none), fi describes it (links not followed at the end: a resolved path
+// has none) and read gives a regular file's content.
+func checkFound(ctx context.Context, env Env, fc *lab.FileCheck, resolved, notInside string, fi fs.FileInfo, read func() ([]byte, error)) error {
+	want := fc.Exists == nil || *fc.Exists
 	if !want {
 		return failf(msg.FileExpectAbsent, fc.Path, describeMode(fi.Mode()))
 	}
@@ -69,14 +111,8 @@ func checkFile(ctx context.Context, env Env, fc *lab.FileCheck) error {
 			return failf(msg.FileExpectNotExec, fc.Path, fi.Mode().Perm())
 		}
 	}
-	if fc.NotInside != "" {
-		dir, _, err := resolveInRoot(env.Root, fc.NotInside)
-		if err != nil {
-			return err
-		}
-		if isInside(resolved, dir) {
-			return failf(msg.FileExpectOutside, fc.Path, fc.NotInside, resolved)
-		}
+	if fc.NotInside != "" && isInside(resolved, notInside) {
+		return failf(msg.FileExpectOutside, fc.Path, fc.NotInside, resolved)
 	}
 	if fc.WrittenDuringProbe {
 		if err := checkWrittenDuringProbe(env, fc.Path, fi); err != nil {
@@ -86,7 +122,7 @@ func checkFile(ctx context.Context, env Env, fc *lab.FileCheck) error {
 	if !needsContent(fc) {
 		return nil
 	}
-	data, err := readRegular(host, fc.Path)
+	data, err := read()
 	if err != nil {
 		return err
 	}

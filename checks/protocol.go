@@ -30,6 +30,9 @@ type Request struct {
 	// the top-level directory of each path (see areas.go): the home, the
 	// work directory and the fixtures.
 	Areas []string `json:"areas,omitempty"`
+	// Sandbox are the paths of the sandbox outside the grader's mounts
+	// that the host read for the file checks naming them (ReadSandbox).
+	Sandbox []SandboxFile `json:"sandbox,omitempty"`
 	// Lang is the language of the results' messages (en or ja, as
 	// msg.Choose picks it on the host); empty means English.
 	Lang msg.Lang `json:"lang,omitempty"`
@@ -162,6 +165,12 @@ func (r Request) env() (Env, error) {
 		env.ProbeStart = *r.ProbeStart
 	}
 	env.Audit = r.auditSource()
+	if len(r.Sandbox) > 0 {
+		env.Sandbox = map[string]*SandboxFile{}
+		for i := range r.Sandbox {
+			env.Sandbox[r.Sandbox[i].Path] = &r.Sandbox[i]
+		}
+	}
 	env.Heads = map[*lab.GitCheck]string{}
 	for i, c := range r.Checks {
 		if c.Git != nil && i < len(r.Heads) {

@@ -53,11 +53,7 @@ func readRef(ctx context.Context, env Env, r lab.Ref) (any, error) {
 		}
 		docs, where = gitDocs, gitWhere
 	case lab.RefFile:
-		_, host, err := resolveLearnerPath(env, r.Path)
-		if err != nil {
-			return nil, err
-		}
-		data, err := readRegular(host, r.Path)
+		data, err := readRefFile(env, r.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -128,4 +124,18 @@ func readGitRef(repo *git.Repository, r lab.Ref) (value any, docs []any, where m
 		return nil, nil, msg.Text{}, err
 	}
 	return nil, docs, where, nil
+}
+
+// readRefFile reads the file of a file: reference: the one the host read
+// from the sandbox when the grader does not mount it (Env.Sandbox), else
+// the learner's file under Env.Root.
+func readRefFile(env Env, p string) ([]byte, error) {
+	if sf, ok := env.Sandbox[p]; ok {
+		return sandboxContent(sf, p)
+	}
+	_, host, err := resolveLearnerPath(env, p)
+	if err != nil {
+		return nil, err
+	}
+	return readRegular(host, p)
 }

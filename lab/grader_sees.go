@@ -1,8 +1,10 @@
 package lab
 
 import (
+	"maps"
 	"path"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -10,10 +12,12 @@ import (
 // reads their work from.
 const HomeDir = "/root"
 
-// graderSees reports whether the grader reads the sandbox's p: the grader
-// mounts only the learner's home and the lab's fixtures, at the paths the
-// sandbox has them; anywhere else it would read its own image.
-func (l *Lab) graderSees(p string) bool {
+// GraderSees reports whether the grader reads the sandbox's p itself: the
+// grader mounts only the learner's home and the lab's fixtures, at the
+// paths the sandbox has them. A file check of any other path reads the
+// sandbox's file system from the host's side (FileChecksOutside); a git
+// check or a reference there would read the grader's own image.
+func (l *Lab) GraderSees(p string) bool {
 	p = path.Clean(p)
 	for _, dir := range []string{HomeDir, l.Sandbox.Fixtures} {
 		if dir != "" && (p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")) {
@@ -23,16 +27,58 @@ func (l *Lab) graderSees(p string) bool {
 	return false
 }
 
+// NeverRead are the directories of the sandbox no check reads: the kernel's
+// views of processes, devices and the system, never a learner's work.
+var NeverRead = []string{"/proc", "/sys", "/dev"}
+
+// neverRead returns the directory of NeverRead that holds p, or "".
+func neverRead(p string) string {
+	p = path.Clean(p)
+	for _, d := range NeverRead {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return d
+		}
+	}
+	return ""
+}
+
+// FileChecksOutside lists, in order and once each, the paths that the
+// file checks of cs and their file: references read and the grader does
+// not see (GraderSees): the host reads them from the sandbox for the
+// checker.
+func (l *Lab) FileChecksOutside(cs []Check) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i := range cs {
+		for _, p := range fileReads(&cs[i]) {
+			if !path.IsAbs(p) || l.GraderSees(p) || seen[p] {
+				continue
+			}
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sandboxRead is one path of the sandbox a check reads; file says it is
+// read as a file (a file check's path, a file: reference), which any path
+// of the sandbox may be, rather than as a repository.
+type sandboxRead struct {
+	path string
+	file bool
+}
+
 // sandboxReads lists, for check c at field path p, each sandbox path it
 // reads: a file check's path, a git check's repository, and the file or
 // repository of every file: or git: reference in it.
-func sandboxReads(p string, c *Check) map[string]string {
-	out := map[string]string{}
+func sandboxReads(p string, c *Check) map[string]sandboxRead {
+	out := map[string]sandboxRead{}
 	if c.File != nil && c.File.Path != "" {
-		out[p+".file.path"] = c.File.Path
+		out[p+".file.path"] = sandboxRead{c.File.Path, true}
 	}
 	if c.Git != nil && c.Git.Repo != "" {
-		out[p+".git.repo"] = c.Git.Repo
+		out[p+".git.repo"] = sandboxRead{c.Git.Repo, false}
 	}
 	walkValues(reflect.ValueOf(c).Elem(), p, func(at string, v *Value) {
 		if !v.IsRef() {
@@ -44,11 +90,24 @@ func sandboxReads(p string, c *Check) map[string]string {
 		}
 		switch r.Source {
 		case RefFile:
-			out[at+".ref"] = r.Path
+			out[at+".ref"] = sandboxRead{r.Path, true}
 		case RefGit:
-			out[at+".ref"] = r.Repo
+			out[at+".ref"] = sandboxRead{r.Repo, false}
 		}
 	})
+	return out
+}
+
+// fileReads are the paths c reads as files: a file check's path and the
+// file of every file: reference in it.
+func fileReads(c *Check) []string {
+	reads := sandboxReads("", c)
+	var out []string
+	for _, at := range slices.Sorted(maps.Keys(reads)) {
+		if reads[at].file {
+			out = append(out, reads[at].path)
+		}
+	}
 	return out
 }
 

@@ -126,7 +126,7 @@ func TestSchemaDescribesTheLabFile(t *testing.T) {
 			t.Errorf("GitFieldAssert lacks %q", k)
 		}
 	}
-	if desc, _ := s.Defs["FileCheck"].Properties["path"]["description"].(string); !strings.HasPrefix(desc, "Path is absolute, in the learner's home (/root)") {
+	if desc, _ := s.Defs["FileCheck"].Properties["path"]["description"].(string); !strings.HasPrefix(desc, "Path is absolute: any path of the sandbox's file system but /proc, /sys and /dev.") {
 		t.Errorf("FileCheck.path description = %q, want the field's doc comment", desc)
 	}
 	if enum := s.Defs["MessageAssert"].Properties["which"]["enum"]; len(enum.([]any)) != 4 {

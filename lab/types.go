@@ -391,8 +391,11 @@ type Check struct {
 // FileCheck asserts things about one path in the sandbox. Every set field
 // must hold.
 type FileCheck struct {
-	// Path is absolute, in the learner's home (/root) or the lab's
-	// fixtures: the grader sees nothing else of the sandbox.
+	// Path is absolute: any path of the sandbox's file system but /proc,
+	// /sys and /dev. The grader reads the learner's home (/root) and the
+	// fixtures itself; any other path (/etc/nginx/nginx.conf, /tmp/out.txt)
+	// is read from the host's side, read-only, links resolved within the
+	// sandbox. Not in a class yet.
 	Path string `yaml:"path" json:"path"`
 	// Exists: true (default) requires the path, false requires its absence.
 	Exists *bool `yaml:"exists" json:"exists,omitempty"`
@@ -713,7 +716,9 @@ type MatrixCells struct {
 }
 
 // CommandCheck runs a program in the grader: the sandbox's image, which
-// sees of the sandbox only the learner's home and the fixtures, read-only.
+// sees of the sandbox only the learner's home and the fixtures, read-only
+// (its /etc, /tmp and /opt are its own: judge a file there with a file
+// check, which reads the sandbox's).
 // The program runs with labctl's environment (HOME=/nonexistent, git
 // without global, system or repository hooks, Python without the user's
 // site directory or the working directory on its path), as a user of its

@@ -634,9 +634,9 @@ func TestValidateRules(t *testing.T) {
 		want: `steps[0].mistakes[0].evidence[0].file.lines`,
 	}, {
 		name: "mistake evidence reads where the grader sees",
-		bad:  check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n      evidence:\n      - {name: e, file: {path: /etc/passwd}} #!\n"),
-		good: check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n      evidence:\n      - {name: e, file: {path: /root/passwd}}\n"),
-		want: `steps[0].mistakes[0].evidence[0].file.path: /etc/passwd is neither in the learner's home`,
+		bad:  check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n      evidence:\n      - {name: e, git: {repo: /etc/repo}} #!\n"),
+		good: check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n      evidence:\n      - {name: e, file: {path: /etc/passwd}}\n"),
+		want: `steps[0].mistakes[0].evidence[0].git.repo: /etc/repo is neither in the learner's home`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -688,25 +688,35 @@ func TestValidateWithoutPositions(t *testing.T) {
 }
 
 // TestChecksReadWhatTheGraderSees: the grader mounts only the learner's
-// home and the lab's fixtures, so a check reading the sandbox elsewhere
-// (it would read the grader's own image) is refused at load.
+// home and the lab's fixtures. A file check of any other path of the
+// sandbox is read from the host's side, so it loads; a git check or a
+// reference there would read the grader's own image, and /proc, /sys and
+// /dev are never read: those are refused at load.
 func TestChecksReadWhatTheGraderSees(t *testing.T) {
 	for _, tc := range []struct {
 		check string
 		bad   string // the field refused, "" when the check is fine
+		says  string
 	}{
-		{"{name: c, file: {path: /root/notes.txt}}", ""},
-		{"{name: c, file: {path: /opt/lab/fixtures/app.yaml}}", ""},
-		{"{name: c, file: {path: /root}}", ""},
-		{"{name: c, file: {path: /etc/motd}}", "steps[0].checks[0].file.path"},
-		{"{name: c, file: {path: /rootkit/x}}", "steps[0].checks[0].file.path"},
-		{"{name: c, file: {path: /root/../etc/shadow}}", "steps[0].checks[0].file.path"},
-		{"{name: c, file: {path: /var/dont-need-this.png, exists: false}}", "steps[0].checks[0].file.path"},
-		{"{name: c, git: {repo: /srv/repo}}", "steps[0].checks[0].git.repo"},
-		{"{name: c, file: {path: /root/a, equals: {ref: 'file:/etc/hostname'}}}", "steps[0].checks[0].file.equals.ref"},
-		{"{name: c, kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a, equals: {ref: 'git:/tmp/repo@HEAD:x.yaml#a'}}}}", "steps[0].checks[0].kube.field.equals.ref"},
-		{"{name: c, kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a, equals: {ref: 'git:/root/repo@HEAD:x.yaml#a'}}}}", ""},
-		{"{name: c, command: {run: [test, -f, /etc/motd]}}", ""},
+		{"{name: c, file: {path: /root/notes.txt}}", "", ""},
+		{"{name: c, file: {path: /opt/lab/fixtures/app.yaml}}", "", ""},
+		{"{name: c, file: {path: /root}}", "", ""},
+		{"{name: c, file: {path: /etc/motd}}", "", ""},
+		{"{name: c, file: {path: /rootkit/x}}", "", ""},
+		{"{name: c, file: {path: /root/../etc/shadow}}", "", ""},
+		{"{name: c, file: {path: /var/dont-need-this.png, exists: false}}", "", ""},
+		{"{name: c, file: {path: /opt/course/1/answer, contains: ['42']}}", "", ""},
+		{"{name: c, file: {path: /tmp/out.txt, type: file}}", "", ""},
+		{"{name: c, file: {path: /proc/1/environ}}", "steps[0].checks[0].file.path", "is in /proc, which no check can read"},
+		{"{name: c, file: {path: /sys/kernel/x, exists: false}}", "steps[0].checks[0].file.path", "is in /sys, which no check can read"},
+		{"{name: c, file: {path: /dev}}", "steps[0].checks[0].file.path", "is in /dev, which no check can read"},
+		{"{name: c, file: {path: /tmp/../proc/self/root}}", "steps[0].checks[0].file.path", "is in /proc"},
+		{"{name: c, git: {repo: /srv/repo}}", "steps[0].checks[0].git.repo", "a git check or a git: reference reads only those"},
+		{"{name: c, file: {path: /root/a, equals: {ref: 'file:/etc/hostname'}}}", "", ""},
+		{"{name: c, file: {path: /root/a, equals: {ref: 'file:/proc/1/environ'}}}", "steps[0].checks[0].file.equals.ref", "is in /proc, which no check can read"},
+		{"{name: c, kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a, equals: {ref: 'git:/tmp/repo@HEAD:x.yaml#a'}}}}", "steps[0].checks[0].kube.field.equals.ref", "a git check or a git: reference reads only those"},
+		{"{name: c, kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a, equals: {ref: 'git:/root/repo@HEAD:x.yaml#a'}}}}", "", ""},
+		{"{name: c, command: {run: [test, -f, /etc/motd]}}", "", ""},
 	} {
 		src := "apiVersion: labctl.dev/v1alpha1\nkind: Lab\nmetadata: {name: t}\nsteps:\n  - id: s\n    title: S\n    instructions: I\n    solve: \"true\"\n    checks:\n      - " + tc.check + "\n"
 		_, err := Parse("t.yaml", []byte(src))
@@ -714,8 +724,8 @@ func TestChecksReadWhatTheGraderSees(t *testing.T) {
 		switch {
 		case tc.bad == "" && err != nil:
 			t.Errorf("%s: %v", tc.check, err)
-		case tc.bad != "" && (!errors.As(err, &errs) || len(errs) != 1 || errs[0].Path != tc.bad || !strings.Contains(errs[0].Msg, "the grader reads only those")):
-			t.Errorf("%s: %v, want one error at %s", tc.check, err, tc.bad)
+		case tc.bad != "" && (!errors.As(err, &errs) || len(errs) != 1 || errs[0].Path != tc.bad || !strings.Contains(errs[0].Msg, tc.says)):
+			t.Errorf("%s: %v, want one error at %s saying %q", tc.check, err, tc.bad, tc.says)
 		}
 	}
 }

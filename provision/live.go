@@ -149,6 +149,11 @@ type Features struct {
 	EndProbe func(ctx context.Context) error
 	// Sandbox keeps the sandbox and puts it back in place (kind's).
 	Sandbox SandboxKeeper
+	// SandboxFS reads the sandbox's file system from the host's side
+	// (kind's, through the engine's archive), for the file checks of paths
+	// the grader does not mount; without it such checks say that this
+	// runtime cannot read them.
+	SandboxFS func() checks.SandboxFS
 }
 
 // SandboxKeeper keeps the sandbox and puts it back without recreating it.
@@ -385,7 +390,45 @@ func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, 
 			req.AuditDir, req.Since, req.MarkSteps = dir, r.Since, r.Marks
 		}
 	}
+	if e.feat.Practice == nil {
+		// The checker of an invite runs in the sandbox and reads its files
+		// itself; a grader reads those outside its mounts through the host.
+		req.Sandbox = e.sandboxFiles(ctx, cs)
+	}
 	return RunChecker(ctx, req, e.rt.ExecChecker)
+}
+
+// MaxSandboxRead bounds what one round reads of the sandbox's files outside
+// the grader's mounts: the files go to the checker in its request.
+const MaxSandboxRead = 16 << 20
+
+// ErrNoSandboxReads says a runtime cannot read the sandbox's files outside
+// the learner's home and the fixtures.
+const ErrNoSandboxReads = "this runtime's grader reads only the learner's home (/root) and the lab's fixtures of the sandbox: a class does not yet read other paths of the sandbox; check a file under /root instead"
+
+// sandboxFiles reads, for the file checks of cs that the grader does not
+// see, their paths from the sandbox (checks.ReadSandbox), at most
+// MaxSandboxRead in all.
+func (e *Live) sandboxFiles(ctx context.Context, cs []lab.Check) []checks.SandboxFile {
+	paths := e.Lab.FileChecksOutside(cs)
+	if len(paths) == 0 {
+		return nil
+	}
+	out := make([]checks.SandboxFile, 0, len(paths))
+	total := 0
+	for _, p := range paths {
+		if e.feat.SandboxFS == nil {
+			out = append(out, checks.SandboxFile{Path: p, State: checks.SandboxError, Err: ErrNoSandboxReads})
+			continue
+		}
+		f := checks.ReadSandbox(ctx, e.feat.SandboxFS(), p)
+		if total += len(f.Data); total > MaxSandboxRead {
+			f = checks.SandboxFile{Path: p, State: checks.SandboxError, Err: fmt.Sprintf(
+				"the round's checks read more than %d MiB of the sandbox's files outside /root; split them over several steps", MaxSandboxRead>>20)}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // areas are the directories of the learner's files a check may follow a

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
@@ -468,5 +469,77 @@ func TestLiveRenewCredentials(t *testing.T) {
 				t.Errorf("learner's token now %q", learner.Token)
 			}
 		})
+	}
+}
+
+// readerRuntime is a runtime that reads the sandbox's files from the
+// host's side, as kind's does, over a map of regular files.
+type readerRuntime struct {
+	fakeRuntime
+	files map[string]string
+}
+
+func (r *readerRuntime) Features() Features {
+	f := r.fakeRuntime.Features()
+	f.SandboxFS = func() checks.SandboxFS { return mapFS(r.files) }
+	return f
+}
+
+type mapFS map[string]string
+
+func (m mapFS) Lstat(_ context.Context, p string) (checks.SandboxStat, error) {
+	if s, ok := m[p]; ok {
+		return checks.SandboxStat{Mode: 0o644, Size: int64(len(s))}, nil
+	}
+	for k := range m {
+		if strings.HasPrefix(k, p+"/") {
+			return checks.SandboxStat{Mode: fs.ModeDir | 0o755}, nil
+		}
+	}
+	return checks.SandboxStat{}, fs.ErrNotExist
+}
+
+func (m mapFS) ReadFile(_ context.Context, p string, _ int64) ([]byte, error) {
+	return []byte(m[p]), nil
+}
+
+// TestLiveRunChecksReadsTheSandboxOutsideTheGrader: a file check of a path
+// the grader does not mount gets the sandbox's file in the request, read
+// once however many checks name it; /root is left to the grader; a
+// runtime that cannot read the sandbox sends an error naming why, and an
+// invite's checker, which runs in the sandbox, is sent nothing.
+func TestLiveRunChecksReadsTheSandboxOutsideTheGrader(t *testing.T) {
+	cs := []lab.Check{
+		{Name: "a", File: &lab.FileCheck{Path: "/etc/app.conf"}},
+		{Name: "b", File: &lab.FileCheck{Path: "/root/notes.txt"}},
+		{Name: "c", File: &lab.FileCheck{Path: "/etc/app.conf", Contains: []string{"x"}}},
+		{Name: "d", File: &lab.FileCheck{Path: "/root/answer", Equals: &lab.Value{Ref: "file:/opt/course/1/answer"}}},
+	}
+	rt := &readerRuntime{files: map[string]string{"/etc/app.conf": "listen 80\n", "/opt/course/1/answer": "42\n"}}
+	e := NewLive(liveLab(""), rt, Identity{}, fresh)
+	if _, err := e.RunChecks(context.Background(), checks.Round{Checks: cs}); err != nil {
+		t.Fatal(err)
+	}
+	got := rt.requests[0].Sandbox
+	if len(got) != 2 || got[0].Path != "/etc/app.conf" || got[0].State != checks.SandboxFound || string(got[0].Data) != "listen 80\n" ||
+		got[1].Path != "/opt/course/1/answer" || string(got[1].Data) != "42\n" {
+		t.Fatalf("sandbox files %+v, want /etc/app.conf and the reference's /opt/course/1/answer, found", got)
+	}
+
+	plain := &fakeRuntime{}
+	if _, err := NewLive(liveLab(""), plain, Identity{}, fresh).RunChecks(context.Background(), checks.Round{Checks: cs}); err != nil {
+		t.Fatal(err)
+	}
+	if got := plain.requests[0].Sandbox; len(got) != 2 || got[0].State != checks.SandboxError || got[0].Err != ErrNoSandboxReads {
+		t.Fatalf("without a reader: %+v, want one error", got)
+	}
+
+	issuing(t, "learner")
+	invite := &fakeInvite{}
+	if _, err := NewLive(liveLab(""), invite, Identity{}, fresh).RunChecks(context.Background(), checks.Round{Checks: cs}); err != nil {
+		t.Fatal(err)
+	}
+	if got := invite.requests[0].Sandbox; got != nil {
+		t.Fatalf("an invite's checker runs in the sandbox: sent %+v", got)
 	}
 }

@@ -17,6 +17,11 @@ func CheckLab(l *lab.Lab, learnerNodes bool) error {
 		return &LabError{Lab: l.Metadata.Name, Reason: "it asks for worker nodes or add-ons (cluster.workers, cluster.addons), " +
 			"which a class's virtual control planes do not have: its learners run it with labctl up on their own machines"}
 	}
+	if p := sandboxPathOutside(l); p != "" {
+		return &LabError{Lab: l.Metadata.Name, Reason: "a file check or file: reference reads " + p + " of the sandbox, outside the learner's home (/root) and the fixtures, " +
+			"and a class's grader reads only those: the kind runtime reads other paths of the sandbox through its container engine, which a class's learner Pods do not offer yet; " +
+			"its learners run it with labctl up on their own machines, or check a file under /root instead"}
+	}
 	if !NeedsNodes(l) {
 		return nil
 	}
@@ -31,6 +36,19 @@ func CheckLab(l *lab.Lab, learnerNodes bool) error {
 		"give each learner a node of their own with labctl class up --learner-nodes (a privileged container per learner on the class cluster: " +
 		"see docs/classroom.md, Learner nodes), or have each learner run labctl up on their own machine " +
 		"(a lab whose checks only read what the API server stores, specs and status.replicas, says cluster.workloads: " + lab.WorkloadsDeclare + ")"}
+}
+
+// sandboxPathOutside is the first path of a file check of l that the
+// grader does not mount, or "".
+func sandboxPathOutside(l *lab.Lab) string {
+	for i := range l.Steps {
+		var cs []lab.Check
+		l.Steps[i].EveryCheck(func(c *lab.Check) { cs = append(cs, *c) })
+		if out := l.FileChecksOutside(cs); len(out) > 0 {
+			return out[0]
+		}
+	}
+	return ""
 }
 
 // NeedsNodes says whether a class of l gives each learner a node: a lab

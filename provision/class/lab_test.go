@@ -94,3 +94,22 @@ func TestCheckLabRefusesNodesAndAddons(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLabRefusesSandboxPathsOutside: a class's grader mounts only the
+// learner's home and the fixtures, so a lab whose file check reads another
+// path of the sandbox is refused, naming the path; one under /root is not.
+func TestCheckLabRefusesSandboxPathsOutside(t *testing.T) {
+	step := func(p string) lab.Step {
+		return lab.Step{ID: "s", Checks: []lab.Check{{Name: "c", File: &lab.FileCheck{Path: p}}}}
+	}
+	l := &lab.Lab{Metadata: lab.Metadata{Name: "x"}, Cluster: lab.Cluster{Workloads: lab.WorkloadsDeclare},
+		Sandbox: lab.Sandbox{Fixtures: "/opt/lab/fixtures"}, Steps: []lab.Step{step("/root/a"), step("/opt/lab/fixtures/b")}}
+	if err := CheckLab(l, false); err != nil {
+		t.Fatalf("a lab reading /root and the fixtures: %v", err)
+	}
+	l.Steps = append(l.Steps, step("/etc/nginx/nginx.conf"))
+	var le *LabError
+	if err := CheckLab(l, false); !errors.As(err, &le) || !strings.Contains(err.Error(), "/etc/nginx/nginx.conf") || !strings.Contains(err.Error(), "labctl up") {
+		t.Fatalf("a lab reading /etc: %v, want a *LabError naming the path and labctl up", err)
+	}
+}

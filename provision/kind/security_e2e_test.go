@@ -256,6 +256,80 @@ done`)
 		}
 	})
 
+	// A file check of a path outside /root reads the sandbox's own file
+	// from the host's side; every link the learner (root in the sandbox)
+	// makes out of its file system fails, never passes.
+	t.Run("a file check reads the sandbox outside /root, and no link out", func(t *testing.T) {
+		plant := `set -e
+printf 'listen 8080\n' > /etc/labctl-e2e.conf
+mkdir -p /opt/course/1 && echo 42 > /opt/course/1/answer
+ln -sfn /proc/1/root/etc/hostname /tmp/evil
+ln -sfn /proc/self /tmp/self
+ln -sfn /dev/zero /tmp/zero
+ln -sfn /var/log/labctl-audit/audit.log /tmp/audit
+ln -sfn /.labctl /tmp/checker
+truncate -s 10G /tmp/big
+rm -f /tmp/fifo && mkfifo /tmp/fifo`
+		if code, out := script(t, env, plant); code != 0 {
+			t.Fatalf("planting the files exited %d: %s", code, out)
+		}
+		file := func(name, p string, contains ...string) lab.Check {
+			return lab.Check{Name: name, Timeout: lab.Duration{Duration: 10 * time.Second}, File: &lab.FileCheck{Path: p, Contains: contains}}
+		}
+		round := func(cs ...lab.Check) []checks.Result {
+			t.Helper()
+			results, err := env.RunChecks(ctx, checks.Round{Checks: cs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return results
+		}
+		want := func(r checks.Result, status checks.Status, says string) {
+			t.Helper()
+			if r.Status != status || !strings.Contains(r.Message, says) {
+				t.Errorf("check %s: %s %q, want %s saying %q", r.Name, r.Status, r.Message, status, says)
+			}
+		}
+		start := time.Now()
+		rs := round(
+			file("etc-holds", "/etc/labctl-e2e.conf", "listen 8080"),
+			file("etc-lacks", "/etc/labctl-e2e.conf", "listen 9090"),
+			file("opt-answer", "/opt/course/1/answer", "42"),
+			file("link-into-proc", "/tmp/evil", "e2e"),
+			file("linked-parent", "/tmp/self/environ", "PATH"),
+			file("through-proc", "/proc/1/environ", "PATH"),
+			file("device", "/tmp/zero", "x"),
+			file("graders-audit-log", "/tmp/audit", "auditID"),
+			file("checker-mount", "/tmp/checker"),
+			file("huge", "/tmp/big", "x"),
+			file("fifo", "/tmp/fifo", "x"),
+			lab.Check{Name: "by-reference", Timeout: lab.Duration{Duration: 10 * time.Second},
+				File: &lab.FileCheck{Path: "/opt/course/1/answer", Equals: &lab.Value{Ref: "file:/etc/labctl-e2e.conf"}}},
+			lab.Check{Name: "reference-into-proc", Timeout: lab.Duration{Duration: 10 * time.Second},
+				File: &lab.FileCheck{Path: "/opt/course/1/answer", Equals: &lab.Value{Ref: "file:/tmp/evil"}}},
+		)
+		t.Logf("one round of %d checks of the sandbox's files took %s", len(rs), time.Since(start))
+		want(rs[0], checks.Pass, "")
+		want(rs[1], checks.Fail, "listen 9090")
+		want(rs[2], checks.Pass, "")
+		want(rs[3], checks.Fail, "leads outside the learner's files (to /proc/1/root/etc/hostname)")
+		want(rs[4], checks.Fail, "leads outside the learner's files (to /proc/")
+		want(rs[5], checks.Fail, "leads outside")
+		want(rs[6], checks.Fail, "leads outside the learner's files (to /dev/zero)")
+		want(rs[7], checks.Fail, "to exist") // the sandbox has no audit log; the grader's is never read
+		want(rs[8], checks.Fail, "to exist") // nor the checker's mount
+		want(rs[9], checks.Fail, "larger than 4 MiB")
+		want(rs[10], checks.Fail, "named pipe")
+		want(rs[11], checks.Fail, "listen 8080") // the answer is 42, the reference's file says listen 8080
+		want(rs[12], checks.Fail, "leads outside the learner's files (to /proc/1/root/etc/hostname)")
+
+		// The check follows the file as the learner changes it.
+		if code, out := script(t, env, "rm /etc/labctl-e2e.conf"); code != 0 {
+			t.Fatalf("removing the file exited %d: %s", code, out)
+		}
+		want(round(file("etc-holds", "/etc/labctl-e2e.conf", "listen 8080"))[0], checks.Fail, "to exist")
+	})
+
 	t.Run("the grader lists the kind a selector selects and asks about access, and the learner cannot fake the answer", func(t *testing.T) {
 		g := graderClient(t, admin, mustGrader(t, env))
 		if _, err := g.RbacV1().RoleBindings(secNS).List(ctx, metav1.ListOptions{}); err != nil {

@@ -158,7 +158,8 @@ func (im *importer) build(lf *labFile, setup []string, intro *part, steps []part
 		}
 		if !vm.typed {
 			if outside := pathsOutsideHome(p.verify); len(outside) > 0 {
-				im.todo("%s (%q): its verify script reads %s, outside the learner's home: the grader sees only /root (and the fixtures) of the sandbox, so no check can read it; have the learner work under /root", p.what, title, strings.Join(outside, ", "))
+				im.todo("%s (%q): its verify script reads %s, outside the learner's home: the command check runs in the grader, whose files there are its own, not the sandbox's; "+
+					"rewrite those lines as file checks, which read any path of the sandbox (with labctl up; a class's grader reads only /root and the fixtures)", p.what, title, strings.Join(outside, ", "))
 			}
 		}
 		drafts = append(drafts, pending)

@@ -73,12 +73,28 @@ func TestMapVerify(t *testing.T) {
 		{"an object that is gone", "if kubectl get pod my-pod; then exit 1; fi", true, []check{{Name: "pod-my-pod-gone", Description: "Pod my-pod does not exist",
 			Kube: &kubeCheck{APIVersion: "v1", Kind: "Pod", Namespace: "lab", Name: "my-pod", Exists: &no}}}},
 		{"a file", "stat /root/panda", true, []check{{Name: "file-root-panda", Description: "/root/panda exists", File: &fileCheck{Path: "/root/panda"}}}},
-		// The grader sees the learner's home only: a file elsewhere in the
-		// sandbox stays in the command check, which runs there.
-		{"a file outside the home", "stat /etc/panda", false, nil},
-		{"a file outside the home that is gone", "if stat /var/dont-need-this.png; then exit 1; fi", false, nil},
-		{"a file's content outside the home", "cat /etc/my-second-file | grep amazing", false, nil},
-		{"a path that climbs out of the home", "stat /root/../etc/panda", false, nil},
+		// A file check reads any path of the sandbox (from the host's
+		// side outside /root): lines reading /etc, /tmp, /var and /opt
+		// become file checks; /proc, /sys and /dev, which no check reads,
+		// stay in the command check.
+		{"a file outside the home", "stat /etc/panda", true, []check{{Name: "file-etc-panda", Description: "/etc/panda exists", File: &fileCheck{Path: "/etc/panda"}}}},
+		{"a file outside the home that is gone", "if stat /var/dont-need-this.png; then exit 1; fi", true, []check{{Name: "file-var-dont-need-this-png-gone",
+			Description: "/var/dont-need-this.png does not exist", File: &fileCheck{Path: "/var/dont-need-this.png", Exists: &no}}}},
+		{"a file's content outside the home", "cat /etc/my-second-file | grep amazing", true, []check{{Name: "file-etc-my-second-file",
+			Description: "/etc/my-second-file holds amazing", File: &fileCheck{Path: "/etc/my-second-file", Matches: []string{"amazing"}}}}},
+		{"a path that climbs out of the home", "stat /root/../etc/panda", true, []check{{Name: "file-etc-panda", Description: "/etc/panda exists", File: &fileCheck{Path: "/etc/panda"}}}},
+		{"nginx's configuration grepped", `grep -q "worker_processes 4" /etc/nginx/nginx.conf`, true, []check{{Name: "file-etc-nginx-nginx-conf",
+			Description: "/etc/nginx/nginx.conf holds worker_processes 4", File: &fileCheck{Path: "/etc/nginx/nginx.conf", Matches: []string{"worker_processes 4"}}}}},
+		{"a course's answer file", "test -f /opt/course/1/contexts", true, []check{{Name: "file-opt-course-1-contexts",
+			Description: "/opt/course/1/contexts exists", File: &fileCheck{Path: "/opt/course/1/contexts", Type: "file"}}}},
+		{"an output in /tmp, cat and grep", "cat /tmp/out.txt | grep -q finished", true, []check{{Name: "file-tmp-out-txt",
+			Description: "/tmp/out.txt holds finished", File: &fileCheck{Path: "/tmp/out.txt", Matches: []string{"finished"}}}}},
+		{"a log directory", "[ -d /var/log/app ]", true, []check{{Name: "file-var-log-app", Description: "/var/log/app exists", File: &fileCheck{Path: "/var/log/app", Type: "dir"}}}},
+		{"a course's answer, grep -i", "grep -qi running /opt/course/5/pod-status.txt", true, []check{{Name: "file-opt-course-5-pod-status-txt",
+			Description: "/opt/course/5/pod-status.txt holds running", File: &fileCheck{Path: "/opt/course/5/pod-status.txt", Matches: []string{"(?i)running"}}}}},
+		{"a file in /proc", "grep -q 1 /proc/sys/net/ipv4/ip_forward", false, nil},
+		{"a file in /sys", "test -f /sys/kernel/mm/transparent_hugepage/enabled", false, nil},
+		{"a device", "test -e /dev/kmsg", false, nil},
 		{"a directory", "[ -d /root/app ]", true, []check{{Name: "file-root-app", Description: "/root/app exists", File: &fileCheck{Path: "/root/app", Type: "dir"}}}},
 		{"a number compared", `[ "$(kubectl get deploy web -n default -o jsonpath='{.spec.replicas}')" = "3" ]`, true, []check{{Name: "deployment-web-spec-replicas",
 			Description: "Deployment web: spec.replicas", Kube: &kubeCheck{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "lab", Name: "web",
@@ -113,7 +129,8 @@ func TestMapVerify(t *testing.T) {
 		{"an unknown kind", "kubectl get widgets w1", false, nil},
 		// The script runs in the learner's home: a relative path is there.
 		{"a relative file", "stat panda", true, []check{{Name: "file-root-panda", Description: "/root/panda exists", File: &fileCheck{Path: "/root/panda"}}}},
-		{"a relative path that climbs out", "stat ../etc/panda", false, nil},
+		{"a relative path that climbs out", "stat ../etc/panda", true, []check{{Name: "file-etc-panda", Description: "/etc/panda exists", File: &fileCheck{Path: "/etc/panda"}}}},
+		{"a relative path after cd", "cd /tmp\nstat out.txt", false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vm := mapVerify(tc.script, "lab")

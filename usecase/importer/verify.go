@@ -707,7 +707,9 @@ func fileExists(p, op string, hold, relative bool) (check, bool) {
 
 // homePath is the path a check reads for p as a script in the learner's
 // home names it (a relative path only while the script has not changed
-// its directory); false when the grader cannot see it.
+// its directory): any path of the sandbox, which a file check reads from
+// the host's side outside /root; false in /proc, /sys and /dev, which no
+// check reads.
 func homePath(p string, relative bool) (string, bool) {
 	if p == "" || strings.ContainsAny(p, "*?[~$`") {
 		return "", false
@@ -718,10 +720,11 @@ func homePath(p string, relative bool) (string, bool) {
 		}
 		p = path.Join(lab.HomeDir, p)
 	}
-	if !graderSees(p) {
+	p = path.Clean(p)
+	if neverRead(p) {
 		return "", false
 	}
-	return path.Clean(p), true
+	return p, true
 }
 
 // commandVerify is the check that runs a whole verify script: with the
@@ -883,9 +886,10 @@ var inPodRE = regexp.MustCompile(`\b(?:kubectl|k)\s+(?:exec|run|debug|cp)\b[^\n]
 // absPathRE finds absolute paths in a script.
 var absPathRE = regexp.MustCompile(`(?:^|[\s'"=<>])(/[A-Za-z0-9._/-]+)`)
 
-// pathsOutsideHome lists the absolute paths a script names that the
-// grader cannot see (not the system's own directories of programs and
-// devices, which the grader's image has as well).
+// pathsOutsideHome lists the absolute paths a script names outside the
+// learner's home (not the system's own directories of programs and
+// devices, which the grader's image has as well): a command check runs
+// in the grader, which has its own.
 func pathsOutsideHome(script string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -896,7 +900,7 @@ func pathsOutsideHome(script string) []string {
 		if strings.HasPrefix(p, "//") {
 			continue // jq's alternative operator, not a path
 		}
-		if graderSees(p) || seen[p] || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/bin/") || strings.HasPrefix(p, "/usr/") || strings.HasPrefix(p, "/proc/") {
+		if inHome(p) || seen[p] || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/bin/") || strings.HasPrefix(p, "/usr/") || strings.HasPrefix(p, "/proc/") {
 			continue
 		}
 		seen[p] = true
@@ -905,13 +909,22 @@ func pathsOutsideHome(script string) []string {
 	return out
 }
 
-// graderSees reports whether a typed file check can read p: the grader
-// sees the learner's home, not the rest of the sandbox (a file the scenario
-// checks in /etc stays in a command check, and TODO.md says no check can
-// read it).
-func graderSees(p string) bool {
+// inHome reports whether p is in the learner's home, which the grader
+// mounts.
+func inHome(p string) bool {
 	p = path.Clean(p)
 	return p == lab.HomeDir || strings.HasPrefix(p, lab.HomeDir+"/")
+}
+
+// neverRead reports whether p is in /proc, /sys or /dev, which no check
+// reads.
+func neverRead(p string) bool {
+	for _, d := range lab.NeverRead {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func fieldNamed(k *kubeCheck) check {

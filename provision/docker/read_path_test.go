@@ -1,0 +1,60 @@
+package docker
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// tarOf is an archive of one entry.
+func tarOf(t *testing.T, h tar.Header, body string) *bytes.Buffer {
+	t.Helper()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	h.Size = int64(len(body))
+	if h.Typeflag != tar.TypeReg {
+		h.Size = 0
+		body = ""
+	}
+	if err := tw.WriteHeader(&h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write([]byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return &b
+}
+
+// What the engine sends for a path is one regular file of the name asked,
+// within the bound; anything else is refused, never read on.
+func TestReadOneFile(t *testing.T) {
+	got, err := readOneFile(tarOf(t, tar.Header{Typeflag: tar.TypeReg, Name: "app.conf", Mode: 0o644}, "listen 80\n"), "app.conf", 100)
+	if err != nil || string(got) != "listen 80\n" {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	for _, tc := range []struct {
+		name string
+		h    tar.Header
+		body string
+		want error
+	}{
+		{"a link put there since", tar.Header{Typeflag: tar.TypeSymlink, Name: "app.conf", Linkname: "/proc/1/environ"}, "", ErrNotRegular},
+		{"a directory", tar.Header{Typeflag: tar.TypeDir, Name: "app.conf/"}, "", ErrNotRegular},
+		{"a FIFO", tar.Header{Typeflag: tar.TypeFifo, Name: "app.conf"}, "", ErrNotRegular},
+		{"a device", tar.Header{Typeflag: tar.TypeChar, Name: "app.conf", Devmajor: 1, Devminor: 5}, "", ErrNotRegular},
+		{"another name", tar.Header{Typeflag: tar.TypeReg, Name: "other"}, "x", ErrNotRegular},
+		{"over the bound", tar.Header{Typeflag: tar.TypeReg, Name: "app.conf"}, strings.Repeat("x", 101), ErrTooLarge},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := readOneFile(tarOf(t, tc.h, tc.body), "app.conf", 100)
+			if !errors.Is(err, tc.want) || got != nil {
+				t.Fatalf("got %q, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}
