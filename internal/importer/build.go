@@ -13,6 +13,7 @@ import (
 // importer is one import: the source it reads and what it gathers.
 type importer struct {
 	src      *source
+	opts     Options
 	result   *Result
 	fixtures map[string][]byte
 	// scripts are every script and command of the source, scanned for
@@ -80,10 +81,31 @@ func (im *importer) readPart(what, name string) string {
 	return text
 }
 
-// newLab starts the lab: its name from the source directory's, its title
-// and goal from the source's.
+// Options change what an import writes.
+type Options struct {
+	// Name is the lab's metadata.name; "" names it after the source's
+	// directory.
+	Name string
+}
+
+// labNameRE is a lab's name: a DNS label of at most 40 characters.
+var labNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
+
+// check says what is wrong with the options, naming the fix.
+func (o Options) check() error {
+	if o.Name != "" && !labNameRE.MatchString(o.Name) {
+		return fmt.Errorf("--name %q is not a lab name: use at most 40 lower-case letters, digits and '-', starting and ending with a letter or digit", o.Name)
+	}
+	return nil
+}
+
+// newLab starts the lab: its name from the source directory's (or the
+// one asked for), its title and goal from the source's.
 func (im *importer) newLab(dirName, title, description string) *labFile {
 	name := slug(dirName, 40)
+	if im.opts.Name != "" {
+		name = im.opts.Name
+	}
 	if name == "" || name[0] < 'a' || name[0] > 'z' {
 		name = slug("imported-"+name, 40)
 	}

@@ -53,6 +53,14 @@ var iqScriptRE = regexp.MustCompile(`^(setup|check|solve|cleanup)-([A-Za-z0-9_.-
 // challenges' assignment.md and setup, check and solve scripts, the
 // track's setup scripts) as a lab in out, which must not exist or be empty.
 func Instruqt(src, out string) (*Result, error) {
+	return InstruqtWith(src, out, Options{})
+}
+
+// InstruqtWith is Instruqt with options.
+func InstruqtWith(src, out string, o Options) (*Result, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
 	s, err := openSource(src)
 	if err != nil {
 		return nil, err
@@ -66,7 +74,7 @@ func Instruqt(src, out string) (*Result, error) {
 	if err := yaml.Unmarshal([]byte(raw), &tr); err != nil {
 		return nil, fmt.Errorf("track.yml: %v", err)
 	}
-	im := &importer{src: s, result: &Result{Dir: out, From: "an Instruqt track"}, fixtures: map[string][]byte{}}
+	im := &importer{src: s, opts: o, result: &Result{Dir: out, From: "an Instruqt track"}, fixtures: map[string][]byte{}}
 	lf := im.newLab(filepath.Base(filepath.Clean(src)), tr.Title, strings.TrimSpace(tr.Teaser+"\n\n"+tr.Description))
 	im.iqHosts()
 	steps, err := im.iqChallenges(&tr)
