@@ -47,7 +47,7 @@ var layers = map[string][]string{
 	"internal/bundle":          {"internal/countio"},
 	"internal/labread":         {"internal/fsx", "internal/textsafe"},
 	"internal/labstore":        {"lab", "internal/bundle", "internal/flock", "internal/fsx", "internal/labread"},
-	"internal/importer":        {"lab", "internal/labread", "internal/labstore", "internal/textsafe"},
+	"internal/importer":        {"lab", "internal/atomicfile", "internal/labread", "internal/labstore", "internal/mutant", "internal/textsafe"},
 	"internal/labwatch":        {"lab", "internal/labread"},
 	"internal/web/assets":      {},
 	"internal/preflight":       {"internal/msg"},

@@ -30,15 +30,16 @@ type fileCheck struct {
 }
 
 type kubeCheck struct {
-	APIVersion string      `yaml:"apiVersion"`
-	Kind       string      `yaml:"kind"`
-	Namespace  string      `yaml:"namespace,omitempty"`
-	Name       string      `yaml:"name,omitempty"`
-	Selector   *string     `yaml:"selector,omitempty"`
-	Count      *countRange `yaml:"count,omitempty"`
-	Exists     *bool       `yaml:"exists,omitempty"`
-	Field      *fieldCheck `yaml:"field,omitempty"`
-	Wait       bool        `yaml:"wait,omitempty"`
+	APIVersion string            `yaml:"apiVersion"`
+	Kind       string            `yaml:"kind"`
+	Namespace  string            `yaml:"namespace,omitempty"`
+	Name       string            `yaml:"name,omitempty"`
+	Selector   *string           `yaml:"selector,omitempty"`
+	Count      *countRange       `yaml:"count,omitempty"`
+	Exists     *bool             `yaml:"exists,omitempty"`
+	Labels     map[string]string `yaml:"labels,omitempty"`
+	Field      *fieldCheck       `yaml:"field,omitempty"`
+	Wait       bool              `yaml:"wait,omitempty"`
 }
 
 type countRange struct {
