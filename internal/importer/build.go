@@ -179,7 +179,12 @@ func (im *importer) build(lf *labFile, setup []string, intro *part, steps []part
 			im.todo("%s (%q): its verify script stays one command check: the grader runs it, but with the learner's files and kubeconfig (/root), which the learner can change to fake it; rewrite it as kube, file or audit checks", p.what, title)
 		}
 		if !vm.typed {
-			if outside := pathsOutsideHome(p.verify); len(outside) > 0 {
+			_, logs := logsOutsideHome(p.verify)
+			if len(logs) > 0 {
+				im.todo("%s (%q): its verify script writes its output to %s, outside the learner's home, where the grader cannot write (the redirection would fail and skip what it applies to): the check writes that output to its standard error instead", p.what, title, strings.Join(logs, ", "))
+			}
+			outside := slices.DeleteFunc(pathsOutsideHome(p.verify), func(f string) bool { return slices.Contains(logs, f) })
+			if len(outside) > 0 {
 				im.todo("%s (%q): its verify script reads %s, outside the learner's home: the grader sees only /root (and the fixtures) of the sandbox, so no check can read it; have the learner work under /root", p.what, title, strings.Join(outside, ", "))
 			}
 		}
