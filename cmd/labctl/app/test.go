@@ -28,7 +28,10 @@ type testOptions struct {
 	mutate bool
 	// draft drafts the checks of the steps whose checks are placeholders
 	// from what their solves make, writes them, and tests them --mutate.
-	draft   bool
+	draft bool
+	// drafted is the run after --draft wrote its checks: testDrafts
+	// removes the environment it keeps.
+	drafted bool
 	keep    bool
 	reuse   bool
 	clean   bool
@@ -174,9 +177,11 @@ func runTestOnce(ctx context.Context, g *globals, o testOptions, drafts map[stri
 		}
 	}
 	defer func() {
-		if keep && !o.draft {
-			fmt.Fprintf(g.statusOut(), "Kept the test environment: cluster %s, sandbox %s (`docker exec -it %s bash`); `labctl test --reuse` runs on it, `labctl test --clean` removes it, any other `labctl test` replaces it.\n",
-				provision.ClusterName(name), sandbox.ContainerName(name), sandbox.ContainerName(name))
+		if keep {
+			if !o.draft && !o.drafted {
+				fmt.Fprintf(g.statusOut(), "Kept the test environment: cluster %s, sandbox %s (`docker exec -it %s bash`); `labctl test --reuse` runs on it, `labctl test --clean` removes it, any other `labctl test` replaces it.\n",
+					provision.ClusterName(name), sandbox.ContainerName(name), sandbox.ContainerName(name))
+			}
 			return
 		}
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), teardownTimeout)

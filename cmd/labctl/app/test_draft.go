@@ -20,6 +20,19 @@ func testDrafts(ctx context.Context, g *globals, o testOptions, drafts map[strin
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
+	keep := o.keep
+	// clean removes the environment the first run kept, unless --keep.
+	clean := func(err error) error {
+		if keep {
+			return err
+		}
+		c := o
+		c.draft, c.drafted, c.reuse, c.mutate, c.clean = false, false, false, false, true
+		if cerr := runTestOnce(context.WithoutCancel(ctx), g, c, nil); cerr != nil && err == nil {
+			err = cerr
+		}
+		return err
+	}
 	var ids, none []string
 	total := 0
 	for _, id := range slices.Sorted(maps.Keys(drafts)) {
@@ -35,24 +48,13 @@ func testDrafts(ctx context.Context, g *globals, o testOptions, drafts map[strin
 		fmt.Fprintf(w, "No check drafted for step %s: its solve created, changed and deleted none of the lab's objects; write its checks by hand.\n", textsafe.EscapeLine(strings.Join(none, ", ")))
 	}
 	if len(ids) == 0 {
-		o.draft, o.clean = false, true
-		_ = runTestOnce(ctx, g, o, nil)
-		return &ExitError{Code: exitFailed, Err: fmt.Errorf("no check was drafted: no step with placeholder checks has a solve that made, changed or deleted the lab's objects")}
+		return clean(&ExitError{Code: exitFailed, Err: fmt.Errorf("no check was drafted: no step with placeholder checks has a solve that made, changed or deleted the lab's objects")})
 	}
 	if err := importer.WriteDrafts(source, drafts); err != nil {
-		return &ExitError{Code: exitError, Err: err}
+		return clean(&ExitError{Code: exitError, Err: err})
 	}
 	fmt.Fprintf(w, "✓ Drafted %s for step %s into %s (metadata.draft: true; read them). Testing them with --mutate:\n",
 		count(total, "check"), textsafe.EscapeLine(strings.Join(ids, ", ")), textsafe.EscapeLine(source))
-	keep := o.keep
-	o.draft, o.mutate, o.reuse, o.keep = false, true, true, false
-	err = runTestOnce(ctx, g, o, nil)
-	if !keep {
-		c := o
-		c.reuse, c.mutate, c.clean = false, false, true
-		if cerr := runTestOnce(context.WithoutCancel(ctx), g, c, nil); cerr != nil && err == nil {
-			err = cerr
-		}
-	}
-	return err
+	o.draft, o.drafted, o.mutate, o.reuse, o.keep = false, !keep, true, true, keep
+	return clean(runTestOnce(ctx, g, o, nil))
 }
