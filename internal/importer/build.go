@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"regexp"
@@ -467,7 +468,15 @@ func (im *importer) scan(lf *labFile) {
 	for _, name := range slices.Sorted(maps.Keys(manifests)) {
 		scanImages(manifests[name], " (named in "+name+")")
 	}
-	if m := internetRE.FindAllString(all, -1); len(m) > 0 {
+	// The scripts among the assets run too (a background script runs
+	// /ks/init.sh): what they fetch counts.
+	fetching := all
+	for _, name := range slices.Sorted(maps.Keys(im.fixtures)) {
+		if b := im.fixtures[name]; strings.HasSuffix(name, ".sh") || bytes.HasPrefix(b, []byte("#!")) {
+			fetching += "\n" + string(b)
+		}
+	}
+	if m := internetRE.FindAllString(fetching, -1); len(m) > 0 {
 		slices.Sort(m)
 		im.todo("the source reaches the internet (%s), which a lab's sandbox cannot: put what it fetches in fixtures/ or an image", strings.Join(slices.Compact(m), ", "))
 	}

@@ -73,3 +73,25 @@ func TestVerifyLogOutsideHomeTodo(t *testing.T) {
 		t.Errorf("TODO.md says the script reads its log:\n%s", todo)
 	}
 }
+
+// A script among the assets that a background script runs (helm-get's
+// init.sh: helm repo add https://…) reaches the internet as the scripts of
+// the pages do: TODO.md says so.
+func TestInternetInAssetScripts(t *testing.T) {
+	initSh, err := os.ReadFile("testdata/killercoda/helm-get/init.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, out := importTree(t, Killercoda, "helm-get", map[string]string{
+		"index.json": `{"title": "Helm get", "details": {"assets": {"host01": [{"file": "init.sh", "target": "/ks", "chmod": "+x"}]},
+  "intro": {"text": "intro.md", "background": "init/background.sh"},
+  "steps": [{"title": "Get notes", "text": "step1/text.md"}]}, "backend": {"imageid": "kubernetes-kubeadm-1node"}}`,
+		"intro.md":           "Helm.\n",
+		"init/background.sh": "FILE=/ks/init.sh; while ! test -f ${FILE}; do clear; sleep 0.1; done; bash ${FILE} > /ks/init.log\n",
+		"assets/init.sh":     string(initSh),
+		"step1/text.md":      "Run `helm get notes webserver`{{exec}}\n",
+	})
+	if todo := todoOf(t, out); !strings.Contains(todo, "the source reaches the internet (helm repo add)") {
+		t.Errorf("TODO.md does not say the source reaches the internet:\n%s", todo)
+	}
+}
