@@ -185,9 +185,25 @@ func (im *importer) iqPart(what, dir string, ch *iqChallenge) part {
 	return p
 }
 
+// bootstrapWaitRE is the loop an Instruqt setup script starts with, waiting
+// for the platform's host bootstrap: a file no lab has.
+var bootstrapWaitRE = regexp.MustCompile(`(?s)\b(?:until|while)\b[^\n]*/opt/instruqt/bootstrap/host-bootstrap-completed[^\n]*?(?:;[ \t]*|\n[ \t]*)do\b.*?\bdone\b`)
+
+// proxyWaitRE is a loop waiting for the API server through Instruqt's
+// kubectl proxy (curl http://localhost:8001/api).
+var proxyWaitRE = regexp.MustCompile(`(?s)\b(?:until|while)\b[^\n]*\bcurl\b[^\n]*localhost:8001/api\b[^\n]*?(?:;[ \t]*|\n[ \t]*)do\b.*?\bdone\b`)
+
 // iqScripts are the setup scripts in dir, labelled.
 func (im *importer) iqScripts(dir, what string) []string {
 	if s := strings.TrimSpace(im.iqScript(dir, "setup", what)); s != "" {
+		if bootstrapWaitRE.MatchString(s) {
+			s = bootstrapWaitRE.ReplaceAllString(s, ": labctl runs setup once the sandbox is ready: no Instruqt bootstrap to wait for")
+			im.todo("%s: its setup script waited for Instruqt's host bootstrap (/opt/instruqt/bootstrap/host-bootstrap-completed), which never comes in a lab: the loop became a no-op (:)", what)
+		}
+		if proxyWaitRE.MatchString(s) {
+			s = proxyWaitRE.ReplaceAllString(s, ": labctl runs setup once the API server answers: no kubectl proxy to wait for")
+			im.todo("%s: its setup script waited for the API server through a kubectl proxy on localhost:8001, which no lab runs: the loop became a no-op (:); the learner's kubectl reaches the API server itself", what)
+		}
 		return []string{"# " + what + ": setup script\n" + s}
 	}
 	return nil
