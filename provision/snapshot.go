@@ -83,7 +83,7 @@ func (e *Live) snapshot(ctx context.Context, types []schema.GroupVersionResource
 	}
 	for _, ns := range e.Lab.Cluster.Namespaces {
 		for _, gvr := range types {
-			if err := add(gvr, ns, func(o map[string]any) bool { return !labctlOwn(gvr, o) }); err != nil {
+			if err := add(gvr, ns, func(o map[string]any) bool { return !labctlOwn(gvr, o) && !namespaceOwn(gvr, o) }); err != nil {
 				return nil, err
 			}
 		}
@@ -104,6 +104,17 @@ func labctlOwn(gvr schema.GroupVersionResource, o map[string]any) bool {
 	md, _ := o["metadata"].(map[string]any)
 	name, _ := md["name"].(string)
 	return gvr.Group == "rbac.authorization.k8s.io" && (name == learnerRole || name == probeRole)
+}
+
+// namespaceOwn reports whether o is what Kubernetes' controllers make in
+// every namespace, a moment after it is made: the ConfigMap
+// kube-root-ca.crt and the ServiceAccount default. A listing taken right
+// after labctl made the namespace may lack them, so that the next seems to
+// show a solve making them.
+func namespaceOwn(gvr schema.GroupVersionResource, o map[string]any) bool {
+	md, _ := o["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	return gvr.Group == "" && (gvr.Resource == "configmaps" && name == "kube-root-ca.crt" || gvr.Resource == "serviceaccounts" && name == "default")
 }
 
 // kubernetesOwn reports whether a cluster RBAC object is Kubernetes' own
