@@ -128,8 +128,8 @@ func main() {
 			}
 			if err == nil {
 				for _, im := range l.Cluster.Images {
-					if im.Build == "" && !slices.Contains(blocked, "image") {
-						blocked = append(blocked, "image")
+					if im.Build == "" && !slices.Contains(blocked, "an image from a registry") {
+						blocked = append(blocked, "an image from a registry")
 					}
 				}
 			}

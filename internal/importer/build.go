@@ -137,7 +137,7 @@ func (im *importer) build(lf *labFile, setup []string, intro *part, steps []part
 	}
 	noVerify := !slices.ContainsFunc(steps, func(p part) bool { return p.hasVerify })
 	if noVerify {
-		im.todo("the source has no verify script: write the checks of every step (each has a placeholder check that always fails)")
+		im.todo("the source has no verify script: write the checks of every step (each has a placeholder check that always fails), or have `labctl test --draft` draft them from what each step's solve makes, and read them")
 	}
 	for i := range steps {
 		p := &steps[i]

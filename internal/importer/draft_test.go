@@ -145,6 +145,9 @@ func TestWriteDrafts(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &plain); err != nil {
 		t.Fatal(err)
 	}
+	if todo := todoOf(t, out); !strings.Contains(todo, "or have `labctl test --draft` draft them") {
+		t.Errorf("TODO.md of the import does not name labctl test --draft:\n%s", todo)
+	}
 	if todo := todoOf(t, out); !strings.Contains(todo, "step "+before.Steps[0].ID+" (3) were drafted by labctl test --draft") {
 		t.Errorf("TODO.md does not list the drafted step:\n%s", todo)
 	}
