@@ -177,7 +177,9 @@ func runTestOnce(ctx context.Context, g *globals, o testOptions, drafts map[stri
 		}
 	}
 	defer func() {
-		if keep {
+		// --draft keeps the environment for its --mutate run, unless this
+		// run failed before it could draft.
+		if keep && (!o.draft || err == nil) {
 			if !o.draft && !o.drafted {
 				fmt.Fprintf(g.statusOut(), "Kept the test environment: cluster %s, sandbox %s (`docker exec -it %s bash`); `labctl test --reuse` runs on it, `labctl test --clean` removes it, any other `labctl test` replaces it.\n",
 					provision.ClusterName(name), sandbox.ContainerName(name), sandbox.ContainerName(name))
