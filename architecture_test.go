@@ -98,7 +98,7 @@ var layers = map[string][]string{
 		"internal/homebound", "internal/podexec", "internal/statedir", "internal/textsafe"},
 	// use cases
 	"usecase/labstore":   {"lab", "internal/bundle", "internal/flock", "internal/fsx", "internal/labread"},
-	"usecase/importer":   {"lab", "internal/labread", "usecase/labstore", "internal/textsafe"},
+	"usecase/importer":   {"lab", "internal/atomicfile", "internal/labread", "usecase/labstore", "internal/mutant", "internal/textsafe"},
 	"usecase/labwatch":   {"lab", "internal/labread"},
 	"usecase/web/assets": {},
 	"usecase/shell": {"lab", "checks", "grading", "internal/msg", "grading/progress", "grading/report",

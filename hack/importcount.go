@@ -5,7 +5,9 @@
 // importer made of them: labs imported, labs that lint, checks written,
 // typed, command and placeholder checks, overall and for the Kubernetes
 // sources that verify or solve something, and the reasons placeholders
-// remain.
+// remain. A lab is runnable when nothing it needs is missing in a lab on
+// this machine: the internet, another machine, a container engine, or an
+// image from a registry (cluster.images without a build).
 //
 //	go run hack/importcount.go DIR... [-v]
 package main
@@ -16,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,7 +33,7 @@ var (
 )
 
 type counts struct {
-	sources, imported, lintOK, finished, checks, typed, command, placeholder int
+	sources, imported, lintOK, finished, runnable, checks, typed, command, placeholder int
 }
 
 func (c counts) row(name string) string {
@@ -40,7 +43,7 @@ func (c counts) row(name string) string {
 		}
 		return fmt.Sprintf("%.0f%%", 100*float64(n)/float64(c.checks))
 	}
-	return fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d (%s) | %d (%s) | %d (%s) |", name, c.sources, c.imported, c.lintOK, c.finished,
+	return fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d | %d (%s) | %d (%s) | %d (%s) |", name, c.sources, c.imported, c.lintOK, c.finished, c.runnable,
 		c.checks, c.typed, pct(c.typed), c.command, pct(c.command), c.placeholder, pct(c.placeholder))
 }
 
@@ -56,6 +59,7 @@ func main() {
 	}
 	var all, kube, kubeVerified counts
 	reasons := map[string]int{}
+	blockedBy := map[string]int{}
 	failures := map[string]int{}
 	tmp, err := os.MkdirTemp("", "importcount-")
 	if err != nil {
@@ -114,6 +118,28 @@ func main() {
 					c.finished = 1
 				}
 			}
+			var blocked []string
+			for _, t := range r.Todo {
+				for _, b := range blockers {
+					if strings.Contains(t, b.todo) && !slices.Contains(blocked, b.name) {
+						blocked = append(blocked, b.name)
+					}
+				}
+			}
+			if err == nil {
+				for _, im := range l.Cluster.Images {
+					if im.Build == "" && !slices.Contains(blocked, "an image from a registry") {
+						blocked = append(blocked, "an image from a registry")
+					}
+				}
+			}
+			if len(blocked) == 0 {
+				c.runnable = 1
+			} else if inKube {
+				for _, b := range blocked {
+					blockedBy[b]++
+				}
+			}
 			if err == nil {
 				for _, st := range l.Steps {
 					for _, ch := range st.Checks {
@@ -144,18 +170,21 @@ func main() {
 				add(&kubeVerified, c)
 			}
 			if verbose {
-				fmt.Printf("%s: k8s=%v verifies=%v checks=%d typed=%d command=%d placeholder=%d draft=%v\n", src, inKube, verifies, c.checks, c.typed, c.command, c.placeholder, err == nil && l.Metadata.Draft)
+				fmt.Printf("%s: k8s=%v verifies=%v checks=%d typed=%d command=%d placeholder=%d draft=%v blocked=%s\n", src, inKube, verifies, c.checks, c.typed, c.command, c.placeholder, err == nil && l.Metadata.Draft, strings.Join(blocked, ","))
 			}
 			os.RemoveAll(out)
 			return nil
 		})
 	}
-	fmt.Println("| sources | found | imported | lint ok | not draft | checks | typed | command | placeholder |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| sources | found | imported | lint ok | not draft | runnable | checks | typed | command | placeholder |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	fmt.Println(all.row("all"))
 	fmt.Println(kube.row("Kubernetes, verified or solved"))
 	fmt.Println(kubeVerified.row("Kubernetes, verified"))
 	fmt.Println()
+	for _, m := range sorted(blockedBy) {
+		fmt.Printf("not runnable (Kubernetes labs): %d  needs %s\n", blockedBy[m], m)
+	}
 	for _, m := range sorted(reasons) {
 		fmt.Printf("placeholder reason (labs): %d  %s\n", reasons[m], m)
 	}
@@ -168,10 +197,20 @@ func add(t *counts, c counts) {
 	t.imported += c.imported
 	t.lintOK += c.lintOK
 	t.finished += c.finished
+	t.runnable += c.runnable
 	t.checks += c.checks
 	t.typed += c.typed
 	t.command += c.command
 	t.placeholder += c.placeholder
+}
+
+// blockers are what TODO.md says a lab needs that no lab on this machine
+// has.
+var blockers = []struct{ name, todo string }{
+	{"the internet", "reaches the internet"},
+	{"another machine", "ssh to another machine"},
+	{"several machines", "the track ran on"},
+	{"a container engine", "docker (or another container engine)"},
 }
 
 func hasCheckScript(dir string) bool {

@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,18 @@ var snapshotTypes = []schema.GroupVersionResource{
 	{Version: "v1", Resource: "serviceaccounts"},
 }
 
+// draftTypes are the namespaced types DraftSnapshot lists: snapshotTypes
+// and the other kinds a solve makes that a check is drafted of.
+var draftTypes = append(slices.Clone(snapshotTypes),
+	schema.GroupVersionResource{Version: "v1", Resource: "pods"},
+	schema.GroupVersionResource{Version: "v1", Resource: "secrets"},
+	schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"},
+	schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"},
+	schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"},
+	schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses"},
+	schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
+)
+
 // snapshotClusterTypes are the cluster's types Snapshot lists.
 var snapshotClusterTypes = []schema.GroupVersionResource{
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
@@ -37,6 +50,16 @@ var snapshotClusterTypes = []schema.GroupVersionResource{
 // and ClusterRoleBindings but Kubernetes' own (system:, aggregated, or
 // labelled its defaults).
 func (e *Live) Snapshot(ctx context.Context) ([]map[string]any, error) {
+	return e.snapshot(ctx, snapshotTypes)
+}
+
+// DraftSnapshot lists the lab's objects as Snapshot does, and those of the
+// other kinds of draftTypes, for `labctl test --draft`.
+func (e *Live) DraftSnapshot(ctx context.Context) ([]map[string]any, error) {
+	return e.snapshot(ctx, draftTypes)
+}
+
+func (e *Live) snapshot(ctx context.Context, types []schema.GroupVersionResource) ([]map[string]any, error) {
 	admin, err := e.adminConfig(ctx)
 	if err != nil {
 		return nil, err
@@ -59,8 +82,8 @@ func (e *Live) Snapshot(ctx context.Context) ([]map[string]any, error) {
 		return nil
 	}
 	for _, ns := range e.Lab.Cluster.Namespaces {
-		for _, gvr := range snapshotTypes {
-			if err := add(gvr, ns, func(o map[string]any) bool { return !labctlOwn(gvr, o) }); err != nil {
+		for _, gvr := range types {
+			if err := add(gvr, ns, func(o map[string]any) bool { return !labctlOwn(gvr, o) && !namespaceOwn(gvr, o) }); err != nil {
 				return nil, err
 			}
 		}
@@ -81,6 +104,17 @@ func labctlOwn(gvr schema.GroupVersionResource, o map[string]any) bool {
 	md, _ := o["metadata"].(map[string]any)
 	name, _ := md["name"].(string)
 	return gvr.Group == "rbac.authorization.k8s.io" && (name == learnerRole || name == probeRole)
+}
+
+// namespaceOwn reports whether o is what Kubernetes' controllers make in
+// every namespace, a moment after it is made: the ConfigMap
+// kube-root-ca.crt and the ServiceAccount default. A listing taken right
+// after labctl made the namespace may lack them, so that the next seems to
+// show a solve making them.
+func namespaceOwn(gvr schema.GroupVersionResource, o map[string]any) bool {
+	md, _ := o["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	return gvr.Group == "" && (gvr.Resource == "configmaps" && name == "kube-root-ca.crt" || gvr.Resource == "serviceaccounts" && name == "default")
 }
 
 // kubernetesOwn reports whether a cluster RBAC object is Kubernetes' own

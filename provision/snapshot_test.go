@@ -34,6 +34,15 @@ func TestSnapshotLeavesOutWhatNoLearnerWrites(t *testing.T) {
 		labctlOwn(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, obj(learnerRole, nil)) {
 		t.Error("labctlOwn picks the wrong objects")
 	}
+	// What the controllers make in every namespace, a moment after it,
+	// seemed made by the first step's solve when the listing at its start
+	// came first: its mutants were survivors.
+	cms := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	sas := schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
+	if !namespaceOwn(cms, obj("kube-root-ca.crt", nil)) || !namespaceOwn(sas, obj("default", nil)) ||
+		namespaceOwn(cms, obj("default", nil)) || namespaceOwn(sas, obj("web", nil)) || namespaceOwn(rbac, obj("kube-root-ca.crt", nil)) {
+		t.Error("namespaceOwn picks the wrong objects")
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 // importer is one import: the source it reads and what it gathers.
 type importer struct {
 	src      *source
+	opts     Options
 	result   *Result
 	fixtures map[string][]byte
 	// scripts are every script and command of the source, scanned for
@@ -80,10 +82,31 @@ func (im *importer) readPart(what, name string) string {
 	return text
 }
 
-// newLab starts the lab: its name from the source directory's, its title
-// and goal from the source's.
+// Options change what an import writes.
+type Options struct {
+	// Name is the lab's metadata.name; "" names it after the source's
+	// directory.
+	Name string
+}
+
+// labNameRE is a lab's name: a DNS label of at most 40 characters.
+var labNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
+
+// check says what is wrong with the options, naming the fix.
+func (o Options) check() error {
+	if o.Name != "" && !labNameRE.MatchString(o.Name) {
+		return fmt.Errorf("--name %q is not a lab name: use at most 40 lower-case letters, digits and '-', starting and ending with a letter or digit", o.Name)
+	}
+	return nil
+}
+
+// newLab starts the lab: its name from the source directory's (or the
+// one asked for), its title and goal from the source's.
 func (im *importer) newLab(dirName, title, description string) *labFile {
 	name := slug(dirName, 40)
+	if im.opts.Name != "" {
+		name = im.opts.Name
+	}
 	if name == "" || name[0] < 'a' || name[0] > 'z' {
 		name = slug("imported-"+name, 40)
 	}
@@ -114,7 +137,7 @@ func (im *importer) build(lf *labFile, setup []string, intro *part, steps []part
 	}
 	noVerify := !slices.ContainsFunc(steps, func(p part) bool { return p.hasVerify })
 	if noVerify {
-		im.todo("the source has no verify script: write the checks of every step (each has a placeholder check that always fails)")
+		im.todo("the source has no verify script: write the checks of every step (each has a placeholder check that always fails), or have `labctl test --draft` draft them from what each step's solve makes, and read them")
 	}
 	for i := range steps {
 		p := &steps[i]
@@ -157,7 +180,12 @@ func (im *importer) build(lf *labFile, setup []string, intro *part, steps []part
 			im.todo("%s (%q): its verify script stays one command check: the grader runs it, but with the learner's files and kubeconfig (/root), which the learner can change to fake it; rewrite it as kube, file or audit checks", p.what, title)
 		}
 		if !vm.typed {
-			if outside := pathsOutsideHome(p.verify); len(outside) > 0 {
+			_, logs := logsOutsideHome(p.verify)
+			if len(logs) > 0 {
+				im.todo("%s (%q): its verify script writes its output to %s, outside the learner's home, where the grader cannot write (the redirection would fail and skip what it applies to): the check writes that output to its standard error instead", p.what, title, strings.Join(logs, ", "))
+			}
+			outside := slices.DeleteFunc(pathsOutsideHome(p.verify), func(f string) bool { return slices.Contains(logs, f) })
+			if len(outside) > 0 {
 				im.todo("%s (%q): its verify script reads %s, outside the learner's home: the command check runs in the grader, whose files there are its own, not the sandbox's; "+
 					"rewrite those lines as file checks, which read any path of the sandbox (with labctl up; a class's grader reads only /root and the fixtures)", p.what, title, strings.Join(outside, ", "))
 			}
@@ -441,7 +469,15 @@ func (im *importer) scan(lf *labFile) {
 	for _, name := range slices.Sorted(maps.Keys(manifests)) {
 		scanImages(manifests[name], " (named in "+name+")")
 	}
-	if m := internetRE.FindAllString(all, -1); len(m) > 0 {
+	// The scripts among the assets run too (a background script runs
+	// /ks/init.sh): what they fetch counts.
+	fetching := all
+	for _, name := range slices.Sorted(maps.Keys(im.fixtures)) {
+		if b := im.fixtures[name]; strings.HasSuffix(name, ".sh") || bytes.HasPrefix(b, []byte("#!")) {
+			fetching += "\n" + string(b)
+		}
+	}
+	if m := internetRE.FindAllString(fetching, -1); len(m) > 0 {
 		slices.Sort(m)
 		im.todo("the source reaches the internet (%s), which a lab's sandbox cannot: put what it fetches in fixtures/ or an image", strings.Join(slices.Compact(m), ", "))
 	}

@@ -53,6 +53,14 @@ var iqScriptRE = regexp.MustCompile(`^(setup|check|solve|cleanup)-([A-Za-z0-9_.-
 // challenges' assignment.md and setup, check and solve scripts, the
 // track's setup scripts) as a lab in out, which must not exist or be empty.
 func Instruqt(src, out string) (*Result, error) {
+	return InstruqtWith(src, out, Options{})
+}
+
+// InstruqtWith is Instruqt with options.
+func InstruqtWith(src, out string, o Options) (*Result, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
 	s, err := openSource(src)
 	if err != nil {
 		return nil, err
@@ -66,7 +74,7 @@ func Instruqt(src, out string) (*Result, error) {
 	if err := yaml.Unmarshal([]byte(raw), &tr); err != nil {
 		return nil, fmt.Errorf("track.yml: %v", err)
 	}
-	im := &importer{src: s, result: &Result{Dir: out, From: "an Instruqt track"}, fixtures: map[string][]byte{}}
+	im := &importer{src: s, opts: o, result: &Result{Dir: out, From: "an Instruqt track"}, fixtures: map[string][]byte{}}
 	lf := im.newLab(filepath.Base(filepath.Clean(src)), tr.Title, strings.TrimSpace(tr.Teaser+"\n\n"+tr.Description))
 	im.iqHosts()
 	steps, err := im.iqChallenges(&tr)
@@ -177,9 +185,25 @@ func (im *importer) iqPart(what, dir string, ch *iqChallenge) part {
 	return p
 }
 
+// bootstrapWaitRE is the loop an Instruqt setup script starts with, waiting
+// for the platform's host bootstrap: a file no lab has.
+var bootstrapWaitRE = regexp.MustCompile(`(?s)\b(?:until|while)\b[^\n]*/opt/instruqt/bootstrap/host-bootstrap-completed[^\n]*?(?:;[ \t]*|\n[ \t]*)do\b.*?\bdone\b`)
+
+// proxyWaitRE is a loop waiting for the API server through Instruqt's
+// kubectl proxy (curl http://localhost:8001/api).
+var proxyWaitRE = regexp.MustCompile(`(?s)\b(?:until|while)\b[^\n]*\bcurl\b[^\n]*localhost:8001/api\b[^\n]*?(?:;[ \t]*|\n[ \t]*)do\b.*?\bdone\b`)
+
 // iqScripts are the setup scripts in dir, labelled.
 func (im *importer) iqScripts(dir, what string) []string {
 	if s := strings.TrimSpace(im.iqScript(dir, "setup", what)); s != "" {
+		if bootstrapWaitRE.MatchString(s) {
+			s = bootstrapWaitRE.ReplaceAllString(s, ": labctl runs setup once the sandbox is ready: no Instruqt bootstrap to wait for")
+			im.todo("%s: its setup script waited for Instruqt's host bootstrap (/opt/instruqt/bootstrap/host-bootstrap-completed), which never comes in a lab: the loop became a no-op (:)", what)
+		}
+		if proxyWaitRE.MatchString(s) {
+			s = proxyWaitRE.ReplaceAllString(s, ": labctl runs setup once the API server answers: no kubectl proxy to wait for")
+			im.todo("%s: its setup script waited for the API server through a kubectl proxy on localhost:8001, which no lab runs: the loop became a no-op (:); the learner's kubectl reaches the API server itself", what)
+		}
 		return []string{"# " + what + ": setup script\n" + s}
 	}
 	return nil

@@ -45,6 +45,14 @@ type kcAsset struct {
 // texts, verify, background and foreground scripts, assets) as a lab in
 // out, which must not exist or be empty.
 func Killercoda(src, out string) (*Result, error) {
+	return KillercodaWith(src, out, Options{})
+}
+
+// KillercodaWith is Killercoda with options.
+func KillercodaWith(src, out string, o Options) (*Result, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
 	s, err := openSource(src)
 	if err != nil {
 		return nil, err
@@ -65,7 +73,7 @@ func Killercoda(src, out string) (*Result, error) {
 		// A scenario of one page: its intro is its step.
 		idx.Details.Steps, idx.Details.Intro = []kcPage{*idx.Details.Intro}, nil
 	}
-	im := &importer{src: s, result: &Result{Dir: out, From: "a Killercoda scenario"}, fixtures: map[string][]byte{}}
+	im := &importer{src: s, opts: o, result: &Result{Dir: out, From: "a Killercoda scenario"}, fixtures: map[string][]byte{}}
 	lf := im.kcLab(&idx, filepath.Base(filepath.Clean(src)))
 	if s.over != nil {
 		return nil, s.over

@@ -129,11 +129,11 @@ func TestMapVerifyLineByLine(t *testing.T) {
 			notRest: []string{"-d $REPODIR"},
 		},
 		{
-			name: "scenarios-helm conditional-deployment step2: a { } group to a log stays whole",
+			name: "scenarios-helm conditional-deployment step2: a { } group to a log stays whole, its log on standard error",
 			script: "#!/bin/bash\nLOGFILE=/ks/step2-verify.log\n{\n    set +e\n    if kubectl get hpa -n prod-ns | grep -q hpa; then\n        echo \"HPA is deployed.\"\n    else\n        exit 1\n    fi\n" +
 				"} >> ${LOGFILE} 2>&1\necho \"done\" # let Validator know success\n",
 			want: []string{"command"},
-			rest: []string{"LOGFILE=/ks/step2-verify.log", "} >> ${LOGFILE} 2>&1", `echo "done"`},
+			rest: []string{"LOGFILE=/ks/step2-verify.log", "} >&2 2>&1", `echo "done"`},
 		},
 		{
 			name:   "instruqt/examples persist-shell-session: a check that only prints checks nothing",

@@ -65,6 +65,11 @@ type Options struct {
 	// Mutate makes mutants of each step's solve after it passes and
 	// requires each to fail some check (mutate.go).
 	Mutate bool
+	// Draft, when set, receives the lab's objects before and after each
+	// step's solve whose checks are all placeholders (DraftSnapshotter),
+	// for `labctl test --draft` to draft its checks from; the solve's
+	// checks are run and reported as always.
+	Draft func(s *lab.Step, start, end []map[string]any)
 	// Pause is how long after the solve its checks run again; zero means
 	// DefaultPause.
 	Pause time.Duration
@@ -173,8 +178,18 @@ func (r *runner) run(ctx context.Context, first, last int) {
 			if r.o.Mutate {
 				start, startErr = r.snapshot(ctx)
 			}
+			var draftStart []map[string]any
+			drafting := r.o.Draft != nil && placeholdersOnly(s)
+			if drafting {
+				draftStart = r.draftSnapshot(ctx, s)
+			}
 			n := len(r.rep.Phases)
 			r.solve(ctx, s)
+			if drafting && draftStart != nil && !r.stopped {
+				if end := r.draftSnapshot(ctx, s); end != nil {
+					r.o.Draft(s, draftStart, end)
+				}
+			}
 			if r.o.Mutate && !r.stopped && r.solved(n) {
 				r.mutate(ctx, s, start, startErr)
 			}

@@ -440,3 +440,44 @@ func relabel(b *strings.Builder, l *mutant.Relabel, back bool) {
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// DraftSnapshotter is an Environment that lists the lab's objects as
+// Snapshotter does and those of the other kinds a solve makes (Pods,
+// Secrets, claims, Jobs, …): `labctl test --draft` needs it.
+type DraftSnapshotter interface {
+	DraftSnapshot(ctx context.Context) ([]map[string]any, error)
+}
+
+// placeholdersOnly says whether every check of s is a placeholder: the
+// steps --draft drafts checks for.
+func placeholdersOnly(s *lab.Step) bool {
+	for _, c := range s.Checks {
+		if !lab.PlaceholderCheck(c) {
+			return false
+		}
+	}
+	return len(s.Checks) > 0
+}
+
+// draftSnapshot lists the lab's objects for --draft; a failure to is a
+// failed phase of the step, and nil.
+func (r *runner) draftSnapshot(ctx context.Context, s *lab.Step) []map[string]any {
+	sn, ok := r.env.(DraftSnapshotter)
+	var objs []map[string]any
+	var err error
+	if !ok {
+		err = fmt.Errorf("this environment cannot list the lab's objects, so no check can be drafted")
+	} else if objs, err = sn.DraftSnapshot(ctx); err != nil {
+		err = fmt.Errorf("listing the lab's objects: %w", err)
+	}
+	if err != nil {
+		r.phase(Phase{Step: s.ID, Kind: Solve, Script: ScriptSolve}, r.stepTitle(s)+": the lab's objects are listed for the drafts", func(p *Phase) {
+			p.fail(s.ID, "", "", err.Error())
+		})
+		return nil
+	}
+	if objs == nil {
+		objs = []map[string]any{}
+	}
+	return objs
+}

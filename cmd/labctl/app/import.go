@@ -28,7 +28,7 @@ func newImportCommand(g *globals) *cobra.Command {
 }
 
 func newImportKillercodaCommand(g *globals) *cobra.Command {
-	return newImportSubcommand(g, importer.Killercoda, "killercoda", "scenario",
+	return newImportSubcommand(g, importer.KillercodaWith, "killercoda", "scenario",
 		"Import a Killercoda scenario (index.json, step texts, verify and background scripts, assets)",
 		"killercoda imports the Killercoda scenario in DIR as a lab in --out (default ./<DIR's name>, which must\n"+
 			"not exist or be empty). Step texts keep their Markdown without Killercoda's {{exec}} and {{copy}} marks;\n"+
@@ -41,7 +41,7 @@ func newImportKillercodaCommand(g *globals) *cobra.Command {
 }
 
 func newImportInstruqtCommand(g *globals) *cobra.Command {
-	return newImportSubcommand(g, importer.Instruqt, "instruqt", "track",
+	return newImportSubcommand(g, importer.InstruqtWith, "instruqt", "track",
 		"Import an Instruqt track (track.yml, assignments, setup, check and solve scripts)",
 		"instruqt imports the Instruqt track in DIR as a lab in --out (default ./<DIR's name>, which must not\n"+
 			"exist or be empty). Each challenge (a directory holding assignment.md, in name order, or track.yml's list)\n"+
@@ -52,8 +52,9 @@ func newImportInstruqtCommand(g *globals) *cobra.Command {
 }
 
 // newImportSubcommand is `labctl import PLATFORM DIR [--out DIR]`.
-func newImportSubcommand(g *globals, fn func(src, out string) (*importer.Result, error), platform, what, short, long, example string) *cobra.Command {
+func newImportSubcommand(g *globals, fn func(src, out string, o importer.Options) (*importer.Result, error), platform, what, short, long, example string) *cobra.Command {
 	var out string
+	var o importer.Options
 	cmd := &cobra.Command{
 		Use:     platform + " DIR",
 		Short:   short,
@@ -61,17 +62,18 @@ func newImportSubcommand(g *globals, fn func(src, out string) (*importer.Result,
 		Example: example,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImport(cmd.Context(), g, fn, args[0], out)
+			return runImport(cmd.Context(), g, fn, args[0], out, o)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the lab `DIR` to write (default ./<the "+what+" directory's name>)")
+	cmd.Flags().StringVar(&o.Name, "name", "", "the lab's `NAME` (metadata.name; default the "+what+" directory's name)")
 	return cmd
 }
 
 // runImport imports src with fn into out and says what came in and what
 // is left to the author. An interrupt (ctrl-C, SIGTERM) ends it at once,
 // whatever the import is reading.
-func runImport(ctx context.Context, g *globals, fn func(src, out string) (*importer.Result, error), src, out string) error {
+func runImport(ctx context.Context, g *globals, fn func(src, out string, o importer.Options) (*importer.Result, error), src, out string, o importer.Options) error {
 	if out == "" {
 		out = filepath.Base(filepath.Clean(src))
 	}
@@ -81,7 +83,7 @@ func runImport(ctx context.Context, g *globals, fn func(src, out string) (*impor
 	}
 	done := make(chan result, 1)
 	go func() {
-		r, err := fn(src, out)
+		r, err := fn(src, out, o)
 		done <- result{r, err}
 	}()
 	var r *importer.Result

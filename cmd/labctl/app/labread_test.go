@@ -142,7 +142,7 @@ func TestImportEndsOnInterrupt(t *testing.T) {
 	isolate(t)
 	block := make(chan struct{})
 	defer close(block)
-	stuck := func(src, out string) (*importer.Result, error) {
+	stuck := func(src, out string, _ importer.Options) (*importer.Result, error) {
 		<-block
 		return nil, errors.New("unblocked")
 	}
@@ -151,7 +151,9 @@ func TestImportEndsOnInterrupt(t *testing.T) {
 	var errOut bytes.Buffer
 	g := &globals{streams: Streams{In: strings.NewReader(""), Out: io.Discard, Err: &errOut}}
 	done := make(chan error, 1)
-	go func() { done <- runImport(ctx, g, stuck, t.TempDir(), filepath.Join(t.TempDir(), "out")) }()
+	go func() {
+		done <- runImport(ctx, g, stuck, t.TempDir(), filepath.Join(t.TempDir(), "out"), importer.Options{})
+	}()
 	select {
 	case err := <-done:
 		var exit *ExitError

@@ -15,6 +15,7 @@ import (
 	"github.com/labctl/labctl/provision"
 	"github.com/labctl/labctl/provision/kind"
 	"github.com/labctl/labctl/sandbox"
+	"github.com/labctl/labctl/usecase/importer"
 	"github.com/labctl/labctl/usecase/labtest"
 )
 
@@ -24,7 +25,13 @@ type testOptions struct {
 	// mistakes and alternatives test only those answers of the step.
 	mistakes, alternatives bool
 	// mutate makes mutants of each solve (labtest.Options.Mutate).
-	mutate  bool
+	mutate bool
+	// draft drafts the checks of the steps whose checks are placeholders
+	// from what their solves make, writes them, and tests them --mutate.
+	draft bool
+	// drafted is the run after --draft wrote its checks: testDrafts
+	// removes the environment it keeps.
+	drafted bool
 	keep    bool
 	reuse   bool
 	clean   bool
@@ -54,7 +61,11 @@ func newTestCommand(g *globals) *cobra.Command {
 			"wrong changes of the objects the solve made or changed: a verb widened to *, a selector emptied, a\n" +
 			"policy deleted), applies each in place as the learner, runs the step's checks once and undoes it: a\n" +
 			"mutant every check lets pass is a survivor, a failure unless an alternative declares it right (mutant,\n" +
-			"why). The environment is\n" +
+			"why). With --draft, for each step whose checks are all placeholders (an imported lab's), labctl lists the\n" +
+			"lab's objects before and after its solve and writes typed kube checks of what it created, changed and\n" +
+			"deleted into the lab file in their place, marked a draft (metadata.draft: true; TODO.md says which),\n" +
+			"then tests the lab again with --mutate on the same environment, reset: a drafted check that a small\n" +
+			"wrong answer passes is reported as a survivor. The environment is\n" +
 			"removed at the end unless --keep.\n" +
 			"Exit status: 0 when the lab proves itself, 1 when it does not, 2 when it could not be tested.",
 		Example: "  labctl test\n  labctl --lab ./my-lab/lab.yaml test --step deploy-app --keep\n" +
@@ -75,6 +86,7 @@ func newTestCommand(g *globals) *cobra.Command {
 	fl.BoolVar(&o.mistakes, "mistakes", false, "with --step, test only the step's mistakes (the solve is skipped)")
 	fl.BoolVar(&o.alternatives, "alternatives", false, "with --step, test only the step's alternatives (the solve is skipped)")
 	fl.BoolVar(&o.mutate, "mutate", false, "after each solve passes, apply mutants of it (small wrong changes of what it made) one by one and require each to fail a check; a survivor fails the test unless an alternative declares it right")
+	fl.BoolVar(&o.draft, "draft", false, "draft typed checks of the steps whose checks are placeholders from what their solves make, write them into the lab file (a draft: metadata.draft), then test the lab --mutate on the same environment")
 	fl.BoolVar(&o.keep, "keep", false, "keep the test environment at the end, for debugging")
 	fl.BoolVar(&o.clean, "clean", false, "remove the test environment an earlier --keep or --reuse kept, and test nothing")
 	fl.BoolVar(&o.reuse, "reuse", false, "run on the test environment an earlier --keep or --reuse kept, reset to the lab's start, when the edits since allow it (the cluster, sandbox, access, fixtures and image directories unchanged); keep it at the end")
@@ -84,7 +96,21 @@ func newTestCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
+func runTest(ctx context.Context, g *globals, o testOptions) error {
+	if !o.draft {
+		return runTestOnce(ctx, g, o, nil)
+	}
+	drafts := map[string][]importer.DraftCheck{}
+	if err := runTestOnce(ctx, g, o, drafts); err != nil {
+		return err
+	}
+	return testDrafts(ctx, g, o, drafts)
+}
+
+// runTestOnce is one labctl test; with o.draft, it records the checks
+// drafted of each step in drafts and keeps the environment, reporting
+// nothing.
+func runTestOnce(ctx context.Context, g *globals, o testOptions, drafts map[string][]importer.DraftCheck) (err error) {
 	f, err := report.ParseFormat(o.format)
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
@@ -103,6 +129,12 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	}
 	if err := labtest.CheckPart(l, o.step, o.only, o.mistakes, o.alternatives); err != nil {
 		return &ExitError{Code: exitError, Err: err}
+	}
+	if o.draft && (o.step != "" || o.only != "" || o.mistakes || o.alternatives || o.mutate || o.reuse || o.clean) {
+		return &ExitError{Code: exitError, Err: fmt.Errorf("--draft tests the whole lab, then tests it again --mutate: it takes no --step, --only, --mistakes, --alternatives, --mutate, --reuse or --clean")}
+	}
+	if o.draft && labDir == "" {
+		return &ExitError{Code: exitError, Err: fmt.Errorf("--draft writes the checks it drafts into the lab file: name a lab directory or file with --lab")}
 	}
 	if o.mutate && (o.only != "" || o.mistakes || o.alternatives) {
 		return &ExitError{Code: exitError, Err: fmt.Errorf("--mutate makes its mutants from the step's solve, which --only, --mistakes and --alternatives skip; drop one or the other")}
@@ -129,7 +161,7 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 
 	up := kind.Options{Lab: tl, Fixtures: fixtures, LabDir: labDir, Status: sl, Log: g.detail(),
 		CheckerBinary: g.cfg.GetString("checker-binary")}
-	keep := o.keep || o.reuse
+	keep := o.keep || o.reuse || o.draft
 	var env liveLab
 	if o.reuse {
 		var why string
@@ -145,9 +177,13 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 		}
 	}
 	defer func() {
-		if keep {
-			fmt.Fprintf(g.statusOut(), "Kept the test environment: cluster %s, sandbox %s (`docker exec -it %s bash`); `labctl test --reuse` runs on it, `labctl test --clean` removes it, any other `labctl test` replaces it.\n",
-				provision.ClusterName(name), sandbox.ContainerName(name), sandbox.ContainerName(name))
+		// --draft keeps the environment for its --mutate run, unless this
+		// run failed before it could draft.
+		if keep && (!o.draft || err == nil) {
+			if !o.draft && !o.drafted {
+				fmt.Fprintf(g.statusOut(), "Kept the test environment: cluster %s, sandbox %s (`docker exec -it %s bash`); `labctl test --reuse` runs on it, `labctl test --clean` removes it, any other `labctl test` replaces it.\n",
+					provision.ClusterName(name), sandbox.ContainerName(name), sandbox.ContainerName(name))
+			}
 			return
 		}
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), teardownTimeout)
@@ -167,10 +203,19 @@ func runTest(ctx context.Context, g *globals, o testOptions) (err error) {
 	}
 	defer env.Close()
 
-	rep, err := labtest.Run(ctx, env, labtest.Options{Lab: tl, Store: store, Step: o.step, Only: o.only,
-		Mistakes: o.mistakes, Alternatives: o.alternatives, Mutate: o.mutate, Status: sl, ScriptOutput: g.detail()})
+	lo := labtest.Options{Lab: tl, Store: store, Step: o.step, Only: o.only,
+		Mistakes: o.mistakes, Alternatives: o.alternatives, Mutate: o.mutate, Status: sl, ScriptOutput: g.detail()}
+	if o.draft {
+		lo.Draft = func(s *lab.Step, start, end []map[string]any) {
+			drafts[s.ID] = importer.DraftChecks(start, end)
+		}
+	}
+	rep, err := labtest.Run(ctx, env, lo)
 	if err != nil {
 		return &ExitError{Code: exitError, Err: err}
+	}
+	if o.draft {
+		return nil // testDrafts goes on from here
 	}
 	if o.output == "" {
 		err = labtest.Write(g.streams.Out, rep, f)

@@ -19,6 +19,9 @@ func TestTestCommandRejectsBadInput(t *testing.T) {
 		{[]string{"test", "-o", "yaml"}, `yaml`},
 		{[]string{"test", "--step", "manifests", "--mistakes", "--mutate"}, `--mutate makes its mutants from the step's solve, which --only, --mistakes and --alternatives skip`},
 		{[]string{"--lab", testdata + "broken.yaml", "test"}, `broken.yaml:`},
+		{[]string{"test", "--draft", "--step", "manifests"}, `--draft tests the whole lab, then tests it again --mutate: it takes no --step`},
+		{[]string{"test", "--draft", "--mutate"}, `--draft tests the whole lab`},
+		{[]string{"--lab", "gitops-drift", "test", "--draft"}, `--draft writes the checks it drafts into the lab file: name a lab directory or file with --lab`},
 	} {
 		code, out, errOut := runLabctl(t, tc.args...)
 		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) {
