@@ -133,6 +133,9 @@ func runTestOnce(ctx context.Context, g *globals, o testOptions, drafts map[stri
 	if o.draft && (o.step != "" || o.only != "" || o.mistakes || o.alternatives || o.mutate || o.reuse || o.clean) {
 		return &ExitError{Code: exitError, Err: fmt.Errorf("--draft tests the whole lab, then tests it again --mutate: it takes no --step, --only, --mistakes, --alternatives, --mutate, --reuse or --clean")}
 	}
+	if o.draft && labDir != "" && !isLabPath(g.labPath()) {
+		return &ExitError{Code: exitError, Err: fmt.Errorf("--draft writes the checks it drafts into the lab file, and %q is an installed lab, labctl's checked copy: run --draft on the lab's own directory (--lab DIR), then install it again", g.labPath())}
+	}
 	if o.draft && labDir == "" {
 		return &ExitError{Code: exitError, Err: fmt.Errorf("--draft writes the checks it drafts into the lab file: name a lab directory or file with --lab")}
 	}

@@ -31,6 +31,19 @@ func TestTestCommandRejectsBadInput(t *testing.T) {
 	}
 }
 
+// TestDraftLeavesInstalledLabsAlone: --draft writes into the lab file, so
+// it refuses an installed lab (labctl's checked copy) and names the way.
+func TestDraftLeavesInstalledLabsAlone(t *testing.T) {
+	isolate(t)
+	if code, out, errOut := runFake(t, &fakeEnv{}, "install", "../../../labs/debug-rollout"); code != 0 {
+		t.Fatalf("install debug-rollout: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := runFake(t, &fakeEnv{}, "--lab", "debug-rollout", "test", "--draft")
+	if code != 2 || out != "" || !strings.Contains(errOut, `"debug-rollout" is an installed lab`) || !strings.Contains(errOut, "--lab DIR") {
+		t.Errorf("test --draft of an installed lab: exit %d, stdout %q, stderr %q; want 2 and a refusal naming the way", code, out, errOut)
+	}
+}
+
 // TestTestReuse: --reuse runs on the environment an earlier --keep kept,
 // reset to the lab's start, after an edit of the steps; an edit of the
 // cluster brings up a fresh one and says why.
