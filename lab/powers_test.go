@@ -34,6 +34,7 @@ func TestRisks(t *testing.T) {
 		{"privileged", "cluster: {podSecurity: privileged}\n", []string{"cluster.podSecurity: privileged"}},
 		{"node image", "cluster: {nodeImage: 'evil/node:1'}\n", []string{"cluster.nodeImage: evil/node:1"}},
 		{"sandbox image", "sandbox: {image: 'evil/sandbox:1'}\n", []string{"sandbox.image: evil/sandbox:1"}},
+		{"node access", "cluster: {nodeAccess: true}\n", []string{"cluster.nodeAccess: true"}},
 		// labctl's own images, which no bundle may bring, are no risk;
 		// a look-alike elsewhere is.
 		{"labctl's images", "cluster: {nodeImage: 'labctl/node:v1'}\nsandbox: {image: 'docker.io/labctl/sandbox:a1'}\n", nil},

@@ -131,6 +131,13 @@ type Cluster struct {
 	// HorizontalPodAutoscaler scales by). A lab with workers always gets Pod
 	// networking between its nodes.
 	Addons []string `yaml:"addons" json:"addons,omitempty" jsonschema:"enum=networkPolicy,enum=storage,enum=ingress,enum=metrics"`
+	// NodeAccess lets the learner reach each node of the cluster as root
+	// from the sandbox, by its name (node NAME), for work done on a node:
+	// static Pods, the kubelet, etcd backups, kubeadm's certificates. A
+	// kind node is a privileged container, so root on a node is root on
+	// this machine: install and up refuse such a lab without
+	// --allow-host-access, and its grade says the learner had it.
+	NodeAccess bool `yaml:"nodeAccess" json:"nodeAccess,omitempty"`
 }
 
 // Node is one worker node of the lab's cluster.
