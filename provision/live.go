@@ -537,6 +537,9 @@ func (e *Live) WriteKubeconfig(ctx context.Context) error {
 	if err := e.rt.WriteFile(ctx, "/root/.kube/config", b); err != nil {
 		return fmt.Errorf("writing the learner kubeconfig: %w", err)
 	}
+	if e.Lab.Cluster.NodeAccess {
+		return e.writeNodeCommand(ctx)
+	}
 	return nil
 }
 
