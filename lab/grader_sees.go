@@ -28,7 +28,7 @@ func (l *Lab) graderSees(p string) bool {
 // repository of every file: or git: reference in it.
 func sandboxReads(p string, c *Check) map[string]string {
 	out := map[string]string{}
-	if c.File != nil && c.File.Path != "" {
+	if c.File != nil && c.File.Path != "" && c.File.Node == "" { // a node's file is read on the host
 		out[p+".file.path"] = c.File.Path
 	}
 	if c.Git != nil && c.Git.Repo != "" {

@@ -401,6 +401,13 @@ type FileCheck struct {
 	// Path is absolute, in the learner's home (/root) or the lab's
 	// fixtures: the grader sees nothing else of the sandbox.
 	Path string `yaml:"path" json:"path"`
+	// Node, in a lab with cluster.nodeAccess, reads Path on one of the
+	// cluster's nodes instead of the sandbox: control-plane, worker,
+	// worker2, ... (kubectl get nodes shows them after the cluster's
+	// name). labctl reads the file from the node's container through the
+	// container engine, never with the node's own programs, which the
+	// learner, root there, may have replaced.
+	Node string `yaml:"node" json:"node,omitempty"`
 	// Exists: true (default) requires the path, false requires its absence.
 	Exists *bool `yaml:"exists" json:"exists,omitempty"`
 	// Type is "file" (regular file) or "dir".
