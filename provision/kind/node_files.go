@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"slices"
-
-	"github.com/docker/docker/client"
 
 	"github.com/labctl/labctl/lab"
 )
@@ -21,9 +18,5 @@ func (k *kindRuntime) CopyNodeFile(ctx context.Context, node, p string) (io.Read
 	if !k.lab.Cluster.NodeAccess || !slices.Contains(lab.NodeRoles(&k.lab.Cluster), node) {
 		return nil, fmt.Errorf("%q is not a node of lab %s", node, k.lab.Metadata.Name)
 	}
-	rc, err := k.engine.CopyOut(ctx, k.cluster+"-"+node, p)
-	if client.IsErrNotFound(err) {
-		return nil, fs.ErrNotExist
-	}
-	return rc, err
+	return k.engine.CopyOut(ctx, k.cluster+"-"+node, p)
 }
