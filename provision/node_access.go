@@ -126,6 +126,11 @@ func grantNodeAccess(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, l
 	if err := ensureNamespace(ctx, cs, NodeAccessNamespace, nsLabels); err != nil {
 		return err
 	}
+	// A new namespace gets its default ServiceAccount from the controller
+	// manager only some seconds later, and until then no Pod is admitted.
+	if err := ensureDefaultServiceAccounts(ctx, cs, []string{NodeAccessNamespace}); err != nil {
+		return err
+	}
 	image, err := nodeAccessImage(ctx, cs)
 	if err != nil {
 		return err

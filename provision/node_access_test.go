@@ -46,6 +46,11 @@ func TestNodeAccess(t *testing.T) {
 	if err != nil || ns.Labels[PodSecurityEnforce] != "privileged" {
 		t.Fatalf("namespace %s: %v, labels %v", NodeAccessNamespace, err, ns.Labels)
 	}
+	// The API server admits no Pod in a namespace without its default
+	// ServiceAccount, which a new one gets only later.
+	if _, err := cs.CoreV1().ServiceAccounts(NodeAccessNamespace).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		t.Errorf("the node-access Pods' namespace has no default ServiceAccount: %v", err)
+	}
 	nodes := []string{"lab-control-plane", "lab-worker"}
 	for _, n := range nodes {
 		p, err := cs.CoreV1().Pods(NodeAccessNamespace).Get(ctx, n, metav1.GetOptions{})
