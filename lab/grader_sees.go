@@ -74,7 +74,7 @@ type sandboxRead struct {
 // repository of every file: or git: reference in it.
 func sandboxReads(p string, c *Check) map[string]sandboxRead {
 	out := map[string]sandboxRead{}
-	if c.File != nil && c.File.Path != "" {
+	if c.File != nil && c.File.Path != "" && c.File.Node == "" { // a node's file is read on the host
 		out[p+".file.path"] = sandboxRead{c.File.Path, true}
 	}
 	if c.Git != nil && c.Git.Repo != "" {

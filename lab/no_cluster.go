@@ -37,6 +37,7 @@ func (v *validator) noCluster(l *Lab) {
 		{"cluster.workers", len(c.Workers) > 0},
 		{"cluster.addons", len(c.Addons) > 0},
 		{"cluster.nodeImage", c.NodeImage != ""},
+		{"cluster.nodeAccess", c.NodeAccess},
 		{"cluster.podSecurity", v.written("cluster.podSecurity")},
 		{"cluster.workloads", v.written("cluster.workloads")},
 		{"sandbox.namespace", v.written("sandbox.namespace")},

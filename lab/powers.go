@@ -44,6 +44,9 @@ type Powers struct {
 	// directories; Loads the ones it takes from the host's Docker engine.
 	Builds []Image
 	Loads  []Image
+	// NodeAccess is set when the learner is root on the cluster's nodes
+	// (cluster.nodeAccess).
+	NodeAccess bool
 	// NodeImage and SandboxImage are the lab's own images, "" for
 	// labctl's.
 	NodeImage, SandboxImage string
@@ -78,6 +81,7 @@ func (l *Lab) Powers() Powers {
 		NamespaceRules:    l.Access.Rules,
 		ClusterRules:      l.Access.ClusterRules,
 		NodeImage:         l.Cluster.NodeImage,
+		NodeAccess:        l.Cluster.NodeAccess,
 		SandboxImage:      l.Sandbox.Image,
 	}
 	for _, k := range l.LearnerClusterView() {
@@ -134,6 +138,7 @@ func (l *Lab) Powers() Powers {
 //     a proxy, exec, attach or token subresource, cluster-wide;
 //   - an access.rules rule that writes namespaces (the learner relabels
 //     the lab's namespace privileged);
+//   - cluster.nodeAccess: true (root on the nodes);
 //   - cluster.nodeImage or sandbox.image: an image of the lab's own (not
 //     labctl/*), and
 //     the node runs privileged.
@@ -154,6 +159,10 @@ func (l *Lab) Risks() []Risk {
 			rs = append(rs, Risk{joinIndex("access.rules", i), describeRule(r),
 				"the learner may relabel the lab's namespaces privileged: root on the cluster's node"})
 		}
+	}
+	if l.Cluster.NodeAccess {
+		rs = append(rs, Risk{"cluster.nodeAccess", "true",
+			"the learner is root on the cluster's nodes, which are privileged containers: root on this machine"})
 	}
 	// One of labctl's own images (labctl/*) is no risk: labctl built it,
 	// and no bundle may bring one.
@@ -273,6 +282,9 @@ func (p Powers) Lines() []string {
 		"workload images built from the lab's directory: " + none(builds, "none"),
 		"workload images taken from this machine's Docker engine: " + none(loads, "none"),
 		"node image: " + own(p.NodeImage) + "; sandbox image: " + own(p.SandboxImage),
+	}
+	if p.NodeAccess {
+		lines = append(lines, "the learner's access to the nodes: root on each, from the sandbox (node NAME), and so root on this machine")
 	}
 	if p.NoCluster {
 		lines[0] = "cluster: none (the sandbox and the grader only, on no network)"

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -34,6 +35,7 @@ func TestRisks(t *testing.T) {
 		{"privileged", "cluster: {podSecurity: privileged}\n", []string{"cluster.podSecurity: privileged"}},
 		{"node image", "cluster: {nodeImage: 'evil/node:1'}\n", []string{"cluster.nodeImage: evil/node:1"}},
 		{"sandbox image", "sandbox: {image: 'evil/sandbox:1'}\n", []string{"sandbox.image: evil/sandbox:1"}},
+		{"node access", "cluster: {nodeAccess: true}\n", []string{"cluster.nodeAccess: true"}},
 		// labctl's own images, which no bundle may bring, are no risk;
 		// a look-alike elsewhere is.
 		{"labctl's images", "cluster: {nodeImage: 'labctl/node:v1'}\nsandbox: {image: 'docker.io/labctl/sandbox:a1'}\n", nil},
@@ -173,5 +175,26 @@ func TestPowersListCommandChecks(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(none.Powers().Lines(), "\n"), "command checks in the grader (programs of the sandbox image, as a user of their own, that read every file of the learner's home, run what the learner wrote when they run it, and reach the cluster's network): none") {
 		t.Error("a lab without command checks does not say so")
+	}
+}
+
+// A file check reads a node only in a lab that gives the learner its
+// nodes, and only one of its cluster's nodes; such a path is no path of
+// the sandbox, so the grader need not see it.
+func TestFileCheckOnANode(t *testing.T) {
+	check := "      - {name: c, file: {node: %s, path: /etc/kubernetes/manifests/web.yaml}}\n"
+	for _, tt := range []struct{ node, cluster, want string }{
+		{"control-plane", "cluster: {nodeAccess: true}\n", ""},
+		{"worker", "cluster: {nodeAccess: true, workers: [{}]}\n", ""},
+		{"control-plane", "cluster: {namespaces: [work]}\n", "set cluster.nodeAccess: true"},
+		{"worker2", "cluster: {nodeAccess: true, workers: [{}]}\n", `"worker2" is not a node of the lab's cluster; use one of control-plane, worker`},
+	} {
+		_, err := Parse("lab.yaml", []byte(header+fmt.Sprintf(check, tt.node)+tt.cluster))
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s in %s: %v", tt.node, tt.cluster, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s in %s: %v, want %q", tt.node, tt.cluster, err, tt.want)
+		}
 	}
 }

@@ -131,6 +131,13 @@ type Cluster struct {
 	// HorizontalPodAutoscaler scales by). A lab with workers always gets Pod
 	// networking between its nodes.
 	Addons []string `yaml:"addons" json:"addons,omitempty" jsonschema:"enum=networkPolicy,enum=storage,enum=ingress,enum=metrics"`
+	// NodeAccess lets the learner reach each node of the cluster as root
+	// from the sandbox, by its name (node NAME), for work done on a node:
+	// static Pods, the kubelet, etcd backups, kubeadm's certificates. A
+	// kind node is a privileged container, so root on a node is root on
+	// this machine: install and up refuse such a lab without
+	// --allow-host-access, and its grade says the learner had it.
+	NodeAccess bool `yaml:"nodeAccess" json:"nodeAccess,omitempty"`
 }
 
 // Node is one worker node of the lab's cluster.
@@ -397,6 +404,13 @@ type FileCheck struct {
 	// is read from the host's side, read-only, links resolved within the
 	// sandbox. Not in a class yet.
 	Path string `yaml:"path" json:"path"`
+	// Node, in a lab with cluster.nodeAccess, reads Path on one of the
+	// cluster's nodes instead of the sandbox: control-plane, worker,
+	// worker2, ... (kubectl get nodes shows them after the cluster's
+	// name). labctl reads the file from the node's container through the
+	// container engine, never with the node's own programs, which the
+	// learner, root there, may have replaced.
+	Node string `yaml:"node" json:"node,omitempty"`
 	// Exists: true (default) requires the path, false requires its absence.
 	Exists *bool `yaml:"exists" json:"exists,omitempty"`
 	// Type is "file" (regular file) or "dir".

@@ -426,6 +426,9 @@ func (v *validator) check(p string, c *Check) {
 
 func (v *validator) fileCheck(p string, f *FileCheck) {
 	v.absolute(p+".path", f.Path)
+	if f.Node != "" {
+		v.nodeOfFile(p, f)
+	}
 	if f.NotInside != "" {
 		v.absolute(p+".notInside", f.NotInside)
 	}
@@ -935,3 +938,36 @@ func ParseTaint(s string) (Taint, error) {
 
 // HasAddon reports whether the lab asks for add-on name.
 func (c *Cluster) HasAddon(name string) bool { return slices.Contains(c.Addons, name) }
+
+// nodeOfFile checks a file check that reads a node: the lab gives the
+// learner its nodes, the node is one of the cluster's, and the check asks
+// nothing a node's file cannot answer (times of the sandbox's probe, the
+// sandbox's other paths).
+func (v *validator) nodeOfFile(p string, f *FileCheck) {
+	c := v.labCluster
+	if c == nil || !c.NodeAccess {
+		v.add(p+".node", "reads node %q, but the lab does not give the learner its nodes: set cluster.nodeAccess: true, or check a file of the sandbox", f.Node)
+		return
+	}
+	if !slices.Contains(NodeRoles(c), f.Node) {
+		v.add(p+".node", "%q is not a node of the lab's cluster; use one of %s", f.Node, strings.Join(NodeRoles(c), ", "))
+	}
+	if f.WrittenDuringProbe || f.NotInside != "" {
+		v.add(p+".node", "a file on a node has no writtenDuringProbe nor notInside: remove them, or check a file of the sandbox")
+	}
+}
+
+// NodeRoles names the nodes of a lab's cluster as file checks name them:
+// control-plane, then worker, worker2, ... (kind's names after the
+// cluster's).
+func NodeRoles(c *Cluster) []string {
+	roles := []string{"control-plane"}
+	for i := range c.Workers {
+		if i == 0 {
+			roles = append(roles, "worker")
+		} else {
+			roles = append(roles, fmt.Sprintf("worker%d", i+1))
+		}
+	}
+	return roles
+}

@@ -274,6 +274,11 @@ func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labe
 	if err := grantClusterView(ctx, cs, l, labels); err != nil {
 		return err
 	}
+	if l.Cluster.NodeAccess {
+		if err := grantNodeAccess(ctx, cs, l, labels); err != nil {
+			return err
+		}
+	}
 	if len(l.Access.ClusterRules) == 0 {
 		return nil
 	}

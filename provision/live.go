@@ -154,6 +154,10 @@ type Features struct {
 	// the grader does not mount; without it such checks say that this
 	// runtime cannot read them.
 	SandboxFS func() checks.SandboxFS
+	// NodeFile reads a file of a lab's node from the host (kind's, through
+	// the engine's archive), for the file checks that name a node; without
+	// it such checks say that this runtime cannot read a node's files.
+	NodeFile NodeFile
 }
 
 // SandboxKeeper keeps the sandbox and puts it back without recreating it.
@@ -360,6 +364,9 @@ func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, 
 	cs := r.Checks
 	if len(cs) == 0 {
 		return nil, nil
+	}
+	if slices.ContainsFunc(cs, func(c lab.Check) bool { return nodeCheck(&c) }) {
+		return e.runSplit(ctx, r)
 	}
 	req := checks.Request{Root: "/", Areas: e.areas(), Lang: r.Lang, Zone: checks.LocalZone()}
 	if req.Lang == "" {
@@ -609,6 +616,9 @@ func (e *Live) WriteKubeconfig(ctx context.Context) error {
 	if err := e.rt.WriteFile(ctx, "/root/.kube/config", b); err != nil {
 		return fmt.Errorf("writing the learner kubeconfig: %w", err)
 	}
+	if e.Lab.Cluster.NodeAccess {
+		return e.writeNodeCommand(ctx)
+	}
 	return nil
 }
 
@@ -704,4 +714,61 @@ func (e *Live) LearnerConfig(ctx context.Context) (*rest.Config, error) {
 		TLSClientConfig: rest.TLSClientConfig{CAData: ca, ServerName: admin.TLSClientConfig.ServerName},
 		Timeout:         admin.Timeout,
 	}, nil
+}
+
+// runSplit runs a round some of whose checks read a node's files: those
+// on the host (runNodeChecks), the others in one checker round, each with
+// what r knows of it; the results in r's order.
+func (e *Live) runSplit(ctx context.Context, r checks.Round) ([]checks.Result, error) {
+	sub := r
+	sub.Checks, sub.Since, sub.Heads, sub.Marks = nil, nil, nil, nil
+	var onNode []lab.Check
+	for i := range r.Checks {
+		c := r.Checks[i]
+		if nodeCheck(&c) {
+			onNode = append(onNode, c)
+			continue
+		}
+		sub.Checks = append(sub.Checks, c)
+		sub.Since = keepAt(sub.Since, r.Since, i, time.Time{})
+		sub.Heads = keepAt(sub.Heads, r.Heads, i, "")
+		sub.Marks = keepAt(sub.Marks, r.Marks, i, "")
+	}
+	lang := r.Lang
+	if lang == "" {
+		lang = msg.Choose(e.Lab.Metadata.Language, os.Getenv)
+	}
+	nodeResults := e.runNodeChecks(ctx, onNode, lang)
+	var got []checks.Result
+	if len(sub.Checks) > 0 {
+		var err error
+		if got, err = e.RunChecks(ctx, sub); err != nil {
+			return nil, err
+		}
+	}
+	results := make([]checks.Result, 0, len(r.Checks))
+	for i := range r.Checks {
+		if nodeCheck(&r.Checks[i]) {
+			results, nodeResults = append(results, nodeResults[0]), nodeResults[1:]
+			continue
+		}
+		if len(got) == 0 {
+			return nil, fmt.Errorf("the checker answered fewer results than checks")
+		}
+		results, got = append(results, got[0]), got[1:]
+	}
+	return results, nil
+}
+
+// keepAt appends to dst what of src is at i, zero when src is shorter,
+// and nothing when src is nil.
+func keepAt[T any](dst, src []T, i int, zero T) []T {
+	switch {
+	case src == nil:
+		return dst
+	case i < len(src):
+		return append(dst, src[i])
+	default:
+		return append(dst, zero)
+	}
 }

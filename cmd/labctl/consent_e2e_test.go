@@ -74,4 +74,19 @@ func TestE2EInstallConsent(t *testing.T) {
 		!strings.Contains(out, "\nIt reaches this machine (--allow-host-access):\n  cluster.podSecurity: privileged (") {
 		t.Errorf("install --allow-host-access: exit %d, stdout %q, stderr %q; want stdout to start with %q", code, out, errOut, want)
 	}
+
+	// The repository's node lab makes the learner root on its node: refused
+	// without consent, naming that, before anything is made.
+	t.Run("node lab", func(t *testing.T) {
+		nodeLab := filepath.Join(e2etest.Root(t), "labs", "node-admin")
+		for _, cmd := range [][]string{{"install", nodeLab}, {"--lab", nodeLab, "up"}, {"--lab", nodeLab, "test"}} {
+			code, _, errOut := r.Run(ctx, cmd...)
+			if code != 2 || !strings.Contains(errOut, "cluster.nodeAccess: true (the learner is root on the cluster's nodes") {
+				t.Errorf("%v without consent: exit %d, stderr %q", cmd, code, errOut)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(labs, "node-admin")); err == nil {
+			t.Error("the refused node lab was installed")
+		}
+	})
 }

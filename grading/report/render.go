@@ -80,6 +80,9 @@ func WriteText(w io.Writer, r *Report, c *msg.Catalog) error {
 		id += " " + r.Lab.Version
 	}
 	fmt.Fprintf(b, "%s (%s)\n", textsafe.EscapeLine(title), textsafe.EscapeLine(id))
+	if r.Lab.NodeRoot {
+		fmt.Fprintln(b, c.NodeRoot)
+	}
 
 	width := displayWidth(c.HeaderPoints)
 	points := func(got, total int) string { return fmt.Sprintf("%d/%d", got, total) }

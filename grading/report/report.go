@@ -15,7 +15,9 @@
 //	    "name":    string,   // metadata.name
 //	    "version": string,   // metadata.version ("" when unset)
 //	    "title":   string,   // metadata.title
-//	    "digest":  string    // "sha256:<hex>" of the lab definition, see Digest
+//	    "digest":  string,   // "sha256:<hex>" of the lab definition, see Digest
+//	    "nodeRoot": boolean  // the learner was root on the lab's nodes, so on
+//	                         // the machine that ran it (cluster.nodeAccess)
 //	  },
 //	  "gradedAt": string,    // RFC 3339 UTC time the checks ran
 //	  "score":    integer,   // sum of points of the checks that passed
@@ -80,6 +82,11 @@ type Lab struct {
 	Version string `json:"version"`
 	Title   string `json:"title"`
 	Digest  string `json:"digest"`
+	// NodeRoot says that the learner was root on the lab's nodes
+	// (cluster.nodeAccess), privileged containers: root on the machine
+	// that ran the lab, where they could have changed anything, the
+	// grade's input included.
+	NodeRoot bool `json:"nodeRoot"`
 }
 
 // Step is the grading of one step.
@@ -130,10 +137,11 @@ func BuildFull(l *lab.Lab, digest string, gradedAt time.Time, results map[string
 	r := &Report{
 		SchemaVersion: SchemaVersion,
 		Lab: Lab{
-			Name:    l.Metadata.Name,
-			Version: l.Metadata.Version,
-			Title:   l.Metadata.Title,
-			Digest:  digest,
+			Name:     l.Metadata.Name,
+			Version:  l.Metadata.Version,
+			Title:    l.Metadata.Title,
+			Digest:   digest,
+			NodeRoot: l.Cluster.NodeAccess,
 		},
 		GradedAt: gradedAt.UTC(),
 		Passed:   true,

@@ -201,3 +201,28 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("writing into a missing directory: %v, want an error naming the file", err)
 	}
 }
+
+// The grade of a lab whose learner was root on its nodes says so, in
+// every rendering a person or a program reads.
+func TestReportSaysTheLearnerWasRootOnTheNodes(t *testing.T) {
+	l := sampleLab()
+	l.Cluster.NodeAccess = true
+	r := Build(l, "", time.Now(), sampleResults())
+	var text, js bytes.Buffer
+	if err := WriteText(&text, r, msg.New(msg.English)); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "root on the lab's nodes (cluster.nodeAccess)") || !strings.Contains(js.String(), `"nodeRoot": true`) {
+		t.Errorf("text:\n%s\njson:\n%s\nwant both to say the learner was root on the nodes", text.String(), js.String())
+	}
+	var plain bytes.Buffer
+	if err := WriteText(&plain, sampleReport(), msg.New(msg.English)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "nodeAccess") {
+		t.Errorf("a lab without node access says it had it:\n%s", plain.String())
+	}
+}

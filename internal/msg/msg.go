@@ -118,6 +118,9 @@ type Catalog struct {
 	Score string
 	// GradePassed: no verbs.
 	GradePassed string
+	// NodeRoot heads the grade of a lab whose learner was root on its
+	// nodes (cluster.nodeAccess): no verbs.
+	NodeRoot string
 	// KeptFrom follows a step's line in a grade whose results are those of
 	// the round in which it passed: the local time it passed.
 	KeptFrom string
@@ -217,6 +220,7 @@ func english() *Catalog {
 		Optional:           "(optional)",
 		Score:              "Score: %d/%d",
 		GradePassed:        "Every required check passes.",
+		NodeRoot:           "The learner was root on the lab's nodes (cluster.nodeAccess), which are privileged containers: root on the machine that ran the lab.",
 		KeptFrom:           " (passed at %s; its results then)",
 		SolutionShown:      " (solution shown at %s)",
 		GradeNotPassed:     "%d required check(s) do not pass.",
@@ -261,6 +265,7 @@ func japanese() *Catalog {
 		Optional:           "(任意)",
 		Score:              "得点: %d/%d",
 		GradePassed:        "必須のチェックはすべて合格です。",
+		NodeRoot:           "学習者はラボのノードの root でした(cluster.nodeAccess)。ノードは特権コンテナなので、ラボを動かしたマシンの root でもありました。",
 		KeptFrom:           "(%s に合格。そのときの結果)",
 		SolutionShown:      "(%s に解答を表示)",
 		GradeNotPassed:     "必須のチェック %d 件が不合格です。",

@@ -13,6 +13,10 @@ func CheckLab(l *lab.Lab, learnerNodes bool) error {
 		return &LabError{Lab: l.Metadata.Name, Reason: "it has no cluster (cluster.provider: none), and a class runs each learner's lab beside a control plane of their own: " +
 			"its learners run it with labctl up on their own machines, where it needs no cluster (see docs/classroom.md)"}
 	}
+	if l.Cluster.NodeAccess {
+		return &LabError{Lab: l.Metadata.Name, Reason: "it makes the learner root on the cluster's nodes (cluster.nodeAccess), " +
+			"which in a class would be root on the class cluster's node and every learner's lab on it: its learners run it with labctl up on their own machines"}
+	}
 	if len(l.Cluster.Workers) > 0 || len(l.Cluster.Addons) > 0 {
 		return &LabError{Lab: l.Metadata.Name, Reason: "it asks for worker nodes or add-ons (cluster.workers, cluster.addons), " +
 			"which a class's virtual control planes do not have: its learners run it with labctl up on their own machines"}

@@ -113,3 +113,15 @@ func TestCheckLabRefusesSandboxPathsOutside(t *testing.T) {
 		t.Fatalf("a lab reading /etc: %v, want a *LabError naming the path and labctl up", err)
 	}
 }
+
+// A lab that makes the learner root on its nodes never runs as a class,
+// even with learner nodes: root there is root on the class cluster's node.
+func TestCheckLabRefusesNodeAccess(t *testing.T) {
+	for _, nodes := range []bool{false, true} {
+		l := &lab.Lab{Metadata: lab.Metadata{Name: "x"}, Cluster: lab.Cluster{Workloads: lab.WorkloadsRun, NodeAccess: true}}
+		var le *LabError
+		if err := CheckLab(l, nodes); !errors.As(err, &le) || !strings.Contains(err.Error(), "cluster.nodeAccess") {
+			t.Errorf("learner nodes %v: %v, want a *LabError naming cluster.nodeAccess", nodes, err)
+		}
+	}
+}

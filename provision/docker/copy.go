@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
 	"strings"
 	"time"
@@ -98,6 +99,10 @@ func writeTar(w io.Writer, dirs []string, dirMode int64, name string, mode int64
 // closes it; ctx bounds the whole read.
 func (e *Engine) CopyOut(ctx context.Context, containerName, srcPath string) (io.ReadCloser, error) {
 	rc, _, err := e.cli.CopyFromContainer(ctx, containerName, srcPath)
+	if client.IsErrNotFound(err) {
+		// The container or the path is missing: errors.Is(err, fs.ErrNotExist).
+		return nil, fmt.Errorf("copying %s out of %s: %w (%v)", srcPath, containerName, fs.ErrNotExist, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("copying %s out of %s: %w", srcPath, containerName, err)
 	}

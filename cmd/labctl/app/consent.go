@@ -17,7 +17,7 @@ import (
 // lab that reaches beyond its own cluster to the host (lab.Lab.Risks).
 func addAllowHostAccessFlag(fl *pflag.FlagSet, allow *bool) {
 	fl.BoolVar(allow, strings.TrimPrefix(labstore.AllowHostAccessFlag, "--"), false,
-		"run a lab that asks for privileged Pod Security, cluster-wide rules beyond reading or its own node or sandbox image: root on this machine for its author and the learner")
+		"run a lab that asks for privileged Pod Security, cluster-wide rules beyond reading, root on its nodes or its own node or sandbox image: root on this machine for its author and the learner")
 }
 
 // checkHostAccess refuses to bring up lab l, whose lab file is in dir

@@ -65,6 +65,7 @@ func TestUpRefusesPrivilegeWithoutConsent(t *testing.T) {
 	for _, cluster := range []string{
 		privilegedCluster,
 		"cluster:\n  nodeImage: evil/node:1\n",
+		"cluster:\n  nodeAccess: true\n",
 		"sandbox:\n  image: evil/sandbox:1\n",
 		"access:\n  clusterRules:\n    - {apiGroups: [\"\"], resources: [pods], verbs: [create]}\n",
 		"access:\n  clusterRules:\n    - {apiGroups: [\"*\"], resources: [\"*\"], verbs: [get]}\n",
