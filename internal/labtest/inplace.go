@@ -246,10 +246,12 @@ type undoPlan struct {
 // what the start lacks, create what it had and is gone, replace what
 // changed, each as the start had it. Objects the controllers derive (those
 // with a controlling owner, Endpoints, EndpointSlices) are never written
-// but deleted when the start lacks them: their owners make them again. It
-// cannot when a cluster object differs (the undo writes only in the lab's
+// but deleted when the start lacks them: their owners make them again; so
+// are the API server's records of the Services' addresses. It cannot when
+// another cluster object differs (the undo writes only in the lab's
 // namespaces), or a derived object of the start is gone (its owner makes
-// another under another name).
+// another under another name; a Service's Endpoints come back under its
+// name).
 func planUndo(start, now []mutant.Object) undoPlan {
 	var p undoPlan
 	before := index(start)
@@ -261,13 +263,15 @@ func planUndo(start, now []mutant.Object) undoPlan {
 			o = s
 		}
 		switch {
-		case mutant.Namespace(o) == "":
-			return undoPlan{why: fmt.Sprintf("%s %s (a cluster object), which the undo does not write", mutant.Ref(o), d.what)}
 		case s == nil && mutant.Kind(n) == "Pod" && keepsData(n):
 			return undoPlan{why: fmt.Sprintf("%s %s with a volume that outlives it (a claim or a node's path), which may hold what it wrote", mutant.Ref(n), d.what)}
+		case addressOf(o):
+			// The API server's own, made and removed with its Service.
+		case mutant.Namespace(o) == "":
+			return undoPlan{why: fmt.Sprintf("%s %s (a cluster object), which the undo does not write", mutant.Ref(o), d.what)}
 		case s == nil:
 			p.deletes = append(p.deletes, n)
-		case derived(s) && n == nil:
+		case derived(s) && n == nil && mutant.Kind(s) != "Endpoints":
 			return undoPlan{why: fmt.Sprintf("%s is gone, and its owner makes another under another name", mutant.Ref(s))}
 		case derived(s):
 			// Its owner, written back, brings it back.
@@ -379,6 +383,16 @@ func keepsData(o mutant.Object) bool {
 		}
 	}
 	return false
+}
+
+// addressOf says whether o is the API server's record of a Service's
+// address (an IPAddress with a Service for parent): it comes and goes
+// with its Service, under the name of the address, which a Service
+// written back keeps.
+func addressOf(o mutant.Object) bool {
+	spec, _ := o["spec"].(map[string]any)
+	parent, _ := spec["parentRef"].(map[string]any)
+	return mutant.Kind(o) == "IPAddress" && parent["resource"] == "services"
 }
 
 func endpoints(o mutant.Object) bool {

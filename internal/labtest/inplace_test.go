@@ -185,7 +185,9 @@ func TestPlanUndo(t *testing.T) {
 		return obj("ConfigMap", "ns", name, map[string]any{"data": map[string]any{"k": v}})
 	}
 	start := []mutant.Object{cm("kept", "1"), cm("changed", "1"), cm("deleted", "1"), obj("Pod", "ns", "web-1", owned), obj("Node", "", "n1", nil)}
-	now := []mutant.Object{cm("kept", "1"), cm("changed", "2"), cm("made", "1"), obj("Pod", "ns", "web-1", owned), obj("Pod", "ns", "web-2", owned), obj("Node", "", "n1", nil)}
+	now := []mutant.Object{cm("kept", "1"), cm("changed", "2"), cm("made", "1"), obj("Pod", "ns", "web-1", owned), obj("Pod", "ns", "web-2", owned), obj("Node", "", "n1", nil),
+		// The address of a Service the case made: the API server's.
+		obj("IPAddress", "", "10.96.0.7", map[string]any{"spec": map[string]any{"parentRef": map[string]any{"resource": "services", "namespace": "ns", "name": "made"}}})}
 	p := planUndo(start, now)
 	names := func(os []mutant.Object) []string {
 		var out []string
