@@ -222,7 +222,8 @@ func (k *keepingEnv) RestoreCheckpoint(_ context.Context, step string) bool {
 // undoingEnv is a fakeEnv that undoes cases in place (InPlaceUndoer): its
 // world is the namespace's ConfigMaps, the derived objects (Pods of a
 // ReplicaSet) and the cluster objects; putting the sandbox back restores
-// the home, only while nothing outside it changed.
+// the home, only while nothing outside it changed. The sandbox is put back
+// while the objects are written back: mu guards both.
 type undoingEnv struct {
 	*fakeEnv
 	keptHome, keptOutside map[string]map[string]bool
@@ -245,6 +246,8 @@ func (u *undoingEnv) KeepCaseStart(_ context.Context, key string) bool {
 }
 
 func (u *undoingEnv) World(context.Context) ([]map[string]any, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	u.version++
 	var out []map[string]any
 	md := func(ns, name string) map[string]any {
@@ -271,6 +274,8 @@ func (u *undoingEnv) World(context.Context) ([]map[string]any, error) {
 }
 
 func (u *undoingEnv) WriteObjects(_ context.Context, deletes, creates, replaces []map[string]any) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	u.log = append(u.log, fmt.Sprintf("write-back %d %d %d", len(deletes), len(creates), len(replaces)))
 	name := func(o map[string]any) string { return o["metadata"].(map[string]any)["name"].(string) }
 	for _, o := range deletes {
@@ -287,6 +292,8 @@ func (u *undoingEnv) LearnerWrites(key string) ([]string, error) {
 }
 
 func (u *undoingEnv) RestoreCaseStart(_ context.Context, key string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	if !maps.Equal(u.outside, u.keptOutside[key]) {
 		return false
 	}

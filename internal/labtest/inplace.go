@@ -56,8 +56,8 @@ type caseStart struct {
 // Bounds of the wait for the controllers once the objects are written
 // back: looks a pause apart, and how many in a row must find the start.
 var (
-	undoPause = 500 * time.Millisecond
-	undoLooks = 24
+	undoPause = 250 * time.Millisecond
+	undoLooks = 40
 )
 
 const undoAgree = 2
@@ -117,7 +117,9 @@ func (r *runner) undoCase(ctx context.Context, s *lab.Step, script string) {
 }
 
 // undoInPlace undoes the last case and says why it could not, "" when the
-// lab is at the step's start again.
+// lab is at the step's start again. The sandbox is put back, and the
+// step's start noted, while the objects are written back and settle:
+// neither needs the other.
 func (r *runner) undoInPlace(ctx context.Context, s *lab.Step) string {
 	u := r.env.(InPlaceUndoer)
 	writes, err := u.LearnerWrites(s.ID)
@@ -127,32 +129,34 @@ func (r *runner) undoInPlace(ctx context.Context, s *lab.Step) string {
 	if why := unrestorable(writes); why != "" {
 		return why
 	}
-	now, err := u.World(ctx)
-	if err != nil {
-		return "the lab's objects could not be listed: " + err.Error()
+	back := make(chan string, 1)
+	go func() {
+		switch {
+		case !u.RestoreCaseStart(ctx, s.ID):
+			back <- "the sandbox could not be put back in place (a process left running, or a file changed outside /root and /tmp)"
+		default:
+			// Where the step's repositories are is read from /root, put
+			// back now; the objects are no part of it.
+			if err := r.restart(ctx, s); err != nil {
+				back <- "the step's start could not be noted in the progress: " + err.Error()
+				return
+			}
+			back <- ""
+		}
+	}()
+	why := r.settle(ctx, u)
+	if sandbox := <-back; why == "" {
+		why = sandbox
 	}
-	plan := planUndo(r.start.objects, now)
-	if plan.why != "" {
-		return plan.why
-	}
-	if err := u.WriteObjects(ctx, plan.deletes, plan.creates, plan.replaces); err != nil {
-		return err.Error()
-	}
-	if why := r.settle(ctx, u); why != "" {
-		return why
-	}
-	if !u.RestoreCaseStart(ctx, s.ID) {
-		return "the sandbox could not be put back in place (a process left running, or a file changed outside /root and /tmp)"
-	}
-	if err := r.restart(ctx, s); err != nil {
-		return "the step's start could not be noted in the progress: " + err.Error()
-	}
-	return ""
+	return why
 }
 
-// settle waits, a bounded time, until undoAgree looks in a row find the
-// start's objects, deleting on the way what the controllers made during
-// the case and the start lacks (a Pod of a Deployment the case made).
+// settle writes back what differs from the start's objects, and looks
+// again, a bounded number of times, until undoAgree looks in a row find
+// them: each look deletes, once, what the start lacks (what the case made,
+// and what the controllers made of it, a Pod of a Deployment it made), and
+// writes again what it had and differs, which the controllers may have
+// changed since (a write lost to a conflict).
 func (r *runner) settle(ctx context.Context, u InPlaceUndoer) string {
 	deleted := map[string]bool{}
 	agree := 0
@@ -171,26 +175,6 @@ func (r *runner) settle(ctx context.Context, u InPlaceUndoer) string {
 		if err != nil {
 			return "the lab's objects could not be listed: " + err.Error()
 		}
-		plan := planUndo(r.start.objects, now)
-		if plan.why != "" {
-			return plan.why
-		}
-		var extra []map[string]any
-		for _, o := range plan.deletes {
-			if k := mutant.Key(o); !deleted[k] {
-				deleted[k] = true
-				extra = append(extra, o)
-			}
-		}
-		if len(extra) > 0 {
-			if err := u.WriteObjects(ctx, extra, nil, nil); err != nil {
-				return err.Error()
-			}
-		}
-		if len(plan.creates) > 0 || len(plan.replaces) > 0 {
-			// Something wrote over what was written back.
-			return "after the objects were written back, something changed them again: " + describe(compareWorld(r.start.objects, now))
-		}
 		if last = compareWorld(r.start.objects, now); len(last) == 0 {
 			if agree++; agree >= undoAgree {
 				return ""
@@ -198,6 +182,22 @@ func (r *runner) settle(ctx context.Context, u InPlaceUndoer) string {
 			continue
 		}
 		agree = 0
+		plan := planUndo(r.start.objects, now)
+		if plan.why != "" {
+			return plan.why
+		}
+		var gone []map[string]any
+		for _, o := range plan.deletes {
+			if k := mutant.Key(o); !deleted[k] {
+				deleted[k] = true
+				gone = append(gone, o)
+			}
+		}
+		if len(gone)+len(plan.creates)+len(plan.replaces) > 0 {
+			if err := u.WriteObjects(ctx, gone, plan.creates, plan.replaces); err != nil {
+				return err.Error()
+			}
+		}
 	}
 	return fmt.Sprintf("the lab's objects were not those of the step's start %s after the undo: %s",
 		time.Duration(undoLooks)*undoPause, describe(last))
