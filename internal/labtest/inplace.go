@@ -203,15 +203,18 @@ func (r *runner) settle(ctx context.Context, u InPlaceUndoer) string {
 		time.Duration(undoLooks)*undoPause, describe(last))
 }
 
-// restart notes in the test's progress that step s starts now, as a reset
-// to it does: the audit checks' windows start after the undo, and the
-// checks that count commits count from where the step's repositories are.
+// restart notes in the test's progress that step s starts now, as
+// stepStarted does when the step becomes current: its audit checks judge
+// what follows the undo, and its checks that count commits count from
+// where its repositories are. The earlier steps keep their starts: their
+// solves are not replayed, and the grade judges each step's checks (a
+// scale recorded in its step) from its own start.
 func (r *runner) restart(ctx context.Context, s *lab.Step) error {
 	now := r.o.Now()
 	if err := r.o.Store.Update(ctx, r.o.Lab.Metadata.Name, func(p *progress.Progress) error {
-		p.RestartAt(now)
+		p.MarkStarted(s.ID, now)
 		p.UpdatedAt = now.UTC()
-		return p.StartAt(r.o.Lab, s.ID, now)
+		return nil
 	}); err != nil {
 		return err
 	}

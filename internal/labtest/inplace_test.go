@@ -239,3 +239,36 @@ func TestUnrestorableWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestUndoInPlaceMovesOnlyTheStepsStart: after a case undone in place, the
+// step's start is now and the earlier steps' are as they were: their
+// solves are not replayed, so the grade must judge their audit checks
+// from their own starts (a full reset replays them, and restarts all).
+func TestUndoInPlaceMovesOnlyTheStepsStart(t *testing.T) {
+	l := goodLab()
+	store := progress.NewStore(t.TempDir())
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := t0.Add(time.Hour)
+	p := progress.New(l.Metadata.Name)
+	p.Current = "cluster"
+	p.Passed = map[string]time.Time{"files": t0.Add(time.Minute)}
+	p.MarkStarted("files", t0)
+	p.MarkStarted("cluster", t0.Add(time.Minute))
+	if err := store.Replace(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{env: newUndoingEnv(), o: Options{Lab: l, Store: store, Now: func() time.Time { return now }}, rep: &Report{}}
+	if err := r.restart(context.Background(), &l.Steps[1]); err != nil {
+		t.Fatal(err)
+	}
+	got, err := store.Load(l.Metadata.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Started["files"].Equal(t0) || !got.Passed["files"].Equal(t0.Add(time.Minute)) || got.Current != "cluster" {
+		t.Errorf("the earlier step's start moved: started %v, passed %v, current %q", got.Started["files"], got.Passed["files"], got.Current)
+	}
+	if !got.Started["cluster"].Equal(now) {
+		t.Errorf("the step's start is %v, want %v", got.Started["cluster"], now)
+	}
+}
