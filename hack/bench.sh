@@ -354,7 +354,7 @@ else
 	tt=$(since "$s")
 	# The report's durationMs is the test after its environment is up.
 	read -r after resets <<<"$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.2f %.2f" % (r["durationMs"]/1000, r["resetMs"]/1000))' "$work/test.json" 2>/dev/null)"
-	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("bench: %d resets (%d kept the sandbox), ms by part: %s" % (r["resets"], r.get("sandboxesKept", 0), r["resetPartsMs"]))' "$work/test.json" >&2 2>/dev/null
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("bench: %d cases undone in place (%d ms), %d resets (%d kept the sandbox), ms by part: %s" % (r.get("undoneInPlace", 0), r.get("undoMs", 0), r["resets"], r.get("sandboxesKept", 0), r["resetPartsMs"]))' "$work/test.json" >&2 2>/dev/null
 	[ $rc -eq 0 ] || note "bench: labctl test exited $rc (see $work/log)"
 	if [ -n "$after" ]; then
 		row "labctl test after up" "${after} s (resets ${resets} s; ${tt} s with up and down)" "<= 90 s" "$(verdict "$after" 90)"
