@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -214,9 +215,15 @@ func (e *Live) WriteObjects(ctx context.Context, deletes, creates, replaces []ma
 				err = nil
 			}
 		case wr.verb == "replace":
-			// A controller's write in between (a Deployment's status)
-			// conflicts: read the version again and try once more.
-			for try := 0; try < 3; try++ {
+			// A controller's write in between (a Deployment's status,
+			// often while it scales) conflicts: read the version again
+			// and try again, a moment later.
+			for try := 0; try < replaceTries; try++ {
+				if try > 0 {
+					if err = sleepCtx(ctx, replacePause); err != nil {
+						break
+					}
+				}
 				var cur *unstructured.Unstructured
 				if cur, err = rc.Get(ctx, u.GetName(), metav1.GetOptions{}); err != nil {
 					break
@@ -236,6 +243,13 @@ func (e *Live) WriteObjects(ctx context.Context, deletes, creates, replaces []ma
 	}
 	return nil
 }
+
+// A replace that conflicts with a controller's write is tried replaceTries
+// times, replacePause apart.
+const (
+	replaceTries = 10
+	replacePause = 100 * time.Millisecond
+)
 
 // caseKey is the key of a case's start among the runtime's kept sandboxes,
 // apart from the checkpoints'.
