@@ -54,10 +54,11 @@ type caseStart struct {
 }
 
 // Bounds of the wait for the controllers once the objects are written
-// back: looks a pause apart, and how many in a row must find the start.
+// back: looks a pause apart, for at most undoWait, and how many in a row
+// must find the start.
 var (
 	undoPause = 250 * time.Millisecond
-	undoLooks = 40
+	undoWait  = 10 * time.Second
 )
 
 const undoAgree = 2
@@ -152,7 +153,7 @@ func (r *runner) undoInPlace(ctx context.Context, s *lab.Step) string {
 }
 
 // settle writes back what differs from the start's objects, and looks
-// again, a bounded number of times, until undoAgree looks in a row find
+// again, for at most undoWait, until undoAgree looks in a row find
 // them: each look deletes, once, what the start lacks (what the case made,
 // and what the controllers made of it, a Pod of a Deployment it made), and
 // writes again what it had and differs, which the controllers may have
@@ -161,7 +162,8 @@ func (r *runner) settle(ctx context.Context, u InPlaceUndoer) string {
 	deleted := map[string]bool{}
 	agree := 0
 	var last []difference
-	for look := 0; look < undoLooks; look++ {
+	deadline := r.o.Now().Add(undoWait)
+	for look := 0; look == 0 || r.o.Now().Before(deadline); look++ {
 		if look > 0 {
 			t := time.NewTimer(undoPause)
 			select {
@@ -200,7 +202,7 @@ func (r *runner) settle(ctx context.Context, u InPlaceUndoer) string {
 		}
 	}
 	return fmt.Sprintf("the lab's objects were not those of the step's start %s after the undo: %s",
-		time.Duration(undoLooks)*undoPause, describe(last))
+		undoWait, describe(last))
 }
 
 // restart notes in the test's progress that step s starts now, as

@@ -87,8 +87,8 @@ func TestCasesUndoneInPlace(t *testing.T) {
 // good) is followed by the full reset, whose line says why; the next case
 // still sees the step's start.
 func TestUndoInPlaceFallsBackToAReset(t *testing.T) {
-	defer func(p time.Duration, n int) { undoPause, undoLooks = p, n }(undoPause, undoLooks)
-	undoPause, undoLooks = time.Millisecond, 3
+	defer func(p, w time.Duration) { undoPause, undoWait = p, w }(undoPause, undoWait)
+	undoPause, undoWait = time.Millisecond, 5*time.Millisecond
 	for _, c := range []struct {
 		name, script, why string
 	}{
