@@ -17,7 +17,8 @@ import (
 // own prober Pod, and says for each, by source then target, whether the
 // connection opened and, when it did not, why.
 type MatrixProber interface {
-	ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image string) ([][]Tried, error)
+	// bound is how long each connection may take, in seconds.
+	ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image string, bound int) ([][]Tried, error)
 }
 
 // Tried is one cell's outcome: the connection opened, or Detail says why
@@ -25,6 +26,8 @@ type MatrixProber interface {
 type Tried struct {
 	Opened bool
 	Detail string
+	// TimedOut says that the connection got no answer within its bound.
+	TimedOut bool
 	// Self is a cell from a source to its own prober, which is not
 	// tried, nor judged.
 	Self bool
@@ -32,6 +35,11 @@ type Tried struct {
 
 // matrixConnectTimeout bounds each connection a prober tries, in seconds.
 const matrixConnectTimeout = 2
+
+// matrixRetryTimeout bounds the second try of the cells expected open that
+// got no answer within matrixConnectTimeout, in seconds: on a machine under
+// heavy load, a connection the policies allow can take longer to open.
+const matrixRetryTimeout = 6
 
 // checkMatrix tries every cell of the matrix and compares each with the
 // lab's answer: pass when every cell is as expected; fail naming each
@@ -45,11 +53,56 @@ func checkMatrix(ctx context.Context, env Env, m *lab.MatrixCheck) error {
 	if env.ReachImage == "" {
 		return errors.New("the checker has no image to start a matrix check's prober Pods from")
 	}
-	found, err := prober.ProbeMatrix(ctx, m, env.ReachImage)
+	found, err := prober.ProbeMatrix(ctx, m, env.ReachImage, matrixConnectTimeout)
 	if err != nil {
 		return err
 	}
+	if slow := slowOpenCells(m, found); len(slow) > 0 {
+		// Only when every wrong cell is one expected open that got no
+		// answer: a cell expected closed that opened, or one refused,
+		// is wrong whatever a second try says.
+		again, err := prober.ProbeMatrix(ctx, m, env.ReachImage, matrixRetryTimeout)
+		if err != nil {
+			return err
+		}
+		if len(again) != len(found) {
+			return fmt.Errorf("the probers answered for %d sources of %d", len(again), len(found))
+		}
+		for _, c := range slow {
+			if len(again[c[0]]) != len(found[c[0]]) {
+				return fmt.Errorf("the prober of %s answered for %d targets of %d", m.Sources[c[0]].Name, len(again[c[0]]), len(found[c[0]]))
+			}
+			found[c[0]][c[1]] = again[c[0]][c[1]]
+		}
+	}
 	return judgeMatrix(m, found)
+}
+
+// slowOpenCells lists the cells (source, target) expected open that got
+// no answer in found, when every wrong cell of found is one of them; nil
+// otherwise, and when no cell is wrong.
+func slowOpenCells(m *lab.MatrixCheck, found [][]Tried) [][2]int {
+	want := m.Expected()
+	if len(found) != len(want) {
+		return nil
+	}
+	var slow [][2]int
+	for i, row := range want {
+		if len(found[i]) != len(row) {
+			return nil
+		}
+		for j, open := range row {
+			got := found[i][j]
+			switch {
+			case got.Self || got.Opened == open:
+			case open && got.TimedOut:
+				slow = append(slow, [2]int{i, j})
+			default:
+				return nil
+			}
+		}
+	}
+	return slow
 }
 
 // judgeMatrix compares found with the matrix's expected answers.
@@ -149,12 +202,12 @@ wait
 strangers
 echo done`
 
-// matrixCommand runs matrixScript on targets, host:port each, with the
-// round's secret: the tries of other checks of the round may run in the
+// matrixCommand runs matrixScript on targets, host:port each, each
+// connection bound to bound seconds, with the round's secret: the tries of other checks of the round may run in the
 // same prober at the same time, and are no strangers. The C locale keeps
 // bash from warning about one the image lacks, a line the parser refuses.
-func matrixCommand(round string, targets []string) ([]string, error) {
-	cmd := []string{"env", "LC_ALL=C", "LABCTL_PROBER_ROUND=" + round, "bash", "-c", strings.Replace(matrixScript, "MATRIX_TIMEOUT", strconv.Itoa(matrixConnectTimeout), 1), "prober"}
+func matrixCommand(round string, targets []string, bound int) ([]string, error) {
+	cmd := []string{"env", "LC_ALL=C", "LABCTL_PROBER_ROUND=" + round, "bash", "-c", strings.Replace(matrixScript, "MATRIX_TIMEOUT", strconv.Itoa(bound), 1), "prober"}
 	for _, t := range targets {
 		host, port, err := lab.SplitReachTarget(t)
 		if err != nil {
@@ -169,9 +222,10 @@ func matrixCommand(round string, targets []string) ([]string, error) {
 // the prober is no longer as the grader left it.
 var errStranger = errors.New("a process that labctl did not start runs in the prober Pod")
 
-// parseProberOutput reads matrixScript's output for n targets: exactly
-// one line per cell, then done, and no stranger.
-func parseProberOutput(out string, n int) ([]Tried, error) {
+// parseProberOutput reads matrixScript's output for n targets, tried
+// within bound seconds each: exactly one line per cell, then done, and no
+// stranger.
+func parseProberOutput(out string, n, bound int) ([]Tried, error) {
 	got := make([]Tried, n)
 	seen := make([]bool, n)
 	done := false
@@ -206,7 +260,7 @@ func parseProberOutput(out string, n int) ([]Tried, error) {
 				if len(fields) == 5 {
 					detail = fields[4]
 				}
-				got[i] = Tried{Detail: matrixDetail(code, detail)}
+				got[i] = Tried{Detail: matrixDetail(code, detail, bound), TimedOut: code == reachTimedOut}
 			default:
 				return nil, fmt.Errorf("the prober's line %q is neither open nor closed", line)
 			}
@@ -225,10 +279,11 @@ func parseProberOutput(out string, n int) ([]Tried, error) {
 	return got, nil
 }
 
-// matrixDetail says why a cell's connection did not open.
-func matrixDetail(code int, last string) string {
+// matrixDetail says why a cell's connection, bound to bound seconds, did
+// not open.
+func matrixDetail(code int, last string, bound int) string {
 	if code == reachTimedOut {
-		return fmt.Sprintf("no answer within %ds", matrixConnectTimeout)
+		return fmt.Sprintf("no answer within %ds", bound)
 	}
 	return reachDetail(last)
 }

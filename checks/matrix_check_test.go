@@ -88,11 +88,11 @@ func TestJudgeMatrixNamesEveryWrongCell(t *testing.T) {
 }
 
 func TestParseProberOutput(t *testing.T) {
-	got, err := parseProberOutput("cell 1 closed 124 \ncell 0 open\ncell 2 closed 1 prober: connect: Connection refused\ndone\n", 3)
+	got, err := parseProberOutput("cell 1 closed 124 \ncell 0 open\ncell 2 closed 1 prober: connect: Connection refused\ndone\n", 3, matrixConnectTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Tried{{Opened: true}, {Detail: "no answer within 2s"}, {Detail: "connection refused"}}
+	want := []Tried{{Opened: true}, {Detail: "no answer within 2s", TimedOut: true}, {Detail: "connection refused"}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
@@ -107,11 +107,11 @@ func TestParseProberOutput(t *testing.T) {
 		"open with more":      "cell 0 open 0\ncell 1 open\ndone\n",
 		"closed without code": "cell 0 closed\ncell 1 open\ndone\n",
 	} {
-		if _, err := parseProberOutput(out, 2); err == nil {
+		if _, err := parseProberOutput(out, 2, matrixConnectTimeout); err == nil {
 			t.Errorf("%s: parsed %q", name, out)
 		}
 	}
-	if _, err := parseProberOutput("stranger 42\ncell 0 open\ndone\n", 1); !errors.Is(err, errStranger) {
+	if _, err := parseProberOutput("stranger 42\ncell 0 open\ndone\n", 1, matrixConnectTimeout); !errors.Is(err, errStranger) {
 		t.Errorf("a stranger: %v, want errStranger", err)
 	}
 }
@@ -130,7 +130,7 @@ func TestMatrixScriptTriesEveryTargetAtOnce(t *testing.T) {
 	// A name that does not resolve: bash says so on the line before its
 	// last, which the cell's detail keeps.
 	targets := []string{"127.0.0.1:" + open, "127.0.0.1:" + closed, "127.0.0.1:" + open, "name.invalid:80"}
-	cmd, err := matrixCommand("r1", targets)
+	cmd, err := matrixCommand("r1", targets, matrixConnectTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestMatrixScriptTriesEveryTargetAtOnce(t *testing.T) {
 			cells = append(cells, l)
 		}
 	}
-	got, err := parseProberOutput(strings.Join(cells, "\n"), len(targets))
+	got, err := parseProberOutput(strings.Join(cells, "\n"), len(targets), matrixConnectTimeout)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -259,7 +259,7 @@ func oneSource() *lab.MatrixCheck {
 func TestProberHasTheLabStatedLabels(t *testing.T) {
 	mc := newMatrixCluster(t)
 	ctx := context.Background()
-	got, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1")
+	got, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestProberHasTheLabStatedLabels(t *testing.T) {
 			t.Fatalf("prober labels %v, want exactly app=shop,tier=api", p.GetLabels())
 		}
 	}
-	if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1"); err != nil {
+	if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout); err != nil {
 		t.Fatal(err)
 	}
 	if mc.made != 1 {
@@ -310,7 +310,7 @@ func TestProberNotAsLeftIsRemade(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			mc := newMatrixCluster(t)
 			ctx := context.Background()
-			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1"); err != nil {
+			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout); err != nil {
 				t.Fatal(err)
 			}
 			var old *unstructured.Unstructured
@@ -326,7 +326,7 @@ func TestProberNotAsLeftIsRemade(t *testing.T) {
 				tried = append(tried, pod)
 				return "cell 0 open\ndone\n"
 			}
-			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1"); err != nil {
+			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout); err != nil {
 				t.Fatal(err)
 			}
 			ps := mc.probers(t, "shop")
@@ -364,7 +364,7 @@ func TestProberTamperedDuringTheRoundCannotPass(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			mc := newMatrixCluster(t)
 			mc.agent.answer = func(pod string) string { return tamper(mc, pod) }
-			_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1")
+			_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1", matrixConnectTimeout)
 			if err == nil || !strings.Contains(err.Error(), "not as labctl left it") {
 				t.Fatalf("err = %v, want the prober not as labctl left it", err)
 			}
@@ -380,7 +380,7 @@ func TestProberTamperedDuringTheRoundCannotPass(t *testing.T) {
 func TestMatrixNeedsTheAgent(t *testing.T) {
 	mc := newMatrixCluster(t)
 	mc.kubeReader.agent = noAgent{}
-	_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1")
+	_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1", matrixConnectTimeout)
 	if err == nil || !strings.Contains(err.Error(), "networkPolicy add-on") {
 		t.Fatalf("err = %v", err)
 	}
@@ -414,7 +414,7 @@ func TestMatrixTargetASourcesProber(t *testing.T) {
 		}
 		return "cell 0 closed 124 \ncell 1 open\ndone\n"
 	}
-	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1")
+	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1", matrixConnectTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +450,7 @@ func TestMatrixTargetAProbersOtherPort(t *testing.T) {
 		}
 		return "cell 0 closed 124 \ncell 1 open\ndone\n"
 	}
-	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1")
+	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1", matrixConnectTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +502,7 @@ func TestProberBelowPort1024(t *testing.T) {
 		}
 		return "cell 0 closed 124 \ncell 1 closed 124 \ndone\n"
 	}
-	if _, err := mc.ProbeMatrix(context.Background(), m, "addons:1"); err != nil {
+	if _, err := mc.ProbeMatrix(context.Background(), m, "addons:1", matrixConnectTimeout); err != nil {
 		t.Fatal(err)
 	}
 	for ns, want := range map[string]string{"tools": `[map[name:net.ipv4.ip_unprivileged_port_start value:53]]`, "shop": "[]"} {
@@ -549,7 +549,7 @@ func TestProberRefusedByTheKubelet(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1")
+	_, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout)
 	if err == nil || !strings.Contains(err.Error(), "could not start: SysctlForbidden Pod forbidden sysctl") {
 		t.Fatalf("err = %v, want the kubelet's refusal", err)
 	}
@@ -604,7 +604,7 @@ func TestMatrixScriptNamesStrangers(t *testing.T) {
 		t.Skipf("no PID namespace here (%v)", err)
 	}
 	open := flippingPort(t, true, 0)
-	cmd, err := matrixCommand("r1", []string{"127.0.0.1:" + open, "127.0.0.1:" + open})
+	cmd, err := matrixCommand("r1", []string{"127.0.0.1:" + open, "127.0.0.1:" + open}, matrixConnectTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,8 +640,55 @@ func TestMatrixScriptNamesStrangers(t *testing.T) {
 					cells = append(cells, l)
 				}
 			}
-			if _, err := parseProberOutput(strings.Join(cells, "\n"), 2); err != nil {
+			if _, err := parseProberOutput(strings.Join(cells, "\n"), 2, matrixConnectTimeout); err != nil {
 				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestMatrixSlowOpenCellTriedAgain: a cell expected open that got no
+// answer within its bound (a machine under heavy load) is tried once
+// more, with a longer bound, before it fails; a cell expected closed that
+// opened, or one expected open that was refused, fails at once; a cell
+// expected closed that got no answer is closed, as expected.
+func TestMatrixSlowOpenCellTriedAgain(t *testing.T) {
+	m := oneSource()
+	m.Targets = append(m.Targets, lab.MatrixTarget{Name: "cache", To: "cache.shop:6379"})
+	for _, c := range []struct {
+		name    string
+		answers []string
+		tries   int
+		fails   string
+	}{
+		{"open after a second try", []string{"cell 0 closed 124 \ncell 1 closed 124 \ndone\n", "cell 0 open\ncell 1 closed 124 \ndone\n"}, 2, ""},
+		{"no answer twice", []string{"cell 0 closed 124 \ncell 1 closed 124 \ndone\n"}, 2, "to db (db.shop:5432): expected open, found closed: no answer within 6s"},
+		{"a closed cell open", []string{"cell 0 closed 124 \ncell 1 open\ndone\n", "cell 0 open\ncell 1 closed 124 \ndone\n"}, 1, "to cache (cache.shop:6379): expected closed, found open"},
+		{"an open cell refused", []string{"cell 0 closed 1 prober: connect: Connection refused\ncell 1 closed 124 \ndone\n", "cell 0 open\ncell 1 closed 124 \ndone\n"}, 1, "expected open, found closed: connection refused"},
+		{"a closed cell without answer", []string{"cell 0 open\ncell 1 closed 124 \ndone\n"}, 1, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mc := newMatrixCluster(t)
+			tries := 0
+			mc.agent.answer = func(string) string {
+				a := c.answers[min(tries, len(c.answers)-1)]
+				tries++
+				return a
+			}
+			err := checkMatrix(context.Background(), Env{Kube: mc.kubeReader, ReachImage: "addons:1"}, m)
+			if tries != c.tries {
+				t.Errorf("tried %d times, want %d", tries, c.tries)
+			}
+			if tries == 2 {
+				if script := strings.Join(mc.agent.cmds[1], " "); !strings.Contains(script, fmt.Sprintf("timeout %d ", matrixRetryTimeout)) {
+					t.Errorf("the second try is not bound to %ds: %s", matrixRetryTimeout, script)
+				}
+			}
+			switch {
+			case c.fails == "" && err != nil:
+				t.Errorf("failed: %v", err)
+			case c.fails != "" && (err == nil || !strings.Contains(err.Error(), c.fails)):
+				t.Errorf("judged %v, want a failure saying %q", err, c.fails)
 			}
 		})
 	}

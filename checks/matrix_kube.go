@@ -172,7 +172,7 @@ type prober struct {
 // agent has synced since, then runs every prober's tries at once. A
 // prober that changed while the round used it is deleted, to be made anew
 // next round, and the round cannot judge.
-func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image string) ([][]Tried, error) {
+func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image string, bound int) ([][]Tried, error) {
 	if k.agent == nil {
 		return nil, errors.New("a matrix check needs the network policy agent, and the checker has no client for it")
 	}
@@ -233,14 +233,14 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 				cells = append(cells, j)
 			}
 		}
-		cmd, err := matrixCommand(k.proberRound(), mine)
+		cmd, err := matrixCommand(k.proberRound(), mine, bound)
 		if err != nil {
 			return nil, err
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tried, err := k.runProber(ctx, p, cmd, len(mine), image)
+			tried, err := k.runProber(ctx, p, cmd, len(mine), bound, image)
 			if err != nil {
 				errs[i] = err
 				return
@@ -370,7 +370,7 @@ func (k *kubeReader) proberRunning(ctx context.Context, p *prober) (*unstructure
 // runProber runs the tries in p's Pod, then reads the Pod again: one that
 // is no longer as the round found it (relabelled, changed, a process in it
 // that labctl did not start) is deleted and the round cannot judge.
-func (k *kubeReader) runProber(ctx context.Context, p *prober, cmd []string, n int, image string) ([]Tried, error) {
+func (k *kubeReader) runProber(ctx context.Context, p *prober, cmd []string, n, bound int, image string) ([]Tried, error) {
 	var out cappedBuffer
 	_, err := k.agent.Exec(ctx, p.source.Namespace, p.name, cmd, &out)
 	for callTimedOut(err) && ctx.Err() == nil {
@@ -384,7 +384,7 @@ func (k *kubeReader) runProber(ctx context.Context, p *prober, cmd []string, n i
 	if err != nil {
 		return nil, fmt.Errorf("trying the targets from the prober of %s: %w", p.source.Name, err)
 	}
-	tried, perr := parseProberOutput(out.String(), n)
+	tried, perr := parseProberOutput(out.String(), n, bound)
 	pods := k.client.Resource(podsResource).Namespace(p.source.Namespace)
 	pod, err := listOne(ctx, pods, p.name)
 	if err != nil {

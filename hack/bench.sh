@@ -354,7 +354,7 @@ else
 	tt=$(since "$s")
 	# The report's durationMs is the test after its environment is up.
 	read -r after resets <<<"$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("%.2f %.2f" % (r["durationMs"]/1000, r["resetMs"]/1000))' "$work/test.json" 2>/dev/null)"
-	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("bench: %d resets (%d kept the sandbox), ms by part: %s" % (r["resets"], r.get("sandboxesKept", 0), r["resetPartsMs"]))' "$work/test.json" >&2 2>/dev/null
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("bench: %d cases undone in place (%d ms), %d resets (%d kept the sandbox), ms by part: %s" % (r.get("undoneInPlace", 0), r.get("undoMs", 0), r["resets"], r.get("sandboxesKept", 0), r["resetPartsMs"]))' "$work/test.json" >&2 2>/dev/null
 	[ $rc -eq 0 ] || note "bench: labctl test exited $rc (see $work/log)"
 	if [ -n "$after" ]; then
 		row "labctl test after up" "${after} s (resets ${resets} s; ${tt} s with up and down)" "<= 90 s" "$(verdict "$after" 90)"
@@ -370,6 +370,7 @@ fi
 if [ "${BENCH_SKIP_TEST:-}" = 1 ]; then
 	row "labctl test --step commit: --reuse / fresh" "not run" "-" "-"
 	row "one mutant (apply, round, undo) / one round" "not run" "-" "-"
+	row "one case undone in place (script, round, undo) / one round" "not run" "-" "-"
 else
 	note "bench: labctl test --step commit, fresh and kept, then --reuse"
 	tf=$(timed "$labctl" test --step commit --keep) || note "bench: labctl test --step commit --keep failed (see $work/log)"
@@ -387,6 +388,21 @@ else
 		row "one mutant (apply, round, undo) / one round" "$(ratio "$each" "$round") (${each} s / ${round} s, ${n} mutants)" "-" "-"
 	else
 		row "one mutant (apply, round, undo) / one round" "no mutate phase (see $work/log)" "-" "-"
+	fi
+	# One case of the same run (a mistake or an alternative of step apply:
+	# its script, its round, its undo in place) against one round (the
+	# step's checks before its solve), over the cases undone in place.
+	read -r case round n <<<"$(python3 -c '
+import json, sys
+ps = json.load(open(sys.argv[1]))["phases"]
+cases = [ps[i]["durationMs"] + ps[i + 1]["durationMs"] for i in range(len(ps) - 1)
+         if ps[i]["kind"] in ("mistake", "alternative") and ps[i + 1]["kind"] == "undo" and not ps[i + 1].get("note")]
+before = [p["durationMs"] for p in ps if p["kind"] == "before"]
+print("%.2f %.2f %d" % (sum(cases) / len(cases) / 1000, before[0] / 1000, len(cases)))' "$work/mutate.json" 2>/dev/null)"
+	if [ -n "$case" ]; then
+		row "one case undone in place (script, round, undo) / one round" "$(ratio "$case" "$round") (${case} s / ${round} s, ${n} cases)" "-" "-"
+	else
+		row "one case undone in place (script, round, undo) / one round" "no case undone in place (see $work/log)" "-" "-"
 	fi
 	"$labctl" -q test --clean >>"$work/log" 2>&1
 fi

@@ -72,6 +72,9 @@ type Live struct {
 	// each failed.
 	checkpoints map[string][sha256.Size]byte
 	misses      map[string]int
+	// world is what labctl test's in-place undo of a case keeps
+	// (inplace.go).
+	world *world
 	// marks is the step this live lab last marked (MarkStep).
 	marks *lastMark
 }

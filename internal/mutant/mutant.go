@@ -239,6 +239,9 @@ func copyValue(v any) any {
 	return v
 }
 
+// Equal reports whether a and b are the same JSON.
+func Equal(a, b Object) bool { return equal(a, b) }
+
 func equal(a, b Object) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)

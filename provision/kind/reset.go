@@ -205,6 +205,17 @@ func (k *kindRuntime) RestoreKeptSandbox(ctx context.Context, key string, unchan
 	return k.restore(ctx, p)
 }
 
+// HasKept says whether KeepSandbox could keep the sandbox under key.
+func (k *kindRuntime) HasKept(key string) bool { return k.kept[key] != nil }
+
+// RestoreKept puts the sandbox back as KeepSandbox kept it under key, on
+// RestoreSandbox's conditions alone, and reports whether it did: labctl
+// test's in-place undo of a case, which judges the lab's namespaces and
+// the learner's writes itself.
+func (k *kindRuntime) RestoreKept(ctx context.Context, key string) bool {
+	return k.restore(ctx, k.kept[key])
+}
+
 // auditLog says where the API server's log of the learner's writes stands:
 // its file's identity, size and time, or that there is none yet. The
 // policy records nothing else (provision.AuditPolicy), so it changes with

@@ -117,15 +117,6 @@ func prober(env Environment) grading.Prober {
 	return p
 }
 
-// resetTo brings the environment back to the start of step s the way
-// `labctl reset --to` does, without saving /root first (the test's sandbox
-// holds nothing worth keeping).
-func (r *runner) resetTo(ctx context.Context, s *lab.Step, why string) {
-	r.phase(Phase{Step: s.ID, Kind: Reset}, fmt.Sprintf("%s: resetting to its start %s", r.stepTitle(s), why), func(p *Phase) {
-		r.reset(ctx, p, s.ID)
-	})
-}
-
 // reset runs reset.Run to step to ("" for the lab's start) and measures it.
 func (r *runner) reset(ctx context.Context, p *Phase, to string) {
 	began := r.o.Now()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,11 +25,21 @@ import (
 //	flash PATH   create PATH that is gone once a checker round has seen it
 //	fail-if PATH stop with status 1 if PATH exists outside the home
 //	exit N       stop with status N
+//	global NAME  create NAME outside the namespaces (a cluster object)
+//	exec NAME    run a command in Pod NAME's container
+//	derive NAME  change NAME, an object its owner made, for good
 //
+// The learner's writes in the namespaces (apply, exec) are kept in writes,
+// as the API server's audit log keeps them.
 // File checks pass when their path exists (or, with exists: false, does
 // not); kube checks when their object exists; command checks cannot run.
 type fakeEnv struct {
 	home, cluster, outside, flash map[string]bool
+	// global are the objects outside the namespaces, derived the
+	// namespaces' objects their owners made, changed for good when true;
+	// writes are the learner's writes in the namespaces.
+	global, derived map[string]bool
+	writes          []string
 	// roundErr, when set, makes every checker round fail.
 	roundErr error
 	// log records what was done, in order: "script <first line>",
@@ -40,7 +51,8 @@ type fakeEnv struct {
 }
 
 func newFakeEnv() *fakeEnv {
-	return &fakeEnv{home: map[string]bool{}, cluster: map[string]bool{}, outside: map[string]bool{}, flash: map[string]bool{}}
+	return &fakeEnv{home: map[string]bool{}, cluster: map[string]bool{}, outside: map[string]bool{}, flash: map[string]bool{},
+		global: map[string]bool{}, derived: map[string]bool{}}
 }
 
 func (f *fakeEnv) BackupHome(_ context.Context, w io.Writer) error {
@@ -72,7 +84,7 @@ func (f *fakeEnv) ResetNamespaces(context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.log = append(f.log, "reset-namespaces")
-	f.cluster = map[string]bool{}
+	f.cluster, f.derived = map[string]bool{}, map[string]bool{}
 	return nil
 }
 
@@ -119,6 +131,13 @@ func (f *fakeEnv) RunScript(_ context.Context, script string, stdout, stderr io.
 			delete(f.home, arg)
 		case "apply":
 			f.cluster[arg] = true
+			f.writes = append(f.writes, "create configmaps ns/"+arg)
+		case "global":
+			f.global[arg] = true
+		case "exec":
+			f.writes = append(f.writes, "create pods/exec ns/"+arg)
+		case "derive":
+			f.derived[arg] = true
 		case "keep":
 			f.outside[arg] = true
 		case "flash":
@@ -197,5 +216,88 @@ func (k *keepingEnv) RestoreCheckpoint(_ context.Context, step string) bool {
 	}
 	k.log = append(k.log, "back-to "+step)
 	k.home, k.flash = maps.Clone(c[0]), map[string]bool{}
+	return true
+}
+
+// undoingEnv is a fakeEnv that undoes cases in place (InPlaceUndoer): its
+// world is the namespace's ConfigMaps, the derived objects (Pods of a
+// ReplicaSet) and the cluster objects; putting the sandbox back restores
+// the home, only while nothing outside it changed. The sandbox is put back
+// while the objects are written back: mu guards both.
+type undoingEnv struct {
+	*fakeEnv
+	keptHome, keptOutside map[string]map[string]bool
+	keptWrites            map[string]int
+	// version is bumped at each listing: a resource version the API
+	// server sets, which the undo sets aside.
+	version int
+}
+
+func newUndoingEnv() *undoingEnv {
+	return &undoingEnv{fakeEnv: newFakeEnv(), keptHome: map[string]map[string]bool{},
+		keptOutside: map[string]map[string]bool{}, keptWrites: map[string]int{}}
+}
+
+func (u *undoingEnv) KeepCaseStart(_ context.Context, key string) bool {
+	u.log = append(u.log, "keep-start "+key)
+	u.keptHome[key], u.keptOutside[key] = maps.Clone(u.home), maps.Clone(u.outside)
+	u.keptWrites[key] = len(u.writes)
+	return true
+}
+
+func (u *undoingEnv) World(context.Context) ([]map[string]any, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.version++
+	var out []map[string]any
+	md := func(ns, name string) map[string]any {
+		m := map[string]any{"name": name, "resourceVersion": strconv.Itoa(u.version), "uid": "u-" + name}
+		if ns != "" {
+			m["namespace"] = ns
+		}
+		return m
+	}
+	for name := range u.cluster {
+		out = append(out, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": md("ns", name),
+			"data": map[string]any{"v": "1"}})
+	}
+	for name, changed := range u.derived {
+		m := md("ns", name)
+		m["ownerReferences"] = []any{map[string]any{"kind": "ReplicaSet", "name": "web", "controller": true}}
+		out = append(out, map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": m,
+			"spec": map[string]any{"changed": changed}, "status": map[string]any{"phase": "Running", "at": u.version}})
+	}
+	for name := range u.global {
+		out = append(out, map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": md("", name)})
+	}
+	return out, nil
+}
+
+func (u *undoingEnv) WriteObjects(_ context.Context, deletes, creates, replaces []map[string]any) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.log = append(u.log, fmt.Sprintf("write-back %d %d %d", len(deletes), len(creates), len(replaces)))
+	name := func(o map[string]any) string { return o["metadata"].(map[string]any)["name"].(string) }
+	for _, o := range deletes {
+		delete(u.cluster, name(o))
+	}
+	for _, o := range creates {
+		u.cluster[name(o)] = true
+	}
+	return nil
+}
+
+func (u *undoingEnv) LearnerWrites(key string) ([]string, error) {
+	return slices.Clone(u.writes[u.keptWrites[key]:]), nil
+}
+
+func (u *undoingEnv) RestoreCaseStart(_ context.Context, key string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !maps.Equal(u.outside, u.keptOutside[key]) {
+		return false
+	}
+	u.log = append(u.log, "restore-start "+key)
+	u.home, u.flash = maps.Clone(u.keptHome[key]), map[string]bool{}
 	return true
 }

@@ -134,6 +134,9 @@ type runner struct {
 	// undone is, for each audit check of an absence, when the last
 	// mutant of its step was undone: see afterMutants.
 	undone map[*lab.AuditCheck]time.Time
+	// start is the current step's start, kept for undoing its cases in
+	// place (inplace.go); nil until kept, and after a full reset.
+	start *caseStart
 }
 
 func (r *runner) run(ctx context.Context, first, last int) {
@@ -358,13 +361,14 @@ func (r *runner) before(ctx context.Context, s *lab.Step) {
 }
 
 // mistake runs one mistake from the step's start, compares what fails with
-// what the mistake names, and resets to the step's start.
+// what the mistake names, and brings the step's start back (undoCase).
 func (r *runner) mistake(ctx context.Context, s *lab.Step, m *lab.Mistake) {
 	script := ScriptMistake + " " + m.Name
 	title := fmt.Sprintf("%s: mistake %s is caught", r.stepTitle(s), m.Name)
 	if strings.TrimSpace(m.Recover) != "" {
 		title += ", and its way back passes"
 	}
+	r.keepStart(ctx, s)
 	r.phase(Phase{Step: s.ID, Kind: Mistake, Script: script}, title, func(p *Phase) {
 		if !r.script(ctx, p, s, script, m.Script) {
 			return
@@ -390,12 +394,12 @@ func (r *runner) mistake(ctx context.Context, s *lab.Step, m *lab.Mistake) {
 		}
 	})
 	if !r.stopped {
-		r.resetTo(ctx, s, "after "+script)
+		r.undoCase(ctx, s, script)
 	}
 }
 
 // alternative runs another valid solution from the step's start, requires
-// every check to pass, and resets to the step's start.
+// every check to pass, and brings the step's start back (undoCase).
 func (r *runner) alternative(ctx context.Context, s *lab.Step, a *lab.Alternative) {
 	script := ScriptAlternative + " " + a.Name
 	if a.Mutant != "" {
@@ -407,6 +411,7 @@ func (r *runner) alternative(ctx context.Context, s *lab.Step, a *lab.Alternativ
 		}
 		return
 	}
+	r.keepStart(ctx, s)
 	r.phase(Phase{Step: s.ID, Kind: Alternative, Script: script}, fmt.Sprintf("%s: alternative %s passes", r.stepTitle(s), a.Name), func(p *Phase) {
 		if !r.script(ctx, p, s, script, a.Script) {
 			return
@@ -416,7 +421,7 @@ func (r *runner) alternative(ctx context.Context, s *lab.Step, a *lab.Alternativ
 		}
 	})
 	if !r.stopped {
-		r.resetTo(ctx, s, "after "+script)
+		r.undoCase(ctx, s, script)
 	}
 }
 

@@ -56,6 +56,9 @@ func WriteText(w io.Writer, r *Report) error {
 			mark = "-"
 		}
 		row(mark, stepCell(p), phaseName(p), seconds(p.Duration))
+		if p.Note != "" {
+			fmt.Fprintf(&b, "    %s\n", textsafe.Escape(p.Note))
+		}
 		for _, f := range p.Failures {
 			fmt.Fprintf(&b, "    %s\n", strings.ReplaceAll(textsafe.Escape(f.String()), "\n", "\n      "))
 		}
@@ -111,6 +114,11 @@ func phaseName(p Phase) string {
 		return p.Script + " passes every check"
 	case Reset:
 		return "reset to the step's start"
+	case Undo:
+		if p.Note != "" {
+			return p.Script + " not undone in place"
+		}
+		return p.Script + " undone in place"
 	case Solve:
 		return "solve passes every check"
 	case Again:
@@ -134,6 +142,9 @@ func kept(r *Report) string {
 	var s string
 	if r.SandboxesKept > 0 {
 		s = fmt.Sprintf("; %d kept the sandbox, restoring /root in place", r.SandboxesKept)
+	}
+	if r.UndoneInPlace > 0 {
+		s += fmt.Sprintf("; %d %s undone in place instead, %s in all", r.UndoneInPlace, plural(r.UndoneInPlace, "case"), seconds(r.UndoTime))
 	}
 	if r.StepStartsRestored > 0 {
 		s += fmt.Sprintf("; %d went back to the step's start as it was kept, replaying nothing", r.StepStartsRestored)

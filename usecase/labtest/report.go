@@ -24,6 +24,9 @@ const (
 	Alternative Kind = "alternative"
 	// Reset brings the environment back to the step's start.
 	Reset Kind = "reset"
+	// Undo brings the environment back to the step's start in place,
+	// writing back what a mistake or an alternative changed (inplace.go).
+	Undo Kind = "undo"
 	// Solve: the solve makes every check pass.
 	Solve Kind = "solve"
 	// Again: the checks still pass a moment after the solve.
@@ -90,6 +93,9 @@ type Phase struct {
 	Skipped  bool            `json:"skipped,omitempty"`
 	Failures []Failure       `json:"failures,omitempty"`
 	Checks   []checks.Result `json:"checks,omitempty"`
+	// Note says why an undo in place could not prove the step's start,
+	// and why a reset was not one (a full reset follows or ran).
+	Note string `json:"note,omitempty"`
 	// Mutants are the counts and survivors of a mutate phase.
 	Mutants  *Mutants      `json:"mutants,omitempty"`
 	Duration time.Duration `json:"-"`
@@ -134,6 +140,11 @@ type Report struct {
 	// StepStartsRestored counts the resets that went back to the step's
 	// start as it was kept (reset.Checkpointer), replaying nothing.
 	StepStartsRestored int `json:"stepStartsRestored"`
+	// UndoneInPlace counts the mistakes and alternatives undone in
+	// place, and UndoTime the time spent keeping the steps' starts and
+	// undoing, fallen-back undos included.
+	UndoneInPlace int           `json:"undoneInPlace"`
+	UndoTime      time.Duration `json:"-"`
 	// ResetParts splits ResetTime by what the resets did: backup,
 	// sandbox, namespaces, cluster, scripts (setups and replayed solves),
 	// checkpoint (keeping and going back to a step's start).
@@ -152,8 +163,9 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		plain
 		ResetMs      int64            `json:"resetMs"`
 		ResetPartsMs map[string]int64 `json:"resetPartsMs"`
+		UndoMs       int64            `json:"undoMs"`
 		DurationMs   int64            `json:"durationMs"`
-	}{plain(r), r.ResetTime.Milliseconds(), parts, r.Duration.Milliseconds()})
+	}{plain(r), r.ResetTime.Milliseconds(), parts, r.UndoTime.Milliseconds(), r.Duration.Milliseconds()})
 }
 
 // Failures lists every failure of the run, in order.

@@ -1,0 +1,411 @@
+package labtest
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/labctl/labctl/grading"
+	"github.com/labctl/labctl/grading/progress"
+	"github.com/labctl/labctl/internal/mutant"
+	"github.com/labctl/labctl/lab"
+)
+
+// A case (a mistake, with its way back, or an alternative) is undone in
+// place when it can be: the world at the step's start is kept (the
+// sandbox, every object of the lab's namespaces and of the cluster), what
+// the case changed in the namespaces is written back, and the sandbox's
+// /root and /tmp are put back. It counts as undone only when the objects
+// then are those of the start again, with what the API server and the
+// controllers write aside, and the sandbox could be put back; otherwise,
+// and whenever the case did what no write of objects undoes (changed a
+// cluster object or a node, ran a command in a container), the full reset
+// to the step's start runs as before, and its report line says why.
+
+// InPlaceUndoer is an Environment that can undo a case in place
+// (provision's *Live on kind).
+type InPlaceUndoer interface {
+	// KeepCaseStart keeps the sandbox and where the learner's audit log
+	// stands as the step's start under key; false when it cannot.
+	KeepCaseStart(ctx context.Context, key string) bool
+	// World lists every object of the lab's namespaces and of the
+	// cluster, whole, as the admin reads them (labctl's own grants
+	// aside).
+	World(ctx context.Context) ([]map[string]any, error)
+	// WriteObjects deletes, creates, then replaces objects as the admin.
+	WriteObjects(ctx context.Context, deletes, creates, replaces []map[string]any) error
+	// LearnerWrites lists the learner's writes in the lab's namespaces
+	// since KeepCaseStart kept key ("verb resource[/subresource] ns/name").
+	LearnerWrites(key string) ([]string, error)
+	// RestoreCaseStart puts the sandbox back as kept under key and
+	// reports whether it could.
+	RestoreCaseStart(ctx context.Context, key string) bool
+}
+
+// caseStart is the world at the start of a step, for undoing its cases.
+type caseStart struct {
+	step    string
+	objects []mutant.Object
+	// why, when set, says why no case of this start can be undone in
+	// place.
+	why string
+}
+
+// Bounds of the wait for the controllers once the objects are written
+// back: looks a pause apart, for at most undoWait, and how many in a row
+// must find the start.
+var (
+	undoPause = 250 * time.Millisecond
+	undoWait  = 10 * time.Second
+)
+
+const undoAgree = 2
+
+// keepStart keeps the step's start before its first case, and again after
+// each full reset; nil when in-place undo is not possible at all.
+func (r *runner) keepStart(ctx context.Context, s *lab.Step) {
+	if r.start != nil && r.start.step == s.ID {
+		return
+	}
+	u, ok := r.env.(InPlaceUndoer)
+	if !ok {
+		r.start = &caseStart{step: s.ID, why: "this environment cannot undo a case in place"}
+		return
+	}
+	began := r.o.Now()
+	defer func() { r.rep.UndoTime += r.o.Now().Sub(began) }()
+	if !u.KeepCaseStart(ctx, s.ID) {
+		r.start = &caseStart{step: s.ID, why: "the sandbox could not be kept at the step's start (a process left running, or no audit log)"}
+		return
+	}
+	objs, err := u.World(ctx)
+	if err != nil {
+		r.start = &caseStart{step: s.ID, why: "the lab's objects could not be listed at the step's start: " + err.Error()}
+		return
+	}
+	r.start = &caseStart{step: s.ID, objects: objs}
+}
+
+// undoCase brings the lab back to the start of step s after script (a
+// case): in place when it can prove the start, else by a full reset.
+func (r *runner) undoCase(ctx context.Context, s *lab.Step, script string) {
+	var why string
+	if r.start == nil || r.start.step != s.ID {
+		why = "the step's start was not kept"
+	} else if why = r.start.why; why == "" {
+		r.phase(Phase{Step: s.ID, Kind: Undo, Script: script}, fmt.Sprintf("%s: undoing %s in place", r.stepTitle(s), script), func(p *Phase) {
+			began := r.o.Now()
+			why = r.undoInPlace(ctx, s)
+			r.rep.UndoTime += r.o.Now().Sub(began)
+			if why == "" {
+				r.rep.UndoneInPlace++
+				return
+			}
+			// Not a failure of the lab: the full reset follows.
+			p.Note = "could not prove the step's start, so a full reset follows: " + why
+		})
+		if why == "" {
+			return
+		}
+	}
+	r.start = nil
+	r.phase(Phase{Step: s.ID, Kind: Reset, Note: "not undone in place: " + why},
+		fmt.Sprintf("%s: resetting to its start after %s (not undone in place: %s)", r.stepTitle(s), script, why), func(p *Phase) {
+			r.reset(ctx, p, s.ID)
+		})
+}
+
+// undoInPlace undoes the last case and says why it could not, "" when the
+// lab is at the step's start again. The sandbox is put back, and the
+// step's start noted, while the objects are written back and settle:
+// neither needs the other.
+func (r *runner) undoInPlace(ctx context.Context, s *lab.Step) string {
+	u := r.env.(InPlaceUndoer)
+	writes, err := u.LearnerWrites(s.ID)
+	if err != nil {
+		return "what the case wrote could not be read: " + err.Error()
+	}
+	if why := unrestorable(writes); why != "" {
+		return why
+	}
+	back := make(chan string, 1)
+	go func() {
+		switch {
+		case !u.RestoreCaseStart(ctx, s.ID):
+			back <- "the sandbox could not be put back in place (a process left running, or a file changed outside /root and /tmp)"
+		default:
+			// Where the step's repositories are is read from /root, put
+			// back now; the objects are no part of it.
+			if err := r.restart(ctx, s); err != nil {
+				back <- "the step's start could not be noted in the progress: " + err.Error()
+				return
+			}
+			back <- ""
+		}
+	}()
+	why := r.settle(ctx, u)
+	if sandbox := <-back; why == "" {
+		why = sandbox
+	}
+	return why
+}
+
+// settle writes back what differs from the start's objects, and looks
+// again, for at most undoWait, until undoAgree looks in a row find
+// them: each look deletes, once, what the start lacks (what the case made,
+// and what the controllers made of it, a Pod of a Deployment it made), and
+// writes again what it had and differs, which the controllers may have
+// changed since (a write lost to a conflict).
+func (r *runner) settle(ctx context.Context, u InPlaceUndoer) string {
+	deleted := map[string]bool{}
+	agree := 0
+	var last []difference
+	deadline := r.o.Now().Add(undoWait)
+	for look := 0; look == 0 || r.o.Now().Before(deadline); look++ {
+		if look > 0 {
+			t := time.NewTimer(undoPause)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return "interrupted"
+			case <-t.C:
+			}
+		}
+		now, err := u.World(ctx)
+		if err != nil {
+			return "the lab's objects could not be listed: " + err.Error()
+		}
+		if last = compareWorld(r.start.objects, now); len(last) == 0 {
+			if agree++; agree >= undoAgree {
+				return ""
+			}
+			continue
+		}
+		agree = 0
+		plan := planUndo(r.start.objects, now)
+		if plan.why != "" {
+			return plan.why
+		}
+		var gone []map[string]any
+		for _, o := range plan.deletes {
+			if k := mutant.Key(o); !deleted[k] {
+				deleted[k] = true
+				gone = append(gone, o)
+			}
+		}
+		if len(gone)+len(plan.creates)+len(plan.replaces) > 0 {
+			if err := u.WriteObjects(ctx, gone, plan.creates, plan.replaces); err != nil {
+				return err.Error()
+			}
+		}
+	}
+	return fmt.Sprintf("the lab's objects were not those of the step's start %s after the undo: %s",
+		undoWait, describe(last))
+}
+
+// restart notes in the test's progress that step s starts now, as
+// stepStarted does when the step becomes current: its audit checks judge
+// what follows the undo, and its checks that count commits count from
+// where its repositories are. The earlier steps keep their starts: their
+// solves are not replayed, and the grade judges each step's checks (a
+// scale recorded in its step) from its own start.
+func (r *runner) restart(ctx context.Context, s *lab.Step) error {
+	now := r.o.Now()
+	if err := r.o.Store.Update(ctx, r.o.Lab.Metadata.Name, func(p *progress.Progress) error {
+		p.MarkStarted(s.ID, now)
+		p.UpdatedAt = now.UTC()
+		return nil
+	}); err != nil {
+		return err
+	}
+	return grading.NoteStart(ctx, r.env, r.o.Store, r.o.Lab, s)
+}
+
+// unrestorable says which of the learner's writes no write of objects
+// undoes, "" when none: a command run in a container, a status or a
+// binding written. A scale is a write of the spec, which the undo restores.
+func unrestorable(writes []string) string {
+	for _, w := range writes {
+		f := strings.Fields(w)
+		if len(f) < 2 {
+			continue
+		}
+		_, sub, ok := strings.Cut(f[1], "/")
+		if ok && sub != "scale" {
+			return fmt.Sprintf("the case wrote %s (%s), which no write of objects undoes", f[1], w)
+		}
+	}
+	return ""
+}
+
+// undoPlan is what brings the lab's objects back to a step's start, or why
+// nothing can.
+type undoPlan struct {
+	deletes, creates, replaces []mutant.Object
+	why                        string
+}
+
+// planUndo compares now with start and says what to write back: delete
+// what the start lacks, create what it had and is gone, replace what
+// changed, each as the start had it. Objects the controllers derive (those
+// with a controlling owner, Endpoints, EndpointSlices) are never written
+// but deleted when the start lacks them: their owners make them again; so
+// are the API server's records of the Services' addresses. It cannot when
+// another cluster object differs (the undo writes only in the lab's
+// namespaces), or a derived object of the start is gone (its owner makes
+// another under another name; a Service's Endpoints come back under its
+// name).
+func planUndo(start, now []mutant.Object) undoPlan {
+	var p undoPlan
+	before := index(start)
+	after := index(now)
+	for _, d := range compareWorld(start, now) {
+		s, n := before[d.key], after[d.key]
+		o := n
+		if o == nil {
+			o = s
+		}
+		switch {
+		case s == nil && mutant.Kind(n) == "Pod" && keepsData(n):
+			return undoPlan{why: fmt.Sprintf("%s %s with a volume that outlives it (a claim or a node's path), which may hold what it wrote", mutant.Ref(n), d.what)}
+		case addressOf(o):
+			// The API server's own, made and removed with its Service.
+		case mutant.Namespace(o) == "":
+			return undoPlan{why: fmt.Sprintf("%s %s (a cluster object), which the undo does not write", mutant.Ref(o), d.what)}
+		case s == nil:
+			p.deletes = append(p.deletes, n)
+		case derived(s) && n == nil && mutant.Kind(s) != "Endpoints":
+			return undoPlan{why: fmt.Sprintf("%s is gone, and its owner makes another under another name", mutant.Ref(s))}
+		case derived(s):
+			// Its owner, written back, brings it back.
+		case n == nil:
+			p.creates = append(p.creates, mutant.Clean(s))
+		default:
+			p.replaces = append(p.replaces, mutant.Clean(s))
+		}
+	}
+	return p
+}
+
+// difference is one way the lab's objects differ from a step's start.
+type difference struct {
+	key, ref, what string
+}
+
+// compareWorld lists how now differs from start, by object identity, in
+// the order of identities: an object made, gone, going (being deleted) or
+// changed. What the API server and the controllers write (status, resource
+// version, uid, generation, managed fields, times, a Deployment's revision)
+// is set aside, and so is all but the presence of Endpoints and
+// EndpointSlices, which follow from their Service and its Pods.
+func compareWorld(start, now []mutant.Object) []difference {
+	before := index(start)
+	after := index(now)
+	keys := make([]string, 0, len(before)+len(after))
+	for k := range before {
+		keys = append(keys, k)
+	}
+	for k := range after {
+		if before[k] == nil {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var out []difference
+	for _, k := range keys {
+		s, n := before[k], after[k]
+		ref := func(what string) difference {
+			if n != nil {
+				return difference{k, mutant.Ref(n), what}
+			}
+			return difference{k, mutant.Ref(s), what}
+		}
+		switch {
+		case s == nil:
+			out = append(out, ref("made"))
+		case n == nil:
+			out = append(out, ref("gone"))
+		case going(n) && !going(s):
+			out = append(out, ref("being deleted"))
+		case endpoints(s):
+		case !mutant.Equal(mutant.Clean(s), mutant.Clean(n)):
+			out = append(out, ref("changed"))
+		}
+	}
+	return out
+}
+
+// describe names the first few differences.
+func describe(ds []difference) string {
+	const most = 5
+	var parts []string
+	for i, d := range ds {
+		if i == most {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ds)-most))
+			break
+		}
+		parts = append(parts, d.ref+" "+d.what)
+	}
+	if len(parts) == 0 {
+		return "nothing differs"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func index(objs []mutant.Object) map[string]mutant.Object {
+	m := make(map[string]mutant.Object, len(objs))
+	for _, o := range objs {
+		m[mutant.Key(o)] = o
+	}
+	return m
+}
+
+// derived says whether the controllers make o: it has a controlling owner,
+// or it is a Service's endpoints.
+func derived(o mutant.Object) bool {
+	if endpoints(o) {
+		return true
+	}
+	md, _ := o["metadata"].(map[string]any)
+	refs, _ := md["ownerReferences"].([]any)
+	for _, r := range refs {
+		if ref, _ := r.(map[string]any); ref != nil && ref["controller"] == true {
+			return true
+		}
+	}
+	return false
+}
+
+// keepsData says whether Pod o mounts a volume that outlives it.
+func keepsData(o mutant.Object) bool {
+	spec, _ := o["spec"].(map[string]any)
+	vols, _ := spec["volumes"].([]any)
+	for _, v := range vols {
+		if m, _ := v.(map[string]any); m != nil && (m["persistentVolumeClaim"] != nil || m["hostPath"] != nil || m["ephemeral"] != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// addressOf says whether o is the API server's record of a Service's
+// address (an IPAddress with a Service for parent): it comes and goes
+// with its Service, under the name of the address, which a Service
+// written back keeps.
+func addressOf(o mutant.Object) bool {
+	spec, _ := o["spec"].(map[string]any)
+	parent, _ := spec["parentRef"].(map[string]any)
+	return mutant.Kind(o) == "IPAddress" && parent["resource"] == "services"
+}
+
+func endpoints(o mutant.Object) bool {
+	k := mutant.Kind(o)
+	return k == "Endpoints" || k == "EndpointSlice"
+}
+
+func going(o mutant.Object) bool {
+	md, _ := o["metadata"].(map[string]any)
+	return md["deletionTimestamp"] != nil
+}
