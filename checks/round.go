@@ -116,6 +116,26 @@ type Windows struct {
 	Marks []string
 }
 
+// Keep appends to w what of from is at position i, for a round made of a
+// part of from's checks: a zero value where from is shorter, and nothing
+// for a window from does not give.
+func (w *Windows) Keep(from Windows, i int) {
+	w.Since = keepAt(w.Since, from.Since, i, time.Time{})
+	w.Heads = keepAt(w.Heads, from.Heads, i, "")
+	w.Marks = keepAt(w.Marks, from.Marks, i, "")
+}
+
+func keepAt[T any](dst, src []T, i int, zero T) []T {
+	switch {
+	case src == nil:
+		return dst
+	case i < len(src):
+		return append(dst, src[i])
+	default:
+		return append(dst, zero)
+	}
+}
+
 // RunRound runs the round r through run, the one way every caller runs a
 // round: with RoundTimeout's deadline (or ctx's, if sooner), and with what
 // run returns held to the request by Reconcile, whatever run is: the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/lab"
@@ -79,9 +78,7 @@ func (p PracticeChecker) RunChecks(ctx context.Context, r checks.Round) ([]check
 			continue
 		}
 		sub.Checks = append(sub.Checks, r.Checks[i])
-		sub.Since = appendAt(sub.Since, r.Since, i, time.Time{})
-		sub.Heads = appendAt(sub.Heads, r.Heads, i, "")
-		sub.Marks = appendAt(sub.Marks, r.Marks, i, "")
+		sub.Windows.Keep(r.Windows, i)
 	}
 	var got []checks.Result
 	if len(sub.Checks) > 0 {
@@ -106,18 +103,4 @@ func (p PracticeChecker) RunChecks(ctx context.Context, r checks.Round) ([]check
 		got = got[1:]
 	}
 	return results, nil
-}
-
-// appendAt appends to dst what of src is at i, zero when src is shorter,
-// and nothing when src is nil: a window of a round kept for a part of its
-// checks.
-func appendAt[T any](dst, src []T, i int, zero T) []T {
-	switch {
-	case src == nil:
-		return dst
-	case i < len(src):
-		return append(dst, src[i])
-	default:
-		return append(dst, zero)
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/msg"
@@ -151,9 +150,7 @@ func (e *Live) runSplit(ctx context.Context, r checks.Round) ([]checks.Result, e
 			continue
 		}
 		sub.Checks = append(sub.Checks, c)
-		sub.Since = keepAt(sub.Since, r.Since, i, time.Time{})
-		sub.Heads = keepAt(sub.Heads, r.Heads, i, "")
-		sub.Marks = keepAt(sub.Marks, r.Marks, i, "")
+		sub.Windows.Keep(r.Windows, i)
 	}
 	lang := r.Lang
 	if lang == "" {
@@ -179,17 +176,4 @@ func (e *Live) runSplit(ctx context.Context, r checks.Round) ([]checks.Result, e
 		results, got = append(results, got[0]), got[1:]
 	}
 	return results, nil
-}
-
-// keepAt appends to dst what of src is at i, zero when src is shorter,
-// and nothing when src is nil.
-func keepAt[T any](dst, src []T, i int, zero T) []T {
-	switch {
-	case src == nil:
-		return dst
-	case i < len(src):
-		return append(dst, src[i])
-	default:
-		return append(dst, zero)
-	}
 }
