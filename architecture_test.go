@@ -29,7 +29,7 @@ var owners = map[string][]string{
 
 // floors are the folders of the module from the ground up: a package may
 // import packages of its own floor or below, never above. internal/ holds
-// only ground packages, which import nothing of the module's others.
+// only ground packages, which import nothing of the module outside it.
 var floors = [][]string{
 	{"internal"},            // ground: text, messages, files, locks
 	{"lab", "sandbox", "."}, // what a lab is; what the sandbox runs
