@@ -3,6 +3,7 @@ package labtest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -177,6 +178,7 @@ func (r *runner) settle(ctx context.Context, u InPlaceUndoer) string {
 		if err != nil {
 			return "the lab's objects could not be listed: " + err.Error()
 		}
+		r.start.objects = adoptClusterWrites(r.start.objects, now)
 		if last = compareWorld(r.start.objects, now); len(last) == 0 {
 			if agree++; agree >= undoAgree {
 				return ""
@@ -408,4 +410,86 @@ func endpoints(o mutant.Object) bool {
 func going(o mutant.Object) bool {
 	md, _ := o["metadata"].(map[string]any)
 	return md["deletionTimestamp"] != nil
+}
+
+// kubernetesManagers are the field managers of Kubernetes' own components
+// (the API server, its built-in controllers, the node agents), by name or
+// by a name's beginning.
+var kubernetesManagers = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy",
+	"kubernetes-", "api-priority-and-fairness-"}
+
+// adoptClusterWrites moves the start forward where Kubernetes itself
+// made or changed a cluster object since: a fresh cluster's API server and
+// controllers finish their first writes some seconds after it answers (a
+// ClusterTrustBundle of its serving certificates, a taint lifted from a
+// node, the default ServiceCIDR's finalizer). Such an object joins the
+// start as it is now when every field manager whose entry is new or newer
+// is Kubernetes' own. A case that makes or changes a cluster object writes
+// with its own tool's manager (kubectl's, helm's) and still sends the test
+// to a full reset; so does a PersistentVolume, which the controllers make,
+// bind and release after the lab's claims, which a case makes.
+func adoptClusterWrites(start, now []mutant.Object) []mutant.Object {
+	before := index(start)
+	var out []mutant.Object
+	for _, n := range now {
+		if mutant.Namespace(n) != "" || mutant.Kind(n) == "PersistentVolume" || addressOf(n) {
+			continue
+		}
+		s := before[mutant.Key(n)]
+		if s != nil && mutant.Equal(mutant.Clean(s), mutant.Clean(n)) || !byKubernetesOnly(s, n) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(start)
+		}
+		if s == nil {
+			out = append(out, n)
+			continue
+		}
+		out[slices.IndexFunc(out, func(o mutant.Object) bool { return mutant.Key(o) == mutant.Key(n) })] = n
+	}
+	if out == nil {
+		return start
+	}
+	return out
+}
+
+// byKubernetesOnly says whether n differs from s (nil: n is new) by
+// Kubernetes' own writes: at least one field manager's entry is new or
+// newer, and each such is one of kubernetesManagers.
+func byKubernetesOnly(s, n mutant.Object) bool {
+	seen := map[string]string{}
+	for _, e := range managedFields(s) {
+		seen[e.id] = e.time
+	}
+	changed := false
+	for _, e := range managedFields(n) {
+		if t, ok := seen[e.id]; ok && t == e.time {
+			continue
+		}
+		changed = true
+		if !slices.ContainsFunc(kubernetesManagers, func(k string) bool {
+			return e.manager == k || (strings.HasSuffix(k, "-") && strings.HasPrefix(e.manager, k))
+		}) {
+			return false
+		}
+	}
+	return changed
+}
+
+type managedEntry struct{ id, manager, time string }
+
+func managedFields(o mutant.Object) []managedEntry {
+	md, _ := o["metadata"].(map[string]any)
+	list, _ := md["managedFields"].([]any)
+	var out []managedEntry
+	for _, x := range list {
+		m, _ := x.(map[string]any)
+		manager, _ := m["manager"].(string)
+		op, _ := m["operation"].(string)
+		sub, _ := m["subresource"].(string)
+		t, _ := m["time"].(string)
+		out = append(out, managedEntry{manager + " " + op + " " + sub, manager, t})
+	}
+	return out
 }

@@ -272,3 +272,75 @@ func TestUndoInPlaceMovesOnlyTheStepsStart(t *testing.T) {
 		t.Errorf("the step's start is %v, want %v", got.Started["cluster"], now)
 	}
 }
+
+// TestAdoptClusterWrites: a cluster object that Kubernetes' own components
+// changed since the start moves the start forward; one a case's tool wrote,
+// a PersistentVolume, or a change with no newer manager's entry does not.
+func TestAdoptClusterWrites(t *testing.T) {
+	entry := func(manager, at string) any {
+		return map[string]any{"manager": manager, "operation": "Update", "time": at}
+	}
+	cidr := func(finalizer bool, entries ...any) mutant.Object {
+		md := map[string]any{"managedFields": entries}
+		if finalizer {
+			md["finalizers"] = []any{"networking.k8s.io/service-cidr-finalizer"}
+		}
+		return obj("ServiceCIDR", "", "kubernetes", map[string]any{"metadata": md})
+	}
+	start := []mutant.Object{cidr(false, entry("kube-apiserver", "t1"))}
+	for _, c := range []struct {
+		name  string
+		now   mutant.Object
+		adopt bool
+	}{
+		{"the controller manager's finalizer", cidr(true, entry("kube-apiserver", "t1"), entry("kube-controller-manager", "t2")), true},
+		{"the API server's newer write", cidr(true, entry("kube-apiserver", "t2")), true},
+		{"a controller of the API server's", cidr(true, entry("kube-apiserver", "t1"), entry("kubernetes-service-cidr-controller", "t2")), true},
+		{"kubectl's write", cidr(true, entry("kube-apiserver", "t1"), entry("kubectl-edit", "t2")), false},
+		{"kubectl's beside the controller's", cidr(true, entry("kube-controller-manager", "t2"), entry("kubectl-patch", "t2")), false},
+		{"no newer entry", cidr(true, entry("kube-apiserver", "t1")), false},
+		{"a manager named like a prefix", cidr(true, entry("kube-apiserver", "t1"), entry("kube-", "t2")), false},
+	} {
+		got := adoptClusterWrites(start, []mutant.Object{c.now})
+		if adopted := len(compareWorld(got, []mutant.Object{c.now})) == 0; adopted != c.adopt {
+			t.Errorf("%s: adopted %v, want %v", c.name, adopted, c.adopt)
+		}
+	}
+	if d := compareWorld(start, []mutant.Object{cidr(true, entry("kube-apiserver", "t1"))}); len(d) != 1 {
+		t.Fatalf("the start was changed in place: %v", d)
+	}
+	pv := func(claim string, at string) mutant.Object {
+		return obj("PersistentVolume", "", "pv1", map[string]any{"spec": map[string]any{"claimRef": claim},
+			"metadata": map[string]any{"managedFields": []any{entry("kube-controller-manager", at)}}})
+	}
+	if d := compareWorld(adoptClusterWrites([]mutant.Object{pv("", "t1")}, []mutant.Object{pv("ns/data", "t2")}), []mutant.Object{pv("ns/data", "t2")}); len(d) != 1 {
+		t.Errorf("a volume bound by the controllers was adopted: %v", d)
+	}
+	ns := obj("ConfigMap", "ns", "a", map[string]any{"metadata": map[string]any{"managedFields": []any{entry("kube-controller-manager", "t2")}}, "data": map[string]any{"k": "w"}})
+	if d := compareWorld(adoptClusterWrites([]mutant.Object{obj("ConfigMap", "ns", "a", nil)}, []mutant.Object{ns}), []mutant.Object{ns}); len(d) != 1 {
+		t.Errorf("an object of the lab's namespaces was adopted: %v", d)
+	}
+}
+
+// TestAdoptClusterObjectsKubernetesMade: a cluster object the API server
+// made joins the start; one a case's tool made, or a volume, does not.
+func TestAdoptClusterObjectsKubernetesMade(t *testing.T) {
+	made := func(kind, manager string) mutant.Object {
+		return obj(kind, "", "x", map[string]any{"metadata": map[string]any{"managedFields": []any{
+			map[string]any{"manager": manager, "operation": "Update", "time": "t1"}}}})
+	}
+	for _, c := range []struct {
+		now   mutant.Object
+		adopt bool
+	}{
+		{made("ClusterTrustBundle", "kube-apiserver"), true},
+		{made("ClusterRole", "kubectl-client-side-apply"), false},
+		{made("PersistentVolume", "kube-controller-manager"), false},
+		{obj("ClusterRole", "", "x", nil), false},
+	} {
+		now := []mutant.Object{c.now}
+		if adopted := len(compareWorld(adoptClusterWrites(nil, now), now)) == 0; adopted != c.adopt {
+			t.Errorf("%s by %v: adopted %v, want %v", mutant.Kind(c.now), managedFields(c.now), adopted, c.adopt)
+		}
+	}
+}
