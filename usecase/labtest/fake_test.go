@@ -231,6 +231,9 @@ type undoingEnv struct {
 	// version is bumped at each listing: a resource version the API
 	// server sets, which the undo sets aside.
 	version int
+	// looks has, for each listing, the first line of the script run last
+	// before it.
+	looks []string
 }
 
 func newUndoingEnv() *undoingEnv {
@@ -249,6 +252,14 @@ func (u *undoingEnv) World(context.Context) ([]map[string]any, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.version++
+	last := ""
+	for _, l := range slices.Backward(u.log) {
+		if script, ok := strings.CutPrefix(l, "script "); ok {
+			last = script
+			break
+		}
+	}
+	u.looks = append(u.looks, last)
 	var out []map[string]any
 	md := func(ns, name string) map[string]any {
 		m := map[string]any{"name": name, "resourceVersion": strconv.Itoa(u.version), "uid": "u-" + name}

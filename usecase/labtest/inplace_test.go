@@ -2,6 +2,7 @@ package labtest
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -81,6 +82,28 @@ func TestCasesUndoneInPlace(t *testing.T) {
 	}
 }
 
+// TestQuietCaseUndoneInOneLook: the undo of a case that wrote nothing in
+// the namespaces ends at its first look that finds the start; that of a
+// case that wrote looks until two in a row find it. A quiet case that made
+// a cluster object still falls back to a reset (TestUndoInPlaceFallsBackToAReset).
+func TestQuietCaseUndoneInOneLook(t *testing.T) {
+	defer func(p time.Duration) { undoPause = p }(undoPause)
+	undoPause = time.Millisecond
+	env := newUndoingEnv()
+	if rep := runOn(t, startLab(), env); !rep.Passed || rep.UndoneInPlace != 3 {
+		t.Fatalf("a lab whose promises hold: passed %v, %d undone in place: %v", rep.Passed, rep.UndoneInPlace, rep.Failures())
+	}
+	looks := map[string]int{}
+	for _, l := range env.looks {
+		looks[l]++
+	}
+	// The start's look comes before any script; the mistake web-and-a and
+	// the alternative (apply web) wrote, then write back and look twice more.
+	if want := map[string]int{"": 1, "apply web": 6, "touch /root/b": 1}; !maps.Equal(looks, want) {
+		t.Errorf("listings after each case: %v, want %v", looks, want)
+	}
+}
+
 // TestUndoInPlaceFallsBackToAReset: a case after which the undo cannot
 // prove the step's start (a cluster object made, a command run in a
 // container, a file changed outside /root, a Pod of a workload changed for
@@ -88,7 +111,9 @@ func TestCasesUndoneInPlace(t *testing.T) {
 // still sees the step's start.
 func TestUndoInPlaceFallsBackToAReset(t *testing.T) {
 	defer func(p, w time.Duration) { undoPause, undoWait = p, w }(undoPause, undoWait)
-	undoPause, undoWait = time.Millisecond, 5*time.Millisecond
+	// Long enough for the three looks of a case that wrote on a loaded
+	// machine; the changed Pod waits it out once.
+	undoPause, undoWait = time.Millisecond, 500*time.Millisecond
 	for _, c := range []struct {
 		name, script, why string
 	}{
