@@ -45,6 +45,58 @@ type InPlaceUndoer interface {
 	RestoreCaseStart(ctx context.Context, key string) bool
 }
 
+// worldLook is one listing of the lab's objects, taken ahead of the undo.
+type worldLook struct {
+	objects []mutant.Object
+	err     error
+}
+
+// lookAhead starts the undo's first look at the lab's objects now, the
+// case's last script done, while its checks run, when those only read: the
+// step has no probe (which changes the lab and puts it back), and its
+// checks and its mistakes' evidence read files, repositories, objects and
+// the audit log, nothing that makes objects of its own. The look is what
+// the case left; the undo takes it for its first (settle).
+func (r *runner) lookAhead(ctx context.Context, s *lab.Step) {
+	r.ahead = nil
+	u, ok := r.env.(InPlaceUndoer)
+	if !ok || r.start == nil || r.start.step != s.ID || r.start.why != "" || !onlyReads(s) {
+		return
+	}
+	ahead := make(chan worldLook, 1)
+	go func() {
+		objs, err := u.World(ctx)
+		ahead <- worldLook{objs, err}
+	}()
+	r.ahead = ahead
+}
+
+// onlyReads says whether step s has no probe, and its checks and its
+// mistakes' evidence are all of the kinds that only read.
+func onlyReads(s *lab.Step) bool {
+	if s.Probe != nil {
+		return false
+	}
+	reads := func(cs []lab.Check) bool {
+		for i := range cs {
+			c := &cs[i]
+			if c.Access != nil || c.Permissions != nil || c.Reach != nil || c.Matrix != nil || c.Command != nil {
+				return false
+			}
+		}
+		return true
+	}
+	if !reads(s.Checks) {
+		return false
+	}
+	for i := range s.Mistakes {
+		if !reads(s.Mistakes[i].Evidence) {
+			return false
+		}
+	}
+	return true
+}
+
 // caseStart is the world at the start of a step, for undoing its cases.
 type caseStart struct {
 	step    string
@@ -95,6 +147,8 @@ func (r *runner) keepStart(ctx context.Context, s *lab.Step) {
 // undoCase brings the lab back to the start of step s after script (a
 // case): in place when it can prove the start, else by a full reset.
 func (r *runner) undoCase(ctx context.Context, s *lab.Step, script string) {
+	// A look taken ahead belongs to this case only.
+	defer func() { r.ahead = nil }()
 	var why string
 	if r.start == nil || r.start.step != s.ID {
 		why = "the step's start was not kept"
@@ -183,7 +237,14 @@ func (r *runner) settle(ctx context.Context, u InPlaceUndoer, quiet bool) string
 			case <-t.C:
 			}
 		}
-		now, err := u.World(ctx)
+		var now []mutant.Object
+		var err error
+		if look == 0 && r.ahead != nil {
+			l := <-r.ahead
+			now, err = l.objects, l.err
+		} else {
+			now, err = u.World(ctx)
+		}
 		if err != nil {
 			return "the lab's objects could not be listed: " + err.Error()
 		}

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,6 +102,55 @@ func TestQuietCaseUndoneInOneLook(t *testing.T) {
 	// the alternative (apply web) wrote, then write back and look twice more.
 	if want := map[string]int{"": 1, "apply web": 6, "touch /root/b": 1}; !maps.Equal(looks, want) {
 		t.Errorf("listings after each case: %v, want %v", looks, want)
+	}
+}
+
+// TestUndoLooksWhileTheChecksRun: the undo's first look at the objects is
+// taken as the case's checks run, once per case: each listing waits a
+// moment, then notes whether a round is running.
+func TestUndoLooksWhileTheChecksRun(t *testing.T) {
+	defer func(p time.Duration) { undoPause = p }(undoPause)
+	undoPause = time.Millisecond
+	env := newUndoingEnv()
+	var inRound, during atomic.Int32
+	env.roundHook = func() {
+		inRound.Add(1)
+		time.Sleep(60 * time.Millisecond)
+		inRound.Add(-1)
+	}
+	env.lookHook = func() {
+		time.Sleep(20 * time.Millisecond)
+		if inRound.Load() > 0 {
+			during.Add(1)
+		}
+	}
+	if rep := runOn(t, startLab(), env); !rep.Passed || rep.UndoneInPlace != 3 {
+		t.Fatalf("a lab whose promises hold: passed %v, %d undone in place: %v", rep.Passed, rep.UndoneInPlace, rep.Failures())
+	}
+	if n := during.Load(); n != 3 {
+		t.Errorf("%d listings while a round ran, want 3 (one per case)", n)
+	}
+}
+
+// TestOnlyReads: a step's cases are looked at ahead only when its checks
+// and its mistakes' evidence only read, and it has no probe.
+func TestOnlyReads(t *testing.T) {
+	reads := []lab.Check{absent("a", "/root/a"), kubeCheck("web", "web"),
+		{Name: "g", Git: &lab.GitCheck{Repo: "/root/r"}}, {Name: "au", Audit: &lab.AuditCheck{Absent: true}}}
+	for _, c := range []struct {
+		name string
+		step lab.Step
+		want bool
+	}{
+		{"reads", lab.Step{Checks: reads, Mistakes: []lab.Mistake{{Evidence: reads}}}, true},
+		{"probe", lab.Step{Checks: reads, Probe: &lab.Probe{Run: "sync.sh"}}, false},
+		{"command", lab.Step{Checks: append(slices.Clone(reads), lab.Check{Name: "c", Command: &lab.CommandCheck{}})}, false},
+		{"reach in evidence", lab.Step{Checks: reads, Mistakes: []lab.Mistake{{Evidence: []lab.Check{{Name: "r", Reach: &lab.ReachCheck{}}}}}}, false},
+		{"access", lab.Step{Checks: []lab.Check{{Name: "x", Access: &lab.AccessCheck{}}}}, false},
+	} {
+		if got := onlyReads(&c.step); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 
