@@ -248,7 +248,7 @@ func (r *runner) settle(ctx context.Context, u InPlaceUndoer, quiet bool) string
 		if err != nil {
 			return "the lab's objects could not be listed: " + err.Error()
 		}
-		r.start.objects = adoptClusterWrites(r.start.objects, now)
+		r.start.objects = adoptReplacements(adoptClusterWrites(r.start.objects, now), now)
 		if last = compareWorld(r.start.objects, now); len(last) == 0 {
 			if agree++; agree >= undoAgree || quiet && look == 0 {
 				return ""
@@ -333,6 +333,7 @@ func planUndo(start, now []mutant.Object) undoPlan {
 	var p undoPlan
 	before := index(start)
 	after := index(now)
+	uids := uidsOf(now)
 	for _, d := range compareWorld(start, now) {
 		s, n := before[d.key], after[d.key]
 		o := n
@@ -348,8 +349,11 @@ func planUndo(start, now []mutant.Object) undoPlan {
 			return undoPlan{why: fmt.Sprintf("%s %s (a cluster object), which the undo does not write", mutant.Ref(o), d.what)}
 		case s == nil:
 			p.deletes = append(p.deletes, n)
-		case derived(s) && n == nil && mutant.Kind(s) != "Endpoints":
+		case derived(s) && n == nil && mutant.Kind(s) != "Endpoints" && !replaceable(s, uids):
 			return undoPlan{why: fmt.Sprintf("%s is gone, and its owner makes another under another name", mutant.Ref(s))}
+		case derived(s) && n == nil:
+			// Its owner, there still, makes another in its place, which a
+			// later look adopts (adoptReplacements).
 		case derived(s):
 			// Its owner, written back, brings it back.
 		case n == nil:
@@ -482,6 +486,113 @@ func going(o mutant.Object) bool {
 	return md["deletionTimestamp"] != nil
 }
 
+// adoptReplacements moves the start forward where an object of the start
+// that a controller made (a Pod of a ReplicaSet) is gone and its owner,
+// there still (the same uid), made another in its place: the new one joins
+// the start instead. Both must have been written by Kubernetes alone (a
+// Pod a learner labelled or patched is no one's to replace) and carry the
+// same labels, annotations and containers (mounts aside: a Pod's token
+// volume has a name of its own); each gone object is paired with one new
+// object at most. The owner itself is compared with the start as ever.
+func adoptReplacements(start, now []mutant.Object) []mutant.Object {
+	before, after := index(start), index(now)
+	uids := uidsOf(now)
+	made := map[string][]mutant.Object{}
+	for _, n := range now {
+		if before[mutant.Key(n)] != nil || going(n) || !writtenByKubernetes(n) {
+			continue
+		}
+		if o := controller(n); o != "" {
+			made[mutant.Kind(n)+" "+o] = append(made[mutant.Kind(n)+" "+o], n)
+		}
+	}
+	var out []mutant.Object
+	for i, s := range start {
+		if after[mutant.Key(s)] != nil || !replaceable(s, uids) {
+			continue
+		}
+		k := mutant.Kind(s) + " " + controller(s)
+		j := slices.IndexFunc(made[k], func(n mutant.Object) bool { return sameMaking(s, n) })
+		if j < 0 {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(start)
+		}
+		out[i] = made[k][j]
+		made[k] = slices.Delete(made[k], j, j+1)
+	}
+	if out == nil {
+		return start
+	}
+	return out
+}
+
+// replaceable says whether s, made by a controller and written by
+// Kubernetes alone, has its controller among the objects of uids.
+func replaceable(s mutant.Object, uids map[string]bool) bool {
+	o := controller(s)
+	return o != "" && uids[o] && writtenByKubernetes(s)
+}
+
+// controller is the uid of o's controlling owner, "" when none.
+func controller(o mutant.Object) string {
+	md, _ := o["metadata"].(map[string]any)
+	refs, _ := md["ownerReferences"].([]any)
+	for _, r := range refs {
+		if ref, _ := r.(map[string]any); ref != nil && ref["controller"] == true {
+			uid, _ := ref["uid"].(string)
+			return uid
+		}
+	}
+	return ""
+}
+
+func uidsOf(objs []mutant.Object) map[string]bool {
+	m := make(map[string]bool, len(objs))
+	for _, o := range objs {
+		md, _ := o["metadata"].(map[string]any)
+		if uid, _ := md["uid"].(string); uid != "" {
+			m[uid] = true
+		}
+	}
+	return m
+}
+
+// writtenByKubernetes says whether every field manager of o is one of
+// Kubernetes' own, and there is one.
+func writtenByKubernetes(o mutant.Object) bool {
+	es := managedFields(o)
+	for _, e := range es {
+		if !kubernetesManager(e.manager) {
+			return false
+		}
+	}
+	return len(es) > 0
+}
+
+// sameMaking says whether a and b carry the same labels, annotations and
+// containers, their mounts and volumes aside: two Pods their owner made
+// from one template.
+func sameMaking(a, b mutant.Object) bool {
+	part := func(o mutant.Object) map[string]any {
+		md, _ := o["metadata"].(map[string]any)
+		spec, _ := mutant.Copy(o)["spec"].(map[string]any)
+		out := map[string]any{"labels": md["labels"], "annotations": md["annotations"]}
+		for _, k := range []string{"containers", "initContainers"} {
+			cs, _ := spec[k].([]any)
+			for _, c := range cs {
+				if m, _ := c.(map[string]any); m != nil {
+					delete(m, "volumeMounts")
+				}
+			}
+			out[k] = spec[k]
+		}
+		return out
+	}
+	return mutant.Equal(part(a), part(b))
+}
+
 // kubernetesManagers are the field managers of Kubernetes' own components
 // (the API server, its built-in controllers, the node agents), by name or
 // by a name's beginning.
@@ -538,13 +649,18 @@ func byKubernetesOnly(s, n mutant.Object) bool {
 			continue
 		}
 		changed = true
-		if !slices.ContainsFunc(kubernetesManagers, func(k string) bool {
-			return e.manager == k || (strings.HasSuffix(k, "-") && strings.HasPrefix(e.manager, k))
-		}) {
+		if !kubernetesManager(e.manager) {
 			return false
 		}
 	}
 	return changed
+}
+
+// kubernetesManager says whether manager is one of kubernetesManagers.
+func kubernetesManager(manager string) bool {
+	return slices.ContainsFunc(kubernetesManagers, func(k string) bool {
+		return manager == k || (strings.HasSuffix(k, "-") && strings.HasPrefix(manager, k))
+	})
 }
 
 type managedEntry struct{ id, manager, time string }

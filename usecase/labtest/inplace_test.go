@@ -419,3 +419,52 @@ func TestAdoptClusterObjectsKubernetesMade(t *testing.T) {
 		}
 	}
 }
+
+// TestAdoptReplacements: a Pod of the start that its ReplicaSet, there
+// still, replaced with another of the same making joins the start as the
+// new one; a Pod a learner wrote, one of another making, one whose owner is
+// gone, or a second Pod for one new one does not, and the undo waits for a
+// replacement only where one can come.
+func TestAdoptReplacements(t *testing.T) {
+	rs := obj("ReplicaSet", "ns", "web-1", map[string]any{"metadata": map[string]any{"uid": "rs1"}})
+	pod := func(name, image, mount string, managers ...string) mutant.Object {
+		var entries []any
+		for _, m := range managers {
+			entries = append(entries, map[string]any{"manager": m, "operation": "Update", "time": "t1"})
+		}
+		return obj("Pod", "ns", name, map[string]any{
+			"metadata": map[string]any{"uid": "u-" + name, "labels": map[string]any{"app": "web"}, "managedFields": entries,
+				"ownerReferences": []any{map[string]any{"kind": "ReplicaSet", "name": "web-1", "uid": "rs1", "controller": true}}},
+			"spec": map[string]any{"nodeName": "n1", "volumes": []any{map[string]any{"name": mount}},
+				"containers": []any{map[string]any{"name": "web", "image": image, "volumeMounts": []any{map[string]any{"name": mount}}}}}})
+	}
+	k8s := []string{"kube-controller-manager", "kubelet"}
+	for _, c := range []struct {
+		name       string
+		start, now []mutant.Object
+		left       int  // differences left after adopting
+		waits      bool // the plan waits for a replacement rather than gives up
+	}{
+		{"replaced", []mutant.Object{rs, pod("a", "nginx:1", "tok-a", k8s...)}, []mutant.Object{rs, pod("b", "nginx:1", "tok-b", k8s...)}, 0, true},
+		{"labelled by hand", []mutant.Object{rs, pod("a", "nginx:1", "tok-a", "kube-controller-manager", "kubectl-label")},
+			[]mutant.Object{rs, pod("b", "nginx:1", "tok-b", k8s...)}, 2, false},
+		{"another image", []mutant.Object{rs, pod("a", "nginx:1", "tok-a", k8s...)}, []mutant.Object{rs, pod("b", "nginx:2", "tok-b", k8s...)}, 2, true},
+		{"owner gone", []mutant.Object{rs, pod("a", "nginx:1", "tok-a", k8s...)}, []mutant.Object{pod("b", "nginx:1", "tok-b", k8s...)}, 3, false},
+		{"two for one", []mutant.Object{rs, pod("a", "nginx:1", "tok-a", k8s...), pod("c", "nginx:1", "tok-c", k8s...)},
+			[]mutant.Object{rs, pod("b", "nginx:1", "tok-b", k8s...)}, 1, true},
+		{"not yet", []mutant.Object{rs, pod("a", "nginx:1", "tok-a", k8s...)}, []mutant.Object{rs}, 1, true},
+	} {
+		got := adoptReplacements(c.start, c.now)
+		if d := compareWorld(got, c.now); len(d) != c.left {
+			t.Errorf("%s: %d differences left (%s), want %d", c.name, len(d), describe(d), c.left)
+		}
+		if p := planUndo(c.start, c.now); (p.why == "") != c.waits {
+			t.Errorf("%s: the plan's why is %q; waits for a replacement %v, want %v", c.name, p.why, p.why == "", c.waits)
+		}
+	}
+	start := []mutant.Object{rs, pod("a", "nginx:1", "tok-a", k8s...)}
+	adoptReplacements(start, []mutant.Object{rs, pod("b", "nginx:1", "tok-b", k8s...)})
+	if mutant.Name(start[1]) != "a" {
+		t.Errorf("the start was changed in place")
+	}
+}
