@@ -105,6 +105,19 @@ func TestQuietCaseUndoneInOneLook(t *testing.T) {
 	}
 }
 
+// TestQuietCase: a case is quiet when the audit log has no write of its
+// own and its step's checks only read: a probe writes as itself.
+func TestQuietCase(t *testing.T) {
+	s := &lab.Step{Checks: []lab.Check{absent("a", "/root/a")}}
+	if !quietCase(s, 2, 2) || quietCase(s, 2, 3) {
+		t.Errorf("quiet: %v with no write of its own, %v with one", quietCase(s, 2, 2), quietCase(s, 2, 3))
+	}
+	s.Probe = &lab.Probe{Run: "sync.sh"}
+	if quietCase(s, 2, 2) {
+		t.Errorf("a case of a step with a probe is quiet")
+	}
+}
+
 // TestUndoLooksWhileTheChecksRun: the undo's first look at the objects is
 // taken as the case's checks run, once per case: each listing waits a
 // moment, then notes whether a round is running.
