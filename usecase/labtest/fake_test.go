@@ -42,6 +42,10 @@ type fakeEnv struct {
 	writes          []string
 	// roundErr, when set, makes every checker round fail.
 	roundErr error
+	// roundHook, when set, runs at the start of every checker round.
+	roundHook func()
+	// lastScript is the first line of the script run last.
+	lastScript string
 	// log records what was done, in order: "script <first line>",
 	// "recreate-sandbox", "reset-namespaces", "backup", "checks".
 	log []string
@@ -112,7 +116,10 @@ func (f *fakeEnv) RunScripts(ctx context.Context, scripts []string, stdout, stde
 
 func (f *fakeEnv) RunScript(_ context.Context, script string, stdout, stderr io.Writer) (int, error) {
 	first, _, _ := strings.Cut(strings.TrimSpace(script), "\n")
+	f.mu.Lock()
 	f.log = append(f.log, "script "+first)
+	f.lastScript = first
+	f.mu.Unlock()
 	for _, line := range strings.Split(script, "\n") {
 		fields := strings.Fields(line)
 		if len(fields) == 0 {
@@ -164,7 +171,12 @@ func (f *fakeEnv) RunScript(_ context.Context, script string, stdout, stderr io.
 
 func (f *fakeEnv) RunChecks(_ context.Context, round checks.Round) ([]checks.Result, error) {
 	cs := round.Checks
+	f.mu.Lock()
 	f.log = append(f.log, "checks")
+	f.mu.Unlock()
+	if f.roundHook != nil {
+		f.roundHook()
+	}
 	if f.roundErr != nil {
 		return nil, f.roundErr
 	}
@@ -231,6 +243,10 @@ type undoingEnv struct {
 	// version is bumped at each listing: a resource version the API
 	// server sets, which the undo sets aside.
 	version int
+	// looks has, for each listing, the first line of the script run last
+	// before it; lookHook, when set, runs at the start of every listing.
+	looks    []string
+	lookHook func()
 }
 
 func newUndoingEnv() *undoingEnv {
@@ -246,9 +262,13 @@ func (u *undoingEnv) KeepCaseStart(_ context.Context, key string) bool {
 }
 
 func (u *undoingEnv) World(context.Context) ([]map[string]any, error) {
+	if u.lookHook != nil {
+		u.lookHook()
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.version++
+	u.looks = append(u.looks, u.lastScript)
 	var out []map[string]any
 	md := func(ns, name string) map[string]any {
 		m := map[string]any{"name": name, "resourceVersion": strconv.Itoa(u.version), "uid": "u-" + name}

@@ -45,6 +45,58 @@ type InPlaceUndoer interface {
 	RestoreCaseStart(ctx context.Context, key string) bool
 }
 
+// worldLook is one listing of the lab's objects, taken ahead of the undo.
+type worldLook struct {
+	objects []mutant.Object
+	err     error
+}
+
+// lookAhead starts the undo's first look at the lab's objects now, the
+// case's last script done, while its checks run, when those only read: the
+// step has no probe (which changes the lab and puts it back), and its
+// checks and its mistakes' evidence read files, repositories, objects and
+// the audit log, nothing that makes objects of its own. The look is what
+// the case left; the undo takes it for its first (settle).
+func (r *runner) lookAhead(ctx context.Context, s *lab.Step) {
+	r.ahead = nil
+	u, ok := r.env.(InPlaceUndoer)
+	if !ok || r.start == nil || r.start.step != s.ID || r.start.why != "" || !onlyReads(s) {
+		return
+	}
+	ahead := make(chan worldLook, 1)
+	go func() {
+		objs, err := u.World(ctx)
+		ahead <- worldLook{objs, err}
+	}()
+	r.ahead = ahead
+}
+
+// onlyReads says whether step s has no probe, and its checks and its
+// mistakes' evidence are all of the kinds that only read.
+func onlyReads(s *lab.Step) bool {
+	if s.Probe != nil {
+		return false
+	}
+	reads := func(cs []lab.Check) bool {
+		for i := range cs {
+			c := &cs[i]
+			if c.Access != nil || c.Permissions != nil || c.Reach != nil || c.Matrix != nil || c.Command != nil {
+				return false
+			}
+		}
+		return true
+	}
+	if !reads(s.Checks) {
+		return false
+	}
+	for i := range s.Mistakes {
+		if !reads(s.Mistakes[i].Evidence) {
+			return false
+		}
+	}
+	return true
+}
+
 // caseStart is the world at the start of a step, for undoing its cases.
 type caseStart struct {
 	step    string
@@ -52,6 +104,9 @@ type caseStart struct {
 	// why, when set, says why no case of this start can be undone in
 	// place.
 	why string
+	// writes counts the learner's writes since the start that the cases
+	// undone so far made: those after are the current case's.
+	writes int
 }
 
 // Bounds of the wait for the controllers once the objects are written
@@ -92,6 +147,8 @@ func (r *runner) keepStart(ctx context.Context, s *lab.Step) {
 // undoCase brings the lab back to the start of step s after script (a
 // case): in place when it can prove the start, else by a full reset.
 func (r *runner) undoCase(ctx context.Context, s *lab.Step, script string) {
+	// A look taken ahead belongs to this case only.
+	defer func() { r.ahead = nil }()
 	var why string
 	if r.start == nil || r.start.step != s.ID {
 		why = "the step's start was not kept"
@@ -146,7 +203,9 @@ func (r *runner) undoInPlace(ctx context.Context, s *lab.Step) string {
 			back <- ""
 		}
 	}()
-	why := r.settle(ctx, u)
+	quiet := quietCase(s, r.start.writes, len(writes))
+	r.start.writes = len(writes)
+	why := r.settle(ctx, u, quiet)
 	if sandbox := <-back; why == "" {
 		why = sandbox
 	}
@@ -158,8 +217,12 @@ func (r *runner) undoInPlace(ctx context.Context, s *lab.Step) string {
 // them: each look deletes, once, what the start lacks (what the case made,
 // and what the controllers made of it, a Pod of a Deployment it made), and
 // writes again what it had and differs, which the controllers may have
-// changed since (a write lost to a conflict).
-func (r *runner) settle(ctx context.Context, u InPlaceUndoer) string {
+// changed since (a write lost to a conflict). After a quiet case (one
+// the audit log has no write of in the lab's namespaces, with checks that
+// only read: quietCase) the first look is enough when it finds the start: nothing was written for the
+// controllers to answer, by the case or by the undo, and what the case
+// wrote outside the namespaces is there to be seen in that look.
+func (r *runner) settle(ctx context.Context, u InPlaceUndoer, quiet bool) string {
 	deleted := map[string]bool{}
 	agree := 0
 	var last []difference
@@ -174,13 +237,20 @@ func (r *runner) settle(ctx context.Context, u InPlaceUndoer) string {
 			case <-t.C:
 			}
 		}
-		now, err := u.World(ctx)
+		var now []mutant.Object
+		var err error
+		if look == 0 && r.ahead != nil {
+			l := <-r.ahead
+			now, err = l.objects, l.err
+		} else {
+			now, err = u.World(ctx)
+		}
 		if err != nil {
 			return "the lab's objects could not be listed: " + err.Error()
 		}
-		r.start.objects = adoptClusterWrites(r.start.objects, now)
+		r.start.objects = adoptReplacements(adoptClusterWrites(r.start.objects, now), now)
 		if last = compareWorld(r.start.objects, now); len(last) == 0 {
-			if agree++; agree >= undoAgree {
+			if agree++; agree >= undoAgree || quiet && look == 0 {
 				return ""
 			}
 			continue
@@ -205,6 +275,15 @@ func (r *runner) settle(ctx context.Context, u InPlaceUndoer) string {
 	}
 	return fmt.Sprintf("the lab's objects were not those of the step's start %s after the undo: %s",
 		undoWait, describe(last))
+}
+
+// quietCase says whether the case of step s wrote nothing in the lab's
+// namespaces (of the learner's writes since the step's start, the audit
+// log has writes, and had seen before the case), and its checks wrote
+// nothing either: they only read (a probe writes as itself, which the log
+// leaves out).
+func quietCase(s *lab.Step, seen, writes int) bool {
+	return writes == seen && onlyReads(s)
 }
 
 // restart notes in the test's progress that step s starts now, as
@@ -263,6 +342,7 @@ func planUndo(start, now []mutant.Object) undoPlan {
 	var p undoPlan
 	before := index(start)
 	after := index(now)
+	uids := uidsOf(now)
 	for _, d := range compareWorld(start, now) {
 		s, n := before[d.key], after[d.key]
 		o := n
@@ -278,8 +358,11 @@ func planUndo(start, now []mutant.Object) undoPlan {
 			return undoPlan{why: fmt.Sprintf("%s %s (a cluster object), which the undo does not write", mutant.Ref(o), d.what)}
 		case s == nil:
 			p.deletes = append(p.deletes, n)
-		case derived(s) && n == nil && mutant.Kind(s) != "Endpoints":
+		case derived(s) && n == nil && mutant.Kind(s) != "Endpoints" && !replaceable(s, uids):
 			return undoPlan{why: fmt.Sprintf("%s is gone, and its owner makes another under another name", mutant.Ref(s))}
+		case derived(s) && n == nil:
+			// Its owner, there still, makes another in its place, which a
+			// later look adopts (adoptReplacements).
 		case derived(s):
 			// Its owner, written back, brings it back.
 		case n == nil:
@@ -412,6 +495,113 @@ func going(o mutant.Object) bool {
 	return md["deletionTimestamp"] != nil
 }
 
+// adoptReplacements moves the start forward where an object of the start
+// that a controller made (a Pod of a ReplicaSet) is gone and its owner,
+// there still (the same uid), made another in its place: the new one joins
+// the start instead. Both must have been written by Kubernetes alone (a
+// Pod a learner labelled or patched is no one's to replace) and carry the
+// same labels, annotations and containers (mounts aside: a Pod's token
+// volume has a name of its own); each gone object is paired with one new
+// object at most. The owner itself is compared with the start as ever.
+func adoptReplacements(start, now []mutant.Object) []mutant.Object {
+	before, after := index(start), index(now)
+	uids := uidsOf(now)
+	made := map[string][]mutant.Object{}
+	for _, n := range now {
+		if before[mutant.Key(n)] != nil || going(n) || !writtenByKubernetes(n) {
+			continue
+		}
+		if o := controller(n); o != "" {
+			made[mutant.Kind(n)+" "+o] = append(made[mutant.Kind(n)+" "+o], n)
+		}
+	}
+	var out []mutant.Object
+	for i, s := range start {
+		if after[mutant.Key(s)] != nil || !replaceable(s, uids) {
+			continue
+		}
+		k := mutant.Kind(s) + " " + controller(s)
+		j := slices.IndexFunc(made[k], func(n mutant.Object) bool { return sameMaking(s, n) })
+		if j < 0 {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(start)
+		}
+		out[i] = made[k][j]
+		made[k] = slices.Delete(made[k], j, j+1)
+	}
+	if out == nil {
+		return start
+	}
+	return out
+}
+
+// replaceable says whether s, made by a controller and written by
+// Kubernetes alone, has its controller among the objects of uids.
+func replaceable(s mutant.Object, uids map[string]bool) bool {
+	o := controller(s)
+	return o != "" && uids[o] && writtenByKubernetes(s)
+}
+
+// controller is the uid of o's controlling owner, "" when none.
+func controller(o mutant.Object) string {
+	md, _ := o["metadata"].(map[string]any)
+	refs, _ := md["ownerReferences"].([]any)
+	for _, r := range refs {
+		if ref, _ := r.(map[string]any); ref != nil && ref["controller"] == true {
+			uid, _ := ref["uid"].(string)
+			return uid
+		}
+	}
+	return ""
+}
+
+func uidsOf(objs []mutant.Object) map[string]bool {
+	m := make(map[string]bool, len(objs))
+	for _, o := range objs {
+		md, _ := o["metadata"].(map[string]any)
+		if uid, _ := md["uid"].(string); uid != "" {
+			m[uid] = true
+		}
+	}
+	return m
+}
+
+// writtenByKubernetes says whether every field manager of o is one of
+// Kubernetes' own, and there is one.
+func writtenByKubernetes(o mutant.Object) bool {
+	es := managedFields(o)
+	for _, e := range es {
+		if !kubernetesManager(e.manager) {
+			return false
+		}
+	}
+	return len(es) > 0
+}
+
+// sameMaking says whether a and b carry the same labels, annotations and
+// containers, their mounts and volumes aside: two Pods their owner made
+// from one template.
+func sameMaking(a, b mutant.Object) bool {
+	part := func(o mutant.Object) map[string]any {
+		md, _ := o["metadata"].(map[string]any)
+		spec, _ := mutant.Copy(o)["spec"].(map[string]any)
+		out := map[string]any{"labels": md["labels"], "annotations": md["annotations"]}
+		for _, k := range []string{"containers", "initContainers"} {
+			cs, _ := spec[k].([]any)
+			for _, c := range cs {
+				if m, _ := c.(map[string]any); m != nil {
+					delete(m, "volumeMounts")
+				}
+			}
+			out[k] = spec[k]
+		}
+		return out
+	}
+	return mutant.Equal(part(a), part(b))
+}
+
 // kubernetesManagers are the field managers of Kubernetes' own components
 // (the API server, its built-in controllers, the node agents), by name or
 // by a name's beginning.
@@ -468,13 +658,18 @@ func byKubernetesOnly(s, n mutant.Object) bool {
 			continue
 		}
 		changed = true
-		if !slices.ContainsFunc(kubernetesManagers, func(k string) bool {
-			return e.manager == k || (strings.HasSuffix(k, "-") && strings.HasPrefix(e.manager, k))
-		}) {
+		if !kubernetesManager(e.manager) {
 			return false
 		}
 	}
 	return changed
+}
+
+// kubernetesManager says whether manager is one of kubernetesManagers.
+func kubernetesManager(manager string) bool {
+	return slices.ContainsFunc(kubernetesManagers, func(k string) bool {
+		return manager == k || (strings.HasSuffix(k, "-") && strings.HasPrefix(manager, k))
+	})
 }
 
 type managedEntry struct{ id, manager, time string }

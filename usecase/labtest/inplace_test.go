@@ -2,8 +2,10 @@ package labtest
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,6 +83,90 @@ func TestCasesUndoneInPlace(t *testing.T) {
 	}
 }
 
+// TestQuietCaseUndoneInOneLook: the undo of a case that wrote nothing in
+// the namespaces ends at its first look that finds the start; that of a
+// case that wrote looks until two in a row find it. A quiet case that made
+// a cluster object still falls back to a reset (TestUndoInPlaceFallsBackToAReset).
+func TestQuietCaseUndoneInOneLook(t *testing.T) {
+	defer func(p time.Duration) { undoPause = p }(undoPause)
+	undoPause = time.Millisecond
+	env := newUndoingEnv()
+	if rep := runOn(t, startLab(), env); !rep.Passed || rep.UndoneInPlace != 3 {
+		t.Fatalf("a lab whose promises hold: passed %v, %d undone in place: %v", rep.Passed, rep.UndoneInPlace, rep.Failures())
+	}
+	looks := map[string]int{}
+	for _, l := range env.looks {
+		looks[l]++
+	}
+	// The start's look comes before any script; the mistake web-and-a and
+	// the alternative (apply web) wrote, then write back and look twice more.
+	if want := map[string]int{"": 1, "apply web": 6, "touch /root/b": 1}; !maps.Equal(looks, want) {
+		t.Errorf("listings after each case: %v, want %v", looks, want)
+	}
+}
+
+// TestQuietCase: a case is quiet when the audit log has no write of its
+// own and its step's checks only read: a probe writes as itself.
+func TestQuietCase(t *testing.T) {
+	s := &lab.Step{Checks: []lab.Check{absent("a", "/root/a")}}
+	if !quietCase(s, 2, 2) || quietCase(s, 2, 3) {
+		t.Errorf("quiet: %v with no write of its own, %v with one", quietCase(s, 2, 2), quietCase(s, 2, 3))
+	}
+	s.Probe = &lab.Probe{Run: "sync.sh"}
+	if quietCase(s, 2, 2) {
+		t.Errorf("a case of a step with a probe is quiet")
+	}
+}
+
+// TestUndoLooksWhileTheChecksRun: the undo's first look at the objects is
+// taken as the case's checks run, once per case: each listing waits a
+// moment, then notes whether a round is running.
+func TestUndoLooksWhileTheChecksRun(t *testing.T) {
+	defer func(p time.Duration) { undoPause = p }(undoPause)
+	undoPause = time.Millisecond
+	env := newUndoingEnv()
+	var inRound, during atomic.Int32
+	env.roundHook = func() {
+		inRound.Add(1)
+		time.Sleep(60 * time.Millisecond)
+		inRound.Add(-1)
+	}
+	env.lookHook = func() {
+		time.Sleep(20 * time.Millisecond)
+		if inRound.Load() > 0 {
+			during.Add(1)
+		}
+	}
+	if rep := runOn(t, startLab(), env); !rep.Passed || rep.UndoneInPlace != 3 {
+		t.Fatalf("a lab whose promises hold: passed %v, %d undone in place: %v", rep.Passed, rep.UndoneInPlace, rep.Failures())
+	}
+	if n := during.Load(); n != 3 {
+		t.Errorf("%d listings while a round ran, want 3 (one per case)", n)
+	}
+}
+
+// TestOnlyReads: a step's cases are looked at ahead only when its checks
+// and its mistakes' evidence only read, and it has no probe.
+func TestOnlyReads(t *testing.T) {
+	reads := []lab.Check{absent("a", "/root/a"), kubeCheck("web", "web"),
+		{Name: "g", Git: &lab.GitCheck{Repo: "/root/r"}}, {Name: "au", Audit: &lab.AuditCheck{Absent: true}}}
+	for _, c := range []struct {
+		name string
+		step lab.Step
+		want bool
+	}{
+		{"reads", lab.Step{Checks: reads, Mistakes: []lab.Mistake{{Evidence: reads}}}, true},
+		{"probe", lab.Step{Checks: reads, Probe: &lab.Probe{Run: "sync.sh"}}, false},
+		{"command", lab.Step{Checks: append(slices.Clone(reads), lab.Check{Name: "c", Command: &lab.CommandCheck{}})}, false},
+		{"reach in evidence", lab.Step{Checks: reads, Mistakes: []lab.Mistake{{Evidence: []lab.Check{{Name: "r", Reach: &lab.ReachCheck{}}}}}}, false},
+		{"access", lab.Step{Checks: []lab.Check{{Name: "x", Access: &lab.AccessCheck{}}}}, false},
+	} {
+		if got := onlyReads(&c.step); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // TestUndoInPlaceFallsBackToAReset: a case after which the undo cannot
 // prove the step's start (a cluster object made, a command run in a
 // container, a file changed outside /root, a Pod of a workload changed for
@@ -88,7 +174,9 @@ func TestCasesUndoneInPlace(t *testing.T) {
 // still sees the step's start.
 func TestUndoInPlaceFallsBackToAReset(t *testing.T) {
 	defer func(p, w time.Duration) { undoPause, undoWait = p, w }(undoPause, undoWait)
-	undoPause, undoWait = time.Millisecond, 5*time.Millisecond
+	// Long enough for the three looks of a case that wrote on a loaded
+	// machine; the changed Pod waits it out once.
+	undoPause, undoWait = time.Millisecond, 500*time.Millisecond
 	for _, c := range []struct {
 		name, script, why string
 	}{
@@ -342,5 +430,54 @@ func TestAdoptClusterObjectsKubernetesMade(t *testing.T) {
 		if adopted := len(compareWorld(adoptClusterWrites(nil, now), now)) == 0; adopted != c.adopt {
 			t.Errorf("%s by %v: adopted %v, want %v", mutant.Kind(c.now), managedFields(c.now), adopted, c.adopt)
 		}
+	}
+}
+
+// TestAdoptReplacements: a Pod of the start that its ReplicaSet, there
+// still, replaced with another of the same making joins the start as the
+// new one; a Pod a learner wrote, one of another making, one whose owner is
+// gone, or a second Pod for one new one does not, and the undo waits for a
+// replacement only where one can come.
+func TestAdoptReplacements(t *testing.T) {
+	rs := obj("ReplicaSet", "ns", "web-1", map[string]any{"metadata": map[string]any{"uid": "rs1"}})
+	pod := func(name, image, mount string, managers ...string) mutant.Object {
+		var entries []any
+		for _, m := range managers {
+			entries = append(entries, map[string]any{"manager": m, "operation": "Update", "time": "t1"})
+		}
+		return obj("Pod", "ns", name, map[string]any{
+			"metadata": map[string]any{"uid": "u-" + name, "labels": map[string]any{"app": "web"}, "managedFields": entries,
+				"ownerReferences": []any{map[string]any{"kind": "ReplicaSet", "name": "web-1", "uid": "rs1", "controller": true}}},
+			"spec": map[string]any{"nodeName": "n1", "volumes": []any{map[string]any{"name": mount}},
+				"containers": []any{map[string]any{"name": "web", "image": image, "volumeMounts": []any{map[string]any{"name": mount}}}}}})
+	}
+	k8s := []string{"kube-controller-manager", "kubelet"}
+	for _, c := range []struct {
+		name       string
+		start, now []mutant.Object
+		left       int  // differences left after adopting
+		waits      bool // the plan waits for a replacement rather than gives up
+	}{
+		{"replaced", []mutant.Object{rs, pod("a", "nginx:1", "tok-a", k8s...)}, []mutant.Object{rs, pod("b", "nginx:1", "tok-b", k8s...)}, 0, true},
+		{"labelled by hand", []mutant.Object{rs, pod("a", "nginx:1", "tok-a", "kube-controller-manager", "kubectl-label")},
+			[]mutant.Object{rs, pod("b", "nginx:1", "tok-b", k8s...)}, 2, false},
+		{"another image", []mutant.Object{rs, pod("a", "nginx:1", "tok-a", k8s...)}, []mutant.Object{rs, pod("b", "nginx:2", "tok-b", k8s...)}, 2, true},
+		{"owner gone", []mutant.Object{rs, pod("a", "nginx:1", "tok-a", k8s...)}, []mutant.Object{pod("b", "nginx:1", "tok-b", k8s...)}, 3, false},
+		{"two for one", []mutant.Object{rs, pod("a", "nginx:1", "tok-a", k8s...), pod("c", "nginx:1", "tok-c", k8s...)},
+			[]mutant.Object{rs, pod("b", "nginx:1", "tok-b", k8s...)}, 1, true},
+		{"not yet", []mutant.Object{rs, pod("a", "nginx:1", "tok-a", k8s...)}, []mutant.Object{rs}, 1, true},
+	} {
+		got := adoptReplacements(c.start, c.now)
+		if d := compareWorld(got, c.now); len(d) != c.left {
+			t.Errorf("%s: %d differences left (%s), want %d", c.name, len(d), describe(d), c.left)
+		}
+		if p := planUndo(c.start, c.now); (p.why == "") != c.waits {
+			t.Errorf("%s: the plan's why is %q; waits for a replacement %v, want %v", c.name, p.why, p.why == "", c.waits)
+		}
+	}
+	start := []mutant.Object{rs, pod("a", "nginx:1", "tok-a", k8s...)}
+	adoptReplacements(start, []mutant.Object{rs, pod("b", "nginx:1", "tok-b", k8s...)})
+	if mutant.Name(start[1]) != "a" {
+		t.Errorf("the start was changed in place")
 	}
 }

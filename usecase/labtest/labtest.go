@@ -137,6 +137,9 @@ type runner struct {
 	// start is the current step's start, kept for undoing its cases in
 	// place (inplace.go); nil until kept, and after a full reset.
 	start *caseStart
+	// ahead, when set, brings the undo's first look, taken while the
+	// current case's checks ran (lookAhead).
+	ahead chan worldLook
 }
 
 func (r *runner) run(ctx context.Context, first, last int) {
@@ -369,9 +372,13 @@ func (r *runner) mistake(ctx context.Context, s *lab.Step, m *lab.Mistake) {
 		title += ", and its way back passes"
 	}
 	r.keepStart(ctx, s)
+	recovers := strings.TrimSpace(m.Recover) != ""
 	r.phase(Phase{Step: s.ID, Kind: Mistake, Script: script}, title, func(p *Phase) {
 		if !r.script(ctx, p, s, script, m.Script) {
 			return
+		}
+		if !recovers {
+			r.lookAhead(ctx, s)
 		}
 		rs, ok := r.checks(ctx, p, s)
 		if !ok {
@@ -381,7 +388,7 @@ func (r *runner) mistake(ctx context.Context, s *lab.Step, m *lab.Mistake) {
 		if len(p.Failures) == 0 {
 			p.Failures = append(p.Failures, r.named(ctx, s, m, script, rs)...)
 		}
-		if strings.TrimSpace(m.Recover) == "" || len(p.Failures) > 0 {
+		if !recovers || len(p.Failures) > 0 {
 			return
 		}
 		// The way back: from the mistake, the step can still pass.
@@ -389,6 +396,7 @@ func (r *runner) mistake(ctx context.Context, s *lab.Step, m *lab.Mistake) {
 		if !r.script(ctx, p, s, back, m.Recover) {
 			return
 		}
+		r.lookAhead(ctx, s)
 		if rs, ok := r.checks(ctx, p, s); ok {
 			p.Failures = append(p.Failures, notPassing(s.ID, back, rs)...)
 		}
@@ -416,6 +424,7 @@ func (r *runner) alternative(ctx context.Context, s *lab.Step, a *lab.Alternativ
 		if !r.script(ctx, p, s, script, a.Script) {
 			return
 		}
+		r.lookAhead(ctx, s)
 		if rs, ok := r.checks(ctx, p, s); ok {
 			p.Failures = append(p.Failures, notPassing(s.ID, script, rs)...)
 		}
