@@ -60,10 +60,11 @@ func MatrixCells(m *lab.MatrixCheck, found [][]Tried) map[string]CellAnswer {
 // JudgeFromCells judges the matrix check c from the cells that the matrix
 // checks of rs, one round's, found, without trying a connection: the same
 // connections, from probers labelled alike, after the same wait for the
-// policy agent. ok is false when c is no matrix check, when the round did
-// not try one of its cells or found two answers for it, and when c would
-// fail only for cells expected open that got no answer, which a round of
-// its own tries once more (checkMatrix): such a c needs its own round.
+// policy agent. ok is false when c is no matrix check, and when the round
+// did not try one of its cells or found two answers for it. A cell c
+// expects open that got no answer is closed here, where a round of its own
+// might try it once more (checkMatrix): evidence only names a mistake, and
+// such a cell can only keep it from being named, never name one.
 func JudgeFromCells(c lab.Check, rs []Result, lang msg.Lang) (r Result, ok bool) {
 	m := c.Matrix
 	if m == nil {
@@ -92,9 +93,6 @@ func JudgeFromCells(c lab.Check, rs []Result, lang msg.Lang) (r Result, ok bool)
 			}
 			found[i][j] = Tried{Opened: a.Opened, TimedOut: a.TimedOut, Detail: a.Detail}
 		}
-	}
-	if len(slowOpenCells(m, found)) > 0 {
-		return Result{}, false
 	}
 	s, text := outcomeIn(judgeMatrix(m, found), msg.New(lang))
 	return newResult(c, s, text, 0), true

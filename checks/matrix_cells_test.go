@@ -42,10 +42,9 @@ func cellsRound(t *testing.T) Result {
 
 // TestJudgeFromCells: a mistake's matrix evidence whose every cell the
 // step's round tried is judged from what it found, pass or fail as a
-// round of its own would judge it; a cell the round did not try (another
-// address, another source's labels), two answers for one cell, or a
-// failure only for cells expected open that got no answer, which a round
-// of its own tries again, need a round.
+// round of its own would judge it, a cell expected open that got no answer
+// closed; a cell the round did not try (another address, another source's
+// labels) or two answers for one cell need a round.
 func TestJudgeFromCells(t *testing.T) {
 	step := cellsRound(t)
 	// The cells cross the checker's answer as they are.
@@ -75,7 +74,9 @@ func TestJudgeFromCells(t *testing.T) {
 		{"closed, expected open", matrix([]lab.MatrixSource{debug}, []lab.MatrixTarget{web}, lab.MatrixCells{From: []string{"debug"}, To: []string{"web"}}), []Result{wire}, true, Fail},
 		{"a source's prober, by its labels and port", matrix([]lab.MatrixSource{api, debug}, []lab.MatrixTarget{{Name: "d", Source: "debug", Port: 5432}},
 			lab.MatrixCells{From: []string{"api"}, To: []string{"d"}}), []Result{wire}, true, Pass},
-		{"expected open, no answer", matrix([]lab.MatrixSource{debug, api}, []lab.MatrixTarget{web, db}, lab.MatrixCells{From: []string{"api"}, To: []string{"db"}}), []Result{wire}, false, ""},
+		// A cell expected open that got no answer is closed: the mistake
+		// is not named.
+		{"expected open, no answer", matrix([]lab.MatrixSource{debug, api}, []lab.MatrixTarget{web, db}, lab.MatrixCells{From: []string{"api"}, To: []string{"db"}}), []Result{wire}, true, Fail},
 		{"another address", matrix([]lab.MatrixSource{debug}, []lab.MatrixTarget{{Name: "admin", To: "admin.shop:80"}}), []Result{wire}, false, ""},
 		{"other labels", matrix([]lab.MatrixSource{{Name: "debug", Namespace: "tools", Labels: map[string]string{"app": "other"}}}, []lab.MatrixTarget{web}), []Result{wire}, false, ""},
 		{"another namespace", matrix([]lab.MatrixSource{{Name: "debug", Namespace: "shop", Labels: map[string]string{"app": "debug"}}}, []lab.MatrixTarget{web}), []Result{wire}, false, ""},
