@@ -87,6 +87,9 @@ type Env struct {
 	// ReachImage is the image reach checks start their Pods from, present
 	// on the cluster's nodes; empty makes every reach check an error.
 	ReachImage string
+	// cells is where a matrix check leaves what it found of each cell
+	// (Result.Cells): each check's own, set by runOne.
+	cells *map[string]CellAnswer
 }
 
 func (e Env) now() time.Time {
@@ -156,6 +159,9 @@ func runOne(ctx context.Context, env Env, c lab.Check) Result {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
+	// A matrix check leaves what it found of each cell here.
+	var cells map[string]CellAnswer
+	env.cells = &cells
 	done := make(chan error, 1)
 	go func() {
 		defer func() {
@@ -177,7 +183,11 @@ func runOne(ctx context.Context, env Env, c lab.Check) Result {
 			return newResult(c, Error, cat.Render(msg.T(msg.TimedOut, timeout)), env.now().Sub(start))
 		}
 		s, text := outcomeIn(err, cat)
-		return newResult(c, s, text, env.now().Sub(start))
+		r := newResult(c, s, text, env.now().Sub(start))
+		if s != Error {
+			r.Cells = cells
+		}
+		return r
 	case <-cctx.Done():
 	}
 	// Give the check a moment to wind down (a command check kills its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func TestRunKeepsOrderAndFields(t *testing.T) {
 	}
 	for i := range want {
 		rs[i].Duration = 0
-		if rs[i] != want[i] {
+		if !reflect.DeepEqual(rs[i], want[i]) {
 			t.Errorf("result %d:\n got %+v\nwant %+v", i, rs[i], want[i])
 		}
 	}

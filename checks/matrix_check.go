@@ -75,6 +75,9 @@ func checkMatrix(ctx context.Context, env Env, m *lab.MatrixCheck) error {
 			found[c[0]][c[1]] = again[c[0]][c[1]]
 		}
 	}
+	if env.cells != nil {
+		*env.cells = MatrixCells(m, found)
+	}
 	return judgeMatrix(m, found)
 }
 

@@ -31,24 +31,29 @@ type Result struct {
 	Duration    time.Duration `json:"durationMs"`
 	Points      int           `json:"points"`
 	Optional    bool          `json:"optional,omitempty"`
+	// Cells are what a matrix check that passed or failed found of each
+	// cell, for the evidence of the step's mistakes (JudgeFromCells); nil
+	// for other checks.
+	Cells map[string]CellAnswer `json:"cells,omitempty"`
 }
 
 // resultJSON is Result on the wire, with the duration in whole milliseconds.
 type resultJSON struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Status      Status `json:"status"`
-	Message     string `json:"message,omitempty"`
-	DurationMs  int64  `json:"durationMs"`
-	Points      int    `json:"points"`
-	Optional    bool   `json:"optional,omitempty"`
+	Name        string                `json:"name"`
+	Description string                `json:"description,omitempty"`
+	Status      Status                `json:"status"`
+	Message     string                `json:"message,omitempty"`
+	DurationMs  int64                 `json:"durationMs"`
+	Points      int                   `json:"points"`
+	Optional    bool                  `json:"optional,omitempty"`
+	Cells       map[string]CellAnswer `json:"cells,omitempty"`
 }
 
 // MarshalJSON writes the duration as integer milliseconds (durationMs).
 func (r Result) MarshalJSON() ([]byte, error) {
 	return json.Marshal(resultJSON{
 		Name: r.Name, Description: r.Description, Status: r.Status, Message: r.Message,
-		DurationMs: r.Duration.Milliseconds(), Points: r.Points, Optional: r.Optional,
+		DurationMs: r.Duration.Milliseconds(), Points: r.Points, Optional: r.Optional, Cells: r.Cells,
 	})
 }
 
@@ -60,7 +65,7 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	}
 	*r = Result{
 		Name: w.Name, Description: w.Description, Status: w.Status, Message: w.Message,
-		Duration: time.Duration(w.DurationMs) * time.Millisecond, Points: w.Points, Optional: w.Optional,
+		Duration: time.Duration(w.DurationMs) * time.Millisecond, Points: w.Points, Optional: w.Optional, Cells: w.Cells,
 	}
 	return nil
 }

@@ -29,6 +29,9 @@ type fakeChecker struct {
 	deadlines []time.Duration
 	// asked records every round as it was asked.
 	asked []checks.Round
+	// cells are what a check of this name found of its cells, when it is a
+	// matrix check.
+	cells map[string]map[string]checks.CellAnswer
 }
 
 func (f *fakeChecker) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, error) {
@@ -53,7 +56,7 @@ func (f *fakeChecker) RunChecks(ctx context.Context, r checks.Round) ([]checks.R
 		if st == "" {
 			st = checks.Pass
 		}
-		r := checks.Result{Name: c.Name, Status: st, Points: c.Points, Optional: c.Optional}
+		r := checks.Result{Name: c.Name, Status: st, Points: c.Points, Optional: c.Optional, Cells: f.cells[c.Name]}
 		if st != checks.Pass {
 			r.Message = "expected something for " + c.Name + ", found nothing"
 		}

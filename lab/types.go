@@ -357,7 +357,10 @@ type Mistake struct {
 	// not when they made another that fails the same checks: the mistake
 	// is named only when every one passes. They run only to name it, after
 	// a round whose failures are exactly Fails; they are never shown or
-	// scored. `labctl test` proves they pass after Script.
+	// scored. A matrix check among them whose every cell a matrix check of
+	// that round tried (a source labelled alike, the same address) is
+	// judged from what that round found, without trying again. `labctl
+	// test` proves they pass after Script.
 	Evidence []Check `yaml:"evidence" json:"evidence,omitempty"`
 	// Recover, when set, is the way back Explain describes, as a script
 	// run after Script: `labctl test` then requires every check of the
