@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/labctl/labctl/internal/msg"
@@ -134,64 +133,12 @@ func ReadSandbox(ctx context.Context, sfs SandboxFS, p string) SandboxFile {
 // errForbidden says a resolution reached /proc, /sys or /dev.
 var errForbidden = errors.New("leads into /proc, /sys or /dev")
 
-// resolveSandbox resolves p as resolveInRoot does, over sfs, and describes
-// what it leads to. The resolved path is returned with every error, so a
-// message can say where the path led; what is in a forbidden area is never
-// asked for, not even whether it exists.
+// resolveSandbox resolves p over sfs (resolvePath) and describes what it
+// leads to. The resolved path is returned with every error, so a message
+// can say where the path led; what is in a forbidden area is never asked
+// for, not even whether it exists.
 func resolveSandbox(ctx context.Context, sfs SandboxFS, p string) (string, SandboxStat, error) {
-	var resolved []string
-	pending := splitPath(p)
-	links := 0
-	join := func(parts []string) string { return "/" + strings.Join(parts, "/") }
-	for len(pending) > 0 {
-		c := pending[0]
-		pending = pending[1:]
-		switch c {
-		case ".":
-			continue
-		case "..":
-			if len(resolved) > 0 {
-				resolved = resolved[:len(resolved)-1]
-			}
-			continue
-		}
-		next := join(append(resolved, c))
-		if forbidden(next) {
-			return join(append(append(resolved, c), pending...)), SandboxStat{}, errForbidden
-		}
-		st, err := sfs.Lstat(ctx, next)
-		if err != nil {
-			return join(append(append(resolved, c), pending...)), SandboxStat{}, err
-		}
-		if st.Mode&fs.ModeSymlink == 0 {
-			if len(pending) > 0 && !st.Mode.IsDir() {
-				return join(append(append(resolved, c), pending...)), SandboxStat{}, fs.ErrNotExist
-			}
-			resolved = append(resolved, c)
-			if len(pending) == 0 {
-				return next, st, nil
-			}
-			continue
-		}
-		links++
-		if links > maxSymlinks {
-			return next, SandboxStat{}, fmt.Errorf("resolving %s: too many levels of symbolic links", p)
-		}
-		if st.LinkTarget == "" {
-			return next, SandboxStat{}, fmt.Errorf("resolving %s: the link %s has no target", p, next)
-		}
-		if path.IsAbs(st.LinkTarget) {
-			resolved = nil
-		}
-		pending = append(splitPath(st.LinkTarget), pending...)
-	}
-	// p was / itself, or its links led back to /.
-	at := join(resolved)
-	if forbidden(at) {
-		return at, SandboxStat{}, errForbidden
-	}
-	st, err := sfs.Lstat(ctx, at)
-	return at, st, err
+	return resolvePath(ctx, sfs.Lstat, p, forbidden)
 }
 
 // forbidden reports whether the resolved path p lies in /proc, /sys or /dev.
