@@ -42,6 +42,7 @@ func checkGit(ctx context.Context, env Env, gc *lab.GitCheck) error {
 	if err != nil {
 		return err
 	}
+	defer guarded.Close()
 	if !want {
 		return failf(msg.GitExpectNoRepo, gc.Repo)
 	}

@@ -37,6 +37,11 @@ type SandboxFS interface {
 	// found larger is ErrTooLarge, one that is no longer a regular file
 	// ErrChanged.
 	ReadFile(ctx context.Context, p string, limit int64) ([]byte, error)
+	// ReadTree reads the directory p whole, as an archive (a tar whose
+	// entries are named below p's base name, links written as links),
+	// at most limit bytes: a longer one is ErrTooLarge, and one that no
+	// longer starts with the directory p is ErrChanged.
+	ReadTree(ctx context.Context, p string, limit int64) ([]byte, error)
 }
 
 // SandboxStat is what SandboxFS.Lstat says of a path.
@@ -87,34 +92,15 @@ const (
 // with the sandbox's / as the root, and reads it when it is a regular file
 // of at most maxFileSize. It never looks at anything in /proc, /sys or /dev.
 func ReadSandbox(ctx context.Context, sfs SandboxFS, p string) SandboxFile {
-	out := SandboxFile{Path: p}
-	if !path.IsAbs(p) {
-		out.State, out.Err = SandboxError, fmt.Sprintf("path %q is not absolute", p)
-		return out
-	}
-	resolved, st, err := resolveSandbox(ctx, sfs, p)
-	out.Resolved = resolved
-	switch {
-	case errors.Is(err, errForbidden):
-		out.State = SandboxOutside
-		return out
-	case errors.Is(err, fs.ErrNotExist):
-		out.State = SandboxMissing
-		return out
-	case err != nil:
-		out.State, out.Err = SandboxError, err.Error()
-		return out
-	}
-	out.Mode, out.Size, out.ModTime = uint32(st.Mode), st.Size, st.ModTime
-	if !st.Mode.IsRegular() {
-		out.State = SandboxFound
+	out, st, ok := lookUpSandbox(ctx, sfs, p)
+	if !ok || !st.Mode.IsRegular() {
 		return out
 	}
 	if st.Size > maxFileSize {
 		out.State = SandboxTooLarge
 		return out
 	}
-	data, err := sfs.ReadFile(ctx, resolved, maxFileSize)
+	data, err := sfs.ReadFile(ctx, out.Resolved, maxFileSize)
 	switch {
 	case errors.Is(err, ErrTooLarge):
 		out.State = SandboxTooLarge
@@ -128,6 +114,33 @@ func ReadSandbox(ctx context.Context, sfs SandboxFS, p string) SandboxFile {
 		out.State, out.Data, out.Size = SandboxFound, data, int64(len(data))
 	}
 	return out
+}
+
+// lookUpSandbox resolves the sandbox path p over sfs and describes where
+// it leads: ok says it exists (out is SandboxFound, without data, and st
+// describes it); otherwise out says why not.
+func lookUpSandbox(ctx context.Context, sfs SandboxFS, p string) (out SandboxFile, st SandboxStat, ok bool) {
+	out = SandboxFile{Path: p}
+	if !path.IsAbs(p) {
+		out.State, out.Err = SandboxError, fmt.Sprintf("path %q is not absolute", p)
+		return out, st, false
+	}
+	resolved, st, err := resolveSandbox(ctx, sfs, p)
+	out.Resolved = resolved
+	switch {
+	case errors.Is(err, errForbidden):
+		out.State = SandboxOutside
+		return out, st, false
+	case errors.Is(err, fs.ErrNotExist):
+		out.State = SandboxMissing
+		return out, st, false
+	case err != nil:
+		out.State, out.Err = SandboxError, err.Error()
+		return out, st, false
+	}
+	out.State = SandboxFound
+	out.Mode, out.Size, out.ModTime = uint32(st.Mode), st.Size, st.ModTime
+	return out, st, true
 }
 
 // errForbidden says a resolution reached /proc, /sys or /dev.
