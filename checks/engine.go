@@ -69,7 +69,7 @@ type Env struct {
 	// Repos holds the repositories of the sandbox outside the grader's
 	// mounts that the host read for git checks and git: references, by
 	// the path as the check names it (see sandbox_repo.go).
-	Repos map[string]*SandboxFile
+	Repos map[string]*SandboxRepo
 	// Kube reads cluster objects; nil makes every kube check an error.
 	Kube ObjectReader
 	// Now is the clock; nil means time.Now.

@@ -42,7 +42,6 @@ func checkGit(ctx context.Context, env Env, gc *lab.GitCheck) error {
 	if err != nil {
 		return err
 	}
-	defer guarded.Close()
 	if !want {
 		return failf(msg.GitExpectNoRepo, gc.Repo)
 	}

@@ -71,16 +71,6 @@ type guardedRepo struct {
 	// gitDir is the repository's git directory on the host, gitShown the
 	// lab path of it.
 	gitDir, gitShown string
-	// cleanup removes the copy of a repository read from the sandbox.
-	cleanup func()
-}
-
-// Close removes the checker's copy of a repository the host read from the
-// sandbox (openSandboxRepo); a repository the grader mounts has none.
-func (r *guardedRepo) Close() {
-	if r.cleanup != nil {
-		r.cleanup()
-	}
 }
 
 // explain turns an error go-git returned while reading the repository into
@@ -109,8 +99,8 @@ func (e *errNoRepo) Unwrap() error { return e.failure }
 // openGuarded opens the repository whose work tree (or bare directory) is
 // the lab path p.
 func openGuarded(env Env, p string) (*guardedRepo, error) {
-	if sf, ok := env.Repos[p]; ok {
-		return openSandboxRepo(sf, p)
+	if r, ok := env.Repos[p]; ok {
+		return openSandboxRepo(r, p)
 	}
 	return openMounted(env, p)
 }

@@ -145,6 +145,7 @@ func ServeTools(ctx context.Context, in io.Reader, out io.Writer, tools Tools) e
 	}
 	env.ReachImage = tools.ReachImage
 	resp := Response{Results: Run(ctx, env, req.Checks)}
+	env.RemoveCopies()
 	if err := json.NewEncoder(out).Encode(resp); err != nil {
 		return fmt.Errorf("writing the check results: %w", err)
 	}
@@ -177,9 +178,9 @@ func (r Request) env() (Env, error) {
 		}
 	}
 	if len(r.Repos) > 0 {
-		env.Repos = map[string]*SandboxFile{}
+		env.Repos = map[string]*SandboxRepo{}
 		for i := range r.Repos {
-			env.Repos[r.Repos[i].Path] = &r.Repos[i]
+			env.Repos[r.Repos[i].Path] = &SandboxRepo{File: &r.Repos[i]}
 		}
 	}
 	env.Heads = map[*lab.GitCheck]string{}

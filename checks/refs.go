@@ -44,7 +44,6 @@ func readRef(ctx context.Context, env Env, r lab.Ref) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer repo.Close()
 		value, gitDocs, gitWhere, err := readGitRef(repo.Repository, r)
 		if err != nil {
 			return nil, repo.explain(err)

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/labctl/labctl/internal/msg"
@@ -26,7 +27,8 @@ import (
 // into /proc, /sys or /dev) and reads the repository's directory whole
 // through the engine's archive, at most maxRepoArchive, never running
 // anything in the sandbox. The archive goes to the checker in the request
-// (Request.Repos), which unpacks it into a directory of its own and opens
+// (Request.Repos), which unpacks it into a directory of its own, once per
+// round (SandboxRepo), and opens
 // it as it opens a repository under /root (openGuardedAt): the links the
 // archive holds are made as links, which the guard refuses as it refuses
 // them in the learner's home, and nothing is ever written through one.
@@ -65,10 +67,34 @@ func ReadSandboxRepo(ctx context.Context, sfs SandboxFS, p string) SandboxFile {
 	return out
 }
 
+// SandboxRepo is a repository the host read from the sandbox as the
+// checker holds it for one request: unpacked once, when a check first
+// opens it, for every check of the round naming it (a round's checks run
+// side by side, and the checker's /tmp is small), and removed by
+// Env.RemoveCopies once the round is over.
+type SandboxRepo struct {
+	File *SandboxFile
+	once sync.Once
+	dir  string // the checker's directory holding the copy
+	top  string // the repository's directory in it
+	err  error
+}
+
+// RemoveCopies removes the copies of the repositories the host read from
+// the sandbox that the round's checks unpacked.
+func (e Env) RemoveCopies() {
+	for _, r := range e.Repos {
+		if r.dir != "" {
+			os.RemoveAll(r.dir)
+		}
+	}
+}
+
 // openSandboxRepo opens the repository at the lab path p that the host
 // read from the sandbox (ReadSandboxRepo): its archive unpacked into a
-// directory of the checker's, which Close removes.
-func openSandboxRepo(sf *SandboxFile, p string) (*guardedRepo, error) {
+// directory of the checker's.
+func openSandboxRepo(r *SandboxRepo, p string) (*guardedRepo, error) {
+	sf := r.File
 	switch sf.State {
 	case SandboxOutside:
 		return nil, failf(msg.LeadsOutside, p, shortText(sf.Resolved))
@@ -88,25 +114,33 @@ func openSandboxRepo(sf *SandboxFile, p string) (*guardedRepo, error) {
 	if len(sf.Data) > maxRepoArchive {
 		return nil, failf(msg.GitRepoTooLarge, p, sizeText(maxRepoArchive))
 	}
-	tmp, err := os.MkdirTemp("", "labctl-repo-")
+	r.once.Do(func() { r.unpack(p) })
+	if r.err != nil {
+		return nil, r.err
+	}
+	return openGuardedAt(r.top, p)
+}
+
+// unpack writes the archive into a new directory of the checker's.
+func (r *SandboxRepo) unpack(p string) {
+	dir, err := os.MkdirTemp("", "labctl-repo-")
 	if err != nil {
-		return nil, fmt.Errorf("making a directory for the repository %s: %w", p, err)
+		r.err = fmt.Errorf("making a directory for the repository %s: %w", p, err)
+		return
 	}
-	if real, err := filepath.EvalSymlinks(tmp); err == nil {
-		tmp = real
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
 	}
-	name := path.Base(sf.Resolved)
-	if err := unpackTree(sf.Data, tmp, name); err != nil {
-		os.RemoveAll(tmp)
-		return nil, fmt.Errorf("unpacking the repository %s that the host read from the sandbox: %w", p, err)
+	r.dir = dir
+	name := path.Base(r.File.Resolved)
+	err = unpackTree(r.File.Data, dir, name)
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		r.err = fmt.Errorf("the repository %s, unpacked, does not fit the grader's /tmp (%s of files, each taking at least 4 KiB); keep many or large files out of it", p, sizeText(maxRepoArchive*2))
+	case err != nil:
+		r.err = fmt.Errorf("unpacking the repository %s that the host read from the sandbox: %w", p, err)
 	}
-	repo, err := openGuardedAt(filepath.Join(tmp, name), p)
-	if err != nil {
-		os.RemoveAll(tmp)
-		return nil, err
-	}
-	repo.cleanup = func() { os.RemoveAll(tmp) }
-	return repo, nil
+	r.top = filepath.Join(dir, name)
 }
 
 // unpackTree writes the archive data, whose entries are all named name or

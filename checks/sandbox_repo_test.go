@@ -114,6 +114,7 @@ func runSandboxRepo(t *testing.T, d *dirFS, p string, c lab.Check) Result {
 	c.Name, c.Timeout = "repo", lab.Duration{Duration: hostileTimeout}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	defer env.RemoveCopies()
 	return Run(ctx, env, []lab.Check{c})[0]
 }
 
@@ -252,5 +253,34 @@ func TestUnpackTreeRefusesEscapes(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(outside, "x")); err == nil {
 			t.Fatalf("%s: wrote outside the checker's directory", name)
 		}
+	}
+}
+
+// The checker serves a round of several checks of one repository the host
+// read: each judges it, and no copy is left in the checker's /tmp after.
+func TestServeSandboxRepoRound(t *testing.T) {
+	d := sandboxDir(t)
+	sandboxRepo(t, d, "app")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var cs []lab.Check
+	for _, kind := range []string{"commits", "message", "field", "clean", "config"} {
+		c := gitChecks("/srv/app")[kind]
+		c.Name = kind
+		cs = append(cs, c)
+	}
+	req, err := json.Marshal(Request{Root: t.TempDir(), Checks: cs, Repos: []SandboxFile{ReadSandboxRepo(context.Background(), d, "/srv/app")}})
+	must(t, err)
+	var out bytes.Buffer
+	must(t, Serve(context.Background(), bytes.NewReader(req), &out))
+	var resp Response
+	must(t, json.Unmarshal(out.Bytes(), &resp))
+	for _, r := range resp.Results {
+		if r.Status != Pass {
+			t.Errorf("%s: %s %q, want a pass", r.Name, r.Status, r.Message)
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the checker left %d copies of repositories in its temporary directory", len(left))
 	}
 }
