@@ -42,6 +42,12 @@ func (e *Engine) StatPath(ctx context.Context, containerName, p string) (PathSta
 	if client.IsErrNotFound(err) {
 		return PathStat{}, fmt.Errorf("%s in %s: %w", p, containerName, fs.ErrNotExist)
 	}
+	if err != nil && !client.IsErrConnectionFailed(err) && ctx.Err() == nil {
+		// The engine follows a link at p to say where it leads; a loop
+		// of links fails there, with no word of why (the request is a
+		// HEAD, which has no body).
+		return PathStat{}, fmt.Errorf("the container engine could not look up %s in the sandbox: a loop of symbolic links there, or a link it cannot follow, does this", p)
+	}
 	if err != nil {
 		return PathStat{}, fmt.Errorf("looking up %s in %s: %w", p, containerName, err)
 	}
