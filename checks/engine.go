@@ -66,6 +66,10 @@ type Env struct {
 	// file check of such a path judges what is here (see
 	// sandbox_files.go).
 	Sandbox map[string]*SandboxFile
+	// Repos holds the repositories of the sandbox outside the grader's
+	// mounts that the host read for git checks and git: references, by
+	// the path as the check names it (see sandbox_repo.go).
+	Repos map[string]*SandboxRepo
 	// Kube reads cluster objects; nil makes every kube check an error.
 	Kube ObjectReader
 	// Now is the clock; nil means time.Now.

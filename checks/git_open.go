@@ -99,11 +99,31 @@ func (e *errNoRepo) Unwrap() error { return e.failure }
 // openGuarded opens the repository whose work tree (or bare directory) is
 // the lab path p.
 func openGuarded(env Env, p string) (*guardedRepo, error) {
+	if r, ok := env.Repos[p]; ok {
+		return openSandboxRepo(r, p)
+	}
+	return openMounted(env, p)
+}
+
+// openMounted opens the repository at the lab path p that the checker
+// reads itself (under the grader's mounts), never a copy the host read:
+// what only the repository's own files tell (the kernel's change time of
+// an object file) needs the files themselves.
+func openMounted(env Env, p string) (*guardedRepo, error) {
 	_, host, err := resolveLearnerPath(env, p)
 	if err != nil {
 		return nil, err
 	}
-	noRepo := &errNoRepo{&failure{text: msg.T(msg.GitNoRepoAt, p)}}
+	return openGuardedAt(host, p)
+}
+
+// noRepoAt is the failure of no repository at the lab path p.
+func noRepoAt(p string) *errNoRepo { return &errNoRepo{&failure{text: msg.T(msg.GitNoRepoAt, p)}} }
+
+// openGuardedAt opens the repository whose work tree (or bare directory)
+// is host, a directory of this machine, shown as the lab path p.
+func openGuardedAt(host, p string) (*guardedRepo, error) {
+	noRepo := noRepoAt(p)
 	fi, err := os.Lstat(host)
 	if err != nil || !fi.IsDir() {
 		return nil, noRepo

@@ -40,7 +40,7 @@ type commitWritten struct {
 // since; the newest commit itself when none was. A missing repository, an
 // empty one and a file no commit changed are failures.
 func findCommitWritten(ctx context.Context, env Env, c *lab.CommitOf, since time.Time) (commitWritten, error) {
-	repo, err := openRepo(env, c.Repo)
+	repo, err := openMounted(env, c.Repo) // the object files' change times are the repository's own
 	if err != nil {
 		return commitWritten{}, err
 	}

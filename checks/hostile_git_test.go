@@ -42,67 +42,7 @@ func gitChecks(repo string) map[string]lab.Check {
 func TestHostileRepositoriesFail(t *testing.T) {
 	root := t.TempDir()
 	other := hostileRepo(t, root, "other")
-	cases := []struct {
-		name    string
-		setup   func(t *testing.T, dir string)
-		message string // a part every check's message holds
-		only    []string
-	}{
-		{"a .git file pointing elsewhere", func(t *testing.T, dir string) {
-			must(t, os.RemoveAll(filepath.Join(dir, ".git")))
-			must(t, os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+filepath.Join(other, ".git")+"\n"), 0o644))
-		}, "/.git is a file that points to a repository elsewhere", nil},
-		{"a symlinked .git", func(t *testing.T, dir string) {
-			must(t, os.RemoveAll(filepath.Join(dir, ".git")))
-			must(t, os.Symlink(filepath.Join(other, ".git"), filepath.Join(dir, ".git")))
-		}, "/.git is a symbolic link", nil},
-		{"alternates to another repository", func(t *testing.T, dir string) {
-			must(t, os.WriteFile(filepath.Join(dir, ".git/objects/info/alternates"), []byte(filepath.Join(other, ".git/objects")+"\n"), 0o644))
-		}, "has objects/info/alternates, which borrows another repository's files", nil},
-		{"alternates to /proc", func(t *testing.T, dir string) {
-			must(t, os.WriteFile(filepath.Join(dir, ".git/objects/info/alternates"), []byte("/proc/self/root\n"), 0o644))
-		}, "has objects/info/alternates", nil},
-		{"a commondir file", func(t *testing.T, dir string) {
-			must(t, os.WriteFile(filepath.Join(dir, ".git/commondir"), []byte(filepath.Join(other, ".git")+"\n"), 0o644))
-		}, "has commondir", nil},
-		{"a symlinked objects directory", func(t *testing.T, dir string) {
-			must(t, os.RemoveAll(filepath.Join(dir, ".git/objects")))
-			must(t, os.Symlink(filepath.Join(other, ".git/objects"), filepath.Join(dir, ".git/objects")))
-		}, "/.git/objects is a symbolic link", []string{"commits", "message", "field"}},
-		{"a symlinked pack directory", func(t *testing.T, dir string) {
-			gitBin(t, dir, "gc", "-q")
-			pack := filepath.Join(dir, ".git/objects/pack")
-			must(t, os.Rename(pack, filepath.Join(other, "pack-moved")))
-			must(t, os.Symlink(filepath.Join(other, "pack-moved"), pack))
-		}, "/.git/objects/pack is a symbolic link", []string{"commits", "message", "field"}},
-		{"HEAD is a FIFO", func(t *testing.T, dir string) {
-			must(t, os.Remove(filepath.Join(dir, ".git/HEAD")))
-			must(t, syscall.Mkfifo(filepath.Join(dir, ".git/HEAD"), 0o644))
-		}, "/.git/HEAD is a named pipe (FIFO), not a regular file", nil},
-		{"config is a link to /dev/zero", func(t *testing.T, dir string) {
-			must(t, os.Remove(filepath.Join(dir, ".git/config")))
-			must(t, os.Symlink("/dev/zero", filepath.Join(dir, ".git/config")))
-		}, "/.git/config is a symbolic link (to /dev/zero)", []string{"config"}},
-		{"the index is a FIFO", func(t *testing.T, dir string) {
-			must(t, os.Remove(filepath.Join(dir, ".git/index")))
-			must(t, syscall.Mkfifo(filepath.Join(dir, ".git/index"), 0o644))
-		}, "/.git/index is a named pipe (FIFO), not a regular file", []string{"clean"}},
-		{"a FIFO in the work tree", func(t *testing.T, dir string) {
-			must(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644))
-			must(t, os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("x\n"), 0o644))
-			must(t, os.Remove(filepath.Join(dir, ".gitignore")))
-			must(t, syscall.Mkfifo(filepath.Join(dir, ".gitignore"), 0o644))
-		}, "is a named pipe (FIFO), not a regular file", []string{"clean"}},
-		{"a huge sparse packfile", func(t *testing.T, dir string) {
-			gitBin(t, dir, "gc", "-q")
-			packs, _ := filepath.Glob(filepath.Join(dir, ".git/objects/pack/*.pack"))
-			if len(packs) != 1 {
-				t.Fatalf("git gc made %d packs", len(packs))
-			}
-			must(t, os.Truncate(packs[0], 10<<30))
-		}, "is larger than 64 MiB, more than any check reads", []string{"commits", "message", "field"}},
-	}
-	for i, tc := range cases {
+	for i, tc := range hostileCases(other) {
 		t.Run(tc.name, func(t *testing.T) {
 			name := "repo" + string(rune('a'+i))
 			dir := hostileRepo(t, root, name)
@@ -117,6 +57,78 @@ func TestHostileRepositoriesFail(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// hostileCase makes a repository hostile.
+type hostileCase struct {
+	name    string
+	setup   func(t *testing.T, dir string)
+	message string // a part every check's message holds
+	only    []string
+	// sandbox is the part every message holds when the repository is
+	// read from the sandbox, if it differs.
+	sandbox string
+}
+
+// hostileCases are the ways of making a repository hostile; other is the
+// directory of another repository.
+func hostileCases(other string) []hostileCase {
+	return []hostileCase{
+		{"a .git file pointing elsewhere", func(t *testing.T, dir string) {
+			must(t, os.RemoveAll(filepath.Join(dir, ".git")))
+			must(t, os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+filepath.Join(other, ".git")+"\n"), 0o644))
+		}, "/.git is a file that points to a repository elsewhere", nil, ""},
+		{"a symlinked .git", func(t *testing.T, dir string) {
+			must(t, os.RemoveAll(filepath.Join(dir, ".git")))
+			must(t, os.Symlink(filepath.Join(other, ".git"), filepath.Join(dir, ".git")))
+		}, "/.git is a symbolic link", nil, ""},
+		{"alternates to another repository", func(t *testing.T, dir string) {
+			must(t, os.WriteFile(filepath.Join(dir, ".git/objects/info/alternates"), []byte(filepath.Join(other, ".git/objects")+"\n"), 0o644))
+		}, "has objects/info/alternates, which borrows another repository's files", nil, ""},
+		{"alternates to /proc", func(t *testing.T, dir string) {
+			must(t, os.WriteFile(filepath.Join(dir, ".git/objects/info/alternates"), []byte("/proc/self/root\n"), 0o644))
+		}, "has objects/info/alternates", nil, ""},
+		{"a commondir file", func(t *testing.T, dir string) {
+			must(t, os.WriteFile(filepath.Join(dir, ".git/commondir"), []byte(filepath.Join(other, ".git")+"\n"), 0o644))
+		}, "has commondir", nil, ""},
+		{"a symlinked objects directory", func(t *testing.T, dir string) {
+			must(t, os.RemoveAll(filepath.Join(dir, ".git/objects")))
+			must(t, os.Symlink(filepath.Join(other, ".git/objects"), filepath.Join(dir, ".git/objects")))
+		}, "/.git/objects is a symbolic link", []string{"commits", "message", "field"}, ""},
+		{"a symlinked pack directory", func(t *testing.T, dir string) {
+			gitBin(t, dir, "gc", "-q")
+			pack := filepath.Join(dir, ".git/objects/pack")
+			must(t, os.Rename(pack, filepath.Join(other, "pack-moved")))
+			must(t, os.Symlink(filepath.Join(other, "pack-moved"), pack))
+		}, "/.git/objects/pack is a symbolic link", []string{"commits", "message", "field"}, ""},
+		{"HEAD is a FIFO", func(t *testing.T, dir string) {
+			must(t, os.Remove(filepath.Join(dir, ".git/HEAD")))
+			must(t, syscall.Mkfifo(filepath.Join(dir, ".git/HEAD"), 0o644))
+		}, "/.git/HEAD is a named pipe (FIFO), not a regular file", nil, ""},
+		{"config is a link to /dev/zero", func(t *testing.T, dir string) {
+			must(t, os.Remove(filepath.Join(dir, ".git/config")))
+			must(t, os.Symlink("/dev/zero", filepath.Join(dir, ".git/config")))
+		}, "/.git/config is a symbolic link (to /dev/zero)", []string{"config"}, ""},
+		{"the index is a FIFO", func(t *testing.T, dir string) {
+			must(t, os.Remove(filepath.Join(dir, ".git/index")))
+			must(t, syscall.Mkfifo(filepath.Join(dir, ".git/index"), 0o644))
+		}, "/.git/index is a named pipe (FIFO), not a regular file", []string{"clean"}, ""},
+		{"a FIFO in the work tree", func(t *testing.T, dir string) {
+			must(t, syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644))
+			must(t, os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("x\n"), 0o644))
+			must(t, os.Remove(filepath.Join(dir, ".gitignore")))
+			must(t, syscall.Mkfifo(filepath.Join(dir, ".gitignore"), 0o644))
+		}, "is a named pipe (FIFO), not a regular file", []string{"clean"}, ""},
+		{"a huge sparse packfile", func(t *testing.T, dir string) {
+			gitBin(t, dir, "gc", "-q")
+			packs, _ := filepath.Glob(filepath.Join(dir, ".git/objects/pack/*.pack"))
+			if len(packs) != 1 {
+				t.Fatalf("git gc made %d packs", len(packs))
+			}
+			must(t, os.Truncate(packs[0], 10<<30))
+		}, "is larger than 64 MiB, more than any check reads", []string{"commits", "message", "field"},
+			", with its work tree, is larger than 8 MiB"},
 	}
 }
 

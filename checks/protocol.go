@@ -33,6 +33,11 @@ type Request struct {
 	// Sandbox are the paths of the sandbox outside the grader's mounts
 	// that the host read for the file checks naming them (ReadSandbox).
 	Sandbox []SandboxFile `json:"sandbox,omitempty"`
+	// Repos are the repositories of the sandbox outside the grader's
+	// mounts that the host read for the git checks and git: references
+	// naming them (ReadSandboxRepo): each one's Data is its directory's
+	// archive.
+	Repos []SandboxFile `json:"repos,omitempty"`
 	// Lang is the language of the results' messages (en or ja, as
 	// msg.Choose picks it on the host); empty means English.
 	Lang msg.Lang `json:"lang,omitempty"`
@@ -140,6 +145,7 @@ func ServeTools(ctx context.Context, in io.Reader, out io.Writer, tools Tools) e
 	}
 	env.ReachImage = tools.ReachImage
 	resp := Response{Results: Run(ctx, env, req.Checks)}
+	env.RemoveCopies()
 	if err := json.NewEncoder(out).Encode(resp); err != nil {
 		return fmt.Errorf("writing the check results: %w", err)
 	}
@@ -169,6 +175,12 @@ func (r Request) env() (Env, error) {
 		env.Sandbox = map[string]*SandboxFile{}
 		for i := range r.Sandbox {
 			env.Sandbox[r.Sandbox[i].Path] = &r.Sandbox[i]
+		}
+	}
+	if len(r.Repos) > 0 {
+		env.Repos = map[string]*SandboxRepo{}
+		for i := range r.Repos {
+			env.Repos[r.Repos[i].Path] = &SandboxRepo{File: &r.Repos[i]}
 		}
 	}
 	env.Heads = map[*lab.GitCheck]string{}

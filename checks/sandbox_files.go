@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/labctl/labctl/internal/msg"
@@ -38,6 +37,11 @@ type SandboxFS interface {
 	// found larger is ErrTooLarge, one that is no longer a regular file
 	// ErrChanged.
 	ReadFile(ctx context.Context, p string, limit int64) ([]byte, error)
+	// ReadTree reads the directory p whole, as an archive (a tar whose
+	// entries are named below p's base name, links written as links),
+	// at most limit bytes: a longer one is ErrTooLarge, and one that no
+	// longer starts with the directory p is ErrChanged.
+	ReadTree(ctx context.Context, p string, limit int64) ([]byte, error)
 }
 
 // SandboxStat is what SandboxFS.Lstat says of a path.
@@ -88,34 +92,15 @@ const (
 // with the sandbox's / as the root, and reads it when it is a regular file
 // of at most maxFileSize. It never looks at anything in /proc, /sys or /dev.
 func ReadSandbox(ctx context.Context, sfs SandboxFS, p string) SandboxFile {
-	out := SandboxFile{Path: p}
-	if !path.IsAbs(p) {
-		out.State, out.Err = SandboxError, fmt.Sprintf("path %q is not absolute", p)
-		return out
-	}
-	resolved, st, err := resolveSandbox(ctx, sfs, p)
-	out.Resolved = resolved
-	switch {
-	case errors.Is(err, errForbidden):
-		out.State = SandboxOutside
-		return out
-	case errors.Is(err, fs.ErrNotExist):
-		out.State = SandboxMissing
-		return out
-	case err != nil:
-		out.State, out.Err = SandboxError, err.Error()
-		return out
-	}
-	out.Mode, out.Size, out.ModTime = uint32(st.Mode), st.Size, st.ModTime
-	if !st.Mode.IsRegular() {
-		out.State = SandboxFound
+	out, st, ok := lookUpSandbox(ctx, sfs, p)
+	if !ok || !st.Mode.IsRegular() {
 		return out
 	}
 	if st.Size > maxFileSize {
 		out.State = SandboxTooLarge
 		return out
 	}
-	data, err := sfs.ReadFile(ctx, resolved, maxFileSize)
+	data, err := sfs.ReadFile(ctx, out.Resolved, maxFileSize)
 	switch {
 	case errors.Is(err, ErrTooLarge):
 		out.State = SandboxTooLarge
@@ -131,67 +116,42 @@ func ReadSandbox(ctx context.Context, sfs SandboxFS, p string) SandboxFile {
 	return out
 }
 
+// lookUpSandbox resolves the sandbox path p over sfs and describes where
+// it leads: ok says it exists (out is SandboxFound, without data, and st
+// describes it); otherwise out says why not.
+func lookUpSandbox(ctx context.Context, sfs SandboxFS, p string) (out SandboxFile, st SandboxStat, ok bool) {
+	out = SandboxFile{Path: p}
+	if !path.IsAbs(p) {
+		out.State, out.Err = SandboxError, fmt.Sprintf("path %q is not absolute", p)
+		return out, st, false
+	}
+	resolved, st, err := resolveSandbox(ctx, sfs, p)
+	out.Resolved = resolved
+	switch {
+	case errors.Is(err, errForbidden):
+		out.State = SandboxOutside
+		return out, st, false
+	case errors.Is(err, fs.ErrNotExist):
+		out.State = SandboxMissing
+		return out, st, false
+	case err != nil:
+		out.State, out.Err = SandboxError, err.Error()
+		return out, st, false
+	}
+	out.State = SandboxFound
+	out.Mode, out.Size, out.ModTime = uint32(st.Mode), st.Size, st.ModTime
+	return out, st, true
+}
+
 // errForbidden says a resolution reached /proc, /sys or /dev.
 var errForbidden = errors.New("leads into /proc, /sys or /dev")
 
-// resolveSandbox resolves p as resolveInRoot does, over sfs, and describes
-// what it leads to. The resolved path is returned with every error, so a
-// message can say where the path led; what is in a forbidden area is never
-// asked for, not even whether it exists.
+// resolveSandbox resolves p over sfs (resolvePath) and describes what it
+// leads to. The resolved path is returned with every error, so a message
+// can say where the path led; what is in a forbidden area is never asked
+// for, not even whether it exists.
 func resolveSandbox(ctx context.Context, sfs SandboxFS, p string) (string, SandboxStat, error) {
-	var resolved []string
-	pending := splitPath(p)
-	links := 0
-	join := func(parts []string) string { return "/" + strings.Join(parts, "/") }
-	for len(pending) > 0 {
-		c := pending[0]
-		pending = pending[1:]
-		switch c {
-		case ".":
-			continue
-		case "..":
-			if len(resolved) > 0 {
-				resolved = resolved[:len(resolved)-1]
-			}
-			continue
-		}
-		next := join(append(resolved, c))
-		if forbidden(next) {
-			return join(append(append(resolved, c), pending...)), SandboxStat{}, errForbidden
-		}
-		st, err := sfs.Lstat(ctx, next)
-		if err != nil {
-			return join(append(append(resolved, c), pending...)), SandboxStat{}, err
-		}
-		if st.Mode&fs.ModeSymlink == 0 {
-			if len(pending) > 0 && !st.Mode.IsDir() {
-				return join(append(append(resolved, c), pending...)), SandboxStat{}, fs.ErrNotExist
-			}
-			resolved = append(resolved, c)
-			if len(pending) == 0 {
-				return next, st, nil
-			}
-			continue
-		}
-		links++
-		if links > maxSymlinks {
-			return next, SandboxStat{}, fmt.Errorf("resolving %s: too many levels of symbolic links", p)
-		}
-		if st.LinkTarget == "" {
-			return next, SandboxStat{}, fmt.Errorf("resolving %s: the link %s has no target", p, next)
-		}
-		if path.IsAbs(st.LinkTarget) {
-			resolved = nil
-		}
-		pending = append(splitPath(st.LinkTarget), pending...)
-	}
-	// p was / itself, or its links led back to /.
-	at := join(resolved)
-	if forbidden(at) {
-		return at, SandboxStat{}, errForbidden
-	}
-	st, err := sfs.Lstat(ctx, at)
-	return at, st, err
+	return resolvePath(ctx, sfs.Lstat, p, forbidden)
 }
 
 // forbidden reports whether the resolved path p lies in /proc, /sys or /dev.

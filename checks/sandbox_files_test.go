@@ -20,19 +20,9 @@ type dirFS struct {
 	read  []string
 }
 
-func (d *dirFS) Lstat(_ context.Context, p string) (SandboxStat, error) {
+func (d *dirFS) Lstat(ctx context.Context, p string) (SandboxStat, error) {
 	d.asked = append(d.asked, p)
-	fi, err := os.Lstat(filepath.Join(d.root, p))
-	if err != nil {
-		return SandboxStat{}, err
-	}
-	st := SandboxStat{Mode: fi.Mode(), Size: fi.Size(), ModTime: fi.ModTime()}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		if st.LinkTarget, err = os.Readlink(filepath.Join(d.root, p)); err != nil {
-			return SandboxStat{}, err
-		}
-	}
-	return st, nil
+	return rootFS(d.root).Lstat(ctx, p)
 }
 
 func (d *dirFS) ReadFile(_ context.Context, p string, limit int64) ([]byte, error) {

@@ -94,6 +94,11 @@ func (v *validator) auditCheck(p string, a *AuditCheck) {
 	}
 	if c := a.AfterCommit; c != nil {
 		v.absolute(p+".afterCommit.repo", c.Repo)
+		if strings.HasPrefix(c.Repo, "/") && !v.lab.GraderSees(c.Repo) {
+			v.add(p+".afterCommit.repo", "%s is neither in the learner's home (%s) nor in the lab's fixtures (%s): afterCommit tells when a commit was written from its object file's change time, "+
+				"which only a repository the grader reads itself has (a git check may read a repository anywhere in the sandbox, from a copy); keep the repository under %s",
+				c.Repo, HomeDir, v.lab.Sandbox.Fixtures, HomeDir)
+		}
 		if c.Touching == "" {
 			v.add(p+".afterCommit.touching", "missing; name the file whose commit the request must follow, e.g. apps/web/deployment.yaml")
 		} else if err := checkRepoFile(c.Touching); err != nil {

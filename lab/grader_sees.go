@@ -14,9 +14,9 @@ const HomeDir = "/root"
 
 // GraderSees reports whether the grader reads the sandbox's p itself: the
 // grader mounts only the learner's home and the lab's fixtures, at the
-// paths the sandbox has them. A file check of any other path reads the
-// sandbox's file system from the host's side (FileChecksOutside); a git
-// check or a reference there would read the grader's own image.
+// paths the sandbox has them. A file check, a git check or a reference of
+// any other path reads the sandbox's file system from the host's side
+// (FileChecksOutside, RepoChecksOutside).
 func (l *Lab) GraderSees(p string) bool {
 	p = path.Clean(p)
 	for _, dir := range []string{HomeDir, l.Sandbox.Fixtures} {
@@ -47,10 +47,24 @@ func neverRead(p string) string {
 // not see (GraderSees): the host reads them from the sandbox for the
 // checker.
 func (l *Lab) FileChecksOutside(cs []Check) []string {
+	return l.readsOutside(cs, true)
+}
+
+// RepoChecksOutside lists, in order and once each, the repositories that
+// the git checks of cs and their git: references read and the grader does
+// not see (GraderSees): the host reads each one's directory from the
+// sandbox for the checker.
+func (l *Lab) RepoChecksOutside(cs []Check) []string {
+	return l.readsOutside(cs, false)
+}
+
+// readsOutside lists the paths the checks of cs read as files (file) or as
+// repositories that the grader does not see.
+func (l *Lab) readsOutside(cs []Check, file bool) []string {
 	var out []string
 	seen := map[string]bool{}
 	for i := range cs {
-		for _, p := range fileReads(&cs[i]) {
+		for _, p := range reads(&cs[i], file) {
 			if !path.IsAbs(p) || l.GraderSees(p) || seen[p] {
 				continue
 			}
@@ -62,8 +76,8 @@ func (l *Lab) FileChecksOutside(cs []Check) []string {
 }
 
 // sandboxRead is one path of the sandbox a check reads; file says it is
-// read as a file (a file check's path, a file: reference), which any path
-// of the sandbox may be, rather than as a repository.
+// read as a file (a file check's path, a file: reference) rather than as
+// a repository.
 type sandboxRead struct {
 	path string
 	file bool
@@ -98,13 +112,14 @@ func sandboxReads(p string, c *Check) map[string]sandboxRead {
 	return out
 }
 
-// fileReads are the paths c reads as files: a file check's path and the
-// file of every file: reference in it.
-func fileReads(c *Check) []string {
+// reads are the paths c reads as files (a file check's path and the file
+// of every file: reference in it), or else as repositories (a git check's
+// repository and that of every git: reference in it).
+func reads(c *Check, file bool) []string {
 	reads := sandboxReads("", c)
 	var out []string
 	for _, at := range slices.Sorted(maps.Keys(reads)) {
-		if reads[at].file {
+		if reads[at].file == file {
 			out = append(out, reads[at].path)
 		}
 	}

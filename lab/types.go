@@ -508,8 +508,13 @@ func (a *Assert) Operands() []*Value {
 
 // GitCheck reads a repository with go-git. Every set field must hold.
 type GitCheck struct {
-	// Repo is the absolute path of the work tree, in the learner's home
-	// (/root) or the lab's fixtures.
+	// Repo is the absolute path of the work tree (or bare directory): any
+	// path of the sandbox's file system but /proc, /sys and /dev. The
+	// grader reads a repository in the learner's home (/root) or the
+	// fixtures itself; one elsewhere (/srv/app, /etc under etckeeper) is
+	// read whole from the host's side, read-only, links resolved within
+	// the sandbox, at most 8 MiB with its work tree, and judged with the
+	// same rules. Not in a class yet.
 	Repo string `yaml:"repo" json:"repo"`
 	// Exists: true (default) requires a repository at Repo, false its absence.
 	Exists *bool `yaml:"exists" json:"exists,omitempty"`

@@ -18,23 +18,16 @@ func (v *validator) sandboxCheck(p string, c *Check) {
 	v.check(p, c)
 	reads := sandboxReads(p, c)
 	for _, at := range slices.Sorted(maps.Keys(reads)) {
-		read, file := reads[at].path, reads[at].file
+		read := reads[at].path
 		if !strings.HasPrefix(read, "/") {
 			continue
 		}
+		// A path the grader does not see is read from the host's side
+		// (FileChecksOutside, RepoChecksOutside), but never one of these.
 		if d := neverRead(read); d != "" {
 			v.add(at, "%s is in %s, which no check can read: %s holds the kernel's views of processes, devices and the system, never the learner's work; "+
-				"check the file the learner writes instead (e.g. /root/out.txt, /etc/app.conf)", read, d, d)
-			continue
+				"check the file or repository the learner writes instead (e.g. /root/out.txt, /etc/app.conf, /srv/app)", read, d, d)
 		}
-		if v.lab.GraderSees(read) || file {
-			// A file elsewhere in the sandbox is read from the host's
-			// side (FileChecksOutside).
-			continue
-		}
-		v.add(at, "%s is neither in the learner's home (%s) nor in the lab's fixtures (%s): a git check or a git: reference reads only those of the sandbox, "+
-			"so it would read something else (the grader's own image); keep the repository under %s, or judge its files with file checks, which may read any path of the sandbox",
-			read, HomeDir, v.lab.Sandbox.Fixtures, HomeDir)
 	}
 }
 

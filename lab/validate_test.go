@@ -408,6 +408,11 @@ func TestValidateRules(t *testing.T) {
 		good: check("      - name: c\n        audit:\n          resource: deployments\n          afterCommit: {repo: /root/gitops/repo, touching: a.yaml}\n"),
 		want: `steps[0].checks[0].audit.afterCommit.repo: "gitops/repo" must be an absolute path`,
 	}, {
+		name: "audit afterCommit repository the grader does not read itself",
+		bad:  check("      - name: c\n        audit:\n          resource: deployments\n          afterCommit: {repo: /srv/gitops, touching: a.yaml} #!\n"),
+		good: check("      - name: c\n        audit:\n          resource: deployments\n          afterCommit: {repo: /root/gitops/repo, touching: a.yaml}\n"),
+		want: `steps[0].checks[0].audit.afterCommit.repo: /srv/gitops is neither in the learner's home (/root) nor in the lab's fixtures`,
+	}, {
 		name: "audit afterCommit file outside the repository",
 		bad:  check("      - name: c\n        audit:\n          resource: deployments\n          afterCommit: {repo: /root/r, touching: ../a.yaml} #!\n"),
 		good: check("      - name: c\n        audit:\n          resource: deployments\n          afterCommit: {repo: /root/r, touching: apps/a.yaml}\n"),
@@ -634,9 +639,9 @@ func TestValidateRules(t *testing.T) {
 		want: `steps[0].mistakes[0].evidence[0].file.lines`,
 	}, {
 		name: "mistake evidence reads where the grader sees",
-		bad:  check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n      evidence:\n      - {name: e, git: {repo: /etc/repo}} #!\n"),
-		good: check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n      evidence:\n      - {name: e, file: {path: /etc/passwd}}\n"),
-		want: `steps[0].mistakes[0].evidence[0].git.repo: /etc/repo is neither in the learner's home`,
+		bad:  check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n      evidence:\n      - {name: e, git: {repo: /proc/1/root/repo}} #!\n"),
+		good: check("      - {name: c, file: {path: /root/x}}\n    mistakes:\n    - name: m\n      script: rm /x\n      fails: [c]\n      evidence:\n      - {name: e, git: {repo: /etc}}\n"),
+		want: `steps[0].mistakes[0].evidence[0].git.repo: /proc/1/root/repo is in /proc, which no check can read`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -689,9 +694,9 @@ func TestValidateWithoutPositions(t *testing.T) {
 
 // TestChecksReadWhatTheGraderSees: the grader mounts only the learner's
 // home and the lab's fixtures. A file check of any other path of the
-// sandbox is read from the host's side, so it loads; a git check or a
-// reference there would read the grader's own image, and /proc, /sys and
-// /dev are never read: those are refused at load.
+// sandbox, and a git check or a reference of any other repository, is
+// read from the host's side, so it loads; /proc, /sys and /dev are never
+// read: those are refused at load.
 func TestChecksReadWhatTheGraderSees(t *testing.T) {
 	for _, tc := range []struct {
 		check string
@@ -711,10 +716,14 @@ func TestChecksReadWhatTheGraderSees(t *testing.T) {
 		{"{name: c, file: {path: /sys/kernel/x, exists: false}}", "steps[0].checks[0].file.path", "is in /sys, which no check can read"},
 		{"{name: c, file: {path: /dev}}", "steps[0].checks[0].file.path", "is in /dev, which no check can read"},
 		{"{name: c, file: {path: /tmp/../proc/self/root}}", "steps[0].checks[0].file.path", "is in /proc"},
-		{"{name: c, git: {repo: /srv/repo}}", "steps[0].checks[0].git.repo", "a git check or a git: reference reads only those"},
+		{"{name: c, git: {repo: /srv/repo}}", "", ""},
+		{"{name: c, git: {repo: /etc, commits: {min: 1}}}", "", ""},
+		{"{name: c, git: {repo: /proc/1/root/srv/app}}", "steps[0].checks[0].git.repo", "is in /proc, which no check can read"},
+		{"{name: c, git: {repo: /sys}}", "steps[0].checks[0].git.repo", "is in /sys, which no check can read"},
 		{"{name: c, file: {path: /root/a, equals: {ref: 'file:/etc/hostname'}}}", "", ""},
 		{"{name: c, file: {path: /root/a, equals: {ref: 'file:/proc/1/environ'}}}", "steps[0].checks[0].file.equals.ref", "is in /proc, which no check can read"},
-		{"{name: c, kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a, equals: {ref: 'git:/tmp/repo@HEAD:x.yaml#a'}}}}", "steps[0].checks[0].kube.field.equals.ref", "a git check or a git: reference reads only those"},
+		{"{name: c, kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a, equals: {ref: 'git:/tmp/repo@HEAD:x.yaml#a'}}}}", "", ""},
+		{"{name: c, kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a, equals: {ref: 'git:/dev/repo@HEAD:x.yaml#a'}}}}", "steps[0].checks[0].kube.field.equals.ref", "is in /dev, which no check can read"},
 		{"{name: c, kube: {apiVersion: v1, kind: Pod, name: p, field: {path: a, equals: {ref: 'git:/root/repo@HEAD:x.yaml#a'}}}}", "", ""},
 		{"{name: c, command: {run: [test, -f, /etc/motd]}}", "", ""},
 	} {

@@ -86,7 +86,7 @@ func (e *Live) RunChecks(ctx context.Context, r checks.Round) ([]checks.Result, 
 	if e.feat.Practice == nil {
 		// The checker of an invite runs in the sandbox and reads its files
 		// itself; a grader reads those outside its mounts through the host.
-		req.Sandbox = e.sandboxFiles(ctx, cs)
+		req.Sandbox, req.Repos = e.sandboxFiles(ctx, cs)
 	}
 	return RunChecker(ctx, req, e.rt.ExecChecker)
 }
@@ -97,31 +97,36 @@ const MaxSandboxRead = 16 << 20
 
 // ErrNoSandboxReads says a runtime cannot read the sandbox's files outside
 // the learner's home and the fixtures.
-const ErrNoSandboxReads = "this runtime's grader reads only the learner's home (/root) and the lab's fixtures of the sandbox: a class does not yet read other paths of the sandbox; check a file under /root instead"
+const ErrNoSandboxReads = "this runtime's grader reads only the learner's home (/root) and the lab's fixtures of the sandbox: a class does not yet read other paths of the sandbox; check a file or repository under /root instead"
 
 // sandboxFiles reads, for the file checks of cs that the grader does not
-// see, their paths from the sandbox (checks.ReadSandbox), at most
-// MaxSandboxRead in all.
-func (e *Live) sandboxFiles(ctx context.Context, cs []lab.Check) []checks.SandboxFile {
-	paths := e.Lab.FileChecksOutside(cs)
-	if len(paths) == 0 {
-		return nil
-	}
-	out := make([]checks.SandboxFile, 0, len(paths))
+// see, their paths from the sandbox (checks.ReadSandbox), and for its git
+// checks and git: references, the repositories the grader does not see
+// (checks.ReadSandboxRepo), at most MaxSandboxRead in all.
+func (e *Live) sandboxFiles(ctx context.Context, cs []lab.Check) (files, repos []checks.SandboxFile) {
 	total := 0
-	for _, p := range paths {
-		if e.feat.SandboxFS == nil {
-			out = append(out, checks.SandboxFile{Path: p, State: checks.SandboxError, Err: ErrNoSandboxReads})
-			continue
+	read := func(paths []string, r func(context.Context, checks.SandboxFS, string) checks.SandboxFile) []checks.SandboxFile {
+		if len(paths) == 0 {
+			return nil
 		}
-		f := checks.ReadSandbox(ctx, e.feat.SandboxFS(), p)
-		if total += len(f.Data); total > MaxSandboxRead {
-			f = checks.SandboxFile{Path: p, State: checks.SandboxError, Err: fmt.Sprintf(
-				"the round's checks read more than %d MiB of the sandbox's files outside /root; split them over several steps", MaxSandboxRead>>20)}
+		out := make([]checks.SandboxFile, 0, len(paths))
+		for _, p := range paths {
+			if e.feat.SandboxFS == nil {
+				out = append(out, checks.SandboxFile{Path: p, State: checks.SandboxError, Err: ErrNoSandboxReads})
+				continue
+			}
+			f := r(ctx, e.feat.SandboxFS(), p)
+			if total += len(f.Data); total > MaxSandboxRead {
+				f = checks.SandboxFile{Path: p, State: checks.SandboxError, Err: fmt.Sprintf(
+					"the round's checks read more than %d MiB of the sandbox's files outside /root; split them over several steps", MaxSandboxRead>>20)}
+			}
+			out = append(out, f)
 		}
-		out = append(out, f)
+		return out
 	}
-	return out
+	files = read(e.Lab.FileChecksOutside(cs), checks.ReadSandbox)
+	repos = read(e.Lab.RepoChecksOutside(cs), checks.ReadSandboxRepo)
+	return files, repos
 }
 
 // areas are the directories of the learner's files a check may follow a

@@ -503,6 +503,11 @@ func (m mapFS) ReadFile(_ context.Context, p string, _ int64) ([]byte, error) {
 	return []byte(m[p]), nil
 }
 
+// ReadTree stands for a directory's archive with its name.
+func (m mapFS) ReadTree(_ context.Context, p string, _ int64) ([]byte, error) {
+	return []byte("archive of " + p), nil
+}
+
 // TestLiveRunChecksReadsTheSandboxOutsideTheGrader: a file check of a path
 // the grader does not mount gets the sandbox's file in the request, read
 // once however many checks name it; /root is left to the grader; a
@@ -514,8 +519,11 @@ func TestLiveRunChecksReadsTheSandboxOutsideTheGrader(t *testing.T) {
 		{Name: "b", File: &lab.FileCheck{Path: "/root/notes.txt"}},
 		{Name: "c", File: &lab.FileCheck{Path: "/etc/app.conf", Contains: []string{"x"}}},
 		{Name: "d", File: &lab.FileCheck{Path: "/root/answer", Equals: &lab.Value{Ref: "file:/opt/course/1/answer"}}},
+		{Name: "e", Git: &lab.GitCheck{Repo: "/srv/app"}},
+		{Name: "f", Git: &lab.GitCheck{Repo: "/root/repo"}},
+		{Name: "g", File: &lab.FileCheck{Path: "/root/head", Equals: &lab.Value{Ref: "git:/srv/app@HEAD"}}},
 	}
-	rt := &readerRuntime{files: map[string]string{"/etc/app.conf": "listen 80\n", "/opt/course/1/answer": "42\n"}}
+	rt := &readerRuntime{files: map[string]string{"/etc/app.conf": "listen 80\n", "/opt/course/1/answer": "42\n", "/srv/app/.git/HEAD": "ref: refs/heads/main\n"}}
 	e := NewLive(liveLab(""), rt, Identity{}, fresh)
 	if _, err := e.RunChecks(context.Background(), checks.Round{Checks: cs}); err != nil {
 		t.Fatal(err)
@@ -525,6 +533,9 @@ func TestLiveRunChecksReadsTheSandboxOutsideTheGrader(t *testing.T) {
 		got[1].Path != "/opt/course/1/answer" || string(got[1].Data) != "42\n" {
 		t.Fatalf("sandbox files %+v, want /etc/app.conf and the reference's /opt/course/1/answer, found", got)
 	}
+	if got := rt.requests[0].Repos; len(got) != 1 || got[0].Path != "/srv/app" || got[0].State != checks.SandboxFound || string(got[0].Data) != "archive of /srv/app" {
+		t.Fatalf("sandbox repositories %+v, want /srv/app's archive, read once for its check and its reference", got)
+	}
 
 	plain := &fakeRuntime{}
 	if _, err := NewLive(liveLab(""), plain, Identity{}, fresh).RunChecks(context.Background(), checks.Round{Checks: cs}); err != nil {
@@ -533,13 +544,16 @@ func TestLiveRunChecksReadsTheSandboxOutsideTheGrader(t *testing.T) {
 	if got := plain.requests[0].Sandbox; len(got) != 2 || got[0].State != checks.SandboxError || got[0].Err != ErrNoSandboxReads {
 		t.Fatalf("without a reader: %+v, want one error", got)
 	}
+	if got := plain.requests[0].Repos; len(got) != 1 || got[0].State != checks.SandboxError || got[0].Err != ErrNoSandboxReads {
+		t.Fatalf("without a reader: repositories %+v, want one error", got)
+	}
 
 	issuing(t, "learner")
 	invite := &fakeInvite{}
 	if _, err := NewLive(liveLab(""), invite, Identity{}, fresh).RunChecks(context.Background(), checks.Round{Checks: cs}); err != nil {
 		t.Fatal(err)
 	}
-	if got := invite.requests[0].Sandbox; got != nil {
+	if got := invite.requests[0].Sandbox; got != nil || invite.requests[0].Repos != nil {
 		t.Fatalf("an invite's checker runs in the sandbox: sent %+v", got)
 	}
 }

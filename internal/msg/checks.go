@@ -112,6 +112,7 @@ const (
 	GitSymlink         Key = "git.symlink"
 	GitOtherDir        Key = "git.otherDir"
 	GitObjectTooLarge  Key = "git.objectTooLarge"
+	GitRepoTooLarge    Key = "git.repoTooLarge"
 	ScopeIn            Key = "git.scopeIn"
 	ScopeTouching      Key = "git.scopeTouching"
 	WhichLast          Key = "git.whichLast"
@@ -282,6 +283,7 @@ var englishKeyed = map[Key]string{
 	GitSymlink:         "%s is a symbolic link (to %s); git reads a repository's own files only",
 	GitOtherDir:        "%s refers to another directory (%s); a lab's repository must hold its own files",
 	GitObjectTooLarge:  "%s object %s in %s is larger than %s, more than any check reads",
+	GitRepoTooLarge:    "%s, with its work tree, is larger than %s, more than a check reads of a repository outside /root; keep large files out of it",
 	ScopeIn:            "in %s",
 	ScopeTouching:      "touching %s in %s",
 	WhichLast:          "last",
@@ -447,6 +449,7 @@ var japaneseKeyed = map[Key]string{
 	GitSymlink:         "%s はシンボリックリンク (行き先: %s) です。リポジトリ自身のファイルだけを読みます",
 	GitOtherDir:        "%s は別のディレクトリ (%s) を参照しています。ラボのリポジトリには、ファイルそのものを置いてください",
 	GitObjectTooLarge:  "%[3]s の %[1]s オブジェクト %[2]s は %[4]s より大きく、チェックが読める大きさを超えています",
+	GitRepoTooLarge:    "%s は作業ツリーを含めて %s を超えていて、/root の外のリポジトリとしてチェックが読める大きさを超えています。大きなファイルを置かないでください",
 	ScopeIn:            "%s の",
 	ScopeTouching:      "%[2]s で %[1]s を変更した",
 	WhichLast:          "最新の",

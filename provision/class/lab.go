@@ -21,10 +21,14 @@ func CheckLab(l *lab.Lab, learnerNodes bool) error {
 		return &LabError{Lab: l.Metadata.Name, Reason: "it asks for worker nodes or add-ons (cluster.workers, cluster.addons), " +
 			"which a class's virtual control planes do not have: its learners run it with labctl up on their own machines"}
 	}
-	if p := sandboxPathOutside(l); p != "" {
-		return &LabError{Lab: l.Metadata.Name, Reason: "a file check or file: reference reads " + p + " of the sandbox, outside the learner's home (/root) and the fixtures, " +
+	if p, repo := sandboxPathOutside(l); p != "" {
+		what, instead := "a file check or file: reference reads "+p, "check a file under /root instead"
+		if repo {
+			what, instead = "a git check or git: reference reads the repository "+p, "keep the repository under /root instead"
+		}
+		return &LabError{Lab: l.Metadata.Name, Reason: what + " of the sandbox, outside the learner's home (/root) and the fixtures, " +
 			"and a class's grader reads only those: the kind runtime reads other paths of the sandbox through its container engine, which a class's learner Pods do not offer yet; " +
-			"its learners run it with labctl up on their own machines, or check a file under /root instead"}
+			"its learners run it with labctl up on their own machines, or " + instead}
 	}
 	if !NeedsNodes(l) {
 		return nil
@@ -42,17 +46,21 @@ func CheckLab(l *lab.Lab, learnerNodes bool) error {
 		"(a lab whose checks only read what the API server stores, specs and status.replicas, says cluster.workloads: " + lab.WorkloadsDeclare + ")"}
 }
 
-// sandboxPathOutside is the first path of a file check of l that the
-// grader does not mount, or "".
-func sandboxPathOutside(l *lab.Lab) string {
+// sandboxPathOutside is the first path of a file check or repository of
+// a git check of l that the grader does not mount, or ""; repo says it is
+// a repository.
+func sandboxPathOutside(l *lab.Lab) (p string, repo bool) {
 	for i := range l.Steps {
 		var cs []lab.Check
 		l.Steps[i].EveryCheck(func(c *lab.Check) { cs = append(cs, *c) })
 		if out := l.FileChecksOutside(cs); len(out) > 0 {
-			return out[0]
+			return out[0], false
+		}
+		if out := l.RepoChecksOutside(cs); len(out) > 0 {
+			return out[0], true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // NeedsNodes says whether a class of l gives each learner a node: a lab

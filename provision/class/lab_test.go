@@ -112,6 +112,18 @@ func TestCheckLabRefusesSandboxPathsOutside(t *testing.T) {
 	if err := CheckLab(l, false); !errors.As(err, &le) || !strings.Contains(err.Error(), "/etc/nginx/nginx.conf") || !strings.Contains(err.Error(), "labctl up") {
 		t.Fatalf("a lab reading /etc: %v, want a *LabError naming the path and labctl up", err)
 	}
+
+	// A git check (or a git: reference) of a repository outside /root
+	// is refused the same way.
+	for _, c := range []lab.Check{
+		{Name: "c", Git: &lab.GitCheck{Repo: "/srv/app"}},
+		{Name: "c", File: &lab.FileCheck{Path: "/root/a", Equals: &lab.Value{Ref: "git:/srv/app@HEAD"}}},
+	} {
+		l.Steps = []lab.Step{step("/root/a"), {ID: "g", Checks: []lab.Check{{Name: "ok", Git: &lab.GitCheck{Repo: "/root/repo"}}, c}}}
+		if err := CheckLab(l, false); !errors.As(err, &le) || !strings.Contains(err.Error(), "the repository /srv/app") || !strings.Contains(err.Error(), "keep the repository under /root") {
+			t.Errorf("a lab reading the repository /srv/app: %v, want a *LabError naming it", err)
+		}
+	}
 }
 
 // A lab that makes the learner root on its nodes never runs as a class,

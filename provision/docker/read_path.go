@@ -2,6 +2,7 @@ package docker
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,6 +41,12 @@ func (e *Engine) StatPath(ctx context.Context, containerName, p string) (PathSta
 	st, err := e.cli.ContainerStatPath(ctx, containerName, p)
 	if client.IsErrNotFound(err) {
 		return PathStat{}, fmt.Errorf("%s in %s: %w", p, containerName, fs.ErrNotExist)
+	}
+	if err != nil && !client.IsErrConnectionFailed(err) && ctx.Err() == nil {
+		// The engine follows a link at p to say where it leads; a loop
+		// of links fails there, with no word of why (the request is a
+		// HEAD, which has no body).
+		return PathStat{}, fmt.Errorf("the container engine could not look up %s in the sandbox: a loop of symbolic links there, or a link it cannot follow, does this", p)
 	}
 	if err != nil {
 		return PathStat{}, fmt.Errorf("looking up %s in %s: %w", p, containerName, err)
@@ -87,6 +94,47 @@ func readOneFile(r io.Reader, name string, limit int64) ([]byte, error) {
 	}
 	if int64(len(data)) > limit {
 		return nil, ErrTooLarge
+	}
+	return data, nil
+}
+
+// ReadTree reads the directory p (absolute) of the container through the
+// engine's archive, from the engine's side, and returns the archive as the
+// engine sends it (a tar whose entries are named below p's base name; the
+// engine writes links as links, never following them), at most limit
+// bytes: a longer archive is ErrTooLarge, read no further. An archive that
+// does not start with the directory p (a link or a file put there since it
+// was looked at) is ErrNotRegular. A missing p satisfies fs.ErrNotExist.
+func (e *Engine) ReadTree(ctx context.Context, containerName, p string, limit int64) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, copyTimeout)
+	defer cancel()
+	rc, _, err := e.cli.CopyFromContainer(ctx, containerName, p)
+	if client.IsErrNotFound(err) {
+		return nil, fmt.Errorf("%s in %s: %w", p, containerName, fs.ErrNotExist)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s of %s: %w", p, containerName, err)
+	}
+	defer rc.Close()
+	return readTree(rc, path.Base(p), limit)
+}
+
+// readTree reads an archive of at most limit bytes whose first entry is
+// the directory name.
+func readTree(r io.Reader, name string, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, ErrTooLarge
+	}
+	h, err := tar.NewReader(bytes.NewReader(data)).Next()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if h.Typeflag != tar.TypeDir || path.Clean(h.Name) != name {
+		return nil, ErrNotRegular
 	}
 	return data, nil
 }

@@ -58,3 +58,27 @@ func TestReadOneFile(t *testing.T) {
 		})
 	}
 }
+
+// What the engine sends for a repository's directory is kept whole when it
+// is that directory and within the bound; a link or a file put there
+// since, or an archive over the bound, is refused.
+func TestReadTree(t *testing.T) {
+	dir := tarOf(t, tar.Header{Typeflag: tar.TypeDir, Name: "app/", Mode: 0o755}, "")
+	want := dir.Bytes()
+	got, err := readTree(bytes.NewReader(want), "app", 1<<20)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("got %d bytes, %v; want the archive", len(got), err)
+	}
+	if _, err := readTree(bytes.NewReader(want), "app", int64(len(want)-1)); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("over the bound: %v, want ErrTooLarge", err)
+	}
+	for name, h := range map[string]tar.Header{
+		"a link put there since": {Typeflag: tar.TypeSymlink, Name: "app", Linkname: "/proc/1/root"},
+		"a file":                 {Typeflag: tar.TypeReg, Name: "app"},
+		"another directory":      {Typeflag: tar.TypeDir, Name: "other/"},
+	} {
+		if _, err := readTree(tarOf(t, h, ""), "app", 1<<20); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("%s: %v, want ErrNotRegular", name, err)
+		}
+	}
+}

@@ -40,3 +40,14 @@ func (f engineFS) ReadFile(ctx context.Context, p string, limit int64) ([]byte, 
 	}
 	return data, err
 }
+
+func (f engineFS) ReadTree(ctx context.Context, p string, limit int64) ([]byte, error) {
+	data, err := f.engine.ReadTree(ctx, f.container, p, limit)
+	switch {
+	case errors.Is(err, docker.ErrTooLarge):
+		return nil, checks.ErrTooLarge
+	case errors.Is(err, docker.ErrNotRegular):
+		return nil, checks.ErrChanged
+	}
+	return data, err
+}

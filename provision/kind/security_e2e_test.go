@@ -330,6 +330,81 @@ rm -f /tmp/fifo && mkfifo /tmp/fifo`
 		want(round(file("etc-holds", "/etc/labctl-e2e.conf", "listen 8080"))[0], checks.Fail, "to exist")
 	})
 
+	// A git check of a repository outside /root reads the sandbox's own
+	// repository, its directory's archive read from the host's side; every
+	// way the learner (root in the sandbox) makes it lead elsewhere fails.
+	t.Run("a git check reads a repository outside /root, and no link out", func(t *testing.T) {
+		plant := `set -e
+export HOME=/root GIT_AUTHOR_NAME=e2e GIT_AUTHOR_EMAIL=e2e@example.com GIT_COMMITTER_NAME=e2e GIT_COMMITTER_EMAIL=e2e@example.com
+rm -rf /srv/e2e /etc/labctl-e2e-repo && mkdir -p /srv/e2e
+mk() { mkdir -p "$1" && cd "$1" && git init -q && printf 'replicas: 3\n' > app.yaml && git add app.yaml && git commit -q -m "feat: app" && cd /; }
+mk /srv/e2e/app
+mk /etc/labctl-e2e-repo
+mk /srv/e2e/linkgit && rm -rf /srv/e2e/linkgit/.git && ln -s /srv/e2e/app/.git /srv/e2e/linkgit/.git
+mk /srv/e2e/gitfile && rm -rf /srv/e2e/gitfile/.git && echo 'gitdir: /srv/e2e/app/.git' > /srv/e2e/gitfile/.git
+mk /srv/e2e/huge && truncate -s 10G /srv/e2e/huge/.git/objects/pack/pack-big.pack
+ln -sfn /proc/1/root /srv/e2e/self
+ln -sfn /srv/e2e/loop2 /srv/e2e/loop1 && ln -sfn /srv/e2e/loop1 /srv/e2e/loop2
+git -C /srv/e2e/app rev-parse HEAD > /etc/labctl-e2e-head`
+		if code, out := script(t, env, plant); code != 0 {
+			t.Fatalf("planting the repositories exited %d: %s", code, out)
+		}
+		check := func(name string, gc lab.GitCheck) lab.Check {
+			return lab.Check{Name: name, Timeout: lab.Duration{Duration: 10 * time.Second}, Git: &gc}
+		}
+		commits := func(name, repo string) lab.Check {
+			return check(name, lab.GitCheck{Repo: repo, Commits: &lab.Range{Min: func() *int { n := 1; return &n }()}})
+		}
+		round := func(cs ...lab.Check) []checks.Result {
+			t.Helper()
+			results, err := env.RunChecks(ctx, checks.Round{Checks: cs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return results
+		}
+		want := func(r checks.Result, status checks.Status, says string) {
+			t.Helper()
+			if r.Status != status || !strings.Contains(r.Message, says) {
+				t.Errorf("check %s: %s %q, want %s saying %q", r.Name, r.Status, r.Message, status, says)
+			}
+		}
+		start := time.Now()
+		rs := round(
+			commits("srv-app", "/srv/e2e/app"),
+			check("srv-app-field", lab.GitCheck{Repo: "/srv/e2e/app", Field: &lab.GitFieldAssert{File: "app.yaml",
+				FieldAssert: lab.FieldAssert{Path: "replicas", Assert: lab.Assert{Equals: &lab.Value{Literal: 3}}}}}),
+			check("srv-app-clean", lab.GitCheck{Repo: "/srv/e2e/app", Clean: func() *bool { b := true; return &b }()}),
+			commits("etc-repo", "/etc/labctl-e2e-repo"),
+			lab.Check{Name: "by-reference", Timeout: lab.Duration{Duration: 10 * time.Second},
+				File: &lab.FileCheck{Path: "/etc/labctl-e2e-head", Equals: &lab.Value{Ref: "git:/srv/e2e/app@HEAD"}}},
+			commits("linked-git", "/srv/e2e/linkgit"),
+			commits("gitdir-file", "/srv/e2e/gitfile"),
+			commits("huge", "/srv/e2e/huge"),
+			commits("linked-parent", "/srv/e2e/self/srv/e2e/app"),
+			commits("loop", "/srv/e2e/loop1"),
+			commits("none", "/srv/e2e/none"),
+		)
+		t.Logf("one round of %d git checks of the sandbox's repositories took %s", len(rs), time.Since(start))
+		want(rs[0], checks.Pass, "")
+		want(rs[1], checks.Pass, "")
+		want(rs[2], checks.Pass, "")
+		want(rs[3], checks.Pass, "")
+		want(rs[4], checks.Pass, "")
+		want(rs[5], checks.Fail, "/srv/e2e/linkgit/.git is a symbolic link")
+		want(rs[6], checks.Fail, "/srv/e2e/gitfile/.git is a file that points to a repository elsewhere")
+		want(rs[7], checks.Fail, "with its work tree, is larger than 8 MiB")
+		want(rs[8], checks.Fail, "leads outside the learner's files (to /proc/1/root/srv/e2e/app)")
+		want(rs[9], checks.Error, "a loop of symbolic links") // the engine refuses to look at the link itself
+		want(rs[10], checks.Fail, "expected a git repository at /srv/e2e/none")
+
+		// The check follows the repository as the learner changes it.
+		if code, out := script(t, env, "printf 'replicas: 4\\n' > /srv/e2e/app/app.yaml"); code != 0 {
+			t.Fatalf("changing the work tree exited %d: %s", code, out)
+		}
+		want(round(check("srv-app-clean", lab.GitCheck{Repo: "/srv/e2e/app", Clean: func() *bool { b := true; return &b }()}))[0], checks.Fail, "M app.yaml")
+	})
+
 	t.Run("the grader lists the kind a selector selects and asks about access, and the learner cannot fake the answer", func(t *testing.T) {
 		g := graderClient(t, admin, mustGrader(t, env))
 		if _, err := g.RbacV1().RoleBindings(secNS).List(ctx, metav1.ListOptions{}); err != nil {
