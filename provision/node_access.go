@@ -242,6 +242,7 @@ def main():
 
 sys.exit(main())
 `
+
 // writeNodeCommand puts the node command in the sandbox, and the learner's
 // client certificate and key, and the CA, that up made (in
 // nodeAccessClientSecret), in NodeAccessTLSDir, root's only.
