@@ -72,13 +72,14 @@ func TestE2ESecurity(t *testing.T) {
 		// The learner's way: a root shell, the command's exit code and
 		// stdin, also while the node's kubelet is stopped.
 		code, out := script(t, env, `n=`+nodeName+`
-node "$n" id -u; node "$n" sh -c 'echo err >&2; exit 7'; echo "exit=$?"
+node "$n" id -u; node "$n" sh -c 'echo out; echo err >&2; exit 7' 2>/dev/null; echo "exit=$?"
+node "$n" sh -c 'echo out; echo err >&2' 2>&1 >/dev/null
 printf 'piped\n' | node "$n" cat
 node "$n" systemctl stop kubelet; node "$n" systemctl is-active kubelet; echo "stopped exit=$?"
 node "$n" systemctl start kubelet; node "$n" systemctl is-active kubelet
 node nosuch true; echo "unknown exit=$?"
 kubectl -n `+provision.NodeAccessNamespace+` get secrets 2>&1 | grep -c Forbidden`)
-		for _, want := range []string{"0\nerr\nexit=7\npiped\n", "inactive\nstopped exit=3\nactive\n", "is not a node of this lab", "unknown exit=2\n1\n"} {
+		for _, want := range []string{"0\nout\nexit=7\nerr\npiped\n", "inactive\nstopped exit=3\nactive\n", "is not a node of this lab", "unknown exit=2\n1\n"} {
 			if code != 0 || !strings.Contains(out, want) {
 				t.Errorf("node as the learner: exit %d, output %q; want %q in it", code, out, want)
 			}
