@@ -199,7 +199,15 @@ def main():
         while code is None:
             ready = [s] if s.pending() else select.select([s] + ([0] if stdin_open else []), [], [])[0]
             if s in ready:
-                data = s.recv(65536)
+                # A TLS record without data (a session ticket) makes the
+                # socket readable too: never wait in recv for data.
+                s.setblocking(False)
+                try:
+                    data = s.recv(65536)
+                except ssl.SSLWantReadError:
+                    continue
+                finally:
+                    s.setblocking(True)
                 if not data:
                     break
                 buf += data
