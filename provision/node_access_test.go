@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -61,6 +62,17 @@ func TestNodeAccess(t *testing.T) {
 		if p.Spec.NodeName != n || !p.Spec.HostPID || c.SecurityContext == nil || c.SecurityContext.Privileged == nil || !*c.SecurityContext.Privileged ||
 			c.Image != "registry.k8s.io/kube-proxy:v1.37.2" || c.ImagePullPolicy != corev1.PullNever || *p.Spec.AutomountServiceAccountToken {
 			t.Errorf("node-access Pod of %s: %+v", n, p.Spec)
+		}
+		// Its listener asks for a client certificate of the lab's CA, on
+		// the node's address only, and publishes no port.
+		cmd := strings.Join(c.Command, " ")
+		for _, want := range []string{"verify=1", "cafile=", `bind="$NODE_IP"`, "OPENSSL-LISTEN:10290,"} {
+			if !strings.Contains(cmd, want) {
+				t.Errorf("node-access Pod of %s runs %q, without %s", n, cmd, want)
+			}
+		}
+		if len(c.Ports) != 0 || len(c.Env) != 1 || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.FieldRef.FieldPath != "status.hostIP" {
+			t.Errorf("node-access Pod of %s: ports %v, env %v; want no port and NODE_IP from status.hostIP", n, c.Ports, c.Env)
 		}
 	}
 	role, err := cs.RbacV1().Roles(NodeAccessNamespace).Get(ctx, nodeAccessRole, metav1.GetOptions{})
