@@ -3,7 +3,6 @@ package provision
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"os/exec"
 	"strings"
@@ -20,14 +19,14 @@ func frameOf(t byte, data []byte) []byte {
 // session runs nodeSession with perl, as a node's listener does, sends it
 // the command words, stdin and its end, and reads its frames: stdout,
 // stderr and the exit code.
-func session(t *testing.T, stdin []byte, words ...string) (stdout, stderr string, code string) {
+func session(t *testing.T, tty bool, stdin []byte, words ...string) (stdout, stderr string, code string) {
 	t.Helper()
 	perl, err := exec.LookPath("perl")
 	if err != nil {
 		t.Fatalf("the node's session program needs perl, which every kind node has: %v", err)
 	}
 	var in bytes.Buffer
-	in.Write(frameOf('H', []byte(strings.Join(append([]string{"0", "xterm", "24", "80"}, words...), "\x00"))))
+	in.Write(frameOf('H', []byte(strings.Join(append([]string{map[bool]string{false: "0", true: "1"}[tty], "xterm", "24", "80"}, words...), "\x00"))))
 	for len(stdin) > 0 {
 		n := min(len(stdin), 16384)
 		in.Write(frameOf('I', stdin[:n]))
@@ -79,24 +78,27 @@ func session(t *testing.T, stdin []byte, words ...string) (stdout, stderr string
 // and stdin to its end, also more of it than a pipe holds while the
 // command writes as much back (tee).
 func TestNodeSession(t *testing.T) {
-	out, errOut, code := session(t, nil, "sh", "-c", "echo out; echo err >&2; echo $HOME $FOO; exit 7")
+	out, errOut, code := session(t, false, nil, "sh", "-c", "echo out; echo err >&2; echo $HOME $FOO; exit 7")
 	if out != "out\n/root\n" || errOut != "err\n" || code != "7" {
 		t.Errorf("stdout %q, stderr %q, exit %s; want out and the clean HOME, err, 7", out, errOut, code)
 	}
 	big := bytes.Repeat([]byte("0123456789abcdef\n"), 1<<16) // 1 MiB
-	out, _, code = session(t, big, "cat")
+	out, _, code = session(t, false, big, "cat")
 	if out != string(big) || code != "0" {
 		t.Errorf("cat of 1 MiB of stdin: %d bytes back, exit %s", len(out), code)
 	}
-	_, _, code = session(t, nil, "sh", "-c", "kill -TERM $$")
+	_, _, code = session(t, false, nil, "sh", "-c", "kill -TERM $$")
 	if code != "143" {
 		t.Errorf("a command ended by SIGTERM: exit %s, want 143", code)
 	}
-	_, errOut, code = session(t, nil, "no-such-command")
+	_, errOut, code = session(t, false, nil, "no-such-command")
 	if code != "127" || !strings.Contains(errOut, "no-such-command") {
 		t.Errorf("a command that does not exist: exit %s, stderr %q", code, errOut)
 	}
-	if _, _, code = session(t, []byte("x"), "true", fmt.Sprint("it's")); code != "0" {
-		t.Errorf("true: exit %s", code)
+	// With a terminal, the command runs in a PTY of the size asked, its
+	// words quoted for the shell that starts it.
+	out, _, code = session(t, true, nil, "sh", "-c", `tty; stty size; echo "$0"; exit 4`, "it's")
+	if !strings.Contains(out, "/dev/pts/") || !strings.Contains(out, "24 80") || !strings.Contains(out, "it's") || code != "4" {
+		t.Errorf("with a terminal: output %q, exit %s; want a PTY of 24 rows and 80 columns, it's, and 4", out, code)
 	}
 }
