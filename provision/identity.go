@@ -115,7 +115,7 @@ func SetupCluster(ctx context.Context, cs kubernetes.Interface, ca []byte, l *la
 			return learner, grader, err
 		}
 	}
-	if err := grantLearner(ctx, cs, l, labels); err != nil {
+	if err := grantLearner(ctx, cs, l, labels, true); err != nil {
 		return learner, grader, err
 	}
 	grants, err := labGraderGrants(ctx, cs.Discovery(), l)
@@ -239,8 +239,9 @@ func ignoreConflict(err error) error {
 // built-in admin ClusterRole in each lab namespace; with access.rules a Role
 // of those rules in each; with access.clusterRules a ClusterRole. Beside
 // them the learner reads the cluster as access.clusterView says
-// (grantClusterView).
-func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labels map[string]string) error {
+// (grantClusterView). With cluster.nodeAccess, the learner reaches the
+// nodes (grantNodeAccess); renew makes the certificates of that anew.
+func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labels map[string]string, renew bool) error {
 	if err := ensureAccount(ctx, cs, LearnerAccount, labels); err != nil {
 		return err
 	}
@@ -275,7 +276,7 @@ func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labe
 		return err
 	}
 	if l.Cluster.NodeAccess {
-		if err := grantNodeAccess(ctx, cs, l, labels); err != nil {
+		if err := grantNodeAccess(ctx, cs, l, labels, renew); err != nil {
 			return err
 		}
 	}

@@ -426,7 +426,7 @@ func (r *nsReset) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := grantLearner(ctx, r.cs, r.lab, labels); err != nil {
+	if err := grantLearner(ctx, r.cs, r.lab, labels, false); err != nil {
 		return err
 	}
 	if err := grantGrader(ctx, r.cs, grants, labels); err != nil {

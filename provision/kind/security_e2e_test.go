@@ -28,6 +28,8 @@ func securityLab() *lab.Lab {
 	l := e2eTestLab()
 	l.Metadata.Name = "e2e-sec"
 	l.Cluster.Namespaces = []string{secNS}
+	// The learner is root on the node, so the way there is attacked too.
+	l.Cluster.NodeAccess = true
 	l.Steps[0].Checks = []lab.Check{
 		{Name: "named", Kube: &lab.KubeCheck{APIVersion: "v1", Kind: "ConfigMap", Namespace: secNS, Name: "named"}},
 		{Name: "by-ref", Kube: &lab.KubeCheck{APIVersion: "v1", Kind: "Namespace", Name: secNS,
@@ -65,6 +67,66 @@ func TestE2ESecurity(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodeName := controlPlaneNode(l.Metadata.Name)
+
+	t.Run("the way onto the node takes the lab's client certificate only, and outlives the kubelet", func(t *testing.T) {
+		// The learner's way: a root shell, the command's exit code and
+		// stdin, also while the node's kubelet is stopped.
+		code, out := script(t, env, `n=`+nodeName+`
+node "$n" id -u; node "$n" sh -c 'echo out; echo err >&2; exit 7' 2>/dev/null; echo "exit=$?"
+node "$n" sh -c 'echo out; echo err >&2' 2>&1 >/dev/null
+printf 'piped\n' | node "$n" cat
+node "$n" systemctl stop kubelet; node "$n" systemctl is-active kubelet; echo "stopped exit=$?"
+node "$n" systemctl start kubelet; node "$n" systemctl is-active kubelet
+node nosuch true; echo "unknown exit=$?"
+kubectl -n `+provision.NodeAccessNamespace+` get secrets 2>&1 | grep -c Forbidden`)
+		for _, want := range []string{"0\nout\nexit=7\nerr\npiped\n", "inactive\nstopped exit=3\nactive\n", "is not a node of this lab", "unknown exit=2\n1\n"} {
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf("node as the learner: exit %d, output %q; want %q in it", code, out, want)
+			}
+		}
+		// From the same network without the lab's client certificate: none,
+		// and one of another CA (the cluster's own admin certificate).
+		if len(admin.CertData) == 0 || len(admin.KeyData) == 0 {
+			t.Fatal("the cluster's admin config holds no client certificate to attack with")
+		}
+		if err := env.Runtime().WriteFile(ctx, "/tmp/other.crt", admin.CertData); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Runtime().WriteFile(ctx, "/tmp/other.key", admin.KeyData); err != nil {
+			t.Fatal(err)
+		}
+		code, out = script(t, env, `python3 - `+nodeName+` <<'PY'
+import socket, ssl, subprocess, sys
+name = sys.argv[1]
+addr = subprocess.run(["kubectl", "get", "-n", "`+provision.NodeAccessNamespace+`", "pod/" + name, "-o", "jsonpath={.status.hostIP}"], capture_output=True, text=True).stdout.strip()
+def shell(cert):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations("`+provision.NodeAccessTLSDir+`/ca.crt")
+    if cert:
+        ctx.load_cert_chain(*cert)
+    try:
+        s = ctx.wrap_socket(socket.create_connection((addr, `+fmt.Sprint(provision.NodeAccessPort)+`), timeout=10), server_hostname=name)
+        head = b"0\0xterm\0\0\0id"
+        s.sendall(b"H" + len(head).to_bytes(4, "big") + head + b"E\0\0\0\0")
+        got = b""
+        while True:
+            d = s.recv(4096)
+            if not d:
+                break
+            got += d
+        return "shell: %r" % got
+    except (OSError, ssl.SSLError) as e:
+        return "refused: %s" % e
+print("lab:", shell(("`+provision.NodeAccessTLSDir+`/tls.crt", "`+provision.NodeAccessTLSDir+`/tls.key")))
+print("none:", shell(None))
+print("other CA:", shell(("/tmp/other.crt", "/tmp/other.key")))
+PY`)
+		lines := strings.Split(out, "\n")
+		if code != 0 || len(lines) < 3 || !strings.Contains(lines[0], "uid=0(root)") ||
+			!strings.HasPrefix(lines[1], "none: refused") || !strings.HasPrefix(lines[2], "other CA: refused") {
+			t.Errorf("the node's listener: exit %d, output %q; want a shell with the lab's certificate only", code, out)
+		}
+	})
 
 	t.Run("pods that reach the node are refused", func(t *testing.T) {
 		pod := func(name, spec, volumes string) string {

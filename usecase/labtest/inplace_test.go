@@ -232,6 +232,29 @@ func TestUndoInPlaceFallsBackToAReset(t *testing.T) {
 	}
 }
 
+// TestNodeLabCasesAreReset: in a lab whose learner is root on the nodes, a
+// case may change a node where no object shows it (a kubelet fixed), so
+// each case is followed by the full reset, which runs the step's setup
+// again; never by an undo in place that would leave the node as the case
+// left it.
+func TestNodeLabCasesAreReset(t *testing.T) {
+	env := newUndoingEnv()
+	l := startLab()
+	l.Cluster.NodeAccess = true
+	rep := runOn(t, l, env)
+	if !rep.Passed {
+		t.Fatalf("a lab whose promises hold failed: %v", rep.Failures())
+	}
+	if rep.UndoneInPlace != 0 || rep.Resets != 4 {
+		t.Errorf("%d cases undone in place, %d resets; want 0 and 4 (each of the three cases', and the final one)", rep.UndoneInPlace, rep.Resets)
+	}
+	for _, p := range rep.Phases {
+		if p.Kind == Reset && p.Step == "cluster" && !strings.Contains(p.Note, "cluster.nodeAccess") && !strings.Contains(p.Note, "final") && p.Note != "" {
+			t.Errorf("a reset's note %q does not say the learner is root on the nodes", p.Note)
+		}
+	}
+}
+
 func obj(kind, ns, name string, extra map[string]any) mutant.Object {
 	md := map[string]any{"name": name, "resourceVersion": "1", "uid": "a"}
 	if ns != "" {

@@ -224,6 +224,12 @@ func Run(ctx context.Context, env Environment, o Options) (res *Result, err erro
 		if checkpoints {
 			cp.Checkpoint(ctx, o.To)
 		}
+	} else if o.Lab.Cluster.NodeAccess && strings.TrimSpace(cur.Setup) != "" {
+		// A node keeps what was done there (its files, its kubelet), which
+		// no kept start holds: the step's setup puts it back.
+		if err := runScripts(ctx, env, []script{{step: cur.ID, kind: "setup", text: cur.Setup}}, st, o.Catalog, o.ScriptOutput, retry); err != nil {
+			return res, err
+		}
 	}
 	if o.To != "" {
 		if err := o.Store.Update(ctx, o.Lab.Metadata.Name, func(p *progress.Progress) error {

@@ -497,10 +497,14 @@ func TestResetGoesBackToTheStepsCheckpoint(t *testing.T) {
 			"sandbox namespaces script:setup-one script:solve-one script:solve-two script:setup-three"},
 		{"to the lab's start", "", true, false, true, "namespaces script:setup-one"},
 		{"hard", "three", true, true, true, "cluster script:solve-one script:solve-two script:setup-three"},
+		// A node keeps what a case did there: the step's setup runs again
+		// after the kept start is back.
+		{"node lab back", "three", true, false, true, "back-to:three script:setup-three"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := options(t)
 			seedProgress(t, o)
+			o.Lab.Cluster.NodeAccess = c.name == "node lab back"
 			o.NoBackup, o.InPlace, o.To, o.Hard = true, c.inPlace, c.to, c.hard
 			env := &checkpointEnv{restoringEnv: restoringEnv{can: true}, back: c.back}
 			res, err := Run(context.Background(), env, o)
