@@ -13,6 +13,7 @@
 #   BENCH_SKIP_CLASS=1 make bench # leave out the classes (three learners; two with nodes) (minutes)
 #   BENCH_SKIP_NODES=1 make bench # leave out the three-node lab with add-ons (minutes)
 #   BENCH_SKIP_RBAC=1 make bench  # leave out rbac-ci's access-set rounds (a minute)
+#   BENCH_NODE=1 make bench       # also the node lab's check round (root on this machine; minutes)
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,6 +57,7 @@ cleanup() {
 	note "bench: cleaning up"
 	(cd "$work/lab" 2>/dev/null && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1
 	(cd "$work/nocluster" 2>/dev/null && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1
+	(cd "$work/node" 2>/dev/null && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1
 	"$work/kind" delete cluster --name "$bare" >>"$work/log" 2>&1
 	docker rm -f "$bare-control-plane" >/dev/null 2>&1
 	# The log and `labctl test`'s report stay for a look.
@@ -257,6 +259,33 @@ ta=$(med <"$work/audit.t")
 row "check round / docker exec true" "$(ratio "$tc" "$te") (${tc} s / ${te} s)" "<= 2.0" "$(verdict "$(ratio "$tc" "$te")" 2.0)"
 row "  same, step with kube checks" "$(ratio "$tk" "$te") (${tk} s / ${te} s)" "<= 2.0" "$(verdict "$(ratio "$tk" "$te")" 2.0)"
 row "  same, step with audit checks (revert)" "$(ratio "$ta" "$te") (${ta} s / ${te} s)" "<= 2.0" "$(verdict "$(ratio "$ta" "$te")" 2.0)"
+
+# The node lab (labs/node-admin, renamed): its static-pod step solved
+# (reset --to cert-expiry), its check round, whose two file checks read the
+# manifest from the node's container through the engine, against docker
+# exec true in that lab's sandbox, 7 of each in turn. Its up makes the
+# learner root on this machine and takes minutes: only with BENCH_NODE=1.
+if [ "${BENCH_NODE:-}" = 1 ]; then
+	note "bench: labs/node-admin, check round of static-pod (7 rounds)"
+	mkdir -p "$work/node"
+	cp -r "$root/labs/node-admin/." "$work/node/"
+	sed -i -E "s/^  name: .*/  name: ${lab}-node/" "$work/node/lab.yaml"
+	(cd "$work/node" && "$labctl" -q up --allow-host-access && "$labctl" -q reset --to cert-expiry --no-backup) >>"$work/log" 2>&1 ||
+		die "labctl up and reset --to cert-expiry of labs/node-admin failed"
+	nsb=labctl-$lab-node-sandbox
+	: >"$work/nexec.t"
+	: >"$work/node.t"
+	for _ in 1 2 3 4 5 6 7; do
+		{ timed docker exec "$nsb" true && echo; } >>"$work/nexec.t" || die "docker exec failed"
+		{ (cd "$work/node" && timed "$labctl" check static-pod) && echo; } >>"$work/node.t" || die "labctl check static-pod of labs/node-admin failed after its solve"
+	done
+	tne=$(med <"$work/nexec.t")
+	tn=$(med <"$work/node.t")
+	row "  same, node lab's static-pod step (2 file checks of the node and a kube check, passing)" "$(ratio "$tn" "$tne") (${tn} s / ${tne} s)" "-" "-"
+	(cd "$work/node" && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1
+else
+	row "  same, node lab's static-pod step" "not run" "BENCH_NODE=1" "-"
+fi
 
 note "bench: grade"
 tg=$(timed "$labctl" grade)
