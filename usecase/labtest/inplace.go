@@ -280,8 +280,18 @@ func (r *runner) settle(ctx context.Context, u InPlaceUndoer, quiet bool) string
 			}
 		}
 	}
-	return fmt.Sprintf("the lab's objects were not those of the step's start %s after the undo: %s",
-		undoWait, describe(last))
+	return notSettled(last)
+}
+
+// notSettled says why the undo gave up when its time ran out: what the
+// last look found differing, or, when that look found the start, that no
+// two looks in a row did (the objects came and went: a control plane
+// restarting, a controller undoing the undo).
+func notSettled(last []difference) string {
+	if len(last) == 0 {
+		return fmt.Sprintf("the lab's objects did not stay those of the step's start for %d looks in a row within %s after the undo", undoAgree, undoWait)
+	}
+	return fmt.Sprintf("the lab's objects were not those of the step's start %s after the undo: %s", undoWait, describe(last))
 }
 
 // quietCase says whether the case of step s wrote nothing in the lab's

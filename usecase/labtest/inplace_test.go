@@ -504,3 +504,14 @@ func TestAdoptReplacements(t *testing.T) {
 		t.Errorf("the start was changed in place")
 	}
 }
+
+// TestNotSettledNamesWhatDiffered: the reason an undo gave up names what
+// differed, and never says "nothing differs" when the last look agreed.
+func TestNotSettledNamesWhatDiffered(t *testing.T) {
+	if got := notSettled([]difference{{ref: "ConfigMap ns/a", what: "changed"}}); !strings.Contains(got, "ConfigMap ns/a changed") {
+		t.Errorf("with a difference: %q", got)
+	}
+	if got := notSettled(nil); strings.Contains(got, "nothing differs") || !strings.Contains(got, "looks in a row") {
+		t.Errorf("after a last look that agreed: %q", got)
+	}
+}

@@ -147,7 +147,7 @@ func kept(r *Report) string {
 		s += fmt.Sprintf("; %d %s undone in place instead, %s in all", r.UndoneInPlace, plural(r.UndoneInPlace, "case"), seconds(r.UndoTime))
 	}
 	if r.StepStartsRestored > 0 {
-		s += fmt.Sprintf("; %d went back to the step's start as it was kept, replaying nothing", r.StepStartsRestored)
+		s += fmt.Sprintf("; %d went back to the step's start as it was kept, replaying no earlier step", r.StepStartsRestored)
 	}
 	return s
 }

@@ -41,7 +41,7 @@ func TestWriteText(t *testing.T) {
 		"✗ files  mistake only-x is caught",
 		"step files: mistake only-x: check has-y: passed, so the mistake is not caught",
 		"step files: check has-z: failed: expected\n      something else\n",
-		"Grade: 3/4 points", "Resets: 3, 3.0s in all (sandbox 2.0s, backup 1.0s); 1 kept the sandbox, restoring /root in place; 1 went back to the step's start as it was kept, replaying nothing", "FAIL: lab demo-test: 2 failures",
+		"Grade: 3/4 points", "Resets: 3, 3.0s in all (sandbox 2.0s, backup 1.0s); 1 kept the sandbox, restoring /root in place; 1 went back to the step's start as it was kept, replaying no earlier step", "FAIL: lab demo-test: 2 failures",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)

@@ -138,7 +138,7 @@ type Report struct {
 	// instead of recreating it (reset.Options.InPlace).
 	SandboxesKept int `json:"sandboxesKept"`
 	// StepStartsRestored counts the resets that went back to the step's
-	// start as it was kept (reset.Checkpointer), replaying nothing.
+	// start as it was kept (reset.Checkpointer), replaying no earlier step.
 	StepStartsRestored int `json:"stepStartsRestored"`
 	// UndoneInPlace counts the mistakes and alternatives undone in
 	// place, and UndoTime the time spent keeping the steps' starts and
