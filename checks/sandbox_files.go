@@ -101,6 +101,12 @@ func ReadSandbox(ctx context.Context, sfs SandboxFS, p string) SandboxFile {
 		return out
 	}
 	data, err := sfs.ReadFile(ctx, out.Resolved, maxFileSize)
+	return out.read(p, data, err)
+}
+
+// read is out once the host read what p leads to: its data, or the state
+// the read's error says (too large, changed meanwhile, gone, an error).
+func (out SandboxFile) read(p string, data []byte, err error) SandboxFile {
 	switch {
 	case errors.Is(err, ErrTooLarge):
 		out.State = SandboxTooLarge

@@ -52,19 +52,7 @@ func ReadSandboxRepo(ctx context.Context, sfs SandboxFS, p string) SandboxFile {
 		return out
 	}
 	data, err := sfs.ReadTree(ctx, out.Resolved, maxRepoArchive)
-	switch {
-	case errors.Is(err, ErrTooLarge):
-		out.State = SandboxTooLarge
-	case errors.Is(err, ErrChanged):
-		out.State, out.Err = SandboxError, fmt.Sprintf("%s changed while being read; check again", p)
-	case errors.Is(err, fs.ErrNotExist):
-		out.State = SandboxMissing
-	case err != nil:
-		out.State, out.Err = SandboxError, fmt.Sprintf("reading %s from the sandbox: %v", p, err)
-	default:
-		out.Data, out.Size = data, int64(len(data))
-	}
-	return out
+	return out.read(p, data, err)
 }
 
 // SandboxRepo is a repository the host read from the sandbox as the

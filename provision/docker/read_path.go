@@ -61,6 +61,12 @@ func (e *Engine) StatPath(ctx context.Context, containerName, p string) (PathSta
 // over limit is ErrTooLarge, read no further than its header. A missing p
 // satisfies fs.ErrNotExist.
 func (e *Engine) ReadRegular(ctx context.Context, containerName, p string, limit int64) ([]byte, error) {
+	return e.readArchive(ctx, containerName, p, func(r io.Reader) ([]byte, error) { return readOneFile(r, path.Base(p), limit) })
+}
+
+// readArchive hands the engine's archive of p (absolute) in the container
+// to read, within copyTimeout. A missing p satisfies fs.ErrNotExist.
+func (e *Engine) readArchive(ctx context.Context, containerName, p string, read func(io.Reader) ([]byte, error)) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, copyTimeout)
 	defer cancel()
 	rc, _, err := e.cli.CopyFromContainer(ctx, containerName, p)
@@ -71,7 +77,7 @@ func (e *Engine) ReadRegular(ctx context.Context, containerName, p string, limit
 		return nil, fmt.Errorf("reading %s of %s: %w", p, containerName, err)
 	}
 	defer rc.Close()
-	return readOneFile(rc, path.Base(p), limit)
+	return read(rc)
 }
 
 // readOneFile reads the archive's first entry, which must be the regular
@@ -106,17 +112,7 @@ func readOneFile(r io.Reader, name string, limit int64) ([]byte, error) {
 // does not start with the directory p (a link or a file put there since it
 // was looked at) is ErrNotRegular. A missing p satisfies fs.ErrNotExist.
 func (e *Engine) ReadTree(ctx context.Context, containerName, p string, limit int64) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, copyTimeout)
-	defer cancel()
-	rc, _, err := e.cli.CopyFromContainer(ctx, containerName, p)
-	if client.IsErrNotFound(err) {
-		return nil, fmt.Errorf("%s in %s: %w", p, containerName, fs.ErrNotExist)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s of %s: %w", p, containerName, err)
-	}
-	defer rc.Close()
-	return readTree(rc, path.Base(p), limit)
+	return e.readArchive(ctx, containerName, p, func(r io.Reader) ([]byte, error) { return readTree(r, path.Base(p), limit) })
 }
 
 // readTree reads an archive of at most limit bytes whose first entry is
