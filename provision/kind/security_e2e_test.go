@@ -338,20 +338,8 @@ rm -f /tmp/fifo && mkfifo /tmp/fifo`
 		file := func(name, p string, contains ...string) lab.Check {
 			return lab.Check{Name: name, Timeout: lab.Duration{Duration: 10 * time.Second}, File: &lab.FileCheck{Path: p, Contains: contains}}
 		}
-		round := func(cs ...lab.Check) []checks.Result {
-			t.Helper()
-			results, err := env.RunChecks(ctx, checks.Round{Checks: cs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return results
-		}
-		want := func(r checks.Result, status checks.Status, says string) {
-			t.Helper()
-			if r.Status != status || !strings.Contains(r.Message, says) {
-				t.Errorf("check %s: %s %q, want %s saying %q", r.Name, r.Status, r.Message, status, says)
-			}
-		}
+		round := func(cs ...lab.Check) []checks.Result { t.Helper(); return checkRound(t, ctx, env, cs...) }
+		want := func(r checks.Result, status checks.Status, says string) { t.Helper(); wantResult(t, r, status, says) }
 		start := time.Now()
 		rs := round(
 			file("etc-holds", "/etc/labctl-e2e.conf", "listen 8080"),
@@ -417,20 +405,8 @@ git -C /srv/e2e/app rev-parse HEAD > /etc/labctl-e2e-head`
 		commits := func(name, repo string) lab.Check {
 			return check(name, lab.GitCheck{Repo: repo, Commits: &lab.Range{Min: func() *int { n := 1; return &n }()}})
 		}
-		round := func(cs ...lab.Check) []checks.Result {
-			t.Helper()
-			results, err := env.RunChecks(ctx, checks.Round{Checks: cs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return results
-		}
-		want := func(r checks.Result, status checks.Status, says string) {
-			t.Helper()
-			if r.Status != status || !strings.Contains(r.Message, says) {
-				t.Errorf("check %s: %s %q, want %s saying %q", r.Name, r.Status, r.Message, status, says)
-			}
-		}
+		round := func(cs ...lab.Check) []checks.Result { t.Helper(); return checkRound(t, ctx, env, cs...) }
+		want := func(r checks.Result, status checks.Status, says string) { t.Helper(); wantResult(t, r, status, says) }
 		start := time.Now()
 		rs := round(
 			commits("srv-app", "/srv/e2e/app"),
@@ -621,4 +597,22 @@ func graderClient(t *testing.T, admin *rest.Config, grader *checks.KubeCredentia
 		t.Fatal(err)
 	}
 	return cs
+}
+
+// checkRound runs one checker round of cs on env.
+func checkRound(t *testing.T, ctx context.Context, env *provision.Live, cs ...lab.Check) []checks.Result {
+	t.Helper()
+	results, err := env.RunChecks(ctx, checks.Round{Checks: cs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return results
+}
+
+// wantResult fails t unless r has status and its message says says.
+func wantResult(t *testing.T, r checks.Result, status checks.Status, says string) {
+	t.Helper()
+	if r.Status != status || !strings.Contains(r.Message, says) {
+		t.Errorf("check %s: %s %q, want %s saying %q", r.Name, r.Status, r.Message, status, says)
+	}
 }
