@@ -643,7 +643,8 @@ func adoptClusterWrites(start, now []mutant.Object) []mutant.Object {
 			continue
 		}
 		s := before[mutant.Key(n)]
-		if s != nil && mutant.Equal(mutant.Clean(s), mutant.Clean(n)) || !byKubernetesOnly(s, n) {
+		// The managers first: most looks find no newer entry, and no copy is made.
+		if !byKubernetesOnly(s, n) || s != nil && mutant.Equal(mutant.Clean(s), mutant.Clean(n)) {
 			continue
 		}
 		if out == nil {
