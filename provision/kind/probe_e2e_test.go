@@ -9,9 +9,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/grading"
@@ -201,6 +205,54 @@ func TestE2EProbeConfined(t *testing.T) {
 			if code, out := script(t, env, cmd+" 2>&1"); code == 0 || !strings.Contains(out, "forbidden") {
 				t.Errorf("the learner ran %q: exit %d, output %q; want forbidden", cmd, code, out)
 			}
+		}
+	})
+
+	t.Run("rights that stand are not written again", func(t *testing.T) {
+		admin, err := env.Runtime().(*kindRuntime).Admin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := kubernetes.NewForConfig(admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions := func() []string {
+			var out []string
+			add := func(what string, o metav1.Object, err error) {
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				out = append(out, what+"@"+o.GetResourceVersion())
+			}
+			sa, err := cs.CoreV1().ServiceAccounts(provision.SystemNamespace).Get(ctx, provision.ProbeAccount, metav1.GetOptions{})
+			add("account", sa, err)
+			cr, err := cs.RbacV1().ClusterRoles().Get(ctx, "labctl-probe-admin", metav1.GetOptions{})
+			add("admin role", cr, err)
+			for _, ns := range []string{probeNS, provision.ProbeNamespace} {
+				rb, err := cs.RbacV1().RoleBindings(ns).Get(ctx, "labctl-probe", metav1.GetOptions{})
+				add("binding in "+ns, rb, err)
+			}
+			r, err := cs.RbacV1().Roles(provision.ProbeNamespace).Get(ctx, "labctl-probe", metav1.GetOptions{})
+			add("role", r, err)
+			return out
+		}
+		if err := env.EndProbe(ctx); err != nil {
+			t.Fatal(err)
+		}
+		before := versions()
+		// A probe's first script gets every right again, and a later one
+		// the bindings: both find them as granted.
+		for range 2 {
+			if code, out := adminScript(t, env, "true"); code != 0 {
+				t.Fatalf("exit %d: %s", code, out)
+			}
+		}
+		if after := versions(); !slices.Equal(before, after) {
+			t.Errorf("the probe's rights were written again: %v, then %v", before, after)
+		}
+		if err := env.EndProbe(ctx); err != nil {
+			t.Fatal(err)
 		}
 	})
 
