@@ -12,8 +12,10 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
@@ -318,15 +320,20 @@ func ensureAccount(ctx context.Context, cs kubernetes.Interface, name string, la
 // roleRef differs.
 func ensureRoleBinding(ctx context.Context, cs kubernetes.Interface, rb *rbacv1.RoleBinding) error {
 	c := cs.RbacV1().RoleBindings(rb.Namespace)
+	mutate := func(cur *rbacv1.RoleBinding) { cur.Subjects = rb.Subjects; cur.Labels = rb.Labels }
 	cur, err := c.Get(ctx, rb.Name, metav1.GetOptions{})
-	if err == nil && cur.RoleRef != rb.RoleRef {
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	case cur.RoleRef != rb.RoleRef:
 		if err := c.Delete(ctx, rb.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
-	} else if err != nil && !apierrors.IsNotFound(err) {
-		return err
+	default:
+		return update(ctx, c, cur, mutate)
 	}
-	return apply(ctx, c, rb, func(cur *rbacv1.RoleBinding) { cur.Subjects = rb.Subjects; cur.Labels = rb.Labels })
+	return apply(ctx, c, rb, mutate)
 }
 
 // client is the part of a typed client-go resource client apply needs.
@@ -336,20 +343,42 @@ type client[T any] interface {
 	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 }
 
-type named interface{ GetName() string }
+// kubeObject is a typed Kubernetes object, as apply reads and writes it.
+type kubeObject interface {
+	GetName() string
+	DeepCopyObject() runtime.Object
+}
 
-// apply creates obj, or updates the existing object with mutate.
-func apply[T named](ctx context.Context, c client[T], obj T, mutate func(T)) error {
-	_, err := c.Create(ctx, obj, metav1.CreateOptions{})
-	if err == nil || !apierrors.IsAlreadyExists(err) {
-		return err
-	}
+// apply creates obj, or makes the existing object what mutate makes of
+// it. The object is read first: one that is already so is not written
+// (each probe's first script, and every later one's bindings, go through
+// here), so that granting rights that stand costs one read an object.
+func apply[T kubeObject](ctx context.Context, c client[T], obj T, mutate func(T)) error {
 	cur, err := c.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		if _, err = c.Create(ctx, obj, metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		// Made by another since the read.
+		cur, err = c.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	}
 	if err != nil {
 		return err
 	}
-	mutate(cur)
-	_, err = c.Update(ctx, cur, metav1.UpdateOptions{})
+	return update(ctx, c, cur, mutate)
+}
+
+// update writes what mutate makes of cur, when that differs from cur.
+func update[T kubeObject](ctx context.Context, c client[T], cur T, mutate func(T)) error {
+	want, ok := cur.DeepCopyObject().(T)
+	if !ok {
+		return fmt.Errorf("copying %s: not an object of its own type", cur.GetName())
+	}
+	mutate(want)
+	if equality.Semantic.DeepEqual(cur, want) {
+		return nil
+	}
+	_, err := c.Update(ctx, want, metav1.UpdateOptions{})
 	return err
 }
 

@@ -190,3 +190,55 @@ func TestAuditPolicyLeavesOutTheProbe(t *testing.T) {
 		t.Errorf("audit policy:\n%s", p)
 	}
 }
+
+// Rights that stand are only read: a probe's first script, which gets
+// every right again, writes nothing when nothing changed, and a later
+// script writes back only the binding the learner changed.
+func TestProbeRightsThatStandAreOnlyRead(t *testing.T) {
+	cs := fakeCluster()
+	ctx := context.Background()
+	l := probedLab()
+	if _, _, err := SetupCluster(ctx, cs, []byte("CA"), l); err != nil {
+		t.Fatal(err)
+	}
+	writes := func() []string {
+		var out []string
+		for _, a := range cs.Actions() {
+			switch {
+			case a.GetVerb() == "create" && a.GetSubresource() == "token":
+			case a.GetVerb() == "get" || a.GetVerb() == "list":
+			default:
+				out = append(out, a.GetVerb()+" "+a.GetResource().Resource+" "+a.GetNamespace())
+			}
+		}
+		return out
+	}
+	cs.ClearActions()
+	if _, err := ProbeKubeconfig(ctx, cs, l, "https://api:6443", []byte("CA"), true); err != nil {
+		t.Fatal(err)
+	}
+	if w := writes(); len(w) > 0 {
+		t.Errorf("a probe's first script wrote rights that stand: %v", w)
+	}
+
+	// The learner empties the probe's binding in their namespace.
+	rb, err := cs.RbacV1().RoleBindings("gitops-lab").Get(ctx, "labctl-probe", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb.Subjects = nil
+	if _, err := cs.RbacV1().RoleBindings("gitops-lab").Update(ctx, rb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cs.ClearActions()
+	if _, err := ProbeKubeconfig(ctx, cs, l, "https://api:6443", []byte("CA"), false); err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(writes(), ", "); w != "update rolebindings gitops-lab" {
+		t.Errorf("writes %q, want the changed binding's update alone", w)
+	}
+	rb, err = cs.RbacV1().RoleBindings("gitops-lab").Get(ctx, "labctl-probe", metav1.GetOptions{})
+	if err != nil || len(rb.Subjects) != 1 || rb.Subjects[0].Name != ProbeAccount {
+		t.Errorf("the probe's binding is not granted again: %+v, %v", rb, err)
+	}
+}

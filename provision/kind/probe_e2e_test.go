@@ -7,11 +7,16 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/grading"
@@ -204,6 +209,44 @@ func TestE2EProbeConfined(t *testing.T) {
 		}
 	})
 
+	t.Run("rights that stand are not written again", func(t *testing.T) {
+		admin, err := env.Runtime().(*kindRuntime).Admin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The admin's requests, as the API server gets them: reading the
+		// rights back compares them with what the server keeps, defaults
+		// and all.
+		var mu sync.Mutex
+		var writes []string
+		cfg := rest.CopyConfig(admin)
+		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if r.Method != http.MethodGet {
+					mu.Lock()
+					writes = append(writes, r.Method+" "+r.URL.Path)
+					mu.Unlock()
+				}
+				return rt.RoundTrip(r)
+			})
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A probe's first script gets every right again, a later one the
+		// bindings: both find them as granted, and ask only for a token.
+		for _, first := range []bool{true, false} {
+			writes = nil
+			if _, err := provision.ProbeKubeconfig(ctx, cs, l, "https://api:6443", admin.CAData, first); err != nil {
+				t.Fatal(err)
+			}
+			if len(writes) != 1 || !strings.HasSuffix(writes[0], "/serviceaccounts/"+provision.ProbeAccount+"/token") {
+				t.Errorf("first script %v: the admin wrote %v, want the token request alone", first, writes)
+			}
+		}
+	})
+
 	t.Run("a lab's probe passes and leaves nothing", func(t *testing.T) {
 		if code, out := adminScript(t, env, "echo kept > note"); code != 0 {
 			t.Fatalf("exit %d: %s", code, out)
@@ -275,3 +318,8 @@ func TestE2EProbeConfined(t *testing.T) {
 		}
 	})
 }
+
+// roundTripFunc is a function as an http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
