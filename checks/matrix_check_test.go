@@ -259,7 +259,7 @@ func oneSource() *lab.MatrixCheck {
 func TestProberHasTheLabStatedLabels(t *testing.T) {
 	mc := newMatrixCluster(t)
 	ctx := context.Background()
-	got, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout)
+	got, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestProberHasTheLabStatedLabels(t *testing.T) {
 			t.Fatalf("prober labels %v, want exactly app=shop,tier=api", p.GetLabels())
 		}
 	}
-	if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout); err != nil {
+	if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout}); err != nil {
 		t.Fatal(err)
 	}
 	if mc.made != 1 {
@@ -310,7 +310,7 @@ func TestProberNotAsLeftIsRemade(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			mc := newMatrixCluster(t)
 			ctx := context.Background()
-			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout); err != nil {
+			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout}); err != nil {
 				t.Fatal(err)
 			}
 			var old *unstructured.Unstructured
@@ -326,7 +326,7 @@ func TestProberNotAsLeftIsRemade(t *testing.T) {
 				tried = append(tried, pod)
 				return "cell 0 open\ndone\n"
 			}
-			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout); err != nil {
+			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout}); err != nil {
 				t.Fatal(err)
 			}
 			ps := mc.probers(t, "shop")
@@ -364,7 +364,7 @@ func TestProberTamperedDuringTheRoundCannotPass(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			mc := newMatrixCluster(t)
 			mc.agent.answer = func(pod string) string { return tamper(mc, pod) }
-			_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1", matrixConnectTimeout)
+			_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout})
 			if err == nil || !strings.Contains(err.Error(), "not as labctl left it") {
 				t.Fatalf("err = %v, want the prober not as labctl left it", err)
 			}
@@ -380,7 +380,7 @@ func TestProberTamperedDuringTheRoundCannotPass(t *testing.T) {
 func TestMatrixNeedsTheAgent(t *testing.T) {
 	mc := newMatrixCluster(t)
 	mc.kubeReader.agent = noAgent{}
-	_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1", matrixConnectTimeout)
+	_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout})
 	if err == nil || !strings.Contains(err.Error(), "networkPolicy add-on") {
 		t.Fatalf("err = %v", err)
 	}
@@ -414,7 +414,7 @@ func TestMatrixTargetASourcesProber(t *testing.T) {
 		}
 		return "cell 0 closed 124 \ncell 1 open\ndone\n"
 	}
-	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1", matrixConnectTimeout)
+	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1", MatrixTries{Bound: matrixConnectTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +450,7 @@ func TestMatrixTargetAProbersOtherPort(t *testing.T) {
 		}
 		return "cell 0 closed 124 \ncell 1 open\ndone\n"
 	}
-	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1", matrixConnectTimeout)
+	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1", MatrixTries{Bound: matrixConnectTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +502,7 @@ func TestProberBelowPort1024(t *testing.T) {
 		}
 		return "cell 0 closed 124 \ncell 1 closed 124 \ndone\n"
 	}
-	if _, err := mc.ProbeMatrix(context.Background(), m, "addons:1", matrixConnectTimeout); err != nil {
+	if _, err := mc.ProbeMatrix(context.Background(), m, "addons:1", MatrixTries{Bound: matrixConnectTimeout}); err != nil {
 		t.Fatal(err)
 	}
 	for ns, want := range map[string]string{"tools": `[map[name:net.ipv4.ip_unprivileged_port_start value:53]]`, "shop": "[]"} {
@@ -549,7 +549,7 @@ func TestProberRefusedByTheKubelet(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout)
+	_, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout})
 	if err == nil || !strings.Contains(err.Error(), "could not start: SysctlForbidden Pod forbidden sysctl") {
 		t.Fatalf("err = %v, want the kubelet's refusal", err)
 	}
@@ -661,8 +661,8 @@ func TestMatrixSlowOpenCellTriedAgain(t *testing.T) {
 		tries   int
 		fails   string
 	}{
-		{"open after a second try", []string{"cell 0 closed 124 \ncell 1 closed 124 \ndone\n", "cell 0 open\ncell 1 closed 124 \ndone\n"}, 2, ""},
-		{"no answer twice", []string{"cell 0 closed 124 \ncell 1 closed 124 \ndone\n"}, 2, "to db (db.shop:5432): expected open, found closed: no answer within 6s"},
+		{"open after a second try", []string{"cell 0 closed 124 \ncell 1 closed 124 \ndone\n", "cell 0 open\ndone\n"}, 2, ""},
+		{"no answer twice", []string{"cell 0 closed 124 \ncell 1 closed 124 \ndone\n", "cell 0 closed 124 \ndone\n"}, 2, "to db (db.shop:5432): expected open, found closed: no answer within 6s"},
 		{"a closed cell open", []string{"cell 0 closed 124 \ncell 1 open\ndone\n", "cell 0 open\ncell 1 closed 124 \ndone\n"}, 1, "to cache (cache.shop:6379): expected closed, found open"},
 		{"an open cell refused", []string{"cell 0 closed 1 prober: connect: Connection refused\ncell 1 closed 124 \ndone\n", "cell 0 open\ncell 1 closed 124 \ndone\n"}, 1, "expected open, found closed: connection refused"},
 		{"a closed cell without answer", []string{"cell 0 open\ncell 1 closed 124 \ndone\n"}, 1, ""},
@@ -691,5 +691,48 @@ func TestMatrixSlowOpenCellTriedAgain(t *testing.T) {
 				t.Errorf("judged %v, want a failure saying %q", err, c.fails)
 			}
 		})
+	}
+}
+
+// TestMatrixSecondTryOnlyTheSlowCells: the second try runs only in the
+// probers of the cells expected open that got no answer, tries only those
+// cells, and does not wait for the agent again: its syncs before the first
+// tries already applied the policies, and the second try costs no more
+// than its own bound.
+func TestMatrixSecondTryOnlyTheSlowCells(t *testing.T) {
+	m := oneSource()
+	m.Sources = append(m.Sources, lab.MatrixSource{Name: "debug", Namespace: "tools", Labels: map[string]string{"app": "debug"}})
+	m.Targets = append(m.Targets, lab.MatrixTarget{Name: "cache", To: "cache.shop:6379"})
+	m.Open = []lab.MatrixCells{{From: []string{"api", "debug"}, To: []string{"db"}}}
+	mc := newMatrixCluster(t)
+	var asks []int
+	mc.agent.answer = func(pod string) string {
+		mc.agent.simAgent.mu.Lock()
+		asks = append(asks, len(mc.agent.simAgent.asks))
+		mc.agent.simAgent.mu.Unlock()
+		if len(asks) > 2 {
+			return "cell 0 open\ndone\n"
+		}
+		if mc.probers(t, "shop")[pod] != nil {
+			// api's prober: db got no answer, cache none as expected.
+			return "cell 0 closed 124 \ncell 1 closed 124 \ndone\n"
+		}
+		return "cell 0 open\ncell 1 closed 124 \ndone\n"
+	}
+	if err := checkMatrix(context.Background(), Env{Kube: mc.kubeReader, ReachImage: "addons:1"}, m); err != nil {
+		t.Fatalf("db opened at the second try: %v", err)
+	}
+	if len(mc.agent.cmds) != 3 {
+		t.Fatalf("%d execs in the probers, want 3: both probers, then api's alone", len(mc.agent.cmds))
+	}
+	second := mc.agent.cmds[2]
+	if i := slices.Index(second, "prober"); i < 0 || !slices.Equal(second[i+1:], []string{"db.shop", "5432"}) {
+		t.Errorf("the second try's targets are %q, want db.shop 5432 alone", second)
+	}
+	if !strings.Contains(strings.Join(second, " "), fmt.Sprintf("timeout %d ", matrixRetryTimeout)) {
+		t.Errorf("the second try is not bound to %ds", matrixRetryTimeout)
+	}
+	if asks[2] != asks[0] {
+		t.Errorf("the agent was asked for %d syncs before the first tries and %d before the second, want no more", asks[0], asks[2])
 	}
 }

@@ -169,10 +169,14 @@ type prober struct {
 // ProbeMatrix tries every cell of m: it finds each source's prober,
 // remaking one that is not as the grader left it (made by someone else,
 // relabelled, changed, ended), waits until they all run and the policy
-// agent has synced since, then runs every prober's tries at once. A
-// prober that changed while the round used it is deleted, to be made anew
-// next round, and the round cannot judge.
-func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image string, bound int) ([][]Tried, error) {
+// agent has synced since, then runs every prober's tries at once. The
+// cells tries.Again picks from those answers are then tried once more,
+// from the same probers and without a second wait for the agent, which
+// has applied the policies already: only those probers run, only those
+// cells, and their answers replace the first. A prober that changed while
+// the round used it is deleted, to be made anew next round, and the round
+// cannot judge.
+func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image string, tries MatrixTries) ([][]Tried, error) {
 	if k.agent == nil {
 		return nil, errors.New("a matrix check needs the network policy agent, and the checker has no client for it")
 	}
@@ -219,19 +223,76 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 		}
 		addrs = append(addrs, net.JoinHostPort(probers[i].ip, strconv.Itoa(t.ProberPort())))
 	}
+	// A source does not try its own prober: a Pod reaches its own
+	// address without the network, whatever the policies say.
+	every := make([][]int, len(probers))
+	for i, p := range probers {
+		for j := range addrs {
+			if m.Targets[j].Source != p.source.Name {
+				every[i] = append(every[i], j)
+			}
+		}
+	}
+	out, err := k.tryCells(ctx, m, probers, addrs, every, tries.Bound, image)
+	if err != nil {
+		return nil, err
+	}
+	if tries.Again == nil {
+		return out, nil
+	}
+	again := make([][]int, len(probers))
+	n := 0
+	for _, c := range tries.Again(out) {
+		i, j := c[0], c[1]
+		if i < 0 || i >= len(out) || j < 0 || j >= len(addrs) || out[i][j].Self {
+			return nil, fmt.Errorf("cell %d, %d of the matrix is not one its probers try", i, j)
+		}
+		again[i] = append(again[i], j)
+		n++
+	}
+	if n == 0 {
+		return out, nil
+	}
+	second, err := k.tryCells(ctx, m, probers, addrs, again, tries.AgainBound, image)
+	if err != nil {
+		return nil, err
+	}
+	for i, cells := range again {
+		for _, j := range cells {
+			out[i][j] = second[i][j]
+		}
+	}
+	return out, nil
+}
+
+// MatrixTries are the bounds of a matrix's tries, in seconds: Bound that
+// of every cell's first; AgainBound that of the second try of the cells
+// Again picks (source, target) from the first answers, none when nil.
+type MatrixTries struct {
+	Bound      int
+	Again      func(found [][]Tried) [][2]int
+	AgainBound int
+}
+
+// tryCells runs, at once, the tries of the probers that cells gives
+// targets to (the targets' indexes, by source), each within bound
+// seconds, and returns each source's row: the cells not tried are Self.
+func (k *kubeReader) tryCells(ctx context.Context, m *lab.MatrixCheck, probers []*prober, addrs []string, cells [][]int, bound int, image string) ([][]Tried, error) {
 	out := make([][]Tried, len(probers))
 	errs := make([]error, len(probers))
 	var wg sync.WaitGroup
 	for i, p := range probers {
-		// A source does not try its own prober: a Pod reaches its own
-		// address without the network, whatever the policies say.
+		row := make([]Tried, len(m.Targets))
+		for j := range row {
+			row[j] = Tried{Self: true}
+		}
+		out[i] = row
+		if len(cells[i]) == 0 {
+			continue
+		}
 		var mine []string
-		var cells []int
-		for j, a := range addrs {
-			if m.Targets[j].Source != p.source.Name {
-				mine = append(mine, a)
-				cells = append(cells, j)
-			}
+		for _, j := range cells[i] {
+			mine = append(mine, addrs[j])
 		}
 		cmd, err := matrixCommand(k.proberRound(), mine, bound)
 		if err != nil {
@@ -245,14 +306,9 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 				errs[i] = err
 				return
 			}
-			row := make([]Tried, len(m.Targets))
-			for j := range row {
-				row[j] = Tried{Self: true}
-			}
-			for c, j := range cells {
+			for c, j := range cells[i] {
 				row[j] = tried[c]
 			}
-			out[i] = row
 		}()
 	}
 	wg.Wait()
