@@ -139,9 +139,11 @@ func judgeMatrix(m *lab.MatrixCheck, found [][]Tried) error {
 	return failf(msg.MatrixWrong, len(wrong), judged, wrong)
 }
 
-// matrixScript is what runs in a prober Pod, through the exec API, once
-// the policy agent has synced: its arguments are host port pairs, one per
-// target. It tries every target at once, each once within
+// matrixScript is what runs in a prober Pod, through the exec API: its
+// arguments are host port pairs, one per target. It first waits for the
+// line "go" on its stdin, which the grader sends once the policy agent has
+// synced (any other line, or none, ends it without a try), so that the
+// exec starts while the agent syncs. It tries every target at once, each once within
 // matrixConnectTimeout seconds, and prints one line per target,
 // "cell N open" or "cell N closed CODE OUTPUT" (the try's messages on one
 // line, their last 300 characters: bash says why a name does not resolve
@@ -174,6 +176,8 @@ strangers() {
   for p in $odd; do printf 'stranger %s\n' "$p"; done
 }
 [ -n "$LABCTL_PROBER_ROUND" ] || { echo 'stranger no-round'; exit 0; }
+IFS= read -r go || exit 0
+[ "$go" = go ] || exit 0
 strangers
 n=0
 while [ "$#" -ge 2 ]; do

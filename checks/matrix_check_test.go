@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -134,7 +135,9 @@ func TestMatrixScriptTriesEveryTargetAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(cmd[0], cmd[1:]...).Output()
+	run := exec.Command(cmd[0], cmd[1:]...)
+	run.Stdin = strings.NewReader("go\n")
+	out, err := run.Output()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -157,20 +160,42 @@ func TestMatrixScriptTriesEveryTargetAtOnce(t *testing.T) {
 }
 
 // matrixAgent is a policy agent whose syncs end at once, and whose exec
-// answers by Pod through answer.
+// answers by Pod through answer once its stdin says go, as matrixScript
+// does; it notes the syncs ended when each exec began (began) and when
+// its stdin said go (went).
 type matrixAgent struct {
 	*simAgent
 	answer func(pod string) string
 	mu     sync.Mutex
 	cmds   [][]string
+	lines  []string
+	began  []int
+	went   []int
 }
 
-func (a *matrixAgent) Exec(_ context.Context, _, pod string, cmd []string, out io.Writer) (int, error) {
+func (a *matrixAgent) Exec(_ context.Context, _, pod string, cmd []string, in io.Reader, out io.Writer) (int, error) {
 	a.mu.Lock()
 	a.cmds = append(a.cmds, cmd)
+	a.began = append(a.began, a.syncsEnded())
+	a.mu.Unlock()
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	a.mu.Lock()
+	a.lines = append(a.lines, line)
+	a.mu.Unlock()
+	if line != "go\n" {
+		return 0, nil
+	}
+	a.mu.Lock()
+	a.went = append(a.went, a.syncsEnded())
 	a.mu.Unlock()
 	io.WriteString(out, a.answer(pod))
 	return 0, nil
+}
+
+func (a *matrixAgent) syncsEnded() int {
+	a.simAgent.mu.Lock()
+	defer a.simAgent.mu.Unlock()
+	return a.ended
 }
 
 // matrixCluster is a fake cluster with the namespaces shop and tools, a
@@ -392,7 +417,7 @@ func (noAgent) Syncs(context.Context) (map[string]float64, error) { return map[s
 func (noAgent) AskSync(context.Context, string, *unstructured.Unstructured) error {
 	return nil
 }
-func (noAgent) Exec(context.Context, string, string, []string, io.Writer) (int, error) {
+func (noAgent) Exec(context.Context, string, string, []string, io.Reader, io.Writer) (int, error) {
 	return 0, nil
 }
 
@@ -612,6 +637,7 @@ func TestMatrixScriptNamesStrangers(t *testing.T) {
 	for i, a := range cmd {
 		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
+	quoted = append(quoted, "<<< go")
 	for name, pid1 := range map[string]string{
 		"alone":          "sleep 30 & " + strings.Join(quoted, " ") + "; kill %1",
 		"with a process": "sleep 30 & (exec -a lingering sleep 30) & sleep 0.2; " + strings.Join(quoted, " ") + "; kill %1 %2",
@@ -734,5 +760,108 @@ func TestMatrixSecondTryOnlyTheSlowCells(t *testing.T) {
 	}
 	if asks[2] != asks[0] {
 		t.Errorf("the agent was asked for %d syncs before the first tries and %d before the second, want no more", asks[0], asks[2])
+	}
+}
+
+// TestMatrixScriptWaitsForGo: the prober's script tries nothing until its
+// stdin says go, and ends without a try on any other line or none.
+func TestMatrixScriptWaitsForGo(t *testing.T) {
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("no timeout(1)")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var mu sync.Mutex
+	accepted := 0
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			accepted++
+			mu.Unlock()
+			c.Close()
+		}
+	}()
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return accepted
+	}
+	cmd, err := matrixCommand("r1", []string{l.Addr().String()}, matrixConnectTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"", "stop\n", "go\n"} {
+		run := exec.Command(cmd[0], cmd[1:]...)
+		stdin, err := run.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		run.Stdout = &out
+		if err := run.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if n := count(); n != 0 {
+			t.Fatalf("%d connections before the script's stdin said anything", n)
+		}
+		io.WriteString(stdin, line)
+		stdin.Close()
+		if err := run.Wait(); err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		var cells []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, "cell ") {
+				cells = append(cells, l)
+			}
+		}
+		switch {
+		case line == "go\n" && (count() != 1 || len(cells) != 1 || cells[0] != "cell 0 open"):
+			t.Fatalf("after go: %d connections, output %q; want one, and the cell open", count(), out.String())
+		case line != "go\n" && (count() != 0 || len(cells) != 0):
+			t.Fatalf("after %q: %d connections, output %q; want none", line, count(), out.String())
+		}
+	}
+}
+
+// TestMatrixExecsStartWhileTheAgentSyncs: the probers' execs begin before
+// the policy agent has ended its syncs, and their scripts are told to try
+// only after it has; when the agent never syncs, they are told to stop and
+// the round says why it could not judge.
+func TestMatrixExecsStartWhileTheAgentSyncs(t *testing.T) {
+	mc := newMatrixCluster(t)
+	mc.agent.simAgent.syncTime = 50 * time.Millisecond
+	got, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got[0][0].Opened {
+		t.Fatalf("got %+v", got)
+	}
+	if len(mc.agent.began) != 1 || mc.agent.began[0] >= agentSyncsNeeded {
+		t.Errorf("the exec began after %v syncs, want it begun before the %d the round waits for", mc.agent.began, agentSyncsNeeded)
+	}
+	if len(mc.agent.went) != 1 || mc.agent.went[0] < agentSyncsNeeded {
+		t.Errorf("the script was told to try after %v syncs, want %d", mc.agent.went, agentSyncsNeeded)
+	}
+
+	stopped := newMatrixCluster(t)
+	stopped.agent.simAgent.stopped = true
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = stopped.ProbeMatrix(ctx, oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout})
+	if err == nil || !strings.Contains(err.Error(), "did not apply the cluster's policies") {
+		t.Fatalf("an agent that never syncs: %v, want the agent's lateness", err)
+	}
+	if !slices.Equal(stopped.agent.lines, []string{"stop\n"}) || len(stopped.agent.went) != 0 {
+		t.Fatalf("the script was told %q, want stop alone", stopped.agent.lines)
 	}
 }
