@@ -17,8 +17,8 @@ import (
 // own prober Pod, and says for each, by source then target, whether the
 // connection opened and, when it did not, why.
 type MatrixProber interface {
-	// bound is how long each connection may take, in seconds.
-	ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image string, bound int) ([][]Tried, error)
+	// tries bounds each connection, and picks the cells tried twice.
+	ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image string, tries MatrixTries) ([][]Tried, error)
 }
 
 // Tried is one cell's outcome: the connection opened, or Detail says why
@@ -53,27 +53,17 @@ func checkMatrix(ctx context.Context, env Env, m *lab.MatrixCheck) error {
 	if env.ReachImage == "" {
 		return errors.New("the checker has no image to start a matrix check's prober Pods from")
 	}
-	found, err := prober.ProbeMatrix(ctx, m, env.ReachImage, matrixConnectTimeout)
+	// A cell expected open that got no answer is tried once more, with a
+	// longer bound, when every wrong cell is one (slowOpenCells): a cell
+	// expected closed that opened, or one refused, is wrong whatever a
+	// second try says.
+	found, err := prober.ProbeMatrix(ctx, m, env.ReachImage, MatrixTries{
+		Bound:      matrixConnectTimeout,
+		Again:      func(found [][]Tried) [][2]int { return slowOpenCells(m, found) },
+		AgainBound: matrixRetryTimeout,
+	})
 	if err != nil {
 		return err
-	}
-	if slow := slowOpenCells(m, found); len(slow) > 0 {
-		// Only when every wrong cell is one expected open that got no
-		// answer: a cell expected closed that opened, or one refused,
-		// is wrong whatever a second try says.
-		again, err := prober.ProbeMatrix(ctx, m, env.ReachImage, matrixRetryTimeout)
-		if err != nil {
-			return err
-		}
-		if len(again) != len(found) {
-			return fmt.Errorf("the probers answered for %d sources of %d", len(again), len(found))
-		}
-		for _, c := range slow {
-			if len(again[c[0]]) != len(found[c[0]]) {
-				return fmt.Errorf("the prober of %s answered for %d targets of %d", m.Sources[c[0]].Name, len(again[c[0]]), len(found[c[0]]))
-			}
-			found[c[0]][c[1]] = again[c[0]][c[1]]
-		}
 	}
 	if env.cells != nil {
 		*env.cells = MatrixCells(m, found)
@@ -149,9 +139,11 @@ func judgeMatrix(m *lab.MatrixCheck, found [][]Tried) error {
 	return failf(msg.MatrixWrong, len(wrong), judged, wrong)
 }
 
-// matrixScript is what runs in a prober Pod, through the exec API, once
-// the policy agent has synced: its arguments are host port pairs, one per
-// target. It tries every target at once, each once within
+// matrixScript is what runs in a prober Pod, through the exec API: its
+// arguments are host port pairs, one per target. It first waits for the
+// line "go" on its stdin, which the grader sends once the policy agent has
+// synced (any other line, or none, ends it without a try), so that the
+// exec starts while the agent syncs. It tries every target at once, each once within
 // matrixConnectTimeout seconds, and prints one line per target,
 // "cell N open" or "cell N closed CODE OUTPUT" (the try's messages on one
 // line, their last 300 characters: bash says why a name does not resolve
@@ -184,6 +176,8 @@ strangers() {
   for p in $odd; do printf 'stranger %s\n' "$p"; done
 }
 [ -n "$LABCTL_PROBER_ROUND" ] || { echo 'stranger no-round'; exit 0; }
+IFS= read -r go || exit 0
+[ "$go" = go ] || exit 0
 strangers
 n=0
 while [ "$#" -ge 2 ]; do

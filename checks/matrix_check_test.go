@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -134,7 +135,9 @@ func TestMatrixScriptTriesEveryTargetAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(cmd[0], cmd[1:]...).Output()
+	run := exec.Command(cmd[0], cmd[1:]...)
+	run.Stdin = strings.NewReader("go\n")
+	out, err := run.Output()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -157,20 +160,42 @@ func TestMatrixScriptTriesEveryTargetAtOnce(t *testing.T) {
 }
 
 // matrixAgent is a policy agent whose syncs end at once, and whose exec
-// answers by Pod through answer.
+// answers by Pod through answer once its stdin says go, as matrixScript
+// does; it notes the syncs ended when each exec began (began) and when
+// its stdin said go (went).
 type matrixAgent struct {
 	*simAgent
 	answer func(pod string) string
 	mu     sync.Mutex
 	cmds   [][]string
+	lines  []string
+	began  []int
+	went   []int
 }
 
-func (a *matrixAgent) Exec(_ context.Context, _, pod string, cmd []string, out io.Writer) (int, error) {
+func (a *matrixAgent) Exec(_ context.Context, _, pod string, cmd []string, in io.Reader, out io.Writer) (int, error) {
 	a.mu.Lock()
 	a.cmds = append(a.cmds, cmd)
+	a.began = append(a.began, a.syncsEnded())
+	a.mu.Unlock()
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	a.mu.Lock()
+	a.lines = append(a.lines, line)
+	a.mu.Unlock()
+	if line != "go\n" {
+		return 0, nil
+	}
+	a.mu.Lock()
+	a.went = append(a.went, a.syncsEnded())
 	a.mu.Unlock()
 	io.WriteString(out, a.answer(pod))
 	return 0, nil
+}
+
+func (a *matrixAgent) syncsEnded() int {
+	a.simAgent.mu.Lock()
+	defer a.simAgent.mu.Unlock()
+	return a.ended
 }
 
 // matrixCluster is a fake cluster with the namespaces shop and tools, a
@@ -259,7 +284,7 @@ func oneSource() *lab.MatrixCheck {
 func TestProberHasTheLabStatedLabels(t *testing.T) {
 	mc := newMatrixCluster(t)
 	ctx := context.Background()
-	got, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout)
+	got, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +300,7 @@ func TestProberHasTheLabStatedLabels(t *testing.T) {
 			t.Fatalf("prober labels %v, want exactly app=shop,tier=api", p.GetLabels())
 		}
 	}
-	if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout); err != nil {
+	if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout}); err != nil {
 		t.Fatal(err)
 	}
 	if mc.made != 1 {
@@ -310,7 +335,7 @@ func TestProberNotAsLeftIsRemade(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			mc := newMatrixCluster(t)
 			ctx := context.Background()
-			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout); err != nil {
+			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout}); err != nil {
 				t.Fatal(err)
 			}
 			var old *unstructured.Unstructured
@@ -326,7 +351,7 @@ func TestProberNotAsLeftIsRemade(t *testing.T) {
 				tried = append(tried, pod)
 				return "cell 0 open\ndone\n"
 			}
-			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout); err != nil {
+			if _, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout}); err != nil {
 				t.Fatal(err)
 			}
 			ps := mc.probers(t, "shop")
@@ -364,7 +389,7 @@ func TestProberTamperedDuringTheRoundCannotPass(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			mc := newMatrixCluster(t)
 			mc.agent.answer = func(pod string) string { return tamper(mc, pod) }
-			_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1", matrixConnectTimeout)
+			_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout})
 			if err == nil || !strings.Contains(err.Error(), "not as labctl left it") {
 				t.Fatalf("err = %v, want the prober not as labctl left it", err)
 			}
@@ -380,7 +405,7 @@ func TestProberTamperedDuringTheRoundCannotPass(t *testing.T) {
 func TestMatrixNeedsTheAgent(t *testing.T) {
 	mc := newMatrixCluster(t)
 	mc.kubeReader.agent = noAgent{}
-	_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1", matrixConnectTimeout)
+	_, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout})
 	if err == nil || !strings.Contains(err.Error(), "networkPolicy add-on") {
 		t.Fatalf("err = %v", err)
 	}
@@ -392,7 +417,7 @@ func (noAgent) Syncs(context.Context) (map[string]float64, error) { return map[s
 func (noAgent) AskSync(context.Context, string, *unstructured.Unstructured) error {
 	return nil
 }
-func (noAgent) Exec(context.Context, string, string, []string, io.Writer) (int, error) {
+func (noAgent) Exec(context.Context, string, string, []string, io.Reader, io.Writer) (int, error) {
 	return 0, nil
 }
 
@@ -414,7 +439,7 @@ func TestMatrixTargetASourcesProber(t *testing.T) {
 		}
 		return "cell 0 closed 124 \ncell 1 open\ndone\n"
 	}
-	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1", matrixConnectTimeout)
+	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1", MatrixTries{Bound: matrixConnectTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +475,7 @@ func TestMatrixTargetAProbersOtherPort(t *testing.T) {
 		}
 		return "cell 0 closed 124 \ncell 1 open\ndone\n"
 	}
-	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1", matrixConnectTimeout)
+	got, err := mc.ProbeMatrix(context.Background(), m, "addons:1", MatrixTries{Bound: matrixConnectTimeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +527,7 @@ func TestProberBelowPort1024(t *testing.T) {
 		}
 		return "cell 0 closed 124 \ncell 1 closed 124 \ndone\n"
 	}
-	if _, err := mc.ProbeMatrix(context.Background(), m, "addons:1", matrixConnectTimeout); err != nil {
+	if _, err := mc.ProbeMatrix(context.Background(), m, "addons:1", MatrixTries{Bound: matrixConnectTimeout}); err != nil {
 		t.Fatal(err)
 	}
 	for ns, want := range map[string]string{"tools": `[map[name:net.ipv4.ip_unprivileged_port_start value:53]]`, "shop": "[]"} {
@@ -549,7 +574,7 @@ func TestProberRefusedByTheKubelet(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", matrixConnectTimeout)
+	_, err := mc.ProbeMatrix(ctx, oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout})
 	if err == nil || !strings.Contains(err.Error(), "could not start: SysctlForbidden Pod forbidden sysctl") {
 		t.Fatalf("err = %v, want the kubelet's refusal", err)
 	}
@@ -612,6 +637,7 @@ func TestMatrixScriptNamesStrangers(t *testing.T) {
 	for i, a := range cmd {
 		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
+	quoted = append(quoted, "<<< go")
 	for name, pid1 := range map[string]string{
 		"alone":          "sleep 30 & " + strings.Join(quoted, " ") + "; kill %1",
 		"with a process": "sleep 30 & (exec -a lingering sleep 30) & sleep 0.2; " + strings.Join(quoted, " ") + "; kill %1 %2",
@@ -661,8 +687,8 @@ func TestMatrixSlowOpenCellTriedAgain(t *testing.T) {
 		tries   int
 		fails   string
 	}{
-		{"open after a second try", []string{"cell 0 closed 124 \ncell 1 closed 124 \ndone\n", "cell 0 open\ncell 1 closed 124 \ndone\n"}, 2, ""},
-		{"no answer twice", []string{"cell 0 closed 124 \ncell 1 closed 124 \ndone\n"}, 2, "to db (db.shop:5432): expected open, found closed: no answer within 6s"},
+		{"open after a second try", []string{"cell 0 closed 124 \ncell 1 closed 124 \ndone\n", "cell 0 open\ndone\n"}, 2, ""},
+		{"no answer twice", []string{"cell 0 closed 124 \ncell 1 closed 124 \ndone\n", "cell 0 closed 124 \ndone\n"}, 2, "to db (db.shop:5432): expected open, found closed: no answer within 6s"},
 		{"a closed cell open", []string{"cell 0 closed 124 \ncell 1 open\ndone\n", "cell 0 open\ncell 1 closed 124 \ndone\n"}, 1, "to cache (cache.shop:6379): expected closed, found open"},
 		{"an open cell refused", []string{"cell 0 closed 1 prober: connect: Connection refused\ncell 1 closed 124 \ndone\n", "cell 0 open\ncell 1 closed 124 \ndone\n"}, 1, "expected open, found closed: connection refused"},
 		{"a closed cell without answer", []string{"cell 0 open\ncell 1 closed 124 \ndone\n"}, 1, ""},
@@ -691,5 +717,151 @@ func TestMatrixSlowOpenCellTriedAgain(t *testing.T) {
 				t.Errorf("judged %v, want a failure saying %q", err, c.fails)
 			}
 		})
+	}
+}
+
+// TestMatrixSecondTryOnlyTheSlowCells: the second try runs only in the
+// probers of the cells expected open that got no answer, tries only those
+// cells, and does not wait for the agent again: its syncs before the first
+// tries already applied the policies, and the second try costs no more
+// than its own bound.
+func TestMatrixSecondTryOnlyTheSlowCells(t *testing.T) {
+	m := oneSource()
+	m.Sources = append(m.Sources, lab.MatrixSource{Name: "debug", Namespace: "tools", Labels: map[string]string{"app": "debug"}})
+	m.Targets = append(m.Targets, lab.MatrixTarget{Name: "cache", To: "cache.shop:6379"})
+	m.Open = []lab.MatrixCells{{From: []string{"api", "debug"}, To: []string{"db"}}}
+	mc := newMatrixCluster(t)
+	var asks []int
+	mc.agent.answer = func(pod string) string {
+		mc.agent.simAgent.mu.Lock()
+		asks = append(asks, len(mc.agent.simAgent.asks))
+		mc.agent.simAgent.mu.Unlock()
+		if len(asks) > 2 {
+			return "cell 0 open\ndone\n"
+		}
+		if mc.probers(t, "shop")[pod] != nil {
+			// api's prober: db got no answer, cache none as expected.
+			return "cell 0 closed 124 \ncell 1 closed 124 \ndone\n"
+		}
+		return "cell 0 open\ncell 1 closed 124 \ndone\n"
+	}
+	if err := checkMatrix(context.Background(), Env{Kube: mc.kubeReader, ReachImage: "addons:1"}, m); err != nil {
+		t.Fatalf("db opened at the second try: %v", err)
+	}
+	if len(mc.agent.cmds) != 3 {
+		t.Fatalf("%d execs in the probers, want 3: both probers, then api's alone", len(mc.agent.cmds))
+	}
+	second := mc.agent.cmds[2]
+	if i := slices.Index(second, "prober"); i < 0 || !slices.Equal(second[i+1:], []string{"db.shop", "5432"}) {
+		t.Errorf("the second try's targets are %q, want db.shop 5432 alone", second)
+	}
+	if !strings.Contains(strings.Join(second, " "), fmt.Sprintf("timeout %d ", matrixRetryTimeout)) {
+		t.Errorf("the second try is not bound to %ds", matrixRetryTimeout)
+	}
+	if asks[2] != asks[0] {
+		t.Errorf("the agent was asked for %d syncs before the first tries and %d before the second, want no more", asks[0], asks[2])
+	}
+}
+
+// TestMatrixScriptWaitsForGo: the prober's script tries nothing until its
+// stdin says go, and ends without a try on any other line or none.
+func TestMatrixScriptWaitsForGo(t *testing.T) {
+	if _, err := exec.LookPath("timeout"); err != nil {
+		t.Skip("no timeout(1)")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var mu sync.Mutex
+	accepted := 0
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			accepted++
+			mu.Unlock()
+			c.Close()
+		}
+	}()
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return accepted
+	}
+	cmd, err := matrixCommand("r1", []string{l.Addr().String()}, matrixConnectTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"", "stop\n", "go\n"} {
+		run := exec.Command(cmd[0], cmd[1:]...)
+		stdin, err := run.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		run.Stdout = &out
+		if err := run.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if n := count(); n != 0 {
+			t.Fatalf("%d connections before the script's stdin said anything", n)
+		}
+		io.WriteString(stdin, line)
+		stdin.Close()
+		if err := run.Wait(); err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		var cells []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if strings.HasPrefix(l, "cell ") {
+				cells = append(cells, l)
+			}
+		}
+		switch {
+		case line == "go\n" && (count() != 1 || len(cells) != 1 || cells[0] != "cell 0 open"):
+			t.Fatalf("after go: %d connections, output %q; want one, and the cell open", count(), out.String())
+		case line != "go\n" && (count() != 0 || len(cells) != 0):
+			t.Fatalf("after %q: %d connections, output %q; want none", line, count(), out.String())
+		}
+	}
+}
+
+// TestMatrixExecsStartWhileTheAgentSyncs: the probers' execs begin before
+// the policy agent has ended its syncs, and their scripts are told to try
+// only after it has; when the agent never syncs, they are told to stop and
+// the round says why it could not judge.
+func TestMatrixExecsStartWhileTheAgentSyncs(t *testing.T) {
+	mc := newMatrixCluster(t)
+	mc.agent.simAgent.syncTime = 50 * time.Millisecond
+	got, err := mc.ProbeMatrix(context.Background(), oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got[0][0].Opened {
+		t.Fatalf("got %+v", got)
+	}
+	if len(mc.agent.began) != 1 || mc.agent.began[0] >= agentSyncsNeeded {
+		t.Errorf("the exec began after %v syncs, want it begun before the %d the round waits for", mc.agent.began, agentSyncsNeeded)
+	}
+	if len(mc.agent.went) != 1 || mc.agent.went[0] < agentSyncsNeeded {
+		t.Errorf("the script was told to try after %v syncs, want %d", mc.agent.went, agentSyncsNeeded)
+	}
+
+	stopped := newMatrixCluster(t)
+	stopped.agent.simAgent.stopped = true
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = stopped.ProbeMatrix(ctx, oneSource(), "addons:1", MatrixTries{Bound: matrixConnectTimeout})
+	if err == nil || !strings.Contains(err.Error(), "did not apply the cluster's policies") {
+		t.Fatalf("an agent that never syncs: %v, want the agent's lateness", err)
+	}
+	if !slices.Equal(stopped.agent.lines, []string{"stop\n"}) || len(stopped.agent.went) != 0 {
+		t.Fatalf("the script was told %q, want stop alone", stopped.agent.lines)
 	}
 }

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -9,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
@@ -169,10 +171,14 @@ type prober struct {
 // ProbeMatrix tries every cell of m: it finds each source's prober,
 // remaking one that is not as the grader left it (made by someone else,
 // relabelled, changed, ended), waits until they all run and the policy
-// agent has synced since, then runs every prober's tries at once. A
-// prober that changed while the round used it is deleted, to be made anew
-// next round, and the round cannot judge.
-func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image string, bound int) ([][]Tried, error) {
+// agent has synced since, then runs every prober's tries at once. The
+// cells tries.Again picks from those answers are then tried once more,
+// from the same probers and without a second wait for the agent, which
+// has applied the policies already: only those probers run, only those
+// cells, and their answers replace the first. A prober that changed while
+// the round used it is deleted, to be made anew next round, and the round
+// cannot judge.
+func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image string, tries MatrixTries) ([][]Tried, error) {
 	if k.agent == nil {
 		return nil, errors.New("a matrix check needs the network policy agent, and the checker has no client for it")
 	}
@@ -203,10 +209,6 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 		p.state = proberState(pod)
 		p.ip, _, _ = unstructured.NestedString(pod.Object, "status", "podIP")
 	}
-	first := m.Sources[0].Namespace
-	if err := k.agentWaiter().wait(ctx, first, owners[first]); err != nil {
-		return nil, err
-	}
 	var addrs []string
 	for _, t := range m.Targets {
 		if t.Source == "" {
@@ -219,19 +221,90 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 		}
 		addrs = append(addrs, net.JoinHostPort(probers[i].ip, strconv.Itoa(t.ProberPort())))
 	}
+	// A source does not try its own prober: a Pod reaches its own
+	// address without the network, whatever the policies say.
+	every := make([][]int, len(probers))
+	for i, p := range probers {
+		for j := range addrs {
+			if m.Targets[j].Source != p.source.Name {
+				every[i] = append(every[i], j)
+			}
+		}
+	}
+	// The probers' execs start while the agent syncs, and each waits
+	// for the gate before it tries (matrixScript): what the execs take
+	// to start is no longer part of the round's time.
+	gate := newTryGate()
+	var out [][]Tried
+	tried := make(chan error, 1)
+	go func() {
+		var err error
+		out, err = k.tryCells(ctx, m, probers, addrs, every, tries.Bound, image, gate)
+		tried <- err
+	}()
+	first := m.Sources[0].Namespace
+	werr := k.agentWaiter().wait(ctx, first, owners[first])
+	gate.open(werr == nil)
+	if err := <-tried; werr != nil || err != nil {
+		return nil, cmp.Or(werr, err)
+	}
+	if tries.Again == nil {
+		return out, nil
+	}
+	again := make([][]int, len(probers))
+	n := 0
+	for _, c := range tries.Again(out) {
+		i, j := c[0], c[1]
+		if i < 0 || i >= len(out) || j < 0 || j >= len(addrs) || out[i][j].Self {
+			return nil, fmt.Errorf("cell %d, %d of the matrix is not one its probers try", i, j)
+		}
+		again[i] = append(again[i], j)
+		n++
+	}
+	if n == 0 {
+		return out, nil
+	}
+	second, err := k.tryCells(ctx, m, probers, addrs, again, tries.AgainBound, image, openGate())
+	if err != nil {
+		return nil, err
+	}
+	for i, cells := range again {
+		for _, j := range cells {
+			out[i][j] = second[i][j]
+		}
+	}
+	return out, nil
+}
+
+// MatrixTries are the bounds of a matrix's tries, in seconds: Bound that
+// of every cell's first; AgainBound that of the second try of the cells
+// Again picks (source, target) from the first answers, none when nil.
+type MatrixTries struct {
+	Bound      int
+	Again      func(found [][]Tried) [][2]int
+	AgainBound int
+}
+
+// tryCells runs, at once, the tries of the probers that cells gives
+// targets to (the targets' indexes, by source), each within bound
+// seconds once gate opens, and returns each source's row: the cells not
+// tried are Self.
+func (k *kubeReader) tryCells(ctx context.Context, m *lab.MatrixCheck, probers []*prober, addrs []string, cells [][]int, bound int, image string, gate *tryGate) ([][]Tried, error) {
 	out := make([][]Tried, len(probers))
 	errs := make([]error, len(probers))
 	var wg sync.WaitGroup
 	for i, p := range probers {
-		// A source does not try its own prober: a Pod reaches its own
-		// address without the network, whatever the policies say.
+		row := make([]Tried, len(m.Targets))
+		for j := range row {
+			row[j] = Tried{Self: true}
+		}
+		out[i] = row
+		if len(cells[i]) == 0 {
+			continue
+		}
 		var mine []string
-		var cells []int
-		for j, a := range addrs {
-			if m.Targets[j].Source != p.source.Name {
-				mine = append(mine, a)
-				cells = append(cells, j)
-			}
+		for _, j := range cells[i] {
+			mine = append(mine, addrs[j])
 		}
 		cmd, err := matrixCommand(k.proberRound(), mine, bound)
 		if err != nil {
@@ -240,19 +313,14 @@ func (k *kubeReader) ProbeMatrix(ctx context.Context, m *lab.MatrixCheck, image 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tried, err := k.runProber(ctx, p, cmd, len(mine), bound, image)
+			tried, err := k.runProber(ctx, p, cmd, gate, len(mine), bound, image)
 			if err != nil {
 				errs[i] = err
 				return
 			}
-			row := make([]Tried, len(m.Targets))
-			for j := range row {
-				row[j] = Tried{Self: true}
-			}
-			for c, j := range cells {
+			for c, j := range cells[i] {
 				row[j] = tried[c]
 			}
-			out[i] = row
 		}()
 	}
 	wg.Wait()
@@ -370,13 +438,13 @@ func (k *kubeReader) proberRunning(ctx context.Context, p *prober) (*unstructure
 // runProber runs the tries in p's Pod, then reads the Pod again: one that
 // is no longer as the round found it (relabelled, changed, a process in it
 // that labctl did not start) is deleted and the round cannot judge.
-func (k *kubeReader) runProber(ctx context.Context, p *prober, cmd []string, n, bound int, image string) ([]Tried, error) {
+func (k *kubeReader) runProber(ctx context.Context, p *prober, cmd []string, gate *tryGate, n, bound int, image string) ([]Tried, error) {
 	var out cappedBuffer
-	_, err := k.agent.Exec(ctx, p.source.Namespace, p.name, cmd, &out)
+	_, err := k.agent.Exec(ctx, p.source.Namespace, p.name, cmd, gate.stdin(), &out)
 	for callTimedOut(err) && ctx.Err() == nil {
 		out.Reset()
 		time.Sleep(reachPollEvery)
-		_, err = k.agent.Exec(ctx, p.source.Namespace, p.name, cmd, &out)
+		_, err = k.agent.Exec(ctx, p.source.Namespace, p.name, cmd, gate.stdin(), &out)
 	}
 	if err != nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("the tries of the prober of %s did not end before the check's deadline", p.source.Name)
@@ -412,6 +480,50 @@ func (k *kubeReader) runProber(ctx context.Context, p *prober, cmd []string, n, 
 		return nil, fmt.Errorf("the prober of %s: %w", p.source.Name, perr)
 	}
 	return tried, nil
+}
+
+// tryGate holds a round's tries until the policy agent has synced: the
+// probers' execs start before, and each script reads its stdin for the
+// line "go" (matrixScript), which comes only once the gate opens to
+// tries; "stop" ends the script without a try.
+type tryGate struct {
+	opened chan struct{}
+	ok     bool
+}
+
+func newTryGate() *tryGate { return &tryGate{opened: make(chan struct{})} }
+
+// openGate is a gate open to tries from the start.
+func openGate() *tryGate {
+	g := newTryGate()
+	g.open(true)
+	return g
+}
+
+// open lets the scripts try when ok, and ends them when not; once only.
+func (g *tryGate) open(ok bool) {
+	g.ok = ok
+	close(g.opened)
+}
+
+// stdin is one exec's stdin: its line once the gate opens, then its end.
+func (g *tryGate) stdin() io.Reader { return &gateReader{g: g} }
+
+type gateReader struct {
+	g    *tryGate
+	done bool
+}
+
+func (r *gateReader) Read(p []byte) (int, error) {
+	if r.done {
+		return 0, io.EOF
+	}
+	<-r.g.opened
+	r.done = true
+	if !r.g.ok {
+		return copy(p, "stop\n"), nil
+	}
+	return copy(p, "go\n"), nil
 }
 
 // proberListen is a prober's own program: it accepts every connection on

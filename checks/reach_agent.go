@@ -73,9 +73,10 @@ type policyAgent interface {
 	// AskSync makes every agent sync again soon: it creates and deletes a
 	// Pod in ns that never runs, an event every agent answers with a sync.
 	AskSync(ctx context.Context, ns string, owner *unstructured.Unstructured) error
-	// Exec runs cmd in the check's Pod's container and returns its exit
-	// code, with its output in out.
-	Exec(ctx context.Context, ns, pod string, cmd []string, out io.Writer) (int, error)
+	// Exec runs cmd in the check's Pod's container, with in as its stdin
+	// when it is not nil, and returns its exit code, with its output in
+	// out.
+	Exec(ctx context.Context, ns, pod string, cmd []string, in io.Reader, out io.Writer) (int, error)
 }
 
 // syncWaiter makes the reach checks of one round that wait at the same
@@ -373,6 +374,6 @@ func (a *kubePolicyAgent) AskSync(ctx context.Context, ns string, owner *unstruc
 }
 
 // Exec runs cmd in the check's Pod's "reach" container.
-func (a *kubePolicyAgent) Exec(ctx context.Context, ns, pod string, cmd []string, out io.Writer) (int, error) {
-	return podexec.Exec{Namespace: ns, Pod: pod, Container: "reach", Cmd: cmd, Stdout: out, Stderr: out}.Run(ctx, a.cfg, a.cs)
+func (a *kubePolicyAgent) Exec(ctx context.Context, ns, pod string, cmd []string, in io.Reader, out io.Writer) (int, error) {
+	return podexec.Exec{Namespace: ns, Pod: pod, Container: "reach", Cmd: cmd, Stdin: in, Stdout: out, Stderr: out}.Run(ctx, a.cfg, a.cs)
 }

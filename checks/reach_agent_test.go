@@ -87,7 +87,7 @@ func (a *simAgent) AskSync(context.Context, string, *unstructured.Unstructured) 
 	return nil
 }
 
-func (a *simAgent) Exec(_ context.Context, _, _ string, cmd []string, out io.Writer) (int, error) {
+func (a *simAgent) Exec(_ context.Context, _, _ string, cmd []string, _ io.Reader, out io.Writer) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.execs = append(a.execs, cmd)
@@ -261,7 +261,7 @@ func (f *failingAgent) Syncs(context.Context) (map[string]float64, error) { retu
 func (f *failingAgent) AskSync(context.Context, string, *unstructured.Unstructured) error {
 	return nil
 }
-func (f *failingAgent) Exec(context.Context, string, string, []string, io.Writer) (int, error) {
+func (f *failingAgent) Exec(context.Context, string, string, []string, io.Reader, io.Writer) (int, error) {
 	return 0, f.err
 }
 
@@ -293,7 +293,7 @@ func (c *countingAgent) Syncs(context.Context) (map[string]float64, error) {
 func (c *countingAgent) AskSync(context.Context, string, *unstructured.Unstructured) error {
 	return nil
 }
-func (c *countingAgent) Exec(context.Context, string, string, []string, io.Writer) (int, error) {
+func (c *countingAgent) Exec(context.Context, string, string, []string, io.Reader, io.Writer) (int, error) {
 	return 0, errors.New("not here")
 }
 
@@ -371,7 +371,7 @@ type timingOutAgent struct {
 	err              error
 }
 
-func (a *timingOutAgent) Exec(ctx context.Context, ns, pod string, cmd []string, out io.Writer) (int, error) {
+func (a *timingOutAgent) Exec(ctx context.Context, ns, pod string, cmd []string, in io.Reader, out io.Writer) (int, error) {
 	a.mu.Lock()
 	fail := a.execFails > 0
 	a.execFails--
@@ -380,7 +380,7 @@ func (a *timingOutAgent) Exec(ctx context.Context, ns, pod string, cmd []string,
 		io.WriteString(out, "half an answer")
 		return -1, fmt.Errorf("exec in pod %s/%s: %w", ns, pod, a.err)
 	}
-	return a.simAgent.Exec(ctx, ns, pod, cmd, out)
+	return a.simAgent.Exec(ctx, ns, pod, cmd, in, out)
 }
 
 func (a *timingOutAgent) Syncs(ctx context.Context) (map[string]float64, error) {

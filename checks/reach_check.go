@@ -219,13 +219,13 @@ func (k *kubeReader) tryAfterSync(ctx context.Context, ns, pod string, owner *un
 	}
 	// Bounded: a chatty try cannot exhaust the checker's memory.
 	var out cappedBuffer
-	code, err := k.agent.Exec(ctx, ns, pod, reachCommand(host, port, want, 0, 0), &out)
+	code, err := k.agent.Exec(ctx, ns, pod, reachCommand(host, port, want, 0, 0), nil, &out)
 	for callTimedOut(err) && ctx.Err() == nil {
 		// The tries only read: an exec that got no answer in time runs
 		// them again, judged by the same rules.
 		out.Reset()
 		time.Sleep(reachPollEvery)
-		code, err = k.agent.Exec(ctx, ns, pod, reachCommand(host, port, want, 0, 0), &out)
+		code, err = k.agent.Exec(ctx, ns, pod, reachCommand(host, port, want, 0, 0), nil, &out)
 	}
 	if err != nil && ctx.Err() != nil {
 		return false, "", fmt.Errorf("the tries of %s:%d in the check's Pod did not end before the check's deadline", host, port)
