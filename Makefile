@@ -65,7 +65,7 @@ e2e: images addons browser ## integration tests on a real Docker engine and kind
 # make e2e proves the built-in lab, rbac-ci and nightly-job (no cluster) whole, netpol-shop's first step's alternatives and its mistake admin-from-tools,
 # an alternative of debug-rollout's first step from its bundle, and debug-rollout's solves as a class with learner
 # nodes; this proves every lab whole with labctl test, one after another.
-test-labs: images addons ## every lab of the repository proves itself whole with labctl test (about 56 minutes)
+test-labs: images addons ## every lab of the repository proves itself whole with labctl test (about 68 minutes)
 	@for l in lab.yaml labs/*/lab.yaml; do flags=; case $$l in labs/node-admin/*) flags=--allow-host-access;; esac; \
 	echo "$(BIN) --lab $$l test $$flags"; $(BIN) --lab $$l test $$flags || exit 1; done
 

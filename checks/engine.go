@@ -212,13 +212,18 @@ func runOne(ctx context.Context, env Env, c lab.Check) Result {
 // evaluate dispatches a check to its kind.
 func evaluate(ctx context.Context, env Env, c lab.Check) error {
 	n := 0
-	for _, set := range []bool{c.File != nil, c.Git != nil, c.Kube != nil, c.Access != nil, c.Permissions != nil, c.Reach != nil, c.Matrix != nil, c.Command != nil, c.Audit != nil} {
+	for _, set := range []bool{c.File != nil, c.Git != nil, c.Kube != nil, c.Access != nil, c.Permissions != nil, c.Reach != nil, c.Matrix != nil, c.Command != nil, c.Audit != nil, c.Service != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return fmt.Errorf("check %q sets %d of file, git, kube, access, permissions, reach, matrix, command and audit; set exactly one", c.Name, n)
+		return fmt.Errorf("check %q sets %d of file, git, kube, access, permissions, reach, matrix, command, audit and service; set exactly one", c.Name, n)
+	}
+	if c.Service != nil {
+		// A node's processes are listed by the container engine on the host
+		// (provision), never from inside the sandbox or the grader.
+		return fmt.Errorf("check %q looks at a service of node %s, which only labctl judges, from the host; this checker cannot", c.Name, c.Service.Node)
 	}
 	if env.Root == "" || !filepath.IsAbs(env.Root) {
 		return fmt.Errorf("checker root %q is not an absolute path", env.Root)

@@ -21,14 +21,16 @@ func TestRunKeepsOrderAndFields(t *testing.T) {
 		{Name: "three"},
 		{Name: "four", File: &lab.FileCheck{Path: "/a.txt"}, Git: &lab.GitCheck{Repo: "/"}},
 		{Name: "five", File: &lab.FileCheck{Path: "a.txt"}},
+		{Name: "six", Service: &lab.ServiceCheck{Node: "control-plane", Unit: "kubelet.service"}},
 	}
 	rs := Run(context.Background(), Env{Root: root}, cs)
 	want := []Result{
 		{Name: "one", Description: "a exists", Status: Pass, Points: 3},
 		{Name: "two", Status: Fail, Message: "expected /b.txt to exist, found nothing there", Points: 1, Optional: true},
-		{Name: "three", Status: Error, Message: `check "three" sets 0 of file, git, kube, access, permissions, reach, matrix, command and audit; set exactly one`, Points: 1},
-		{Name: "four", Status: Error, Message: `check "four" sets 2 of file, git, kube, access, permissions, reach, matrix, command and audit; set exactly one`, Points: 1},
+		{Name: "three", Status: Error, Message: `check "three" sets 0 of file, git, kube, access, permissions, reach, matrix, command, audit and service; set exactly one`, Points: 1},
+		{Name: "four", Status: Error, Message: `check "four" sets 2 of file, git, kube, access, permissions, reach, matrix, command, audit and service; set exactly one`, Points: 1},
 		{Name: "five", Status: Error, Message: `path "a.txt" is not absolute`, Points: 1},
+		{Name: "six", Status: Error, Message: `check "six" looks at a service of node control-plane, which only labctl judges, from the host; this checker cannot`, Points: 1},
 	}
 	if len(rs) != len(want) {
 		t.Fatalf("got %d results, want %d", len(rs), len(want))

@@ -24,6 +24,7 @@ type goBuild struct {
 	name     string            // phase name, e.g. "Kubernetes binaries"
 	dir      string            // module directory, relative to the source tree
 	requires [2]string         // module and version the wrapper must require ("" for none)
+	pins     [][2]string       // further modules and versions the wrapper must require
 	outputs  map[string]string // binary name -> package
 	files    []moduleFiles     // files of a required module the image ships beside the binaries
 	ldflags  string
@@ -51,14 +52,25 @@ func kubernetesBuild() goBuild {
 	}
 }
 
+// etcdTools are the commands the etcd image ships beside the server, in
+// /usr/local/bin as the upstream image does, each from its own module at
+// etcd's version.
+var etcdTools = []string{"etcdctl", "etcdutl"}
+
 func etcdBuild() goBuild {
-	return goBuild{
+	g := goBuild{
 		name:     "etcd " + etcdVersion,
 		dir:      "images/node/build/etcd",
 		requires: [2]string{"go.etcd.io/etcd/server/v3", etcdVersion},
 		outputs:  map[string]string{"etcd": "go.etcd.io/etcd/server/v3"},
 		ldflags:  "-s -w",
 	}
+	for _, tool := range etcdTools {
+		module := "go.etcd.io/etcd/" + tool + "/v3"
+		g.pins = append(g.pins, [2]string{module, etcdVersion})
+		g.outputs[tool] = module
+	}
+	return g
 }
 
 func corednsBuild() goBuild {
@@ -261,9 +273,11 @@ func (g goBuild) key(modDir string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("reading the build recipe %s: %w", filepath.Join(modDir, f), err)
 		}
-		if f == "go.mod" && g.requires[0] != "" && !requires(string(data), g.requires[0], g.requires[1]) {
-			return "", fmt.Errorf("%s does not require %s %s: the recipe and labctl's versions disagree (update the wrapper module's go.mod)",
-				filepath.Join(modDir, f), g.requires[0], g.requires[1])
+		for _, pin := range append([][2]string{g.requires}, g.pins...) {
+			if f == "go.mod" && pin[0] != "" && !requires(string(data), pin[0], pin[1]) {
+				return "", fmt.Errorf("%s does not require %s %s: the recipe and labctl's versions disagree (update the wrapper module's go.mod)",
+					filepath.Join(modDir, f), pin[0], pin[1])
+			}
 		}
 		fmt.Fprintf(h, "%s %d:%s\n", f, len(data), data)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -123,11 +124,24 @@ func TestComponentsFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	paths := map[string]string{}
+	tools := map[string]string{}
 	for _, c := range got {
 		paths[c.image] = c.path
+		tools[c.image] = strings.Join(c.tools, " ")
 	}
 	if paths["registry.k8s.io/coredns/coredns:v1.14.6"] != "/coredns" || paths["registry.k8s.io/etcd:3.7.0-0"] != "/usr/local/bin/etcd" {
 		t.Errorf("paths = %v", paths)
+	}
+	// The etcd image ships etcdctl and etcdutl as the upstream one does;
+	// no other image gets tools.
+	for image, got := range tools {
+		want := ""
+		if image == "registry.k8s.io/etcd:3.7.0-0" {
+			want = "etcdctl etcdutl"
+		}
+		if got != want {
+			t.Errorf("%s ships tools %q, want %q", image, got, want)
+		}
 	}
 	wrong := append([]string(nil), list...)
 	wrong[6] = "registry.k8s.io/etcd:3.6.5-0"
@@ -140,11 +154,49 @@ func TestComponentsFor(t *testing.T) {
 }
 
 func TestComponentDockerfile(t *testing.T) {
-	got := strings.Join(componentDockerfile("etcd", "/usr/local/bin/etcd"), "\n")
-	for _, want := range []string{"FROM scratch", "COPY etcd /usr/local/bin/etcd", `ENTRYPOINT ["/usr/local/bin/etcd"]`, "ENV PATH="} {
+	got := strings.Join(componentDockerfile("etcd", "/usr/local/bin/etcd", etcdTools...), "\n")
+	for _, want := range []string{"FROM scratch", "COPY etcd /usr/local/bin/etcd", "COPY etcdctl etcdutl /usr/local/bin/",
+		`ENTRYPOINT ["/usr/local/bin/etcd"]`, "ENV PATH="} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Dockerfile lacks %q:\n%s", want, got)
 		}
+	}
+	if plain := strings.Join(componentDockerfile("kube-scheduler", "/usr/local/bin/kube-scheduler"), "\n"); strings.Count(plain, "COPY") != 1 {
+		t.Errorf("an image without tools copies more than its binary:\n%s", plain)
+	}
+}
+
+// TestEtcdBuildMakesItsTools: etcdctl and etcdutl are built from their own
+// modules, which the wrapper must pin at etcd's version, and a change to
+// the etcd image's tools changes the node image's tag.
+func TestEtcdBuildMakesItsTools(t *testing.T) {
+	g := etcdBuild()
+	for _, tool := range etcdTools {
+		module := "go.etcd.io/etcd/" + tool + "/v3"
+		if g.outputs[tool] != module {
+			t.Errorf("the etcd build makes %s from %q, want %s", tool, g.outputs[tool], module)
+		}
+		if !slices.Contains(g.pins, [2]string{module, etcdVersion}) {
+			t.Errorf("the etcd build does not check that the wrapper pins %s %s", module, etcdVersion)
+		}
+	}
+	dir := t.TempDir()
+	gomod, err := os.ReadFile("node/build/etcd/go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := strings.Replace(string(gomod), "go.etcd.io/etcd/etcdutl/v3 v3.7.0", "go.etcd.io/etcd/etcdutl/v3 v3.6.5", 1)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte(stale), 0o644)
+	os.WriteFile(filepath.Join(dir, "go.sum"), nil, 0o644)
+	if _, err := g.key(dir); err == nil || !strings.Contains(err.Error(), "etcdutl/v3 v3.7.0") {
+		t.Errorf("a wrapper pinning etcdutl at another version is not reported: %v", err)
+	}
+	before := nodeHash("base")
+	saved := etcdTools
+	t.Cleanup(func() { etcdTools = saved })
+	etcdTools = []string{"etcdctl"}
+	if nodeHash("base") == before {
+		t.Error("the node image's hash does not follow the etcd image's tools")
 	}
 }
 

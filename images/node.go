@@ -48,10 +48,11 @@ func (b *builder) ensureNode(ctx context.Context) (string, error) {
 
 // component is one control-plane image kubeadm runs.
 type component struct {
-	image  string // as kubeadm names it, e.g. registry.k8s.io/etcd:3.7.0-0
-	binary string // file in a binaries directory
-	dir    string // that directory
-	path   string // where the image keeps the binary (its entrypoint)
+	image  string   // as kubeadm names it, e.g. registry.k8s.io/etcd:3.7.0-0
+	binary string   // file in a binaries directory
+	dir    string   // that directory
+	path   string   // where the image keeps the binary (its entrypoint)
+	tools  []string // further binaries of dir the image keeps in /usr/local/bin
 }
 
 func (b *builder) buildNode(ctx context.Context, base, ref string) error {
@@ -137,7 +138,11 @@ func componentsFor(images []string, dirs map[string]string) ([]component, error)
 		if binary == "coredns" || binary == "pause" {
 			path = "/" + binary
 		}
-		out = append(out, component{image: image, binary: binary, dir: dir, path: path})
+		var tools []string
+		if binary == "etcd" {
+			tools = etcdTools
+		}
+		out = append(out, component{image: image, binary: binary, dir: dir, path: path, tools: tools})
 	}
 	if len(out) < 7 {
 		return nil, fmt.Errorf("kubeadm listed only %d images (%s)", len(out), strings.Join(images, " "))
@@ -150,15 +155,17 @@ func pinned(name string) bool {
 }
 
 // componentDockerfile is the recipe of a control-plane image holding one
-// static binary at path.
-func componentDockerfile(binary, path string) []string {
+// static binary at path and, in /usr/local/bin, the tools beside it.
+func componentDockerfile(binary, path string, tools ...string) []string {
 	entry, _ := json.Marshal([]string{path})
-	return []string{
-		"FROM scratch",
-		"COPY " + binary + " " + path,
-		"ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin",
-		"ENTRYPOINT " + string(entry),
+	lines := []string{"FROM scratch", "COPY " + binary + " " + path}
+	if len(tools) > 0 {
+		lines = append(lines, "COPY "+strings.Join(tools, " ")+" /usr/local/bin/")
 	}
+	return append(lines,
+		"ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"ENTRYPOINT "+string(entry),
+	)
 }
 
 func (b *builder) buildComponent(ctx context.Context, base string, c component, work string) error {
@@ -166,8 +173,10 @@ func (b *builder) buildComponent(ctx context.Context, base string, c component, 
 	if err := os.MkdirAll(ctxDir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", ctxDir, err)
 	}
-	if err := linkOrCopy(filepath.Join(c.dir, c.binary), filepath.Join(ctxDir, c.binary)); err != nil {
-		return err
+	for _, name := range append([]string{c.binary}, c.tools...) {
+		if err := linkOrCopy(filepath.Join(c.dir, name), filepath.Join(ctxDir, name)); err != nil {
+			return err
+		}
 	}
 	args := []string{"--label", "labctl.recipe=" + nodeHash(base), "-t", c.image}
 	if c.binary == "kube-proxy" {
@@ -178,7 +187,7 @@ func (b *builder) buildComponent(ctx context.Context, base string, c component, 
 		}
 		args = append(args, "--build-arg", "BASE_IMAGE="+base, "-f", filepath.Join(ctxDir, "kube-proxy.Dockerfile"))
 	} else {
-		dockerfile := strings.Join(componentDockerfile(c.binary, c.path), "\n") + "\n"
+		dockerfile := strings.Join(componentDockerfile(c.binary, c.path, c.tools...), "\n") + "\n"
 		if err := os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
 			return fmt.Errorf("writing the %s recipe: %w", c.binary, err)
 		}

@@ -73,6 +73,7 @@ func nodeHash(base string) string {
 	return hashOf([]string{
 		base, KubernetesVersion, etcdVersion, etcdImageTag, corednsVersion, pauseImageTag,
 		kindVersion, goBuildFlags, assemblyRevision, strings.Join(componentDockerfile("x", "/x"), "\n"),
+		strings.Join(componentDockerfile("etcd", "/usr/local/bin/etcd", etcdTools...), "\n"),
 	}, "node")
 }
 

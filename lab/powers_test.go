@@ -198,3 +198,27 @@ func TestFileCheckOnANode(t *testing.T) {
 		}
 	}
 }
+
+// A service check looks at a node only in a lab that gives the learner its
+// nodes, at one of its cluster's nodes, and names a systemd service in
+// full.
+func TestServiceCheckOnANode(t *testing.T) {
+	check := "      - {name: c, service: {node: %s, unit: %s}}\n"
+	for _, tt := range []struct{ node, unit, cluster, want string }{
+		{"control-plane", "kubelet.service", "cluster: {nodeAccess: true}\n", ""},
+		{"worker", "containerd.service", "cluster: {nodeAccess: true, workers: [{}]}\n", ""},
+		{"control-plane", "kubelet.service", "cluster: {namespaces: [work]}\n", "set cluster.nodeAccess: true"},
+		{"worker2", "kubelet.service", "cluster: {nodeAccess: true, workers: [{}]}\n", `"worker2" is not a node of the lab's cluster; use one of control-plane, worker`},
+		{"control-plane", "kubelet", "cluster: {nodeAccess: true}\n", `"kubelet" is not a systemd service's name; name it in full, e.g. kubelet.service`},
+		{"control-plane", "'kubelet.service; rm -rf /'", "cluster: {nodeAccess: true}\n", "is not a systemd service's name"},
+		{"''", "kubelet.service", "cluster: {nodeAccess: true}\n", "a service check names the node it looks at"},
+	} {
+		_, err := Parse("lab.yaml", []byte(header+fmt.Sprintf(check, tt.node, tt.unit)+tt.cluster))
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s %s in %s: %v", tt.node, tt.unit, tt.cluster, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s %s in %s: %v, want %q", tt.node, tt.unit, tt.cluster, err, tt.want)
+		}
+	}
+}

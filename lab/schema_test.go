@@ -112,7 +112,7 @@ func TestSchemaDescribesTheLabFile(t *testing.T) {
 			kinds = append(kinds, req[0].(string))
 		}
 	}
-	if want := []string{"file", "git", "kube", "access", "permissions", "reach", "matrix", "command", "audit"}; !slices.Equal(kinds, want) ||
+	if want := []string{"file", "git", "kube", "access", "permissions", "reach", "matrix", "command", "audit", "service"}; !slices.Equal(kinds, want) ||
 		check.AdditionalProperties == nil || *check.AdditionalProperties {
 		t.Errorf("Check: oneOf %v (want one each of %v), additionalProperties %v", check.OneOf, want, check.AdditionalProperties)
 	}

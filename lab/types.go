@@ -369,7 +369,7 @@ type Mistake struct {
 	Recover string `yaml:"recover" json:"recover,omitempty"`
 }
 
-// Check is one typed assertion. Exactly one of File, Git, Kube, Access, Permissions, Reach, Matrix, Command and Audit is set.
+// Check is one typed assertion. Exactly one of File, Git, Kube, Access, Permissions, Reach, Matrix, Command, Audit and Service is set.
 type Check struct {
 	// Name is unique within its step ([a-z0-9-]).
 	Name string `yaml:"name" json:"name"`
@@ -396,7 +396,29 @@ type Check struct {
 	Matrix      *MatrixCheck      `yaml:"matrix" json:"matrix,omitempty"`
 	Command     *CommandCheck     `yaml:"command" json:"command,omitempty"`
 	Audit       *AuditCheck       `yaml:"audit" json:"audit,omitempty"`
+	Service     *ServiceCheck     `yaml:"service" json:"service,omitempty"`
 }
+
+// ServiceCheck asserts whether a systemd service runs on one of the
+// cluster's nodes, in a lab with cluster.nodeAccess. labctl judges it from
+// the host: the container engine lists the node container's processes
+// with the host's ps, and the service runs when a process that has run for
+// 5 seconds or more is in the service's control group (.../kubelet.service;
+// a service systemd starts again and again, failing as it starts, does not
+// run). Nothing of the node runs,
+// so a systemctl the learner, root there, replaced changes nothing.
+type ServiceCheck struct {
+	// Node is control-plane, worker, worker2, ... as for a file check's node.
+	Node string `yaml:"node" json:"node"`
+	// Unit is the systemd service, e.g. kubelet.service or containerd.service.
+	Unit string `yaml:"unit" json:"unit"`
+	// Running: true (default) requires a process of the unit, false requires none.
+	Running *bool `yaml:"running" json:"running,omitempty"`
+}
+
+// WantsRunning reports what s requires: a process of the unit (the
+// default) or none.
+func (s *ServiceCheck) WantsRunning() bool { return s.Running == nil || *s.Running }
 
 // FileCheck asserts things about one path in the sandbox. Every set field
 // must hold.

@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -79,13 +80,17 @@ func (v *validator) check(p string, c *Check) {
 		kinds = append(kinds, "audit")
 		v.auditCheck(p+".audit", c.Audit)
 	}
+	if c.Service != nil {
+		kinds = append(kinds, "service")
+		v.serviceCheck(p+".service", c.Service)
+	}
 	v.clusterCheck(p, c)
 	switch len(kinds) {
 	case 1:
 	case 0:
-		v.add(p, "a check needs exactly one of file, git, kube, access, reach, matrix, command or audit")
+		v.add(p, "a check needs exactly one of file, git, kube, access, reach, matrix, command, audit or service")
 	default:
-		v.add(p, "a check has exactly one of file, git, kube, access, reach, matrix, command or audit, found %s; split it into several checks", strings.Join(kinds, " and "))
+		v.add(p, "a check has exactly one of file, git, kube, access, reach, matrix, command, audit or service, found %s; split it into several checks", strings.Join(kinds, " and "))
 	}
 }
 
@@ -455,5 +460,25 @@ func (v *validator) nodeOfFile(p string, f *FileCheck) {
 	}
 	if f.WrittenDuringProbe || f.NotInside != "" {
 		v.add(p+".node", "a file on a node has no writtenDuringProbe nor notInside: remove them, or check a file of the sandbox")
+	}
+}
+
+// unitName is a systemd service's name as a service check takes it.
+var unitName = regexp.MustCompile(`^[A-Za-z0-9:_.@\\-]+\.service$`)
+
+// serviceCheck checks a service check: the lab gives the learner its
+// nodes, the node is one of the cluster's, and the unit is a service.
+func (v *validator) serviceCheck(p string, s *ServiceCheck) {
+	c := v.labCluster
+	switch {
+	case s.Node == "":
+		v.add(p+".node", "a service check names the node it looks at: control-plane, worker, worker2, ...")
+	case c == nil || !c.NodeAccess:
+		v.add(p+".node", "looks at node %q, but the lab does not give the learner its nodes: set cluster.nodeAccess: true, or check what the service does through the cluster instead", s.Node)
+	case !slices.Contains(NodeRoles(c), s.Node):
+		v.add(p+".node", "%q is not a node of the lab's cluster; use one of %s", s.Node, strings.Join(NodeRoles(c), ", "))
+	}
+	if !unitName.MatchString(s.Unit) {
+		v.add(p+".unit", "%q is not a systemd service's name; name it in full, e.g. kubelet.service", s.Unit)
 	}
 }

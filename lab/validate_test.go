@@ -216,12 +216,12 @@ func TestValidateRules(t *testing.T) {
 		name: "check without a kind",
 		bad:  check("      - name: c #!\n        description: nothing to check\n"),
 		good: check("      - name: c\n        file: {path: /root/x}\n"),
-		want: `steps[0].checks[0]: a check needs exactly one of file, git, kube, access, reach, matrix, command or audit`,
+		want: `steps[0].checks[0]: a check needs exactly one of file, git, kube, access, reach, matrix, command, audit or service`,
 	}, {
 		name: "check of two kinds",
 		bad:  check("      - name: c #!\n        file: {path: /root/x}\n        command: {run: [ls]}\n"),
 		good: check("      - name: c\n        command: {run: [ls]}\n"),
-		want: `steps[0].checks[0]: a check has exactly one of file, git, kube, access, reach, matrix, command or audit, found file and command`,
+		want: `steps[0].checks[0]: a check has exactly one of file, git, kube, access, reach, matrix, command, audit or service, found file and command`,
 	}, {
 		name: "kube check without name or selector",
 		bad:  check("      - name: c\n        kube: {apiVersion: v1, kind: Pod, namespace: a} #!\n"),

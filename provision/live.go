@@ -158,6 +158,10 @@ type Features struct {
 	// the engine's archive), for the file checks that name a node; without
 	// it such checks say that this runtime cannot read a node's files.
 	NodeFile NodeFile
+	// NodeProcesses lists a node's processes from the host (kind's,
+	// through the engine), for the service checks; without it such checks
+	// say that this runtime cannot see a node's processes.
+	NodeProcesses NodeProcesses
 }
 
 // SandboxKeeper keeps the sandbox and puts it back without recreating it.

@@ -169,6 +169,11 @@ const (
 	CommandExit   Key = "command.exit"
 	CommandStdout Key = "command.stdout"
 
+	// Service checks of a node.
+	ServiceRuns       Key = "service.runs"
+	ServiceNotRunning Key = "service.notRunning"
+	ServiceRunning    Key = "service.running"
+
 	// Checks that could not finish.
 	NotRun       Key = "engine.notRun"
 	TimedOut     Key = "engine.timedOut"
@@ -337,6 +342,10 @@ var englishKeyed = map[Key]string{
 	CommandExit:   "expected exit code %d from %s, found %d%s",
 	CommandStdout: "expected the output of %s to match %q, found %s",
 
+	ServiceRuns:       "%s runs on node %s: %s",
+	ServiceNotRunning: "expected %s to run on node %s, found no process of the node in its control group",
+	ServiceRunning:    "expected %s not to run on node %s, found %s in its control group",
+
 	NotRun:   "not run: %v",
 	TimedOut: "timed out after %s",
 	// A request of the check's that ran out of its own bound, before the
@@ -502,6 +511,10 @@ var japaneseKeyed = map[Key]string{
 	CommandNoDir:  "%[2]s を実行するディレクトリ %[1]s がありません",
 	CommandExit:   "%[2]s の終了コードは %[1]d のはずですが、%[3]d でした%[4]s",
 	CommandStdout: "%s の出力は %q に一致するはずですが、%s でした",
+
+	ServiceRuns:       "%[2]s で %[1]s が動いています: %[3]s",
+	ServiceNotRunning: "%[2]s で %[1]s が動いているはずですが、その cgroup にノードのプロセスがありません",
+	ServiceRunning:    "%[2]s で %[1]s は止まっているはずですが、その cgroup に %[3]s があります",
 
 	NotRun:       "実行されませんでした: %v",
 	TimedOut:     "%s で時間切れになりました",

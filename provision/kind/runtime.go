@@ -205,7 +205,7 @@ func (k *kindRuntime) Keep(learner, grader provision.Identity) {
 // directory, ends a probe by removing its container and volume, and keeps
 // the sandbox to put it back in place.
 func (k *kindRuntime) Features() provision.Features {
-	return provision.Features{Keep: k.Keep, EndProbe: k.EndProbe, Sandbox: k, SandboxFS: k.SandboxFS, NodeFile: k.CopyNodeFile}
+	return provision.Features{Keep: k.Keep, EndProbe: k.EndProbe, Sandbox: k, SandboxFS: k.SandboxFS, NodeFile: k.CopyNodeFile, NodeProcesses: k.NodeProcesses}
 }
 
 // Exec runs a process in the sandbox and returns its exit code.

@@ -128,6 +128,42 @@ PY`)
 		}
 	})
 
+	// A service check lists the node's processes with the host's ps: a
+	// stopped kubelet does not run, however the node's systemctl, which the
+	// learner (root there) replaced, answers.
+	t.Run("a service check sees the node's processes from the host, whatever the node's systemctl says", func(t *testing.T) {
+		service := func(name, unit string, running bool) lab.Check {
+			return lab.Check{Name: name, Timeout: lab.Duration{Duration: 10 * time.Second},
+				Service: &lab.ServiceCheck{Node: "control-plane", Unit: unit, Running: &running}}
+		}
+		restore := `n=` + nodeName + `
+node "$n" sh -c 'if [ -f /usr/bin/systemctl.real ]; then mv /usr/bin/systemctl.real /usr/bin/systemctl; fi; systemctl start kubelet'`
+		t.Cleanup(func() { script(t, env, restore) })
+		code, out := script(t, env, `n=`+nodeName+`
+node "$n" systemctl stop kubelet
+node "$n" sh -c 'cp /usr/bin/systemctl /usr/bin/systemctl.real && printf "#!/bin/sh\necho active\n" > /usr/bin/systemctl && chmod 755 /usr/bin/systemctl'
+node "$n" systemctl is-active kubelet`)
+		if code != 0 || !strings.Contains(out, "active") {
+			t.Fatalf("replacing the node's systemctl: exit %d, output %q", code, out)
+		}
+		rs := checkRound(t, ctx, env, service("kubelet-runs", "kubelet.service", true), service("kubelet-stopped", "kubelet.service", false),
+			service("containerd-runs", "containerd.service", true))
+		wantResult(t, rs[0], checks.Fail, "expected kubelet.service to run on node control-plane, found no process of the node in its control group")
+		wantResult(t, rs[1], checks.Pass, "")
+		wantResult(t, rs[2], checks.Pass, "containerd.service runs on node control-plane: pid ")
+		if code, out := script(t, env, restore); code != 0 {
+			t.Fatalf("starting the kubelet again: exit %d, output %q", code, out)
+		}
+		var r checks.Result
+		for range 20 {
+			if r = checkRound(t, ctx, env, service("kubelet-runs", "kubelet.service", true))[0]; r.Status == checks.Pass {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		wantResult(t, r, checks.Pass, "kubelet.service runs on node control-plane: pid ")
+	})
+
 	t.Run("pods that reach the node are refused", func(t *testing.T) {
 		pod := func(name, spec, volumes string) string {
 			return fmt.Sprintf(`apiVersion: v1
