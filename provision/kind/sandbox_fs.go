@@ -31,18 +31,15 @@ func (f engineFS) Lstat(ctx context.Context, p string) (checks.SandboxStat, erro
 }
 
 func (f engineFS) ReadFile(ctx context.Context, p string, limit int64) ([]byte, error) {
-	data, err := f.engine.ReadRegular(ctx, f.container, p, limit)
-	switch {
-	case errors.Is(err, docker.ErrTooLarge):
-		return nil, checks.ErrTooLarge
-	case errors.Is(err, docker.ErrNotRegular):
-		return nil, checks.ErrChanged
-	}
-	return data, err
+	return readAs(f.engine.ReadRegular(ctx, f.container, p, limit))
 }
 
 func (f engineFS) ReadTree(ctx context.Context, p string, limit int64) ([]byte, error) {
-	data, err := f.engine.ReadTree(ctx, f.container, p, limit)
+	return readAs(f.engine.ReadTree(ctx, f.container, p, limit))
+}
+
+// readAs gives the engine's read errors the meaning the checks give them.
+func readAs(data []byte, err error) ([]byte, error) {
 	switch {
 	case errors.Is(err, docker.ErrTooLarge):
 		return nil, checks.ErrTooLarge
