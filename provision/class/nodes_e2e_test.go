@@ -49,10 +49,10 @@ func openNodeClass(tb testing.TB, h *classHost, prefix string, extra ...string) 
 	if cfg.CheckerBinary == "" {
 		cfg.CheckerBinary = e2etest.BuildLabctl(tb)
 	}
-	if err := CheckLab(l, false); err == nil {
+	if err := CheckLab(l, Consent{}); err == nil {
 		tb.Fatal("CheckLab admits a run lab without the instructor's consent to learner nodes")
 	}
-	if err := CheckLab(l, true); err != nil {
+	if err := CheckLab(l, Consent{LearnerNodes: true}); err != nil {
 		tb.Fatal(err)
 	}
 	c, err := Open(ctx, cfg)
