@@ -78,9 +78,9 @@ func (c *Class) ensureNamespace(ctx context.Context, o classObjects) error {
 	case ns.Labels[LabelClassLearner] != o.learner || ns.Labels[LabelClassLab] != o.lab.Metadata.Name:
 		return fmt.Errorf("namespace %s exists and is not this class's (lab %q, learner %q): choose another --prefix or learner name", o.namespace, ns.Labels[LabelClassLab], ns.Labels[LabelClassLearner])
 	}
-	if on := want.Annotations[annotationNodeAccessOn]; ns.Annotations[annotationNodeAccessOn] != on {
+	if on := want.Annotations[annotationNodeAccessOn]; on != "" && ns.Annotations[annotationNodeAccessOn] != on {
 		if had := ns.Annotations[annotationNodeAccessOn]; had != "" {
-			return fmt.Errorf("namespace %s was made with --node-access-on %s, not %q: give the same label, or bring the learner down first", o.namespace, had, on)
+			return fmt.Errorf("namespace %s was made with --node-access-on %s, not %s: give the same label, or bring the learner down first", o.namespace, had, on)
 		}
 		patch := []byte(`{"metadata":{"annotations":{"` + annotationNodeAccessOn + `":"` + on + `"}}}`)
 		if _, err := c.cs.CoreV1().Namespaces().Patch(ctx, o.namespace, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
