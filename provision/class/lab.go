@@ -31,10 +31,12 @@ func CheckLab(l *lab.Lab, consent Consent) error {
 				"a class runs it only on nodes dedicated to it, given by name with labctl class up --learner-nodes --node-access-on KEY=VALUE " +
 				"(label and taint those nodes first: kubectl label nodes NODE KEY=VALUE; kubectl taint nodes NODE KEY=VALUE:NoSchedule; see docs/classroom.md, Node access); or its learners run it with labctl up on their own machines"}
 		}
-		return &LabError{Lab: l.Metadata.Name, Reason: "it makes the learner root on the cluster's nodes (cluster.nodeAccess), " +
-			"and this labctl gives a class's learners no way onto their node yet, even on nodes given with --node-access-on: " +
-			"the sandbox's node command and the lab's node file checks reach the nodes of labctl up's kind cluster only; " +
-			"its learners run it with labctl up on their own machines (see docs/classroom.md, Node access)"}
+		if name, what := nodeReadCheck(l); name != "" {
+			return &LabError{Lab: l.Metadata.Name, Reason: "its check " + name + " " + what + ", which a class cannot judge soundly: " +
+				"labctl reads that from outside the node only on labctl up's kind cluster, and on a learner node the learner is root and may replace the node's own tools; " +
+				"judge the node's work through the API server instead (a kube check of what the node does: a static Pod's mirror Pod, the node's Ready condition), " +
+				"or its learners run it with labctl up on their own machines"}
+		}
 	}
 	if len(l.Cluster.Workers) > 0 || len(l.Cluster.Addons) > 0 {
 		return &LabError{Lab: l.Metadata.Name, Reason: "it asks for worker nodes or add-ons (cluster.workers, cluster.addons), " +
@@ -63,6 +65,27 @@ func CheckLab(l *lab.Lab, consent Consent) error {
 		"give each learner a node of their own with labctl class up --learner-nodes (a privileged container per learner on the class cluster: " +
 		"see docs/classroom.md, Learner nodes), or have each learner run labctl up on their own machine " +
 		"(a lab whose checks only read what the API server stores, specs and status.replicas, says cluster.workloads: " + lab.WorkloadsDeclare + ")"}
+}
+
+// nodeReadCheck names the first check of l that reads a node from outside
+// it (a file check of a node, a service check), and what it reads; "" when
+// none does.
+func nodeReadCheck(l *lab.Lab) (name, what string) {
+	for i := range l.Steps {
+		l.Steps[i].EveryCheck(func(c *lab.Check) {
+			switch {
+			case name != "":
+			case c.File != nil && c.File.Node != "":
+				name, what = c.Name, "reads the file "+c.File.Path+" of node "+c.File.Node
+			case c.Service != nil:
+				name, what = c.Name, "looks at the service "+c.Service.Unit+" of node "+c.Service.Node
+			}
+		})
+		if name != "" {
+			return name, what
+		}
+	}
+	return "", ""
 }
 
 // sandboxPathOutside is the first path of a file check or repository of

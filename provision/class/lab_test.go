@@ -128,8 +128,9 @@ func TestCheckLabRefusesSandboxPathsOutside(t *testing.T) {
 
 // A lab that makes the learner root on its nodes is refused without the
 // instructor's consent by name, and the message names the flags; with the
-// consent it is refused still, since a class has no way onto the learner's
-// node yet, and the message says that rather than asking for the flags.
+// consent node-admin is refused still, since its checks read the node's
+// files from outside it, and the message says that rather than asking for
+// the flags.
 func TestCheckLabRefusesNodeAccess(t *testing.T) {
 	l, err := lab.Load("../../labs/node-admin/lab.yaml")
 	if err != nil {
@@ -143,7 +144,7 @@ func TestCheckLabRefusesNodeAccess(t *testing.T) {
 		{Consent{}, []string{"cluster.nodeAccess", "--learner-nodes --node-access-on KEY=VALUE", "kubectl", "Node access"}},
 		{Consent{LearnerNodes: true}, []string{"cluster.nodeAccess", "--node-access-on KEY=VALUE"}},
 		{Consent{NodeAccessOn: on}, []string{"cluster.nodeAccess", "--learner-nodes --node-access-on"}},
-		{Consent{LearnerNodes: true, NodeAccessOn: on}, []string{"cluster.nodeAccess", "no way onto their node yet", "labctl up"}},
+		{Consent{LearnerNodes: true, NodeAccessOn: on}, []string{"manifest-on-node", "through the API server", "labctl up"}},
 	} {
 		var le *LabError
 		err := CheckLab(l, tc.consent)

@@ -404,4 +404,6 @@ for i in $(seq 120); do
 done
 kubectl -n rollout get pods -o wide; exit 1`)
 	})
+
+	t.Run("a node-access learner is root on their node, and only they reach it", func(t *testing.T) { testClassNodeAccess(t, h, c, ls[0]) })
 }

@@ -432,11 +432,15 @@ func (o classObjects) claim(name, size string) *corev1.PersistentVolumeClaim {
 // became ready lags a moment behind; the learner's kubectl would be refused
 // meanwhile. An API server that is not up refuses all the same.
 func (o classObjects) service() *corev1.Service {
+	ports := []corev1.ServicePort{{Name: "https", Port: vcpPort}}
+	if o.nodeAccess() {
+		ports = append(ports, nodeAccessServicePort())
+	}
 	return &corev1.Service{
 		ObjectMeta: o.meta(vcpService, ""),
 		Spec: corev1.ServiceSpec{
 			Selector:                 o.labels("vcp"),
-			Ports:                    []corev1.ServicePort{{Name: "https", Port: vcpPort}},
+			Ports:                    ports,
 			PublishNotReadyAddresses: true,
 		},
 	}

@@ -165,12 +165,18 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 		case apierrors.IsNotFound(err):
 			_, err = core.Services(ns).Create(ctx, o.service(), metav1.CreateOptions{})
 			return err
-		case err != nil || cur.Spec.PublishNotReadyAddresses:
+		case err != nil:
 			return err
+		case cur.Spec.PublishNotReadyAddresses && (!o.nodeAccess() || hasServicePort(cur.Spec.Ports, nodeAccessPortName)):
+			return nil
 		}
 		// A class made by an older labctl: its Service dropped the API
-		// server while another container of the Pod restarted.
+		// server while another container of the Pod restarted. A class
+		// made before node access: its Service lacks the listener's port.
 		cur.Spec.PublishNotReadyAddresses = true
+		if o.nodeAccess() && !hasServicePort(cur.Spec.Ports, nodeAccessPortName) {
+			cur.Spec.Ports = append(cur.Spec.Ports, nodeAccessServicePort())
+		}
 		_, err = core.Services(ns).Update(ctx, cur, metav1.UpdateOptions{})
 		return err
 	}); err != nil {
