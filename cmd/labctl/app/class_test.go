@@ -299,8 +299,9 @@ const nodeAdmin = "../../../labs/node-admin/lab.yaml"
 
 // A lab that makes the learner root on their node is refused before
 // anything is touched, and the message names what would be needed: the
-// consent by name (--node-access-on with --learner-nodes); with both, a
-// class has no way onto the learner's node yet, and says so.
+// consent by name (--node-access-on with --learner-nodes); with both,
+// node-admin is refused still, since its checks read the node's files from
+// outside it, and the message names the check.
 func TestClassUpNodeAccessConsent(t *testing.T) {
 	isolate(t)
 	for _, tc := range []struct {
@@ -313,7 +314,7 @@ func TestClassUpNodeAccessConsent(t *testing.T) {
 		{[]string{"--learner-nodes"}, 2, "--node-access-on KEY=VALUE"},
 		{[]string{"--node-access-on", "labctl.dev/node-access=yes"}, 2, "--node-access-on needs --learner-nodes"},
 		{[]string{"--learner-nodes", "--node-access-on", "yes"}, 2, `--node-access-on "yes": write KEY=VALUE`},
-		{[]string{"--learner-nodes", "--node-access-on", "labctl.dev/node-access=yes"}, 2, "no way onto their node yet"},
+		{[]string{"--learner-nodes", "--node-access-on", "labctl.dev/node-access=yes"}, 2, "its check manifest-on-node reads the file"},
 	} {
 		env := &fakeEnv{}
 		args := append([]string{"--lab", nodeAdmin, "class", "up", "--learners", "1"}, tc.args...)
