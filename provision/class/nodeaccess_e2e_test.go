@@ -119,6 +119,7 @@ P`
 		!(strings.HasPrefix(out.String(), "closed") || strings.HasPrefix(out.String(), "refused")) {
 		t.Errorf("a connection without the client certificate: exit %d, %v: %s", code, err, out.String())
 	}
+	t.Logf("without the client certificate: %s", strings.TrimSpace(out.String()))
 	// Another learner's sandbox: the wall around the learner's namespace.
 	out.Reset()
 	connect := `python3 -c 'import socket
@@ -129,6 +130,7 @@ except OSError as e:
 	if code, err := other.RunScript(ctx, connect, &out, &out); err != nil || code != 0 || !strings.HasPrefix(out.String(), "walled") {
 		t.Errorf("another learner's sandbox connecting to %s:10290: exit %d, %v: %s", host, code, err, out.String())
 	}
+	t.Logf("from another learner's sandbox: %s", strings.TrimSpace(out.String()))
 
 	results, err := solveAll(ctx, live)
 	if err != nil {
