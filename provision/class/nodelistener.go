@@ -7,7 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -196,7 +196,7 @@ func (e *learnerRuntime) startNodeListener(ctx context.Context) error {
 		return fmt.Errorf("reading pod %s/%s: %w", e.ns, vcpPod, err)
 	}
 	if pod.Status.PodIP == "" {
-		return fmt.Errorf("pod %s/%s has no address yet for the listener of %s's node: run class up again", e.ns, vcpPod, e.learner)
+		return fmt.Errorf("pod %s/%s has no address yet for the listener of %s's node: run labctl class up again", e.ns, vcpPod, e.learner)
 	}
 	files, err := nodeListenerFiles(certs)
 	if err != nil {
@@ -259,10 +259,5 @@ func nodeAccessServicePort() corev1.ServicePort {
 
 // hasServicePort says ports has one named name.
 func hasServicePort(ports []corev1.ServicePort, name string) bool {
-	for _, p := range ports {
-		if strings.EqualFold(p.Name, name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ports, func(p corev1.ServicePort) bool { return p.Name == name })
 }
