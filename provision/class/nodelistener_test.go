@@ -195,3 +195,28 @@ func TestNodeListenerCommand(t *testing.T) {
 		t.Errorf("the listener's files: %v, want the CA, its certificate and key and the session (never the learner's key)", got)
 	}
 }
+
+// A node-access class's learner whose Service an earlier labctl made
+// without the listener's port gets it at the next class up; the API
+// server's port stays.
+func TestNodeAccessPortAddedToAnOlderService(t *testing.T) {
+	ctx := context.Background()
+	c, cs := fakeClass()
+	l := *c.cfg.Lab
+	l.Cluster.NodeAccess = true
+	c.cfg.Lab, c.cfg.LearnerNodes, c.cfg.NodeImage = &l, true, "labctl/node:x"
+	c.cfg.NodeAccessOn = NodeLabel{Key: "labctl.dev/node-access", Value: "yes"}
+	o := c.objects("ada")
+	old := o.service()
+	old.Spec.Ports = old.Spec.Ports[:1]
+	if _, err := cs.CoreV1().Services(o.namespace).Create(ctx, old, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ensureObjects(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := cs.CoreV1().Services(o.namespace).Get(ctx, vcpService, metav1.GetOptions{})
+	if err != nil || !hasServicePort(svc.Spec.Ports, nodeAccessPortName) || !hasServicePort(svc.Spec.Ports, "https") {
+		t.Errorf("the Service of an older class after class up: %+v, %v", svc.Spec.Ports, err)
+	}
+}
