@@ -323,6 +323,18 @@ func TestClassUpNodeAccessConsent(t *testing.T) {
 	}
 }
 
+// A node-access lab whose checks judge through the API server is brought
+// up with the consent, and its learners' class keeps the label named.
+func TestClassUpNodeAccessLabWithConsent(t *testing.T) {
+	isolate(t)
+	env := &fakeEnv{class: &fakeClass{}}
+	code, _, errOut := runFake(t, env, "--lab", "../../../provision/class/testdata/class-node/lab.yaml", "class", "up", "--learners", "1",
+		"--learner-nodes", "--node-access-on", "labctl.dev/node-access=yes")
+	if code != 0 || env.class.cfg.NodeAccessOn.String() != "labctl.dev/node-access=yes" || !env.class.cfg.LearnerNodes {
+		t.Errorf("exit %d, node access on %v:\n%s", code, env.class.cfg.NodeAccessOn, errOut)
+	}
+}
+
 // --node-access-on with a lab that does not make its learners root on a
 // node consents to nothing: class up says so and places them as before.
 func TestClassUpSaysNodeAccessOnChangesNothing(t *testing.T) {
