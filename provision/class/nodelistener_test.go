@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/lab"
 	"github.com/labctl/labctl/provision"
 )
@@ -219,4 +221,71 @@ func TestNodeAccessPortAddedToAnOlderService(t *testing.T) {
 	if err != nil || !hasServicePort(svc.Spec.Ports, nodeAccessPortName) || !hasServicePort(svc.Spec.Ports, "https") {
 		t.Errorf("the Service of an older class after class up: %+v, %v", svc.Spec.Ports, err)
 	}
+}
+
+// What labctl hands the learner's node, where the learner is root: the
+// CA's certificate, the listener's own certificate and key, and the
+// session program; never a key that could sign a client certificate (the
+// CA's key is kept nowhere), nor the learner's client key. What the node
+// answers is not read back: only its exit code says whether it started.
+func TestNodeListenerGetsNoSigningKey(t *testing.T) {
+	ctx := context.Background()
+	var sent []byte
+	var cmd []string
+	e := withNodeAccess(fakeLearner(func(_ context.Context, x podexec.Exec) (int, error) {
+		cmd = x.Cmd
+		sent, _ = io.ReadAll(x.Stdin)
+		// A node whose programs the learner replaced answers as they like.
+		_, _ = io.WriteString(x.Stdout, "kept\n-----BEGIN PRIVATE KEY-----\n")
+		return 0, nil
+	}, 0))
+	if err := e.startNodeListener(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(cmd) != 5 || cmd[4] != "10.244.1.7" {
+		t.Errorf("the listener's command %q, want it bound to the Pod's address", cmd)
+	}
+	sec, err := e.class.cs.CoreV1().Secrets(e.ns).Get(ctx, nodeAccessSecret, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := slices.Sorted(maps.Keys(sec.Data))
+	if want := []string{provision.NodeAccessCA, nodeAccessClientCert, nodeAccessClientKey, provision.NodeAccessCert, provision.NodeAccessKey}; !slices.Equal(keys, slices.Sorted(slices.Values(want))) {
+		t.Errorf("the Secret keeps %q, want %q (no key of the CA)", keys, want)
+	}
+	files := map[string][]byte{}
+	tr := tar.NewReader(bytes.NewReader(sent))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name], _ = io.ReadAll(tr)
+	}
+	if names := slices.Sorted(maps.Keys(files)); !slices.Equal(names, []string{provision.NodeAccessCA, "session", provision.NodeAccessCert, provision.NodeAccessKey}) {
+		t.Errorf("the node gets %q", names)
+	}
+	for name, data := range files {
+		if name != provision.NodeAccessKey && bytes.Contains(data, []byte("PRIVATE KEY")) {
+			t.Errorf("the node's %s holds a private key", name)
+		}
+	}
+	if !bytes.Equal(files[provision.NodeAccessKey], sec.Data[provision.NodeAccessKey]) || bytes.Equal(files[provision.NodeAccessKey], sec.Data[nodeAccessClientKey]) {
+		t.Error("the node's key is not the listener's own")
+	}
+	if c, _ := x509.ParseCertificate(mustPEM(t, files[provision.NodeAccessCert])); c == nil || c.IsCA || !slices.Equal(c.ExtKeyUsage, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}) {
+		t.Error("the listener's certificate could sign, or serve as a client's")
+	}
+}
+
+func mustPEM(t *testing.T, data []byte) []byte {
+	t.Helper()
+	b, _ := pem.Decode(data)
+	if b == nil {
+		t.Fatal("no PEM")
+	}
+	return b.Bytes
 }
