@@ -289,3 +289,34 @@ func mustPEM(t *testing.T, data []byte) []byte {
 	}
 	return b.Bytes
 }
+
+// A learner brought down and up again (their namespace, and its Secret,
+// made anew) gets a CA of its own: a client certificate they kept from
+// before is not one the new listener asks for.
+func TestNodeAccessCertsAfterDown(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset()
+	now := time.Now()
+	old, err := ensureNodeAccessCerts(ctx, cs, "labctl-ada", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().Secrets("labctl-ada").Delete(ctx, nodeAccessSecret, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := ensureNodeAccessCerts(ctx, cs, "labctl-ada", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(cur[provision.NodeAccessCA]) {
+		t.Fatal("no CA")
+	}
+	kept, err := x509.ParseCertificate(mustPEM(t, old[nodeAccessClientCert]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kept.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err == nil {
+		t.Error("the client certificate from before the learner was brought down is one the new CA signed")
+	}
+}
