@@ -5,6 +5,8 @@ package class
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -131,6 +133,43 @@ except OSError as e:
 		t.Errorf("another learner's sandbox connecting to %s:10290: exit %d, %v: %s", host, code, err, out.String())
 	}
 	t.Logf("from another learner's sandbox: %s", strings.TrimSpace(out.String()))
+	// A Pod of another learner's lab, on their node, at the listener's
+	// address itself: the same wall, before any handshake.
+	vcp, err := h.cs.CoreV1().Pods(d.Namespace(name)).Get(ctx, vcpPod, metav1.GetOptions{})
+	if err != nil || vcp.Status.PodIP == "" {
+		t.Fatalf("the node-access learner's control-plane Pod has no address: %v", err)
+	}
+	got, _ := runAs(t, other, `kubectl -n rollout delete pod reach --ignore-not-found --wait >/dev/null
+kubectl -n rollout apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: reach}
+spec:
+  restartPolicy: Never
+  securityContext: {runAsNonRoot: true, runAsUser: 65532, seccompProfile: {type: RuntimeDefault}}
+  containers:
+  - name: reach
+    image: `+netToolRef+`
+    imagePullPolicy: Never
+    args: [get, "https://`+vcp.Status.PodIP+`:`+fmt.Sprint(provision.NodeAccessPort)+`/"]
+    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+EOF
+for i in $(seq 60); do
+  case $(kubectl -n rollout get pod reach -o jsonpath='{.status.phase}') in Succeeded|Failed) break ;; esac
+  sleep 1
+done
+kubectl -n rollout logs reach
+kubectl -n rollout delete pod reach --wait=false >/dev/null`)
+	if !strings.Contains(got, "dial tcp") || strings.Contains(got, "x509") || strings.Contains(got, "tls:") {
+		t.Errorf("a Pod of another learner's lab connecting to %s:%d: %s", vcp.Status.PodIP, provision.NodeAccessPort, got)
+	}
+	t.Logf("from a Pod of another learner's lab: %s", strings.TrimSpace(got))
+
+	// The grade without the work: Pods made through the API server pass
+	// no check of the static Pod, neither a plain one on the node nor one
+	// dressed as the kubelet's mirror Pod (which the learner may create,
+	// but the kubelet never runs, and removes).
+	testForgedStaticPod(t, live)
 
 	results, err := solveAll(ctx, live)
 	if err != nil {
@@ -151,4 +190,69 @@ for i in $(seq 20); do node lab-node true 2>/dev/null || exit 0; sleep 0.5; done
 		t.Fatal(err)
 	}
 	mustRun(t, live, `node lab-node true`)
+}
+
+// mirrorPodForged is a Pod of the learner's that also carries the
+// kubelet's mirror annotation and its owner, the Node, and asks for the
+// status Running.
+const mirrorPodForged = `uid=$(kubectl get node lab-node -o jsonpath='{.metadata.uid}') || exit 1
+kubectl -n node-lab create -f - <<Y >/dev/null 2>&1 || { echo refused; exit 0; }
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-lab-node
+  labels: {app: web}
+  annotations: {kubernetes.io/config.mirror: forged, kubernetes.io/config.source: file, kubernetes.io/config.hash: forged}
+  ownerReferences: [{apiVersion: v1, kind: Node, name: lab-node, uid: "$uid", controller: true}]
+spec:
+  nodeName: lab-node
+  containers: [{name: web, image: registry.k8s.io/pause:3.10.2, imagePullPolicy: Never}]
+Y
+echo created
+kubectl -n node-lab patch pod web-lab-node --subresource=status --type=merge -p '{"status":{"phase":"Running"}}' >/dev/null 2>&1 && echo status-written
+kubectl -n node-lab get pod web-lab-node -o jsonpath='{.status.phase}' 2>/dev/null || echo gone`
+
+// testForgedStaticPod makes, in live's lab, the Pods that pretend to be
+// the static Pod web's mirror Pod (mirrorPodForged, then the lab's mistake,
+// a Pod made through the API server on the node), grades each, and wants a
+// check failed (the mistake's own); the mistake's way back then passes.
+func testForgedStaticPod(t *testing.T, live *provision.Live) {
+	ctx := context.Background()
+	m := live.Lab.Steps[0].Mistakes[0]
+	for _, f := range []struct {
+		what, script string
+		fails        []string
+	}{
+		{"a Pod dressed as the mirror Pod", mirrorPodForged, nil},
+		{m.Description, m.Script, m.Fails},
+	} {
+		mustRun(t, live, `kubectl -n node-lab delete pod web-lab-node --ignore-not-found --wait --timeout=60s >/dev/null`)
+		var out bytes.Buffer
+		code, err := live.RunScript(ctx, f.script, &out, &out)
+		if err != nil || code != 0 {
+			t.Fatalf("%s: exit %d, %v: %s", f.what, code, err, out.String())
+		}
+		rs, err := gradeAll(ctx, live)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failing := failed(rs)
+		t.Logf("%s (%s): the grade fails %d check(s): %s", f.what, strings.Join(strings.Fields(out.String()), " "), len(failing), strings.Join(failing, "; "))
+		if len(failing) == 0 {
+			t.Errorf("%s passes every check of the static Pod", f.what)
+		}
+		for _, name := range f.fails {
+			if !slices.ContainsFunc(failing, func(s string) bool { return strings.HasPrefix(s, name+": ") }) {
+				t.Errorf("%s: check %s passes", f.what, name)
+			}
+		}
+	}
+	mustRun(t, live, m.Recover)
+	rs, err := gradeAll(ctx, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := failed(rs); len(f) > 0 {
+		t.Errorf("after the mistake's way back:\n%s", strings.Join(f, "\n"))
+	}
 }
