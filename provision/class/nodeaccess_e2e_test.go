@@ -25,9 +25,10 @@ import (
 // class node labelled and tainted for it: the learner reaches their node
 // as root with node lab-node, the solve makes the grade pass and the report
 // says the learner was root on their node. A connection to the listener
-// without the client certificate fails, and another learner's sandbox
-// cannot connect at all; a listener stopped on the node is started again
-// by class up.
+// without the client certificate fails, and neither another learner's
+// sandbox nor a Pod of their lab can connect at all; Pods made through the
+// API server in place of the static Pod fail the grade; a listener
+// stopped on the node is started again by class up.
 func testClassNodeAccess(t *testing.T, h *classHost, c *Class, other *provision.Live) {
 	ctx := context.Background()
 	l, err := lab.Load("testdata/class-node/lab.yaml")
