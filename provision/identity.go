@@ -242,7 +242,8 @@ func ignoreConflict(err error) error {
 // of those rules in each; with access.clusterRules a ClusterRole. Beside
 // them the learner reads the cluster as access.clusterView says
 // (grantClusterView). With cluster.nodeAccess, the learner reaches the
-// nodes (grantNodeAccess); renew makes the certificates of that anew.
+// nodes (grantNodeAccess) unless the runtime serves that itself
+// (NodeAccessServed); renew makes the certificates of that anew.
 func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labels map[string]string, renew bool) error {
 	if err := ensureAccount(ctx, cs, LearnerAccount, labels); err != nil {
 		return err
@@ -277,7 +278,7 @@ func grantLearner(ctx context.Context, cs kubernetes.Interface, l *lab.Lab, labe
 	if err := grantClusterView(ctx, cs, l, labels); err != nil {
 		return err
 	}
-	if l.Cluster.NodeAccess {
+	if l.Cluster.NodeAccess && !nodeAccessServed(ctx) {
 		if err := grantNodeAccess(ctx, cs, l, labels, renew); err != nil {
 			return err
 		}

@@ -162,6 +162,12 @@ type Features struct {
 	// through the engine), for the service checks; without it such checks
 	// say that this runtime cannot see a node's processes.
 	NodeProcesses NodeProcesses
+	// NodeAccess, on a runtime that serves node access itself (a class's
+	// learner node, whose listener the class starts), writes into the
+	// sandbox what the node command needs; without it up runs a
+	// node-access Pod on each node (grantNodeAccess) and the sandbox gets
+	// their certificate (writeNodeCommand).
+	NodeAccess func(ctx context.Context) error
 }
 
 // SandboxKeeper keeps the sandbox and puts it back without recreating it.
@@ -309,6 +315,9 @@ func (e *Live) ResetNamespaces(ctx context.Context) error {
 	admin, err := e.adminConfig(ctx)
 	if err != nil {
 		return err
+	}
+	if e.feat.NodeAccess != nil {
+		ctx = NodeAccessServed(ctx)
 	}
 	return resetNamespaces(ctx, admin, e.Lab, e.rt.Name())
 }

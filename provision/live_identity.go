@@ -150,6 +150,9 @@ func (e *Live) WriteKubeconfig(ctx context.Context) error {
 		return fmt.Errorf("writing the learner kubeconfig: %w", err)
 	}
 	if e.Lab.Cluster.NodeAccess {
+		if e.feat.NodeAccess != nil {
+			return e.feat.NodeAccess(ctx)
+		}
 		return e.writeNodeCommand(ctx)
 	}
 	return nil

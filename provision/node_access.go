@@ -137,7 +137,9 @@ frame('X', "$code");
 `
 
 // nodeCommand is the sandbox's node command: it finds the node's address in
-// its node-access Pod (so a name that is no node says so), connects to the
+// NodeAccessHosts when that file exists (a runtime that serves its nodes
+// itself), else in its node-access Pod (so a name that is no node says
+// so), connects to the
 // node's listener with the learner's client certificate, and relays stdin,
 // stdout, stderr and the exit code (nodeSession's frames); a terminal is
 // put in raw mode and the node gives the command a PTY.
@@ -147,9 +149,33 @@ import os, select, socket, ssl, struct, subprocess, sys, termios, tty
 
 USAGE = "usage: node NAME [COMMAND ...]: a root login shell, or COMMAND, on the lab's node NAME (kubectl get nodes lists them)"
 TLS = "` + NodeAccessTLSDir + `"
+HOSTS = "` + NodeAccessHosts + `"
 
 def say(msg):
     sys.stderr.write("node: " + msg + "\n")
+
+def lookup(name):
+    # A node the runtime serves itself is named in HOSTS: NAME HOST PORT.
+    try:
+        with open(HOSTS) as f:
+            for line in f:
+                w = line.split()
+                if len(w) == 3 and w[0] == name and w[2].isdigit():
+                    return w[1], int(w[2])
+    except OSError:
+        pass
+    return "", ` + fmt.Sprint(NodeAccessPort) + `
+
+def pod_address(name):
+    # Else the node's address is its node-access Pod's, which the learner may get by name.
+    if os.path.exists(HOSTS) or "/" in name:
+        return ""
+    try:
+        got = subprocess.run(["kubectl", "get", "-n", "` + NodeAccessNamespace + `", "pod/" + name, "-o", "jsonpath={.status.hostIP}"],
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    except OSError:
+        return ""
+    return got.stdout.strip() if got.returncode == 0 else ""
 
 def main():
     args = sys.argv[1:]
@@ -157,12 +183,11 @@ def main():
         sys.stderr.write(USAGE + "\n")
         return 2
     name, cmd = args[0], args[1:]
-    try:
-        got = subprocess.run(["kubectl", "get", "-n", "` + NodeAccessNamespace + `", "pod/" + name, "-o", "jsonpath={.status.hostIP}"],
-                             stdin=subprocess.DEVNULL, capture_output=True, text=True)
-        addr = got.stdout.strip() if got.returncode == 0 and "/" not in name else ""
-    except OSError:
-        addr = ""
+    host, port = lookup(name)
+    if host:
+        addr = host
+    else:
+        addr = pod_address(name)
     if not addr:
         say(name + " is not a node of this lab: kubectl get nodes lists them")
         return 2
@@ -170,11 +195,11 @@ def main():
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         ctx.load_verify_locations(TLS + "/ca.crt")
         ctx.load_cert_chain(TLS + "/tls.crt", TLS + "/tls.key")
-        raw = socket.create_connection((addr, ` + fmt.Sprint(NodeAccessPort) + `), timeout=15)
+        raw = socket.create_connection((addr, port), timeout=15)
         s = ctx.wrap_socket(raw, server_hostname=name)
         s.settimeout(None)
     except (OSError, ssl.SSLError) as e:
-        say("cannot reach node %s at %s:%d (%s): labctl up starts its listener again" % (name, addr, ` + fmt.Sprint(NodeAccessPort) + `, e))
+        say("cannot reach node %s at %s:%d (%s): labctl up, or a class's class up, starts its listener again" % (name, addr, port, e))
         return 255
     term = os.isatty(0) and os.isatty(1)
     rows, cols = 24, 80
@@ -337,7 +362,7 @@ exec nsenter -t 1 -a -- socat OPENSSL-LISTEN:%[5]d,bind="$NODE_IP",reuseaddr,for
 }
 
 // ensureNodeAccessTLS makes the listener's and the learner's certificates
-// (newNodeAccessTLS) when renew is set or none exist yet, and keeps them in
+// (NewNodeAccessTLS) when renew is set or none exist yet, and keeps them in
 // the two Secrets; it returns the fingerprint of the server certificate.
 func ensureNodeAccessTLS(ctx context.Context, cs kubernetes.Interface, nodes []string, renew bool, labels map[string]string) (string, error) {
 	secrets := cs.CoreV1().Secrets(NodeAccessNamespace)
@@ -349,7 +374,7 @@ func ensureNodeAccessTLS(ctx context.Context, cs kubernetes.Interface, nodes []s
 			return fingerprint(srv.Data[tlsCert]), nil
 		}
 	}
-	t, err := newNodeAccessTLS(nodes, time.Now())
+	t, err := NewNodeAccessTLS(nodes, time.Now())
 	if err != nil {
 		return "", err
 	}

@@ -14,11 +14,11 @@ import (
 	"time"
 )
 
-// nodeAccessTLS is what the node's listener and the sandbox's node command
+// NodeAccessTLS is what the node's listener and the sandbox's node command
 // hold: a CA made for this cluster at up, the server's key and certificate
 // (naming every node), and the learner's client key and certificate. The
 // CA's key is never kept: nothing else is ever signed by it.
-type nodeAccessTLS struct {
+type NodeAccessTLS struct {
 	CA         []byte
 	ServerCert []byte
 	ServerKey  []byte
@@ -36,9 +36,9 @@ const (
 	tlsKey  = "tls.key"
 )
 
-// newNodeAccessTLS makes a CA and, signed by it, a server certificate for
+// NewNodeAccessTLS makes a CA and, signed by it, a server certificate for
 // the names of nodes and a client certificate.
-func newNodeAccessTLS(nodes []string, now time.Time) (*nodeAccessTLS, error) {
+func NewNodeAccessTLS(nodes []string, now time.Time) (*NodeAccessTLS, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("making the node access CA: %w", err)
@@ -85,7 +85,7 @@ func newNodeAccessTLS(nodes []string, now time.Time) (*nodeAccessTLS, error) {
 		}
 		return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), nil
 	}
-	t := &nodeAccessTLS{CA: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}
+	t := &NodeAccessTLS{CA: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})}
 	if t.ServerCert, t.ServerKey, err = leaf("labctl node access", x509.ExtKeyUsageServerAuth, nodes); err != nil {
 		return nil, fmt.Errorf("making the nodes' certificate: %w", err)
 	}

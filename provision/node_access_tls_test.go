@@ -14,11 +14,11 @@ import (
 func TestNodeAccessTLS(t *testing.T) {
 	nodes := []string{"lab-control-plane", "lab-worker"}
 	now := time.Now()
-	a, err := newNodeAccessTLS(nodes, now)
+	a, err := NewNodeAccessTLS(nodes, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := newNodeAccessTLS(nodes, now)
+	b, err := NewNodeAccessTLS(nodes, now)
 	if err != nil {
 		t.Fatal(err)
 	}

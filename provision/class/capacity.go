@@ -20,6 +20,11 @@ func (c *Class) Capacity(ctx context.Context) (Capacity, error) {
 		cap.LearnerMilliCPU += cpu
 	}
 	cap.Arch = c.arch
+	if on := c.cfg.NodeAccessOn; !on.IsZero() {
+		if err := checkDedicatedNodes(ctx, c.cs, on); err != nil {
+			return cap, err
+		}
+	}
 	nodes, err := c.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return cap, fmt.Errorf("listing the class cluster's nodes: %w", err)

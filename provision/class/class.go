@@ -84,6 +84,12 @@ type Config struct {
 	// Placement keeps every learner's Pods on the nodes the instructor
 	// chose (dedicated to the class, say).
 	Placement Placement
+	// NodeAccessOn is the instructor's consent to a lab that makes each
+	// learner root on their node (cluster.nodeAccess): the label and
+	// taint of the nodes dedicated to such learners (nodeaccess.go). The
+	// zero value takes the consent the class's learners were brought up
+	// with, if any.
+	NodeAccessOn NodeLabel
 	// Log, when set, receives progress lines of Up.
 	Log io.Writer
 }
@@ -284,6 +290,21 @@ func Open(ctx context.Context, cfg Config) (*Class, error) {
 	if _, err := cs.Discovery().RESTClient().Get().AbsPath("/version").DoRaw(vctx); err != nil {
 		return nil, fmt.Errorf("the class cluster at %s does not answer: %w (check --context and --kubeconfig)", rc.Host, err)
 	}
+	if cfg.Lab != nil && cfg.Lab.Cluster.NodeAccess {
+		had, err := recordedNodeAccess(vctx, cs, cfg.Prefix, cfg.Lab.Metadata.Name)
+		switch {
+		case err != nil:
+			return nil, err
+		case cfg.NodeAccessOn.IsZero():
+			cfg.NodeAccessOn = had
+		case !had.IsZero() && had != cfg.NodeAccessOn:
+			return nil, fmt.Errorf("the class's learners were brought up with --node-access-on %s, not %s: give the same label, "+
+				"or bring the class down (labctl class down --all) to move it to other nodes", had, cfg.NodeAccessOn)
+		}
+	}
+	if cfg.Placement, err = cfg.Placement.withNodeAccess(cfg.NodeAccessOn); err != nil {
+		return nil, err
+	}
 	fx, err := fixturesTar(cfg.Fixtures)
 	if err != nil {
 		return nil, err
@@ -306,7 +327,7 @@ func (c *Class) Namespace(learner string) string { return c.cfg.Prefix + learner
 func (c *Class) objects(learner string) classObjects {
 	return classObjects{lab: c.cfg.Lab, namespace: c.Namespace(learner), learner: learner, prefix: c.cfg.Prefix,
 		image: c.cfg.SandboxImage, cp: c.cp, storageClass: c.cfg.StorageClass, arch: c.arch, nodeImage: c.nodeImage(),
-		placement: c.cfg.Placement}
+		placement: c.cfg.Placement, nodeAccessOn: c.cfg.NodeAccessOn}
 }
 
 // nodeImage is the learners' node image, or "" when they have no node.

@@ -86,6 +86,11 @@ func (p learnerPods) overran(c podCommand, wait time.Duration) error {
 			"was replaced (the learner is root in it); `labctl class reset %s` gives them a new sandbox, their /root saved first",
 			wait, context.DeadlineExceeded, p.learner, p.learner)
 	}
+	if c.container == containerNode {
+		return fmt.Errorf("stopped after %v (%w): the node of learner %s is overloaded, or a program labctl runs there was replaced "+
+			"(the learner is root on their node); see `kubectl -n %s describe pod %s`, and `labctl class reset --hard %s` makes their node anew, their /root saved first",
+			wait, context.DeadlineExceeded, p.learner, p.ns, c.pod, p.learner)
+	}
 	hint := ""
 	if c.container == containerAdmin {
 		// It works over the learner's /root: seeding, wiping or saving it.

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/internal/podexec"
 	"github.com/labctl/labctl/lab"
@@ -48,6 +51,13 @@ func fakeLearner(start func(context.Context, podexec.Exec) (int, error), wait ti
 	return &learnerRuntime{podSandbox: podSandbox{pods}, lab: testObjects().lab, learner: "ada"}
 }
 
+// withNodeAccess gives e a class whose cluster holds e's control-plane Pod
+// with an address, as a node-access class's up finds it.
+func withNodeAccess(e *learnerRuntime) *learnerRuntime {
+	e.class, _ = fakeClass(corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: vcpPod, Namespace: e.ns}, Status: corev1.PodStatus{PodIP: "10.244.1.7"}})
+	return e
+}
+
 // The processes labctl runs in a learner's Pods, each as a call that
 // fails when the process exits non-zero, and what to do when one of them
 // does not end.
@@ -66,6 +76,19 @@ var learnerExecs = []struct {
 	}},
 	{"backing up /root", "`kubectl -n labctl-ada describe pod vcp`", func(ctx context.Context, e *learnerRuntime) error {
 		return e.BackupHome(ctx, io.Discard)
+	}},
+	// In a node-access class: the listener in the learner's node, where
+	// the learner is root and may have replaced sh, and the node command's
+	// files in the sandbox.
+	{"starting the node's listener", "the learner is root on their node", func(ctx context.Context, e *learnerRuntime) error {
+		return withNodeAccess(e).startNodeListener(ctx)
+	}},
+	{"writing the node command's files", "`labctl class reset ada` gives them a new sandbox", func(ctx context.Context, e *learnerRuntime) error {
+		e = withNodeAccess(e)
+		if _, err := ensureNodeAccessCerts(ctx, e.class.cs, e.ns, time.Now()); err != nil {
+			return err
+		}
+		return e.writeNodeAccess(ctx)
 	}},
 	// A checker round runs until its own deadline, which ctx carries.
 	{"running the checks", "", func(ctx context.Context, e *learnerRuntime) error {

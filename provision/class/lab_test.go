@@ -24,7 +24,7 @@ func TestCheckLab(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = CheckLab(l, false)
+		err = CheckLab(l, Consent{})
 		var le *LabError
 		switch {
 		case tc.says == nil && err != nil:
@@ -57,22 +57,22 @@ steps:
 		t.Fatal(err)
 	}
 	var le *LabError
-	if err := CheckLab(l, false); !errors.As(err, &le) || le.Lab != "plain" {
+	if err := CheckLab(l, Consent{}); !errors.As(err, &le) || le.Lab != "plain" {
 		t.Errorf("a lab without cluster.workloads: %v, want a *LabError for lab plain", err)
 	}
-	if err := CheckLab(l, true); err != nil {
+	if err := CheckLab(l, Consent{LearnerNodes: true}); err != nil {
 		t.Errorf("the same lab with learner nodes: %v, want it accepted", err)
 	}
 	if !NeedsNodes(l) {
 		t.Error("NeedsNodes of a lab whose Pods must run is false")
 	}
 	l.Cluster.PodSecurity = lab.PodSecurityPrivileged
-	if err := CheckLab(l, true); !errors.As(err, &le) || !strings.Contains(err.Error(), "privileged") {
+	if err := CheckLab(l, Consent{LearnerNodes: true}); !errors.As(err, &le) || !strings.Contains(err.Error(), "privileged") {
 		t.Errorf("a privileged lab with learner nodes: %v, want it refused", err)
 	}
 	l.Cluster.PodSecurity = ""
 	l.Cluster.Workloads = lab.WorkloadsDeclare
-	if err := CheckLab(l, false); err != nil {
+	if err := CheckLab(l, Consent{}); err != nil {
 		t.Errorf("the same lab with workloads: declare: %v, want it accepted", err)
 	}
 	if NeedsNodes(l) {
@@ -89,7 +89,7 @@ func TestCheckLabRefusesNodesAndAddons(t *testing.T) {
 	} {
 		l := &lab.Lab{Metadata: lab.Metadata{Name: "x"}, Cluster: c}
 		var le *LabError
-		if err := CheckLab(l, false); !errors.As(err, &le) || !strings.Contains(err.Error(), "cluster.workers, cluster.addons") {
+		if err := CheckLab(l, Consent{}); !errors.As(err, &le) || !strings.Contains(err.Error(), "cluster.workers, cluster.addons") {
 			t.Errorf("%+v: %v, want a *LabError naming cluster.workers and cluster.addons", c, err)
 		}
 	}
@@ -104,12 +104,12 @@ func TestCheckLabRefusesSandboxPathsOutside(t *testing.T) {
 	}
 	l := &lab.Lab{Metadata: lab.Metadata{Name: "x"}, Cluster: lab.Cluster{Workloads: lab.WorkloadsDeclare},
 		Sandbox: lab.Sandbox{Fixtures: "/opt/lab/fixtures"}, Steps: []lab.Step{step("/root/a"), step("/opt/lab/fixtures/b")}}
-	if err := CheckLab(l, false); err != nil {
+	if err := CheckLab(l, Consent{}); err != nil {
 		t.Fatalf("a lab reading /root and the fixtures: %v", err)
 	}
 	l.Steps = append(l.Steps, step("/etc/nginx/nginx.conf"))
 	var le *LabError
-	if err := CheckLab(l, false); !errors.As(err, &le) || !strings.Contains(err.Error(), "/etc/nginx/nginx.conf") || !strings.Contains(err.Error(), "labctl up") {
+	if err := CheckLab(l, Consent{}); !errors.As(err, &le) || !strings.Contains(err.Error(), "/etc/nginx/nginx.conf") || !strings.Contains(err.Error(), "labctl up") {
 		t.Fatalf("a lab reading /etc: %v, want a *LabError naming the path and labctl up", err)
 	}
 
@@ -120,20 +120,42 @@ func TestCheckLabRefusesSandboxPathsOutside(t *testing.T) {
 		{Name: "c", File: &lab.FileCheck{Path: "/root/a", Equals: &lab.Value{Ref: "git:/srv/app@HEAD"}}},
 	} {
 		l.Steps = []lab.Step{step("/root/a"), {ID: "g", Checks: []lab.Check{{Name: "ok", Git: &lab.GitCheck{Repo: "/root/repo"}}, c}}}
-		if err := CheckLab(l, false); !errors.As(err, &le) || !strings.Contains(err.Error(), "the repository /srv/app") || !strings.Contains(err.Error(), "keep the repository under /root") {
+		if err := CheckLab(l, Consent{}); !errors.As(err, &le) || !strings.Contains(err.Error(), "the repository /srv/app") || !strings.Contains(err.Error(), "keep the repository under /root") {
 			t.Errorf("a lab reading the repository /srv/app: %v, want a *LabError naming it", err)
 		}
 	}
 }
 
-// A lab that makes the learner root on its nodes never runs as a class,
-// even with learner nodes: root there is root on the class cluster's node.
+// A lab that makes the learner root on its nodes is refused without the
+// instructor's consent by name, and the message names the flags; with the
+// consent node-admin is refused still, since its checks read the node's
+// files from outside it, and the message says that rather than asking for
+// the flags.
 func TestCheckLabRefusesNodeAccess(t *testing.T) {
-	for _, nodes := range []bool{false, true} {
-		l := &lab.Lab{Metadata: lab.Metadata{Name: "x"}, Cluster: lab.Cluster{Workloads: lab.WorkloadsRun, NodeAccess: true}}
+	l, err := lab.Load("../../labs/node-admin/lab.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := NodeLabel{Key: "labctl.dev/node-access", Value: "yes"}
+	for _, tc := range []struct {
+		consent Consent
+		says    []string
+	}{
+		{Consent{}, []string{"cluster.nodeAccess", "--learner-nodes --node-access-on KEY=VALUE", "kubectl", "Node access"}},
+		{Consent{LearnerNodes: true}, []string{"cluster.nodeAccess", "--node-access-on KEY=VALUE"}},
+		{Consent{NodeAccessOn: on}, []string{"cluster.nodeAccess", "--learner-nodes --node-access-on"}},
+		{Consent{LearnerNodes: true, NodeAccessOn: on}, []string{"manifest-on-node", "through the API server", "labctl up"}},
+	} {
 		var le *LabError
-		if err := CheckLab(l, nodes); !errors.As(err, &le) || !strings.Contains(err.Error(), "cluster.nodeAccess") {
-			t.Errorf("learner nodes %v: %v, want a *LabError naming cluster.nodeAccess", nodes, err)
+		err := CheckLab(l, tc.consent)
+		if !errors.As(err, &le) || le.Lab != "node-admin" {
+			t.Errorf("%+v: %v, want a *LabError for lab node-admin", tc.consent, err)
+			continue
+		}
+		for _, want := range tc.says {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%+v: %q does not say %q", tc.consent, err, want)
+			}
 		}
 	}
 }

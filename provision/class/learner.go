@@ -49,9 +49,14 @@ var _ provision.Runtime = (*learnerRuntime)(nil)
 
 // Features: a probe's end empties the probe container (EndProbe); the
 // identities are issued by each command, and a sandbox is recreated, never
-// put back in place.
+// put back in place. In a node-access class the node command reaches the
+// listener class up starts in the learner's node (writeNodeAccess).
 func (e *learnerRuntime) Features() provision.Features {
-	return provision.Features{EndProbe: e.EndProbe}
+	f := provision.Features{EndProbe: e.EndProbe}
+	if e.class.objects(e.learner).nodeAccess() {
+		f.NodeAccess = e.writeNodeAccess
+	}
+	return f
 }
 
 // StateDir is where the instructor's labctl keeps what it records of
@@ -155,7 +160,8 @@ func (e *learnerRuntime) Admin(context.Context) (*rest.Config, error) { return e
 // writes the learner's kubeconfig and, the first time, runs the first
 // step's setup.
 func (e *learnerRuntime) setUp(ctx context.Context) error {
-	learner, grader, err := provision.SetupCluster(ctx, e.adminCS, e.admin.CAData, e.lab)
+	// A class serves node access itself, from the learner node's container.
+	learner, grader, err := provision.SetupCluster(provision.NodeAccessServed(ctx), e.adminCS, e.admin.CAData, e.lab)
 	if err != nil {
 		return fromControlPlane(fmt.Errorf("setting up the control plane of %s: %w", e.ns, err))
 	}
@@ -177,6 +183,11 @@ func (e *learnerRuntime) setUp(ctx context.Context) error {
 		}
 		if err := waitNodeDNS(ctx, e.adminCS, classWait); err != nil {
 			return fromControlPlane(fmt.Errorf("%s: %w", e.ns, err))
+		}
+		if e.class.objects(e.learner).nodeAccess() {
+			if err := e.startNodeListener(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	live := provision.NewLive(e.lab, e, learner, grader)

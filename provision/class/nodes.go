@@ -76,7 +76,9 @@ const (
 // v1 and cannot make slices where the kubelet looks for them. Every Pod of
 // the node runs under the container runtime's default seccomp profile
 // unless its spec asks for another (seccompDefault), as kind's nodes do:
-// a learner's Pod that names none is not Unconfined.
+// a learner's Pod that names none is not Unconfined. Its static Pods are
+// the files of the node image's /etc/kubernetes/manifests, which only root
+// on the node writes (a node-access class's learner: nodeaccess.go).
 const nodeKubelet = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: cgroupfs
@@ -96,6 +98,7 @@ evictionHard: {memory.available: "0%", nodefs.available: "0%", nodefs.inodesFree
 rotateCertificates: false
 serializeImagePulls: false
 seccompDefault: true
+staticPodPath: /etc/kubernetes/manifests
 containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
 `
 

@@ -17,6 +17,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/labctl/labctl/cmd/labctl/e2etest"
@@ -49,10 +50,10 @@ func openNodeClass(tb testing.TB, h *classHost, prefix string, extra ...string) 
 	if cfg.CheckerBinary == "" {
 		cfg.CheckerBinary = e2etest.BuildLabctl(tb)
 	}
-	if err := CheckLab(l, false); err == nil {
+	if err := CheckLab(l, Consent{}); err == nil {
 		tb.Fatal("CheckLab admits a run lab without the instructor's consent to learner nodes")
 	}
-	if err := CheckLab(l, true); err != nil {
+	if err := CheckLab(l, Consent{LearnerNodes: true}); err != nil {
 		tb.Fatal(err)
 	}
 	c, err := Open(ctx, cfg)
@@ -134,6 +135,50 @@ for i in $(seq 60); do
   sleep 1
 done
 kubectl -n rollout get pods -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -qx lab-node`)
+	})
+
+	t.Run("a class of a node-access lab goes only to nodes dedicated to it", func(t *testing.T) {
+		// The same lab made a node-access one, with the consent of a label
+		// no node of the class cluster carries: refused before anything is
+		// made; then a node labelled but not tainted is named.
+		l := *c.cfg.Lab
+		l.Cluster.NodeAccess = true
+		cfg := c.cfg
+		cfg.Lab = &l
+		on := NodeLabel{Key: "labctl.dev/e2e-node-access", Value: "yes"}
+		cfg.NodeAccessOn = on
+		d, err := Open(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		if _, err := d.Capacity(ctx); err == nil || !strings.Contains(err.Error(), "no node of the class cluster carries the label "+on.String()) ||
+			!strings.Contains(err.Error(), "kubectl label nodes NODE "+on.String()) {
+			t.Errorf("capacity with no node labelled: %v", err)
+		}
+		if err := d.Up(ctx, "learner-3"); err == nil || !strings.Contains(err.Error(), "no node of the class cluster carries the label") {
+			t.Errorf("up with no node labelled: %v", err)
+		}
+		if _, err := h.cs.CoreV1().Namespaces().Get(ctx, d.Namespace("learner-3"), metav1.GetOptions{}); err == nil {
+			t.Errorf("up refused, yet namespace %s exists", d.Namespace("learner-3"))
+		}
+		nodes, err := h.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil || len(nodes.Items) == 0 {
+			t.Fatalf("listing the class cluster's nodes: %v", err)
+		}
+		node := nodes.Items[0].Name
+		label := func(value string) {
+			patch := `{"metadata":{"labels":{"` + on.Key + `":` + value + `}}}`
+			if _, err := h.cs.CoreV1().Nodes().Patch(context.Background(), node, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		label(`"` + on.Value + `"`)
+		defer label("null")
+		if _, err := d.Capacity(ctx); err == nil || !strings.Contains(err.Error(), "node(s) "+node+" carry the label "+on.String()+" but not its taint") ||
+			!strings.Contains(err.Error(), "kubectl taint nodes "+node+" "+on.String()+":NoSchedule") {
+			t.Errorf("capacity with %s labelled, untainted: %v", node, err)
+		}
 	})
 
 	t.Run("every solve passes in both at once", func(t *testing.T) { solveAllAtOnce(t, ls, names) })
@@ -359,4 +404,6 @@ for i in $(seq 120); do
 done
 kubectl -n rollout get pods -o wide; exit 1`)
 	})
+
+	t.Run("a node-access learner is root on their node, and only they reach it", func(t *testing.T) { testClassNodeAccess(t, h, c, ls[0]) })
 }

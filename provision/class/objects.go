@@ -342,6 +342,8 @@ type classObjects struct {
 	nodeImage string
 	// placement keeps the learner's Pods on the nodes the instructor chose.
 	placement Placement
+	// nodeAccessOn is the consent to node access the namespace records.
+	nodeAccessOn NodeLabel
 }
 
 // node says whether the learner has a node of their own.
@@ -383,7 +385,11 @@ func (o classObjects) namespaceObject() *corev1.Namespace {
 		// labctl's, and the learner has no identity on the class cluster.
 		l[provision.PodSecurityEnforce] = "privileged"
 	}
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace, Labels: l}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.namespace, Labels: l}}
+	if !o.nodeAccessOn.IsZero() {
+		ns.Annotations = map[string]string{annotationNodeAccessOn: o.nodeAccessOn.String()}
+	}
+	return ns
 }
 
 func (o classObjects) meta(name, part string) metav1.ObjectMeta {
@@ -426,11 +432,15 @@ func (o classObjects) claim(name, size string) *corev1.PersistentVolumeClaim {
 // became ready lags a moment behind; the learner's kubectl would be refused
 // meanwhile. An API server that is not up refuses all the same.
 func (o classObjects) service() *corev1.Service {
+	ports := []corev1.ServicePort{{Name: "https", Port: vcpPort}}
+	if o.nodeAccess() {
+		ports = append(ports, nodeAccessServicePort())
+	}
 	return &corev1.Service{
 		ObjectMeta: o.meta(vcpService, ""),
 		Spec: corev1.ServiceSpec{
 			Selector:                 o.labels("vcp"),
-			Ports:                    []corev1.ServicePort{{Name: "https", Port: vcpPort}},
+			Ports:                    ports,
 			PublishNotReadyAddresses: true,
 		},
 	}

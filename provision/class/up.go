@@ -38,6 +38,11 @@ func (c *Class) Up(ctx context.Context, learner string) error {
 			return err
 		}
 	}
+	if !o.nodeAccessOn.IsZero() {
+		if err := checkDedicatedNodes(ctx, c.cs, o.nodeAccessOn); err != nil {
+			return err
+		}
+	}
 	if err := c.ensureNamespace(ctx, o); err != nil {
 		return err
 	}
@@ -72,6 +77,15 @@ func (c *Class) ensureNamespace(ctx context.Context, o classObjects) error {
 		return fmt.Errorf("namespace %s is being removed: run the command again once it is gone", o.namespace)
 	case ns.Labels[LabelClassLearner] != o.learner || ns.Labels[LabelClassLab] != o.lab.Metadata.Name:
 		return fmt.Errorf("namespace %s exists and is not this class's (lab %q, learner %q): choose another --prefix or learner name", o.namespace, ns.Labels[LabelClassLab], ns.Labels[LabelClassLearner])
+	}
+	if on := want.Annotations[annotationNodeAccessOn]; on != "" && ns.Annotations[annotationNodeAccessOn] != on {
+		if had := ns.Annotations[annotationNodeAccessOn]; had != "" {
+			return fmt.Errorf("namespace %s was made with --node-access-on %s, not %s: give the same label, or bring the learner down first", o.namespace, had, on)
+		}
+		patch := []byte(`{"metadata":{"annotations":{"` + annotationNodeAccessOn + `":"` + on + `"}}}`)
+		if _, err := c.cs.CoreV1().Namespaces().Patch(ctx, o.namespace, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("recording --node-access-on on namespace %s: %w", o.namespace, err)
+		}
 	}
 	if level := want.Labels[provision.PodSecurityEnforce]; ns.Labels[provision.PodSecurityEnforce] != level {
 		patch := []byte(`{"metadata":{"labels":{"` + provision.PodSecurityEnforce + `":"` + level + `"}}}`)
@@ -151,12 +165,18 @@ func (c *Class) ensureObjects(ctx context.Context, o classObjects) error {
 		case apierrors.IsNotFound(err):
 			_, err = core.Services(ns).Create(ctx, o.service(), metav1.CreateOptions{})
 			return err
-		case err != nil || cur.Spec.PublishNotReadyAddresses:
+		case err != nil:
 			return err
+		case cur.Spec.PublishNotReadyAddresses && (!o.nodeAccess() || hasServicePort(cur.Spec.Ports, nodeAccessPortName)):
+			return nil
 		}
 		// A class made by an older labctl: its Service dropped the API
-		// server while another container of the Pod restarted.
+		// server while another container of the Pod restarted. A class
+		// made before node access: its Service lacks the listener's port.
 		cur.Spec.PublishNotReadyAddresses = true
+		if o.nodeAccess() && !hasServicePort(cur.Spec.Ports, nodeAccessPortName) {
+			cur.Spec.Ports = append(cur.Spec.Ports, nodeAccessServicePort())
+		}
 		_, err = core.Services(ns).Update(ctx, cur, metav1.UpdateOptions{})
 		return err
 	}); err != nil {

@@ -109,12 +109,14 @@ func (g *globals) openClass(ctx context.Context) (*classSession, error) {
 
 // openClassOf connects to the class cluster of the lab st.
 func (g *globals) openClassOf(ctx context.Context, st *labState) (*classSession, error) {
-	return g.openClassWith(ctx, st, class.NeedsNodes(st.lab))
+	return g.openClassWith(ctx, st, class.NeedsNodes(st.lab), class.NodeLabel{})
 }
 
 // openClassWith is openClassOf for a caller that has class.NeedsNodes of
-// st's lab already: learnerNodes.
-func (g *globals) openClassWith(ctx context.Context, st *labState, learnerNodes bool) (*classSession, error) {
+// st's lab already: learnerNodes; nodeAccessOn is class up's consent to
+// node access (the zero value: what the class's learners were brought up
+// with).
+func (g *globals) openClassWith(ctx context.Context, st *labState, learnerNodes bool, nodeAccessOn class.NodeLabel) (*classSession, error) {
 	prefix := g.classPrefix()
 	placement, err := class.ParsePlacement(g.cfg.GetString("class.node-selector"), g.cfg.GetString("class.toleration"))
 	if err != nil {
@@ -133,6 +135,7 @@ func (g *globals) openClassWith(ctx context.Context, st *labState, learnerNodes 
 		NodeImage:     g.cfg.GetString("class.node-image"),
 		Images:        class.LabImages(st.lab),
 		Placement:     placement,
+		NodeAccessOn:  nodeAccessOn,
 		Log:           g.detail(),
 	})
 	if err != nil {

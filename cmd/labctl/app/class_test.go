@@ -295,6 +295,58 @@ func TestClassUp(t *testing.T) {
 	}
 }
 
+const nodeAdmin = "../../../labs/node-admin/lab.yaml"
+
+// A lab that makes the learner root on their node is refused before
+// anything is touched, and the message names what would be needed: the
+// consent by name (--node-access-on with --learner-nodes); with both,
+// node-admin is refused still, since its checks read the node's files from
+// outside it, and the message names the check.
+func TestClassUpNodeAccessConsent(t *testing.T) {
+	isolate(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{nil, 2, "lab node-admin cannot run as a class: it makes the learner root on the cluster's nodes (cluster.nodeAccess)"},
+		{nil, 2, "labctl class up --learner-nodes --node-access-on KEY=VALUE"},
+		{[]string{"--learner-nodes"}, 2, "--node-access-on KEY=VALUE"},
+		{[]string{"--node-access-on", "labctl.dev/node-access=yes"}, 2, "--node-access-on needs --learner-nodes"},
+		{[]string{"--learner-nodes", "--node-access-on", "yes"}, 2, `--node-access-on "yes": write KEY=VALUE`},
+		{[]string{"--learner-nodes", "--node-access-on", "labctl.dev/node-access=yes"}, 2, "its check manifest-on-node reads the file"},
+	} {
+		env := &fakeEnv{}
+		args := append([]string{"--lab", nodeAdmin, "class", "up", "--learners", "1"}, tc.args...)
+		code, out, errOut := runFake(t, env, args...)
+		want{code: tc.code, noOut: true, noCalls: true, errOut: []string{tc.says}}.check(t, env, args, code, out, errOut)
+	}
+}
+
+// A node-access lab whose checks judge through the API server is brought
+// up with the consent, and its learners' class keeps the label named.
+func TestClassUpNodeAccessLabWithConsent(t *testing.T) {
+	isolate(t)
+	env := &fakeEnv{class: &fakeClass{}}
+	code, _, errOut := runFake(t, env, "--lab", "../../../provision/class/testdata/class-node/lab.yaml", "class", "up", "--learners", "1",
+		"--learner-nodes", "--node-access-on", "labctl.dev/node-access=yes")
+	if code != 0 || env.class.cfg.NodeAccessOn.String() != "labctl.dev/node-access=yes" || !env.class.cfg.LearnerNodes {
+		t.Errorf("exit %d, node access on %v:\n%s", code, env.class.cfg.NodeAccessOn, errOut)
+	}
+}
+
+// --node-access-on with a lab that does not make its learners root on a
+// node consents to nothing: class up says so and places them as before.
+func TestClassUpSaysNodeAccessOnChangesNothing(t *testing.T) {
+	isolate(t)
+	env := &fakeEnv{class: &fakeClass{}}
+	code, _, errOut := runFake(t, env, "--lab", classSteps, "class", "up", "--learners", "1", "--learner-nodes", "--node-access-on", "pool=root")
+	if code != 0 || !strings.Contains(errOut, "lab two-steps does not make its learners root on their node (cluster.nodeAccess), so --node-access-on changes nothing") ||
+		!env.class.cfg.NodeAccessOn.IsZero() {
+		t.Errorf("exit %d, node access on %v:\n%s", code, env.class.cfg.NodeAccessOn, errOut)
+	}
+}
+
 // --learner-nodes with a lab that declares its workloads gives no node,
 // and class up says so rather than leave the instructor to think it did.
 func TestClassUpSaysADeclareLabNeedsNoNode(t *testing.T) {

@@ -21,6 +21,10 @@ type classUpOptions struct {
 	// learnerNodes is the instructor's consent to a node per learner,
 	// which a lab whose Pods must run needs.
 	learnerNodes bool
+	// nodeAccessOn is the instructor's consent to a lab that makes each
+	// learner root on their node: the label (and taint) KEY=VALUE of the
+	// class-cluster nodes dedicated to such learners.
+	nodeAccessOn string
 	// renewOutdated makes anew the Pods of learners that run from other
 	// settings (class up otherwise leaves running Pods as they are).
 	renewOutdated bool
@@ -44,6 +48,9 @@ func newClassUpCommand(g *globals) *cobra.Command {
 			"  labctl --lab ./my-lab class up --context training --learners 3",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.checkNodeAccessOn(cmd); err != nil {
+				return err
+			}
 			var err error
 			if o.names, err = o.learnerNames(cmd, g.classPrefix()); err != nil {
 				return err
@@ -58,8 +65,26 @@ func newClassUpCommand(g *globals) *cobra.Command {
 	_ = cmd.MarkFlagFilename("roster")
 	fl.IntVar(&o.parallel, "parallel", 4, "bring up at most `P` learners at once")
 	fl.BoolVar(&o.learnerNodes, "learner-nodes", false, "give each learner a node of their own, in a privileged container on the class cluster (a lab whose Pods must run needs it)")
+	fl.StringVar(&o.nodeAccessOn, "node-access-on", "", "run a lab that makes each learner root on their node (cluster.nodeAccess) only on the class-cluster nodes labelled and tainted `KEY=VALUE`, dedicated to it (needs --learner-nodes)")
 	fl.BoolVar(&o.renewOutdated, "renew-outdated", false, "make anew the Pods of learners that run from other settings (an earlier labctl's): their shells end, their /root and cluster's objects are kept")
 	return cmd
+}
+
+// checkNodeAccessOn says what is wrong with --node-access-on, as a usage
+// error: it needs --learner-nodes (the learner is root on a node of their
+// own) and a label KEY=VALUE.
+func (o classUpOptions) checkNodeAccessOn(cmd *cobra.Command) error {
+	if !cmd.Flags().Changed("node-access-on") {
+		return nil
+	}
+	if !o.learnerNodes {
+		return &usageError{cmd: cmd, err: errors.New("--node-access-on needs --learner-nodes: the learner is root on a node of their own, " +
+			"on the class-cluster nodes labelled and tainted KEY=VALUE")}
+	}
+	if _, err := class.ParseNodeLabel(o.nodeAccessOn); err != nil {
+		return &usageError{cmd: cmd, err: err}
+	}
+	return nil
 }
 
 // names are the learners the command line asks for; mistakes in it are
@@ -102,14 +127,26 @@ func runClassUp(ctx context.Context, g *globals, o classUpOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := class.CheckLab(st.lab, o.learnerNodes); err != nil {
+	nodeAccessOn, err := class.ParseNodeLabel(o.nodeAccessOn)
+	if err != nil {
+		return &ExitError{Code: exitError, Err: err}
+	}
+	if err := class.CheckLab(st.lab, class.Consent{LearnerNodes: o.learnerNodes, NodeAccessOn: nodeAccessOn}); err != nil {
 		return &ExitError{Code: exitError, Err: err}
 	}
 	needsNodes := class.NeedsNodes(st.lab)
 	if o.learnerNodes && !needsNodes && !g.quiet() {
 		fmt.Fprintf(g.streams.Err, "Note: lab %s declares its workloads (workloads: declare), so its learners need no node: --learner-nodes changes nothing.\n", st.lab.Metadata.Name)
 	}
-	cs, err := g.openClassWith(ctx, st, needsNodes)
+	if !nodeAccessOn.IsZero() && !st.lab.Cluster.NodeAccess {
+		// The consent is to root on a node; a lab without it keeps the
+		// instructor's placement as it is.
+		if !g.quiet() {
+			fmt.Fprintf(g.streams.Err, "Note: lab %s does not make its learners root on their node (cluster.nodeAccess), so --node-access-on changes nothing.\n", st.lab.Metadata.Name)
+		}
+		nodeAccessOn = class.NodeLabel{}
+	}
+	cs, err := g.openClassWith(ctx, st, needsNodes, nodeAccessOn)
 	if err != nil {
 		return err
 	}
@@ -162,7 +199,7 @@ func runClassUp(ctx context.Context, g *globals, o classUpOptions) error {
 // same command, which leaves the learners already up as they are.
 func retryUp(g *globals, cmd *cobra.Command) string {
 	line := classCommandLine(g) + " up"
-	names := []string{"learners", "roster", "parallel", "learner-nodes", "renew-outdated"}
+	names := []string{"learners", "roster", "parallel", "learner-nodes", "node-access-on", "renew-outdated"}
 	for _, f := range classFlags {
 		names = append(names, f.flag)
 	}
