@@ -203,8 +203,17 @@ if [ "${BENCH_SKIP_NODES:-}" != 1 ]; then
 	# The diagnose step's whole answer at its start (it fails): its matrix
 	# (8 sources by 6 targets) and the file its policies must be.
 	(cd "$root/labs/netpol-shop" && "$labctl" -q reset --to diagnose --no-backup) >>"$work/log" 2>&1 || die "labctl reset --to diagnose of labs/netpol-shop failed"
-	trd=$(cd "$root/labs/netpol-shop" && timed "$labctl" check diagnose) && die "labctl check diagnose of labs/netpol-shop passed at the step's start"
-	row "  check round of the diagnose step: matrix, 48 cells, and its file, failing" "${trd} s" "<= 5 s" "$(verdict "$trd" 5)"
+	# The first round after the reset makes the probers again (the reset
+	# removed them with the namespaces); the target is a round with the
+	# probers kept, the median of three.
+	trdp=$(cd "$root/labs/netpol-shop" && timed "$labctl" check diagnose) && die "labctl check diagnose of labs/netpol-shop passed at the step's start"
+	: >"$work/diagnose.t"
+	for _ in 1 2 3; do
+		{ (cd "$root/labs/netpol-shop" && timed "$labctl" check diagnose) && die "labctl check diagnose of labs/netpol-shop passed at the step's start"; echo; } >>"$work/diagnose.t"
+	done
+	trd=$(med <"$work/diagnose.t")
+	row "  check round of the diagnose step: matrix, 48 cells, and its file, failing, making its probers" "${trdp} s" "-" "-"
+	row "  check round of the diagnose step: matrix, 48 cells, and its file, failing, probers kept" "${trd} s" "<= 5 s" "$(verdict "$trd" 5)"
 	(cd "$root/labs/netpol-shop" && "$labctl" -q down --purge --no-backup) >>"$work/log" 2>&1
 	# One node with the ingress and metrics add-ons.
 	variant lab1s s "  addons: [ingress, metrics]"
@@ -387,6 +396,9 @@ else
 	[ $rc -eq 0 ] || note "bench: labctl test exited $rc (see $work/log)"
 	if [ -n "$after" ]; then
 		row "labctl test after up" "${after} s (resets ${resets} s; ${tt} s with up and down)" "<= 90 s" "$(verdict "$after" 90)"
+		# The same against one up of this run (the mean of the two timed above).
+		tu1=$(awk -v a="$tu" 'BEGIN { printf "%.2f", a / 2 }')
+		row "  labctl test after up / up" "$(ratio "$after" "$tu1") (${after} s / ${tu1} s)" "<= 4.0" "$(verdict "$(ratio "$after" "$tu1")" 4.0)"
 	else
 		row "labctl test, up included" "${tt} s" "<= 90 s after up" "$(verdict "$tt" 90)"
 	fi
