@@ -53,20 +53,24 @@ func (k *kubeReader) agentWaiter() *syncWaiter {
 }
 
 // NewKubeReader returns an ObjectReader for the cluster cfg names. It does
-// not contact the cluster until the first Get, and it asks the cluster about
-// each group version at most once.
+// not contact the cluster until the first Get, asks the cluster about each
+// group version at most once, and its clients share one connection.
 func NewKubeReader(cfg *rest.Config) (ObjectReader, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	hc, err := kubeHTTPClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, hc)
 	if err != nil {
 		return nil, fmt.Errorf("creating discovery client: %w", err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
 	}
 	k := newKubeReader(newGroupVersionMapper(dc), dyn)
 	k.sealKey = proberSealKey(cfg)
-	if k.agent, err = newKubePolicyAgent(cfg); err != nil {
+	if k.agent, err = newKubePolicyAgent(cfg, hc); err != nil {
 		return nil, err
 	}
 	return k, nil

@@ -1,0 +1,115 @@
+package checks
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"encoding/pem"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countingAPIServer is an API server over TLS and HTTP/2 that serves discovery
+// of v1 and apps/v1, a Service and a Deployment web in namespace ns and a
+// Widget of a group only discovery knows, counts its connections (each a
+// TLS handshake, made slow so that concurrent requests would each make
+// one) and the requests of each path.
+type countingAPIServer struct {
+	*httptest.Server
+	conns atomic.Int32
+	mu    sync.Mutex
+	paths map[string]int
+}
+
+func newFakeAPIServer(t *testing.T) *countingAPIServer {
+	t.Helper()
+	f := &countingAPIServer{paths: map[string]int{}}
+	lists := map[string]string{
+		"/api/v1":              `{"kind":"APIResourceList","groupVersion":"v1","resources":[{"name":"services","kind":"Service","namespaced":true,"verbs":["get"]}]}`,
+		"/apis/apps/v1":        `{"kind":"APIResourceList","groupVersion":"apps/v1","resources":[{"name":"deployments","kind":"Deployment","namespaced":true,"verbs":["get"]}]}`,
+		"/apis/example.com/v1": `{"kind":"APIResourceList","groupVersion":"example.com/v1","resources":[{"name":"widgets","kind":"Widget","namespaced":true,"verbs":["get"]}]}`,
+	}
+	objects := map[string]map[string]any{
+		"/api/v1/namespaces/ns/services/web":             {"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "web", "namespace": "ns"}},
+		"/apis/apps/v1/namespaces/ns/deployments/web":    {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "web", "namespace": "ns"}},
+		"/apis/example.com/v1/namespaces/ns/widgets/web": {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "web", "namespace": "ns"}},
+	}
+	f.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.paths[r.URL.Path]++
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if l, ok := lists[r.URL.Path]; ok {
+			w.Write([]byte(l))
+			return
+		}
+		if o, ok := objects[r.URL.Path]; ok {
+			json.NewEncoder(w).Encode(o)
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
+	}))
+	f.EnableHTTP2 = true
+	f.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			f.conns.Add(1)
+		}
+	}
+	f.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		time.Sleep(50 * time.Millisecond)
+		return nil, nil
+	}}
+	f.StartTLS()
+	t.Cleanup(f.Close)
+	return f
+}
+
+// credentials are the checker's credentials for the server.
+func (f *countingAPIServer) credentials() *KubeCredentials {
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: f.Certificate().Raw})
+	return &KubeCredentials{Server: f.URL, Token: "grader", CAData: ca}
+}
+
+func (f *countingAPIServer) requests(path string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.paths[path]
+}
+
+// TestKubeReaderMakesOneConnection: a round's concurrent reads of several
+// kinds, their discovery included, cost the API server one connection and
+// so one TLS handshake, not one per client or per request.
+func TestKubeReaderMakesOneConnection(t *testing.T) {
+	f := newFakeAPIServer(t)
+	r, err := NewKubeReader(f.credentials().restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := []struct{ apiVersion, kind string }{{"v1", "Service"}, {"apps/v1", "Deployment"}, {"example.com/v1", "Widget"}}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*len(reads))
+	for range 4 {
+		for _, rd := range reads {
+			wg.Go(func() {
+				_, err := r.Get(context.Background(), rd.apiVersion, rd.kind, "ns", "web")
+				errs <- err
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.conns.Load(); n != 1 {
+		t.Errorf("the reads made %d connections to the API server, want 1", n)
+	}
+}
