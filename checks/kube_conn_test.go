@@ -8,10 +8,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // countingAPIServer is an API server over TLS and HTTP/2 that serves discovery
@@ -26,7 +31,7 @@ type countingAPIServer struct {
 	paths map[string]int
 }
 
-func newFakeAPIServer(t *testing.T) *countingAPIServer {
+func newCountingAPIServer(t *testing.T) *countingAPIServer {
 	t.Helper()
 	f := &countingAPIServer{paths: map[string]int{}}
 	lists := map[string]string{
@@ -86,7 +91,7 @@ func (f *countingAPIServer) requests(path string) int {
 // kinds, their discovery included, cost the API server one connection and
 // so one TLS handshake, not one per client or per request.
 func TestKubeReaderMakesOneConnection(t *testing.T) {
-	f := newFakeAPIServer(t)
+	f := newCountingAPIServer(t)
 	r, err := NewKubeReader(f.credentials().restConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -111,5 +116,50 @@ func TestKubeReaderMakesOneConnection(t *testing.T) {
 	}
 	if n := f.conns.Load(); n != 1 {
 		t.Errorf("the reads made %d connections to the API server, want 1", n)
+	}
+}
+
+// TestKubeReaderMapsBuiltinKindsWithoutDiscovery: the built-in kinds of a
+// round cost no discovery request; a kind of another group is still asked
+// of the cluster, and one it does not serve is still no match.
+func TestKubeReaderMapsBuiltinKindsWithoutDiscovery(t *testing.T) {
+	f := newCountingAPIServer(t)
+	r, err := NewKubeReader(f.credentials().restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, rd := range []struct{ apiVersion, kind string }{{"v1", "Service"}, {"apps/v1", "Deployment"}, {"example.com/v1", "Widget"}} {
+		if _, err := r.Get(ctx, rd.apiVersion, rd.kind, "ns", "web"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.requests("/api/v1") + f.requests("/apis/apps/v1"); n != 0 {
+		t.Errorf("reading a Service and a Deployment asked discovery %d times, want none", n)
+	}
+	if n := f.requests("/apis/example.com/v1"); n != 1 {
+		t.Errorf("reading a Widget asked discovery of example.com/v1 %d times, want once", n)
+	}
+	if _, err := r.Get(ctx, "example.com/v1", "Gadget", "ns", "web"); !meta.IsNoMatchError(err) {
+		t.Errorf("a kind the cluster does not serve: err = %v, want a no-match error", err)
+	}
+}
+
+// TestBuiltinKindsAreKubernetesKinds: every kind mapped without discovery
+// is one of Kubernetes' own, once.
+func TestBuiltinKindsAreKubernetesKinds(t *testing.T) {
+	seen := map[schema.GroupVersionKind]bool{}
+	for _, k := range BuiltinKinds() {
+		gvk := schema.FromAPIVersionAndKind(k.APIVersion, k.Kind)
+		if !scheme.Scheme.Recognizes(gvk) {
+			t.Errorf("%s is not a kind of Kubernetes' own", gvk)
+		}
+		if seen[gvk] {
+			t.Errorf("%s is listed twice", gvk)
+		}
+		seen[gvk] = true
+		if k.Resource != strings.ToLower(k.Resource) || !strings.HasSuffix(k.Resource, "s") {
+			t.Errorf("%s: resource %q is not a lower-case plural", gvk, k.Resource)
+		}
 	}
 }

@@ -68,7 +68,7 @@ func NewKubeReader(cfg *rest.Config) (ObjectReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
 	}
-	k := newKubeReader(newGroupVersionMapper(dc), dyn)
+	k := newKubeReader(newBuiltinMapper(newGroupVersionMapper(dc)), dyn)
 	k.sealKey = proberSealKey(cfg)
 	if k.agent, err = newKubePolicyAgent(cfg, hc); err != nil {
 		return nil, err
