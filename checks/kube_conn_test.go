@@ -27,6 +27,8 @@ import (
 type countingAPIServer struct {
 	*httptest.Server
 	conns atomic.Int32
+	// slow delays the answer of each object.
+	slow  time.Duration
 	mu    sync.Mutex
 	paths map[string]int
 }
@@ -54,6 +56,7 @@ func newCountingAPIServer(t *testing.T) *countingAPIServer {
 			return
 		}
 		if o, ok := objects[r.URL.Path]; ok {
+			time.Sleep(f.slow)
 			json.NewEncoder(w).Encode(o)
 			return
 		}
@@ -161,5 +164,47 @@ func TestBuiltinKindsAreKubernetesKinds(t *testing.T) {
 		if k.Resource != strings.ToLower(k.Resource) || !strings.HasSuffix(k.Resource, "s") {
 			t.Errorf("%s: resource %q is not a lower-case plural", gvk, k.Resource)
 		}
+	}
+}
+
+// TestKubeReaderSharesAReadUnderWay: checks that read the same object at
+// once cost the API server one read, and each gets a copy of its own; a
+// read asked after it ended reads again.
+func TestKubeReaderSharesAReadUnderWay(t *testing.T) {
+	f := newCountingAPIServer(t)
+	f.slow = 100 * time.Millisecond
+	r, err := NewKubeReader(f.credentials().restConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const readers = 6
+	got := make([]map[string]any, readers)
+	var wg sync.WaitGroup
+	for i := range readers {
+		wg.Go(func() {
+			obj, err := r.Get(ctx, "v1", "Service", "ns", "web")
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = obj
+		})
+	}
+	wg.Wait()
+	const path = "/api/v1/namespaces/ns/services/web"
+	if n := f.requests(path); n != 1 {
+		t.Errorf("%d checks reading one Service at once read it %d times, want once", readers, n)
+	}
+	got[0]["metadata"].(map[string]any)["name"] = "changed"
+	for i := 1; i < readers; i++ {
+		if name := got[i]["metadata"].(map[string]any)["name"]; name != "web" {
+			t.Errorf("reader %d saw another's change: name %v", i, name)
+		}
+	}
+	if _, err := r.Get(ctx, "v1", "Service", "ns", "web"); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.requests(path); n != 2 {
+		t.Errorf("a read after the shared one: %d reads in all, want 2", n)
 	}
 }
