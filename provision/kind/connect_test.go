@@ -82,6 +82,8 @@ func TestConnectLooksOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	live.Close()
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.pings != 1 {
 		t.Errorf("the engine was pinged %d times, want once", e.pings)
 	}
