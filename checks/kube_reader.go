@@ -3,6 +3,7 @@ package checks
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -40,6 +41,9 @@ type kubeReader struct {
 	sealKey []byte
 	// matrixMu lets one matrix check at a time find or make its probers.
 	matrixMu sync.Mutex
+	// gets are the reads of objects under way (Get), by object.
+	getsMu sync.Mutex
+	gets   map[string]*inflightGet
 	// round is the secret of the round's tries (proberRound).
 	roundOnce sync.Once
 	round     string
@@ -53,20 +57,24 @@ func (k *kubeReader) agentWaiter() *syncWaiter {
 }
 
 // NewKubeReader returns an ObjectReader for the cluster cfg names. It does
-// not contact the cluster until the first Get, and it asks the cluster about
-// each group version at most once.
+// not contact the cluster until the first Get, asks the cluster about each
+// group version at most once, and its clients share one connection.
 func NewKubeReader(cfg *rest.Config) (ObjectReader, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	hc, err := kubeHTTPClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, hc)
 	if err != nil {
 		return nil, fmt.Errorf("creating discovery client: %w", err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
 	}
-	k := newKubeReader(newGroupVersionMapper(dc), dyn)
+	k := newKubeReader(newBuiltinMapper(newGroupVersionMapper(dc)), dyn)
 	k.sealKey = proberSealKey(cfg)
-	if k.agent, err = newKubePolicyAgent(cfg); err != nil {
+	if k.agent, err = newKubePolicyAgent(cfg, hc); err != nil {
 		return nil, err
 	}
 	return k, nil
@@ -94,10 +102,82 @@ func (k *kubeReader) resource(ctx context.Context, apiVersion, kind, namespace s
 	return k.client.Resource(mapping.Resource), nil
 }
 
+// inflightGet is a read of one object under way, which the checks that
+// ask for the same object meanwhile wait for rather than read again.
+type inflightGet struct {
+	done chan struct{}
+	obj  map[string]any
+	err  error
+}
+
 // Get reads one object. A kind the cluster does not serve gives an error
 // satisfying meta.IsNoMatchError, a missing object one satisfying
-// apierrors.IsNotFound.
+// apierrors.IsNotFound. Checks of the round that ask for an object while
+// it is being read share that one read (each gets its own copy); a read
+// asked after it ended reads again, so a check that waits for a change
+// sees it.
 func (k *kubeReader) Get(ctx context.Context, apiVersion, kind, namespace, name string) (map[string]any, error) {
+	key := strings.Join([]string{apiVersion, kind, namespace, name}, "\x00")
+	k.getsMu.Lock()
+	if c, ok := k.gets[key]; ok {
+		k.getsMu.Unlock()
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		// A read its own check's deadline cut short answers nothing for
+		// this one.
+		if c.err != nil && (errors.Is(c.err, context.Canceled) || errors.Is(c.err, context.DeadlineExceeded)) && ctx.Err() == nil {
+			return k.get(ctx, apiVersion, kind, namespace, name)
+		}
+		return c.answer()
+	}
+	if k.gets == nil {
+		k.gets = map[string]*inflightGet{}
+	}
+	c := &inflightGet{done: make(chan struct{})}
+	k.gets[key] = c
+	k.getsMu.Unlock()
+	c.obj, c.err = k.get(ctx, apiVersion, kind, namespace, name)
+	k.getsMu.Lock()
+	delete(k.gets, key)
+	k.getsMu.Unlock()
+	close(c.done)
+	return c.answer()
+}
+
+// answer is the read's object, a copy for each who asked, or its error.
+func (c *inflightGet) answer() (map[string]any, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	obj, _ := copyValue(c.obj).(map[string]any)
+	return obj, nil
+}
+
+// copyValue copies the maps and lists of v, down to its scalars.
+func copyValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = copyValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = copyValue(e)
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+// get reads one object from the cluster.
+func (k *kubeReader) get(ctx context.Context, apiVersion, kind, namespace, name string) (map[string]any, error) {
 	ri, err := k.resource(ctx, apiVersion, kind, namespace)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"net"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -304,8 +305,10 @@ type kubePolicyAgent struct {
 	cs  kubernetes.Interface
 }
 
-func newKubePolicyAgent(cfg *rest.Config) (*kubePolicyAgent, error) {
-	cs, err := kubernetes.NewForConfig(cfg)
+// newKubePolicyAgent reads through hc; cfg is for the exec API, which makes
+// a connection of its own.
+func newKubePolicyAgent(cfg *rest.Config, hc *http.Client) (*kubePolicyAgent, error) {
+	cs, err := kubernetes.NewForConfigAndClient(cfg, hc)
 	if err != nil {
 		return nil, fmt.Errorf("creating the client of the network policy agent: %w", err)
 	}

@@ -4,14 +4,20 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/labctl/labctl/checks"
 	"github.com/labctl/labctl/cmd/labctl/e2etest"
 )
 
@@ -46,6 +52,12 @@ steps:
       - name: made
         file:
           path: /root/made
+      # Kinds of the API server's own: one mapped without discovery, one
+      # through it.
+      - name: namespace
+        kube: {apiVersion: v1, kind: Namespace, name: e2e-cli-ns}
+      - name: apps-api
+        kube: {apiVersion: apiregistration.k8s.io/v1, kind: APIService, name: v1.apps}
     solve: touch /root/made
 `), 0o644)
 	state := t.TempDir()
@@ -100,6 +112,9 @@ steps:
 	if code, out, errOut := run("", "check"); code != 0 {
 		t.Errorf("check after the work: exit %d\n%s%s", code, out, errOut)
 	}
+	t.Run("the kinds a round maps without discovery are the API server's", func(t *testing.T) {
+		builtinKindsAsServed(t, run)
+	})
 	// The command line conventions (docs/cli.md) on the real binary.
 	report := filepath.Join(dir, "grade.xml")
 	if code, out, errOut := run("", "grade", "-o", "junit", "--output-file", report); code != 0 || out != "" || !strings.Contains(errOut, report) {
@@ -199,5 +214,46 @@ func stopStart(t *testing.T, run func(stdin string, args ...string) (int, string
 	}
 	if code, out, errOut := run("", "check"); code != 0 {
 		t.Errorf("check after start: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// builtinKindsAsServed: every kind checks.BuiltinKinds maps without asking
+// the cluster is served at that version, under that resource and scope,
+// as the API server's discovery (read by the learner's kubectl) says.
+func builtinKindsAsServed(t *testing.T, run func(stdin string, args ...string) (int, string, string)) {
+	var gvs []string
+	for _, k := range checks.BuiltinKinds() {
+		if !slices.Contains(gvs, k.APIVersion) {
+			gvs = append(gvs, k.APIVersion)
+		}
+	}
+	script := `for gv in "$@"; do case $gv in */*) kubectl get --raw "/apis/$gv" ;; *) kubectl get --raw "/api/$gv" ;; esac; echo; done`
+	code, out, errOut := run("", append([]string{"exec", "--", "bash", "-c", script, "discover"}, gvs...)...)
+	if code != 0 {
+		t.Fatalf("reading discovery: exit %d %s", code, errOut)
+	}
+	served := map[string]metav1.APIResource{}
+	dec := json.NewDecoder(strings.NewReader(out))
+	for {
+		var l metav1.APIResourceList
+		if err := dec.Decode(&l); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("reading discovery: %v\n%s", err, out)
+		}
+		for _, r := range l.APIResources {
+			if !strings.Contains(r.Name, "/") {
+				served[l.GroupVersion+" "+r.Kind] = r
+			}
+		}
+	}
+	for _, k := range checks.BuiltinKinds() {
+		r, ok := served[k.APIVersion+" "+k.Kind]
+		switch {
+		case !ok:
+			t.Errorf("the API server does not serve %s %s", k.APIVersion, k.Kind)
+		case r.Name != k.Resource || r.Namespaced != k.Namespaced:
+			t.Errorf("%s %s: mapped to %s (namespaced %v), served as %s (namespaced %v)", k.APIVersion, k.Kind, k.Resource, k.Namespaced, r.Name, r.Namespaced)
+		}
 	}
 }

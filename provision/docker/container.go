@@ -139,6 +139,11 @@ func (e *Engine) State(ctx context.Context, name string) (ContainerState, error)
 	if err != nil {
 		return ContainerState{}, fmt.Errorf("inspecting container %s: %w", name, err)
 	}
+	return stateOf(c), nil
+}
+
+// stateOf is the state of an inspected container.
+func stateOf(c container.InspectResponse) ContainerState {
 	st := ContainerState{ID: c.ID, Exists: true}
 	if c.State != nil {
 		st.Running, st.Status = c.State.Running, c.State.Status
@@ -146,7 +151,7 @@ func (e *Engine) State(ctx context.Context, name string) (ContainerState, error)
 	if c.Config != nil {
 		st.Image = c.Config.Image
 	}
-	return st, nil
+	return st
 }
 
 // Object is one Docker object found by label.
@@ -225,6 +230,26 @@ func (e *Engine) NetworkExists(ctx context.Context, name string) (bool, error) {
 	return true, nil
 }
 
+// SandboxState is State and, for a sandbox that runs, SandboxSettings, from
+// one look at the container.
+func (e *Engine) SandboxState(ctx context.Context, name string) (ContainerState, sandbox.Settings, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	c, err := e.cli.ContainerInspect(ctx, name)
+	if client.IsErrNotFound(err) {
+		return ContainerState{}, sandbox.Settings{}, nil
+	}
+	if err != nil {
+		return ContainerState{}, sandbox.Settings{}, fmt.Errorf("inspecting container %s: %w", name, err)
+	}
+	st := stateOf(c)
+	if !st.Running {
+		return st, sandbox.Settings{}, nil
+	}
+	s, err := settingsOf(name, c)
+	return st, s, err
+}
+
 // SandboxSettings recovers the Settings a sandbox container was created
 // with, so it can be recreated the same way.
 func (e *Engine) SandboxSettings(ctx context.Context, name string) (sandbox.Settings, error) {
@@ -234,6 +259,12 @@ func (e *Engine) SandboxSettings(ctx context.Context, name string) (sandbox.Sett
 	if err != nil {
 		return sandbox.Settings{}, fmt.Errorf("inspecting container %s: %w", name, err)
 	}
+	return settingsOf(name, c)
+}
+
+// settingsOf reads the Settings of sandbox container name from its
+// inspection.
+func settingsOf(name string, c container.InspectResponse) (sandbox.Settings, error) {
 	if c.Config == nil || c.HostConfig == nil || c.Config.Labels[sandbox.LabelRole] != sandbox.RoleSandbox {
 		return sandbox.Settings{}, fmt.Errorf("container %s is not a labctl sandbox", name)
 	}

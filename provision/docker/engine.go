@@ -29,10 +29,14 @@ func NewEngine(ctx context.Context) (*Engine, error) {
 	}
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := cli.Ping(pingCtx); err != nil {
+	ping, err := cli.Ping(pingCtx)
+	if err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("the Docker engine does not answer (%v): start Docker (e.g. `sudo systemctl start docker`) and make sure your user may use it", err)
 	}
+	// The API version comes from this ping: the client's first request
+	// then asks for no second one.
+	cli.NegotiateAPIVersionPing(ping)
 	return &Engine{cli: cli}, nil
 }
 

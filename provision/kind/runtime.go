@@ -88,7 +88,19 @@ func Connect(ctx context.Context, l *lab.Lab, opts ...ConnectOption) (*provision
 
 func (k *kindRuntime) connect(ctx context.Context) (*provision.Live, error) {
 	name := k.lab.Metadata.Name
-	st, err := k.engine.State(ctx, k.container)
+	// The sandbox, the grader and the cluster's node are looked at at
+	// once, each once; what they say is judged in that order.
+	var (
+		looks      sync.WaitGroup
+		gst, node  docker.ContainerState
+		gerr, nerr error
+	)
+	looks.Go(func() { gst, gerr = k.engine.State(ctx, k.grader) })
+	if k.lab.HasCluster() {
+		looks.Go(func() { node, nerr = k.engine.State(ctx, controlPlaneNode(name)) })
+	}
+	st, settings, err := k.engine.SandboxState(ctx, k.container)
+	looks.Wait()
 	if err != nil {
 		return nil, err
 	}
@@ -98,9 +110,7 @@ func (k *kindRuntime) connect(ctx context.Context) (*provision.Live, error) {
 		}
 		return nil, fmt.Errorf("sandbox %s is not running: %w", k.container, provision.ErrNotUp)
 	}
-	if k.settings, err = k.engine.SandboxSettings(ctx, k.container); err != nil {
-		return nil, err
-	}
+	k.settings = settings
 	if k.settings.CheckerDir, err = checkerDir(name); err != nil {
 		return nil, err
 	}
@@ -109,9 +119,8 @@ func (k *kindRuntime) connect(ctx context.Context) (*provision.Live, error) {
 			return nil, err
 		}
 	}
-	gst, err := k.engine.State(ctx, k.grader)
-	if err != nil {
-		return nil, err
+	if gerr != nil {
+		return nil, gerr
 	}
 	if !gst.Running {
 		return nil, fmt.Errorf("grader container %s is not running: %w", k.grader, provision.ErrNotUp)
@@ -120,9 +129,8 @@ func (k *kindRuntime) connect(ctx context.Context) (*provision.Live, error) {
 		// No cluster, and no identity in one.
 		return provision.NewLive(k.lab, k, provision.Identity{}, provision.Identity{}), nil
 	}
-	node, err := k.engine.State(ctx, controlPlaneNode(name))
-	if err != nil {
-		return nil, err
+	if nerr != nil {
+		return nil, nerr
 	}
 	if !node.Exists {
 		return nil, fmt.Errorf("cluster %s does not exist: %w", k.cluster, provision.ErrNotUp)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -144,7 +143,7 @@ func (im *importer) assetFiles() []string {
 	return files
 }
 
-var chmodRE = regexp.MustCompile(`^([0-7]{3,4}|[ugoa]*[-+=][rwxXst]+)$`)
+var chmodRE = lazyRegexp(`^([0-7]{3,4}|[ugoa]*[-+=][rwxXst]+)$`)
 
 // globMatch matches a Killercoda asset pattern: path.Match per segment,
 // and ** for any number of segments.

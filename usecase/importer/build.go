@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -90,7 +89,7 @@ type Options struct {
 }
 
 // labNameRE is a lab's name: a DNS label of at most 40 characters.
-var labNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
+var labNameRE = lazyRegexp(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
 
 // check says what is wrong with the options, naming the fix.
 func (o Options) check() error {
@@ -376,23 +375,23 @@ func (im *importer) namespace(ns string, lf *labFile) {
 }
 
 var (
-	kAliasRE   = regexp.MustCompile(`(?m)^\s*k\s`)
-	dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
-	clusterRE  = regexp.MustCompile(`kubectl\s+(?:(?:get|describe)\s+(?:nodes?|no)\b|taint\b|cordon\b|drain\b|uncordon\b|label\s+(?:nodes?|no)\b|create\s+clusterrole|apply\s+.*crd)`)
+	kAliasRE   = lazyRegexp(`(?m)^\s*k\s`)
+	dnsLabelRE = lazyRegexp(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+	clusterRE  = lazyRegexp(`kubectl\s+(?:(?:get|describe)\s+(?:nodes?|no)\b|taint\b|cordon\b|drain\b|uncordon\b|label\s+(?:nodes?|no)\b|create\s+clusterrole|apply\s+.*crd)`)
 	// clusterKindRE is a manifest of a cluster-wide object.
-	clusterKindRE    = regexp.MustCompile(`(?m)^\s*kind:\s*["']?(PersistentVolume|StorageClass|ClusterRole|ClusterRoleBinding|CustomResourceDefinition|PriorityClass|IngressClass)["']?\s*$`)
-	setImageRE       = regexp.MustCompile(`\b(?:kubectl|k)\s+set\s+image\s[^\n;&|]*`)
-	containerImageRE = regexp.MustCompile(`\s[A-Za-z0-9_*-]+=([^\s'"=]+)`)
-	imageFlagRE      = regexp.MustCompile(`--image[= ]([^\s'"]+)|\bimage:\s*['"]?([^\s'"]+)`)
-	internetRE       = regexp.MustCompile(`\b(curl|wget|apt(?:-get)?\s+install|pip3?\s+install|helm\s+repo\s+add|git\s+clone|go\s+install|npm\s+install)\b`)
-	tagRE2           = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]*:[A-Za-z0-9._-]+$`)
+	clusterKindRE    = lazyRegexp(`(?m)^\s*kind:\s*["']?(PersistentVolume|StorageClass|ClusterRole|ClusterRoleBinding|CustomResourceDefinition|PriorityClass|IngressClass)["']?\s*$`)
+	setImageRE       = lazyRegexp(`\b(?:kubectl|k)\s+set\s+image\s[^\n;&|]*`)
+	containerImageRE = lazyRegexp(`\s[A-Za-z0-9_*-]+=([^\s'"=]+)`)
+	imageFlagRE      = lazyRegexp(`--image[= ]([^\s'"]+)|\bimage:\s*['"]?([^\s'"]+)`)
+	internetRE       = lazyRegexp(`\b(curl|wget|apt(?:-get)?\s+install|pip3?\s+install|helm\s+repo\s+add|git\s+clone|go\s+install|npm\s+install)\b`)
+	tagRE2           = lazyRegexp(`^[a-z0-9][a-z0-9._/-]*:[A-Za-z0-9._-]+$`)
 	// nodesLoopRE is a loop (or a wait) on the cluster's nodes.
-	nodesLoopRE     = regexp.MustCompile(`\b(?:until|while)\b[^\n]*\b(?:kubectl|k)\s+get\s+(?:nodes?|no)\b[^\n;]*|\bkubectl\s+wait\b[^\n]*\b(?:nodes?|no)\b[^\n;]*`)
-	allNamespacesRE = regexp.MustCompile(`\b(?:kubectl|k)\s[^\n|;&]*?(?:\s-A\b|--all-namespaces\b)`)
-	sshRE           = regexp.MustCompile(`(?m)(?:^|[\s;&|(])(?:ssh|scp)\s+[^\n]*`)
-	systemctlRE     = regexp.MustCompile(`\bsystemctl\s+[a-z-]+[^\n;&|]*`)
-	dockerRE        = regexp.MustCompile(`(?m)(?:^|[\s;&|(])(?:docker|podman|crictl|nerdctl)\s+[a-z][^\n;&|]*`)
-	helmRE          = regexp.MustCompile(`(?m)(?:^|[\s;&|(])helm\s+[a-z][^\n;&|]*`)
+	nodesLoopRE     = lazyRegexp(`\b(?:until|while)\b[^\n]*\b(?:kubectl|k)\s+get\s+(?:nodes?|no)\b[^\n;]*|\bkubectl\s+wait\b[^\n]*\b(?:nodes?|no)\b[^\n;]*`)
+	allNamespacesRE = lazyRegexp(`\b(?:kubectl|k)\s[^\n|;&]*?(?:\s-A\b|--all-namespaces\b)`)
+	sshRE           = lazyRegexp(`(?m)(?:^|[\s;&|(])(?:ssh|scp)\s+[^\n]*`)
+	systemctlRE     = lazyRegexp(`\bsystemctl\s+[a-z-]+[^\n;&|]*`)
+	dockerRE        = lazyRegexp(`(?m)(?:^|[\s;&|(])(?:docker|podman|crictl|nerdctl)\s+[a-z][^\n;&|]*`)
+	helmRE          = lazyRegexp(`(?m)(?:^|[\s;&|(])helm\s+[a-z][^\n;&|]*`)
 )
 
 // scan reads every script and command of the source, and the manifests
@@ -428,7 +427,7 @@ func (im *importer) scan(lf *labFile) {
 		im.todo("a command lists across all namespaces (%s): the learner may read only the lab's namespaces, so it fails: name the namespace (-n) instead", strings.Join(strings.Fields(m), " "))
 	}
 	for _, t := range []struct {
-		re  *regexp.Regexp
+		re  *lazyRE
 		why string
 	}{
 		{sshRE, "ssh to another machine; a lab has one sandbox and no other machine to reach: do that work in the sandbox or the cluster"},
@@ -488,16 +487,16 @@ func (im *importer) scan(lf *labFile) {
 // applies or reads, a command.
 var addonUses = []struct {
 	addon, what string
-	re          *regexp.Regexp
+	re          *lazyRE
 }{
 	{lab.AddonNetworkPolicy, "NetworkPolicy objects (enforced only with it)",
-		regexp.MustCompile(`(?m)^\s*kind:\s*["']?NetworkPolicy\b|\b(?:kubectl|k)\s[^\n|;&]*\b(?:networkpolic(?:y|ies)|netpol)\b`)},
+		lazyRegexp(`(?m)^\s*kind:\s*["']?NetworkPolicy\b|\b(?:kubectl|k)\s[^\n|;&]*\b(?:networkpolic(?:y|ies)|netpol)\b`)},
 	{lab.AddonIngress, "Ingress objects (served, with an address, only with it)",
-		regexp.MustCompile(`(?m)^\s*kind:\s*["']?Ingress\b|\b(?:kubectl|k)\s[^\n|;&]*\b(?:ingress(?:es)?|ing)\b`)},
+		lazyRegexp(`(?m)^\s*kind:\s*["']?Ingress\b|\b(?:kubectl|k)\s[^\n|;&]*\b(?:ingress(?:es)?|ing)\b`)},
 	{lab.AddonStorage, "PersistentVolumeClaims (bound by a default StorageClass only with it)",
-		regexp.MustCompile(`(?m)^\s*kind:\s*["']?PersistentVolumeClaim\b|^\s*volumeClaimTemplates:|\b(?:kubectl|k)\s[^\n|;&]*\b(?:persistentvolumeclaims?|pvc)\b`)},
+		lazyRegexp(`(?m)^\s*kind:\s*["']?PersistentVolumeClaim\b|^\s*volumeClaimTemplates:|\b(?:kubectl|k)\s[^\n|;&]*\b(?:persistentvolumeclaims?|pvc)\b`)},
 	{lab.AddonMetrics, "kubectl top or a HorizontalPodAutoscaler (metrics-server)",
-		regexp.MustCompile(`(?m)\b(?:kubectl|k)\s+top\b|^\s*kind:\s*["']?HorizontalPodAutoscaler\b|\b(?:kubectl|k)\s+autoscale\b|\b(?:kubectl|k)\s[^\n|;&]*\b(?:horizontalpodautoscalers?|hpa)\b`)},
+		lazyRegexp(`(?m)\b(?:kubectl|k)\s+top\b|^\s*kind:\s*["']?HorizontalPodAutoscaler\b|\b(?:kubectl|k)\s+autoscale\b|\b(?:kubectl|k)\s[^\n|;&]*\b(?:horizontalpodautoscalers?|hpa)\b`)},
 }
 
 // addons turns on the add-ons the source's scripts and manifests use.
@@ -570,7 +569,7 @@ func (im *importer) rewrite(lf *labFile, vars map[string][]string) {
 	}
 }
 
-var commentLineRE = regexp.MustCompile(`(?m)^\s*#.*$`)
+var commentLineRE = lazyRegexp(`(?m)^\s*#.*$`)
 
 func stripComments(s string) string { return commentLineRE.ReplaceAllString(s, "") }
 

@@ -47,7 +47,7 @@ type iqHost struct {
 }
 
 // iqScriptRE names a challenge's scripts: KIND-HOST.
-var iqScriptRE = regexp.MustCompile(`^(setup|check|solve|cleanup)-([A-Za-z0-9_.-]+)$`)
+var iqScriptRE = lazyRegexp(`^(setup|check|solve|cleanup)-([A-Za-z0-9_.-]+)$`)
 
 // Instruqt imports the Instruqt track in src (track.yml, config.yml, its
 // challenges' assignment.md and setup, check and solve scripts, the
@@ -187,11 +187,11 @@ func (im *importer) iqPart(what, dir string, ch *iqChallenge) part {
 
 // bootstrapWaitRE is the loop an Instruqt setup script starts with, waiting
 // for the platform's host bootstrap: a file no lab has.
-var bootstrapWaitRE = regexp.MustCompile(`(?s)\b(?:until|while)\b[^\n]*/opt/instruqt/bootstrap/host-bootstrap-completed[^\n]*?(?:;[ \t]*|\n[ \t]*)do\b.*?\bdone\b`)
+var bootstrapWaitRE = lazyRegexp(`(?s)\b(?:until|while)\b[^\n]*/opt/instruqt/bootstrap/host-bootstrap-completed[^\n]*?(?:;[ \t]*|\n[ \t]*)do\b.*?\bdone\b`)
 
 // proxyWaitRE is a loop waiting for the API server through Instruqt's
 // kubectl proxy (curl http://localhost:8001/api).
-var proxyWaitRE = regexp.MustCompile(`(?s)\b(?:until|while)\b[^\n]*\bcurl\b[^\n]*localhost:8001/api\b[^\n]*?(?:;[ \t]*|\n[ \t]*)do\b.*?\bdone\b`)
+var proxyWaitRE = lazyRegexp(`(?s)\b(?:until|while)\b[^\n]*\bcurl\b[^\n]*localhost:8001/api\b[^\n]*?(?:;[ \t]*|\n[ \t]*)do\b.*?\bdone\b`)
 
 // iqScripts are the setup scripts in dir, labelled.
 func (im *importer) iqScripts(dir, what string) []string {

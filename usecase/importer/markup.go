@@ -2,7 +2,6 @@ package importer
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -28,27 +27,27 @@ type page struct {
 
 var (
 	// detailsRE is one collapsed block: <details><summary>S</summary>B</details>.
-	detailsRE = regexp.MustCompile(`(?is)<details[^>]*>\s*<summary[^>]*>(.*?)</summary>(.*?)</details>`)
+	detailsRE = lazyRegexp(`(?is)<details[^>]*>\s*<summary[^>]*>(.*?)</summary>(.*?)</details>`)
 	// solutionRE and hintRE recognise a block's summary.
-	solutionRE = regexp.MustCompile(`(?i)solution|solve|answer|lösung|solución|réponse|解答|答え|정답|해답`)
-	hintRE     = regexp.MustCompile(`(?i)tip|hint|help|clue|indice|pista|ヒント|힌트`)
+	solutionRE = lazyRegexp(`(?i)solution|solve|answer|lösung|solución|réponse|解答|答え|정답|해답`)
+	hintRE     = lazyRegexp(`(?i)tip|hint|help|clue|indice|pista|ヒント|힌트`)
 	// fenceRE is a fenced code block, with the action Killercoda puts
 	// after its closing fence ({{exec}}, {{copy}}), if any.
-	fenceRE = regexp.MustCompile("(?s)```[^\\n`]*\\n(.*?)```(\\{\\{\\s*([a-zA-Z]+)[^}]*\\}\\})?")
+	fenceRE = lazyRegexp("(?s)```[^\\n`]*\\n(.*?)```(\\{\\{\\s*([a-zA-Z]+)[^}]*\\}\\})?")
 	// inlineActionRE is inline code with an action: `ls -l`{{exec}}.
-	inlineActionRE = regexp.MustCompile("`([^`\\n]+)`\\{\\{\\s*([a-zA-Z]+)[^}]*\\}\\}")
+	inlineActionRE = lazyRegexp("`([^`\\n]+)`\\{\\{\\s*([a-zA-Z]+)[^}]*\\}\\}")
 	// actionRE is any action marker left.
-	actionRE = regexp.MustCompile(`\{\{\s*(exec|execute|copy)[^}]*\}\}`)
+	actionRE = lazyRegexp(`\{\{\s*(exec|execute|copy)[^}]*\}\}`)
 	// trafficRE is a link to a port of the scenario's machine.
-	trafficRE = regexp.MustCompile(`\{\{\s*TRAFFIC_[A-Z0-9_]+\s*\}\}`)
-	breakRE   = regexp.MustCompile(`(?i)<br\s*/?>`)
-	imageRE   = regexp.MustCompile(`!\[[^\]]*\]\(([^)\s]+)[^)]*\)`)
-	blankRE   = regexp.MustCompile(`\n{3,}`)
+	trafficRE = lazyRegexp(`\{\{\s*TRAFFIC_[A-Z0-9_]+\s*\}\}`)
+	breakRE   = lazyRegexp(`(?i)<br\s*/?>`)
+	imageRE   = lazyRegexp(`!\[[^\]]*\]\(([^)\s]+)[^)]*\)`)
+	blankRE   = lazyRegexp(`\n{3,}`)
 	// trailingRE is white space at the end of a line (a Markdown line
 	// break is better written as a blank line).
-	trailingRE = regexp.MustCompile(`(?m)[ \t]+$`)
+	trailingRE = lazyRegexp(`(?m)[ \t]+$`)
 	// shellFenceRE is a fence opened with a shell's language or none.
-	shellFenceRE = regexp.MustCompile("^```(|bash|sh|shell|console|run)[ \t]*\n")
+	shellFenceRE = lazyRegexp("^```(|bash|sh|shell|console|run)[ \t]*\n")
 )
 
 // mapPage maps Killercoda's Markdown (collapsed blocks, {{exec}} and
@@ -147,23 +146,23 @@ func mapPage(md string) page {
 // cleanActions removes Killercoda's action markers.
 func cleanActions(s string) string { return actionRE.ReplaceAllString(s, "") }
 
-var tagRE = regexp.MustCompile(`<[^>]*>`)
+var tagRE = lazyRegexp(`<[^>]*>`)
 
 func stripTags(s string) string { return tagRE.ReplaceAllString(s, "") }
 
 var (
-	detailsOpenRE = regexp.MustCompile(`(?i)<details[\s>]`)
+	detailsOpenRE = lazyRegexp(`(?i)<details[\s>]`)
 	// orRE is the text between two fences that offers the second as
 	// another way: "OR", "**or**", "Alternatively:".
-	orRE = regexp.MustCompile(`(?i)^(?:[*_]+\s*)?(?:or|alternatively|alternative(?:ly)?)\b`)
+	orRE = lazyRegexp(`(?i)^(?:[*_]+\s*)?(?:or|alternatively|alternative(?:ly)?)\b`)
 	// yamlFenceRE opens a YAML fence; manifestRE is a manifest's first line.
-	yamlFenceRE = regexp.MustCompile("^```\\s*(?:yaml|yml)\\b")
-	manifestRE  = regexp.MustCompile(`^(?:---\s*\n)?(?:#[^\n]*\n)*apiVersion:\s*\S`)
+	yamlFenceRE = lazyRegexp("^```\\s*(?:yaml|yml)\\b")
+	manifestRE  = lazyRegexp(`^(?:---\s*\n)?(?:#[^\n]*\n)*apiVersion:\s*\S`)
 	// appliedFileRE is a later command applying a manifest file.
-	appliedFileRE = regexp.MustCompile(`\b(?:kubectl|k)\s+(?:apply|create|replace)\b[^\n]*?\s-f\s*([^\s;&|-][^\s;&|]*\.ya?ml)\b`)
+	appliedFileRE = lazyRegexp(`\b(?:kubectl|k)\s+(?:apply|create|replace)\b[^\n]*?\s-f\s*([^\s;&|-][^\s;&|]*\.ya?ml)\b`)
 	// noSolveRE are commands a solve cannot run: they wait for a person
 	// (an editor, an interactive shell) or never end (a watch).
-	noSolveRE = regexp.MustCompile(`(?m)^\s*(?:sudo\s+)?(?:watch\s|vim?\s|nano\s|(?:kubectl|k)\s+(?:edit|attach)\b|(?:kubectl|k)\b[^\n]*?(?:\s(?:-w|--watch|--watch-only)(?:[\s=]|$)|\slogs\b[^\n]*?\s(?:-f|--follow)\b|\s(?:exec|run|debug)\b[^\n]*?\s(?:-it|-ti|--stdin\s+--tty|-i\s+-t|--tty)\b))`)
+	noSolveRE = lazyRegexp(`(?m)^\s*(?:sudo\s+)?(?:watch\s|vim?\s|nano\s|(?:kubectl|k)\s+(?:edit|attach)\b|(?:kubectl|k)\b[^\n]*?(?:\s(?:-w|--watch|--watch-only)(?:[\s=]|$)|\slogs\b[^\n]*?\s(?:-f|--follow)\b|\s(?:exec|run|debug)\b[^\n]*?\s(?:-it|-ti|--stdin\s+--tty|-i\s+-t|--tty)\b))`)
 )
 
 // runnable is code without the lines a solve cannot run (said in todo as

@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -18,13 +17,13 @@ type nsUse struct {
 var (
 	// assignRE is a shell variable set to a plain word: NS=shop,
 	// export NAMESPACE="shop".
-	assignRE = regexp.MustCompile(`(?m)^\s*(?:export\s+|local\s+|readonly\s+|declare\s+)?([A-Za-z_][A-Za-z0-9_]*)=(["']?)([a-z0-9][a-z0-9-]*)(["']?)\s*(?:;.*|#.*)?$`)
+	assignRE = lazyRegexp(`(?m)^\s*(?:export\s+|local\s+|readonly\s+|declare\s+)?([A-Za-z_][A-Za-z0-9_]*)=(["']?)([a-z0-9][a-z0-9-]*)(["']?)\s*(?:;.*|#.*)?$`)
 	// segmentSepRE splits a line into the commands of a list or pipeline.
-	segmentSepRE = regexp.MustCompile(`\|\||&&|[|;&]|\$\(|` + "`" + `|\(|\)|\bthen\b|\bdo\b|\belse\b`)
+	segmentSepRE = lazyRegexp(`\|\||&&|[|;&]|\$\(|` + "`" + `|\(|\)|\bthen\b|\bdo\b|\belse\b`)
 	// manifestNSRE is a manifest's namespace field.
-	manifestNSRE = regexp.MustCompile(`(?m)^\s*namespace:\s*["']?([a-z0-9][a-z0-9-]*)["']?\s*(?:#.*)?$`)
+	manifestNSRE = lazyRegexp(`(?m)^\s*namespace:\s*["']?([a-z0-9][a-z0-9-]*)["']?\s*(?:#.*)?$`)
 	// varRE is a reference to a shell variable: $NS or ${NS}.
-	varRE = regexp.MustCompile(`^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$`)
+	varRE = lazyRegexp(`^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$`)
 )
 
 // shellVars reads the plain assignments of the scripts, each variable's
@@ -144,9 +143,9 @@ func scanNamespaces(scripts string, manifests []string) nsUse {
 }
 
 var (
-	docSepRE       = regexp.MustCompile(`(?m)^---[ \t]*$`)
-	kindNSRE       = regexp.MustCompile(`(?m)^kind:\s*["']?Namespace["']?\s*$`)
-	metadataNameRE = regexp.MustCompile(`(?m)^metadata:\s*\n(?:[ \t]+.*\n)*?[ \t]+name:\s*["']?([a-z0-9][a-z0-9-]*)["']?\s*$`)
+	docSepRE       = lazyRegexp(`(?m)^---[ \t]*$`)
+	kindNSRE       = lazyRegexp(`(?m)^kind:\s*["']?Namespace["']?\s*$`)
+	metadataNameRE = lazyRegexp(`(?m)^metadata:\s*\n(?:[ \t]+.*\n)*?[ \t]+name:\s*["']?([a-z0-9][a-z0-9-]*)["']?\s*$`)
 )
 
 // yamlDocs splits a YAML stream at its document separators.

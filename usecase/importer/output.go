@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -204,7 +203,7 @@ func todoFile(title string, todo []string) string {
 	return b.String()
 }
 
-var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+var slugRE = lazyRegexp(`[^a-z0-9]+`)
 
 // slug makes a name of lower-case letters, digits and '-' of at most max
 // bytes from s.

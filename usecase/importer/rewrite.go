@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -9,16 +8,16 @@ import (
 var (
 	// sudoRE is sudo before a command (with its options that keep the
 	// user: -E, -H, -S): the sandbox has no sudo, and its learner is root.
-	sudoRE = regexp.MustCompile(`(^|[\s;&|(` + "`" + `!])sudo(?:\s+-[EHSn]+)*\s+`)
+	sudoRE = lazyRegexp(`(^|[\s;&|(` + "`" + `!])sudo(?:\s+-[EHSn]+)*\s+`)
 	// defaultNSRE is the default namespace named to kubectl or in a manifest.
-	defaultNSRE = regexp.MustCompile(`(?m)(\s-n\s*|--namespace[= ]|\bnamespace:\s*["']?)default([\s"';|&)]|$)`)
+	defaultNSRE = lazyRegexp(`(?m)(\s-n\s*|--namespace[= ]|\bnamespace:\s*["']?)default([\s"';|&)]|$)`)
 	// defaultVarRE is a namespace variable set to default.
-	defaultVarRE = regexp.MustCompile(`(?m)^(\s*(?:export\s+)?[A-Za-z_]*(?:NS|[Nn]amespace|NAMESPACE)[A-Za-z_0-9]*=["']?)default(["'\s;]|$)`)
+	defaultVarRE = lazyRegexp(`(?m)^(\s*(?:export\s+)?[A-Za-z_]*(?:NS|[Nn]amespace|NAMESPACE)[A-Za-z_0-9]*=["']?)default(["'\s;]|$)`)
 	// createNSCmdRE is a kubectl create namespace command, up to the end
 	// of its command.
-	createNSCmdRE = regexp.MustCompile(`\b(?:kubectl|k)\s+create\s+(?:ns|namespace)\s+("[^"\n]*"|'[^'\n]*'|[^\s;&|)]+)[^;&|\n)]*`)
+	createNSCmdRE = lazyRegexp(`\b(?:kubectl|k)\s+create\s+(?:ns|namespace)\s+("[^"\n]*"|'[^'\n]*'|[^\s;&|)]+)[^;&|\n)]*`)
 	// heredocRE opens a here-document: <<EOF, <<-'EOF', << "EOF".
-	heredocRE = regexp.MustCompile(`<<-?\s*["']?([A-Za-z_][A-Za-z0-9_]*)["']?`)
+	heredocRE = lazyRegexp(`<<-?\s*["']?([A-Za-z_][A-Za-z0-9_]*)["']?`)
 )
 
 // stripSudo removes sudo from a script; it reports whether there was any.

@@ -2,7 +2,6 @@ package importer
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -27,9 +26,9 @@ func (s stmt) lines() string {
 
 var (
 	// quotedRE is a quoted string, taken out before counting keywords.
-	quotedRE = regexp.MustCompile(`'[^']*'|"(?:[^"\\]|\\.)*"`)
+	quotedRE = lazyRegexp(`'[^']*'|"(?:[^"\\]|\\.)*"`)
 	// joinRE tidies the separators of lines joined with "; ".
-	joinRE = regexp.MustCompile(`\b(then|else|do)\s*;\s+|\{\s*;\s+`)
+	joinRE = lazyRegexp(`\b(then|else|do)\s*;\s+|\{\s*;\s+`)
 )
 
 // nesting is how many compound commands a line opens, less those it
@@ -147,25 +146,25 @@ func stripComment(l string) string {
 
 var (
 	// constRE sets a variable to one word that needs no quoting.
-	constRE = regexp.MustCompile(`^(?:export |readonly |declare |local )?([A-Za-z_][A-Za-z0-9_]*)=(?:"([A-Za-z0-9._/:@=+-]*)"|'([A-Za-z0-9._/:@=+-]*)'|([A-Za-z0-9._/:@=+-]*))$`)
+	constRE = lazyRegexp(`^(?:export |readonly |declare |local )?([A-Za-z_][A-Za-z0-9_]*)=(?:"([A-Za-z0-9._/:@=+-]*)"|'([A-Za-z0-9._/:@=+-]*)'|([A-Za-z0-9._/:@=+-]*))$`)
 	// captureRE sets a variable to what a command prints: X=$(…).
-	captureRE = regexp.MustCompile(`^(?:export |readonly |local )?([A-Za-z_][A-Za-z0-9_]*)=(?:"\$\((.+)\)"|\$\((.+)\))$`)
+	captureRE = lazyRegexp(`^(?:export |readonly |local )?([A-Za-z_][A-Za-z0-9_]*)=(?:"\$\((.+)\)"|\$\((.+)\))$`)
 	// assignedRE finds where a script sets a variable (or reads one in,
 	// or loops over values).
-	assignedRE = regexp.MustCompile(`(?:^|[\s;&|(])(?:([A-Za-z_][A-Za-z0-9_]*)\+?=|(?:read(?:\s+-[a-z]+)*|for|select)\s+([A-Za-z_][A-Za-z0-9_]*))`)
+	assignedRE = lazyRegexp(`(?:^|[\s;&|(])(?:([A-Za-z_][A-Za-z0-9_]*)\+?=|(?:read(?:\s+-[a-z]+)*|for|select)\s+([A-Za-z_][A-Za-z0-9_]*))`)
 	// setRE is a set command; errexit is on after set -e (or -o errexit).
-	setRE = regexp.MustCompile(`^set(\s+[-+]?[a-zA-Z]+)+$`)
+	setRE = lazyRegexp(`^set(\s+[-+]?[a-zA-Z]+)+$`)
 	// echoRE prints and changes nothing: echo, printf, a colon.
-	echoRE = regexp.MustCompile(`^(echo|printf|:)(\s+(` + argRE + `))*(\s*>&2|\s+1>&2)?$`)
+	echoRE = lazyRegexp(`^(echo|printf|:)(\s+(` + argRE + `))*(\s*>&2|\s+1>&2)?$`)
 	// argRE is an argument that runs nothing: quoted, or a word, with
 	// variables read but no command substituted.
 	argRE = `"(?:[^"$` + "`" + `\\]|\\.|\$\{?[A-Za-z0-9_@*#?]+\}?)*"|'[^']*'|(?:[^\s;&|<>$` + "`" + `()'"]|\$\{?[A-Za-z0-9_@*#?]+\}?)+`
 	// exitRE ends the script with a status.
-	exitRE = regexp.MustCompile(`^exit(?:\s+([0-9]+))?$`)
+	exitRE = lazyRegexp(`^exit(?:\s+([0-9]+))?$`)
 	// funcRE defines a function on one line (as a statement reads).
-	funcRE = regexp.MustCompile(`^(?:function\s+)?([A-Za-z_][A-Za-z0-9_-]*)\s*\(\)\s*\{\s*(.*?);?\s*\}$`)
+	funcRE = lazyRegexp(`^(?:function\s+)?([A-Za-z_][A-Za-z0-9_-]*)\s*\(\)\s*\{\s*(.*?);?\s*\}$`)
 	// varRefRE is a variable read: $X or ${X}.
-	varRefRE = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
+	varRefRE = lazyRegexp(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
 )
 
 // assignments counts how many times the script sets each variable.
@@ -221,7 +220,7 @@ type capture struct {
 }
 
 // jqPathRE is a jq path of plain keys and indices: .spec.containers[0].image.
-var jqPathRE = regexp.MustCompile(`^((?:\.[A-Za-z_][A-Za-z0-9_]*(?:\[[0-9]+\])*)+)$`)
+var jqPathRE = lazyRegexp(`^((?:\.[A-Za-z_][A-Za-z0-9_]*(?:\[[0-9]+\])*)+)$`)
 
 // readField reads a command that prints one field of one object: kubectl
 // get … -o jsonpath='{.f}', or kubectl get … -o json | jq [-r] .f.
@@ -400,7 +399,7 @@ func testWords(s string) ([]testWord, bool) {
 }
 
 // intRE is an integer as test -eq reads it.
-var intRE = regexp.MustCompile(`^-?[0-9]+$`)
+var intRE = lazyRegexp(`^-?[0-9]+$`)
 
 // compared maps a comparison of a captured field with a literal, which
 // must hold: = and == compare strings, -eq integers. double says [[ ]].

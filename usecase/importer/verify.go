@@ -2,7 +2,6 @@ package importer
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,38 +119,38 @@ type verifyMapping struct {
 
 var (
 	// grep [-q] [-i] P FILE, or cat FILE | grep [-q] [-i] P
-	grepFileRE = regexp.MustCompile(`^(?:grep (-[qi]+ )?(` + plainRE + `) (` + filePathRE + `)|cat (` + filePathRE + `) \| grep (-[qi]+ )?(` + plainRE + `))( >\s*/dev/null( 2>&1)?| &>\s*/dev/null)?$`)
+	grepFileRE = lazyRegexp(`^(?:grep (-[qi]+ )?(` + plainRE + `) (` + filePathRE + `)|cat (` + filePathRE + `) \| grep (-[qi]+ )?(` + plainRE + `))( >\s*/dev/null( 2>&1)?| &>\s*/dev/null)?$`)
 	// [ "$(kubectl get K N -o jsonpath='{...}')" = "V" ]
-	compareRE = regexp.MustCompile(`^\[\[? "\$\(((?:kubectl|k) (?:(?:-n|--namespace)[= ][a-z0-9-]+ )?get [^)|;&$` + "`" + `]+)\)" ==? ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+) \]\]?$`)
+	compareRE = lazyRegexp(`^\[\[? "\$\(((?:kubectl|k) (?:(?:-n|--namespace)[= ][a-z0-9-]+ )?get [^)|;&$` + "`" + `]+)\)" ==? ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+) \]\]?$`)
 	// kubectl get K N -o jsonpath='{...}' | grep -q V
-	grepRE = regexp.MustCompile(`^((?:kubectl|k) (?:(?:-n|--namespace)[= ][a-z0-9-]+ )?get [^|;&$` + "`" + `]+) \| grep -(q|qw|wq|Fq|qF) ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+)$`)
+	grepRE = lazyRegexp(`^((?:kubectl|k) (?:(?:-n|--namespace)[= ][a-z0-9-]+ )?get [^|;&$` + "`" + `]+) \| grep -(q|qw|wq|Fq|qF) ("[^"$` + "`" + `]*"|'[^']*'|[A-Za-z0-9._:/-]+)$`)
 	// stat P, ls P, test -f P, [ -d P ]
-	fileRE = regexp.MustCompile(`^(stat|ls|cat|test -[efd]|\[\[? -[efd]) ("[^"$` + "`" + `]+"|'[^']+'|` + filePathRE + `)( \]\]?)?( >\s*/dev/null( 2>&1)?| &>\s*/dev/null)?$`)
+	fileRE = lazyRegexp(`^(stat|ls|cat|test -[efd]|\[\[? -[efd]) ("[^"$` + "`" + `]+"|'[^']+'|` + filePathRE + `)( \]\]?)?( >\s*/dev/null( 2>&1)?| &>\s*/dev/null)?$`)
 	// a path written bare: absolute, or relative to the script's directory
 	filePathRE = `[/A-Za-z0-9._][^\s;|&$` + "`" + `'"]*`
 	// a grep pattern that means the same as an RE2 expression, quoted or not
 	plainRE = `"[A-Za-z0-9 ._:/=-]+"|'[A-Za-z0-9 ._:/=-]+'|[A-Za-z0-9._:/=-]+`
 	// a jsonpath of one field: {.spec.replicas}, {.spec.containers[0].image}
-	jsonpathRE = regexp.MustCompile(`^\{((?:\.[A-Za-z0-9_-]+(?:\[[0-9]+\])*)+)\}$`)
+	jsonpathRE = lazyRegexp(`^\{((?:\.[A-Za-z0-9_-]+(?:\[[0-9]+\])*)+)\}$`)
 
 	// if C; then FAIL; fi — and its else branch
-	ifRE     = regexp.MustCompile(`^if (.+?); then (.+?); fi$`)
-	ifElseRE = regexp.MustCompile(`^if (.+?); then (.+?); else (.+?); fi$`)
+	ifRE     = lazyRegexp(`^if (.+?); then (.+?); fi$`)
+	ifElseRE = lazyRegexp(`^if (.+?); then (.+?); else (.+?); fi$`)
 	// C || FAIL, C && FAIL
-	orFailRE  = regexp.MustCompile(`^(.+?) \|\| (exit [1-9][0-9]*|[A-Za-z_][A-Za-z0-9_-]*(?: (?:` + argRE + `))*|\{ .+ \})$`)
-	andFailRE = regexp.MustCompile(`^(.+?) && (exit [1-9][0-9]*|[A-Za-z_][A-Za-z0-9_-]*(?: (?:` + argRE + `))*|\{ .+ \})$`)
+	orFailRE  = lazyRegexp(`^(.+?) \|\| (exit [1-9][0-9]*|[A-Za-z_][A-Za-z0-9_-]*(?: (?:` + argRE + `))*|\{ .+ \})$`)
+	andFailRE = lazyRegexp(`^(.+?) && (exit [1-9][0-9]*|[A-Za-z_][A-Za-z0-9_-]*(?: (?:` + argRE + `))*|\{ .+ \})$`)
 	// exitZeroRE is what may end a script with success before its end.
-	exitZeroRE = regexp.MustCompile(`(?:^|[;&|{(]\s*|\bthen\s+|\belse\s+|\bdo\s+)(?:exit(?:\s+0)?|return(?:\s+0)?)\s*(?:;|$|\})`)
+	exitZeroRE = lazyRegexp(`(?:^|[;&|{(]\s*|\bthen\s+|\belse\s+|\bdo\s+)(?:exit(?:\s+0)?|return(?:\s+0)?)\s*(?:;|$|\})`)
 	// mayFailRE is what makes a statement fail a script without set -e.
-	mayFailRE = regexp.MustCompile(`\bexit\s+[1-9]|\bfail-message\b|\breturn\s+[1-9]|\bfalse\b|\bset\s+(-[a-z]*e|-o\s+errexit)`)
+	mayFailRE = lazyRegexp(`\bexit\s+[1-9]|\bfail-message\b|\breturn\s+[1-9]|\bfalse\b|\bset\s+(-[a-z]*e|-o\s+errexit)`)
 	// kUseRE is the k alias run: k get …, $(k -n web get …).
-	kUseRE = regexp.MustCompile(`(?m)(?:^|[\s;&|(` + "`" + `])k\s+-?[a-z]`)
+	kUseRE = lazyRegexp(`(?m)(?:^|[\s;&|(` + "`" + `])k\s+-?[a-z]`)
 	// cdRE changes the script's directory.
-	cdRE = regexp.MustCompile(`(?:^|[\s;&|(])(?:cd|pushd|popd)\b`)
+	cdRE = lazyRegexp(`(?:^|[\s;&|(])(?:cd|pushd|popd)\b`)
 	// redefinedRE changes what kubectl (or k, grep, test …) does or reads.
-	redefinedRE = regexp.MustCompile(`(?m)(?:^|[\s;&|(])(?:KUBECONFIG=|alias\s|(?:function\s+)?(?:kubectl|k|grep|test|stat|ls|cat|jq)\s*\(\)|function\s+(?:kubectl|k|grep|test|stat|ls|cat|jq)\b)`)
+	redefinedRE = lazyRegexp(`(?m)(?:^|[\s;&|(])(?:KUBECONFIG=|alias\s|(?:function\s+)?(?:kubectl|k|grep|test|stat|ls|cat|jq)\s*\(\)|function\s+(?:kubectl|k|grep|test|stat|ls|cat|jq)\b)`)
 	// waitForRE is kubectl wait.
-	waitForRE = regexp.MustCompile(`^(?:kubectl|k) wait\b`)
+	waitForRE = lazyRegexp(`^(?:kubectl|k) wait\b`)
 )
 
 // verifyState is what reading a script knows at a statement.
@@ -617,7 +616,7 @@ func (st *verifyState) statement(t string, final bool) (*mapped, bool, string) {
 }
 
 // testRE is a test command: [ … ], [[ … ]], test ….
-var testRE = regexp.MustCompile(`^(?:\[\[ (.+) \]\]|\[ (.+) \]|test (.+))$`)
+var testRE = lazyRegexp(`^(?:\[\[ (.+) \]\]|\[ (.+) \]|test (.+))$`)
 
 // atom maps one condition that must hold (or, hold false, must not) as a
 // typed check; it returns the capture the check reads instead of the
@@ -760,4 +759,4 @@ func mapLine(l, labNS string, hold, relative bool) (check, string, bool) {
 }
 
 // absPathRE finds absolute paths in a script.
-var absPathRE = regexp.MustCompile(`(?:^|[\s'"=<>])(/[A-Za-z0-9._/-]+)`)
+var absPathRE = lazyRegexp(`(?:^|[\s'"=<>])(/[A-Za-z0-9._/-]+)`)

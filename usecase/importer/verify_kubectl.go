@@ -2,7 +2,6 @@ package importer
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -158,7 +157,7 @@ func fieldType(k *kubeCheck) string {
 
 // wordRE is a value that jsonpath prints only for a string field: not a
 // number, a boolean, null, a list or an object.
-var wordRE = regexp.MustCompile(`^[A-Za-z0-9._:/@+=-]+$`)
+var wordRE = lazyRegexp(`^[A-Za-z0-9._:/@+=-]+$`)
 
 // printedEquals is the value a field must equal for jsonpath to print
 // exactly v, and false when that depends on a type that is not known (a

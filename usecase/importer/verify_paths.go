@@ -58,7 +58,7 @@ func homePath(p string, relative bool) (string, bool) {
 }
 
 // inPodRE is a command run inside a Pod, to the end of its line.
-var inPodRE = regexp.MustCompile(`\b(?:kubectl|k)\s+(?:exec|run|debug|cp)\b[^\n]*`)
+var inPodRE = lazyRegexp(`\b(?:kubectl|k)\s+(?:exec|run|debug|cp)\b[^\n]*`)
 
 // pathsOutsideHome lists the absolute paths a script names outside the
 // learner's home (not the system's own directories of programs and
@@ -104,9 +104,9 @@ func neverRead(p string) bool {
 var (
 	// logRedirectRE is a redirection of output to a file: to a path, or to
 	// a variable's value.
-	logRedirectRE = regexp.MustCompile(`(^|[^&>0-9])([12]?>>?)[ \t]*"?(\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?|/[^\s"';|&)<>]+)"?`)
+	logRedirectRE = lazyRegexp(`(^|[^&>0-9])([12]?>>?)[ \t]*"?(\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?|/[^\s"';|&)<>]+)"?`)
 	// pathVarRE sets a variable to an absolute path.
-	pathVarRE = regexp.MustCompile(`(?m)^[ \t]*([A-Za-z_][A-Za-z0-9_]*)=["']?(/[^\s"';]+)["']?[ \t]*$`)
+	pathVarRE = lazyRegexp(`(?m)^[ \t]*([A-Za-z_][A-Za-z0-9_]*)=["']?(/[^\s"';]+)["']?[ \t]*$`)
 )
 
 // logsOutsideHome rewrites the redirections of a script's output to a log

@@ -42,10 +42,10 @@ func commandVerify(script string) check {
 }
 
 var (
-	shebangRE = regexp.MustCompile(`^#![ \t]*(\S+)(?:[ \t]+(\S+))?`)
+	shebangRE = lazyRegexp(`^#![ \t]*(\S+)(?:[ \t]+(\S+))?`)
 	// waitRE is what bounds a wait of a script: --timeout=120s, timeout 60,
 	// sleep 5.
-	waitRE = regexp.MustCompile(`(?:--timeout[= ]|\btimeout\s+|\bsleep\s+)([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?\b`)
+	waitRE = lazyRegexp(`(?:--timeout[= ]|\btimeout\s+|\bsleep\s+)([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?\b`)
 )
 
 // interpreter is the program a script's first line (#!) names: bash, sh,
@@ -131,7 +131,7 @@ func unquote(s string) string {
 
 // grepPatternRE is a grep pattern that reads the same as an RE2
 // expression: letters, digits and . _ : / = - and space, anchored or not.
-var grepPatternRE = regexp.MustCompile(`^\^?[A-Za-z0-9 ._:/=-]+\$?$`)
+var grepPatternRE = lazyRegexp(`^\^?[A-Za-z0-9 ._:/=-]+\$?$`)
 
 // grepRegexp is the expression a string field must match for grep with
 // flags (q, w, F) to find pattern in what jsonpath printed, line by line;

@@ -2,7 +2,6 @@ package importer
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -164,10 +163,10 @@ func canonical(s string, names []string) (string, bool) {
 
 // jqTestRE is `kubectl get … -o json | jq -e 'EXPR'`, its output thrown
 // away or not.
-var jqTestRE = regexp.MustCompile(`^(.+ -o ?json) \| jq -e (?:'([^']+)'|"([^"$` + "`" + `\\]+)")(?: >\s*/dev/null(?: 2>&1)?| &>\s*/dev/null)?$`)
+var jqTestRE = lazyRegexp(`^(.+ -o ?json) \| jq -e (?:'([^']+)'|"([^"$` + "`" + `\\]+)")(?: >\s*/dev/null(?: 2>&1)?| &>\s*/dev/null)?$`)
 
 // jqExprRE is a jq test of one field or of .items' length: PATH OP VALUE.
-var jqExprRE = regexp.MustCompile(`^\s*(\.items\s*\|\s*length|\.[A-Za-z0-9_.\[\]]+)\s*(==|>=|<=|>|<|!=)\s*("[A-Za-z0-9._:/@+=-]*"|-?[0-9]+|true|false)\s*$`)
+var jqExprRE = lazyRegexp(`^\s*(\.items\s*\|\s*length|\.[A-Za-z0-9_.\[\]]+)\s*(==|>=|<=|>|<|!=)\s*("[A-Za-z0-9._:/@+=-]*"|-?[0-9]+|true|false)\s*$`)
 
 // jqTest reads `kubectl get … -o json | jq -e 'EXPR'` as the kube check
 // that holds exactly when jq's test is true: a field equals a string, a

@@ -701,7 +701,7 @@ func TestAttackLearnerText(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range ps {
-		if p.Service != "web" || !previewTarget.MatchString(p.URL) {
+		if p.Service != "web" || !previewTarget().MatchString(p.URL) {
 			t.Errorf("a Service no preview can reach is listed: %+v", p)
 		}
 	}

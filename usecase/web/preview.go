@@ -166,7 +166,7 @@ func (s *Server) Previews(ctx context.Context) ([]previewDoc, error) {
 					continue
 				}
 				u := s.previewPath(ns, svc.Name, p.Port)
-				if !previewTarget.MatchString(u) {
+				if !previewTarget().MatchString(u) {
 					continue // no Service of the API server's has such a name
 				}
 				out = append(out, previewDoc{Namespace: ns, Service: svc.Name, Port: p.Port, URL: u})
@@ -186,13 +186,16 @@ func (s *Server) apiPreviews(w http.ResponseWriter, r *http.Request) {
 }
 
 // previewTarget is /preview/PTOKEN/NS/SVC:PORT/REST (Handler has checked
-// PTOKEN).
-var previewTarget = regexp.MustCompile(`^/preview/[^/]+/([a-z0-9][a-z0-9-]{0,62})/([a-z0-9][a-z0-9-]{0,62}):([0-9]{1,5}|[a-z0-9-]{1,15})(/.*)?$`)
+// PTOKEN), compiled at its first use: its counted repetitions make a
+// large program that no other command needs.
+var previewTarget = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/preview/[^/]+/([a-z0-9][a-z0-9-]{0,62})/([a-z0-9][a-z0-9-]{0,62}):([0-9]{1,5}|[a-z0-9-]{1,15})(/.*)?$`)
+})
 
 // preview proxies a request to a Service of the lab's namespaces through
 // the API server's service proxy, as the learner.
 func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
-	m := previewTarget.FindStringSubmatch(r.URL.Path)
+	m := previewTarget().FindStringSubmatch(r.URL.Path)
 	if m == nil {
 		http.Error(w, "404 not found: a preview's address is /preview/TOKEN/NAMESPACE/SERVICE:PORT/\n", http.StatusNotFound)
 		return
@@ -253,12 +256,14 @@ func apiProxyPath(ns, svc, port string) string {
 }
 
 // apiProxyPrefix matches the API server's proxy path.
-var apiProxyPrefix = regexp.MustCompile(`^/api/v1/namespaces/([^/]+)/services/([^/:]+):([^/]+)/proxy(/.*)?$`)
+var apiProxyPrefix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/api/v1/namespaces/([^/]+)/services/([^/:]+):([^/]+)/proxy(/.*)?$`)
+})
 
 // previewPathOf maps an API server proxy path back to the page's, under
 // root (/preview/PTOKEN); ok is false when p is no proxy path.
 func previewPathOf(p, root string) (string, bool) {
-	m := apiProxyPrefix.FindStringSubmatch(p)
+	m := apiProxyPrefix().FindStringSubmatch(p)
 	if m == nil {
 		return p, false
 	}

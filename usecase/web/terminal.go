@@ -24,7 +24,7 @@ const TermName = "xterm-256color"
 const RingSize = 64 << 10
 
 // terminalID is the form of a terminal's id, chosen by the page.
-var terminalID = regexp.MustCompile(`^[a-z0-9]{1,16}$`)
+var terminalID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]{1,16}$`) })
 
 // maxTerminals bounds the shells one server keeps open.
 const maxTerminals = 16
@@ -44,7 +44,7 @@ func newTerminals(s *Server) *terminals {
 // starting the shell when there is none.
 func (s *Server) terminal(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("id")
-	if !terminalID.MatchString(id) {
+	if !terminalID().MatchString(id) {
 		http.Error(w, "400 bad request: id must be 1 to 16 of a-z and 0-9\n", http.StatusBadRequest)
 		return
 	}
