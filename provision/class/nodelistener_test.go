@@ -179,22 +179,10 @@ func TestNodeListenerCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
-	tr := tar.NewReader(bytes.NewReader(b))
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(tr)
-		got[h.Name] = string(data)
-	}
-	want := map[string]string{"ca.crt": "CA", "tls.crt": "CERT", "tls.key": "KEY", "session": provision.NodeSession()}
-	if !maps.Equal(got, want) {
-		t.Errorf("the listener's files: %v, want the CA, its certificate and key and the session (never the learner's key)", got)
+	got := tarFiles(t, b)
+	want := map[string][]byte{"ca.crt": []byte("CA"), "tls.crt": []byte("CERT"), "tls.key": []byte("KEY"), "session": []byte(provision.NodeSession())}
+	if !maps.EqualFunc(got, want, bytes.Equal) {
+		t.Errorf("the listener's files: %q, want the CA, its certificate and key and the session (never the learner's key)", got)
 	}
 }
 
@@ -253,18 +241,7 @@ func TestNodeListenerGetsNoSigningKey(t *testing.T) {
 	if want := []string{provision.NodeAccessCA, nodeAccessClientCert, nodeAccessClientKey, provision.NodeAccessCert, provision.NodeAccessKey}; !slices.Equal(keys, slices.Sorted(slices.Values(want))) {
 		t.Errorf("the Secret keeps %q, want %q (no key of the CA)", keys, want)
 	}
-	files := map[string][]byte{}
-	tr := tar.NewReader(bytes.NewReader(sent))
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[h.Name], _ = io.ReadAll(tr)
-	}
+	files := tarFiles(t, sent)
 	if names := slices.Sorted(maps.Keys(files)); !slices.Equal(names, []string{provision.NodeAccessCA, "session", provision.NodeAccessCert, provision.NodeAccessKey}) {
 		t.Errorf("the node gets %q", names)
 	}
@@ -318,5 +295,24 @@ func TestNodeAccessCertsAfterDown(t *testing.T) {
 	}
 	if _, err := kept.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err == nil {
 		t.Error("the client certificate from before the learner was brought down is one the new CA signed")
+	}
+}
+
+// tarFiles returns the files of the tar archive b by name.
+func tarFiles(t *testing.T, b []byte) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	tr := tar.NewReader(bytes.NewReader(b))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if files[h.Name], err = io.ReadAll(tr); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
