@@ -80,7 +80,7 @@ var layers = map[string][]string{
 	"sandbox":                {},
 	".":                      {},
 	// checks, images
-	"checks":                   {"lab", "internal/msg", "internal/podexec"},
+	"checks":                   {"lab", "internal/msg", "internal/podexec", "internal/mutant"},
 	"checks/checkstest":        {"lab", "checks"},
 	"images":                   {"lab", "internal/flock", "internal/fsx", "internal/textsafe"},
 	"images/node/pause":        {},

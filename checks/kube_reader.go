@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/labctl/labctl/internal/mutant"
 	"github.com/labctl/labctl/lab"
 )
 
@@ -152,28 +153,7 @@ func (c *inflightGet) answer() (map[string]any, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	obj, _ := copyValue(c.obj).(map[string]any)
-	return obj, nil
-}
-
-// copyValue copies the maps and lists of v, down to its scalars.
-func copyValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = copyValue(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = copyValue(e)
-		}
-		return out
-	default:
-		return v
-	}
+	return mutant.Copy(c.obj), nil
 }
 
 // get reads one object from the cluster.

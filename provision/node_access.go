@@ -139,10 +139,10 @@ frame('X', "$code");
 // nodeCommand is the sandbox's node command: it finds the node's address in
 // NodeAccessHosts when that file exists (a runtime that serves its nodes
 // itself), else in its node-access Pod (so a name that is no node says
-// so), connects to the
-// node's listener with the learner's client certificate, and relays stdin,
-// stdout, stderr and the exit code (nodeSession's frames); a terminal is
-// put in raw mode and the node gives the command a PTY.
+// so), connects to the node's listener with the learner's client
+// certificate, and relays stdin, stdout, stderr and the exit code
+// (nodeSession's frames); a terminal is put in raw mode and the node gives
+// the command a PTY.
 var nodeCommand = `#!/usr/bin/python3
 # node NAME [COMMAND...]: a root login shell, or COMMAND, on the lab's node NAME.
 import os, select, socket, ssl, struct, subprocess, sys, termios, tty
